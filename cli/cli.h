@@ -1,0 +1,12 @@
+/* Subcommands of the tasklens binary. Each returns the process exit code:
+ * 0 done, 1 an input failed (or --strict saw a rejected line), 2 usage. */
+#ifndef TL_CLI_H
+#define TL_CLI_H
+
+#define TL_EXIT_OK 0
+#define TL_EXIT_INPUT 1
+#define TL_EXIT_USAGE 2
+
+int tl_cmd_summary(int argc, char **argv);
+
+#endif

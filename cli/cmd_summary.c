@@ -1,0 +1,163 @@
+/* tasklens summary: the batch question in one command.
+ *
+ *   tasklens summary [--by KEYS] [--quantiles LIST] [--format table|csv|json]
+ *                    [--metrics LIST] [--format-in NAME] [--strict] INPUT...
+ *
+ * Every input goes through its own parser instance (runs in different files
+ * are independent), and all records feed one summary. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "input.h"
+#include "quantile.h"
+#include "summary.h"
+
+#define MAX_SETTINGS 32
+
+static void summary_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens summary [OPTIONS] INPUT...\n"
+            "\n"
+            "Reads task records from each INPUT (a file, '-' for stdin; .gz and .zst are\n"
+            "decoded by their magic bytes) and prints per-group counts and distributions.\n"
+            "\n"
+            "  --by KEYS           group by these tags (default: category); any of\n"
+            "                      category, host, worker, workflow, result, source\n"
+            "  --quantiles LIST    probabilities (default: 0,0.01,0.05,0.32,0.5,0.68,0.95,0.99,1)\n"
+            "  --metrics LIST      metrics to summarize (default: wall_time_s,cpu_time_s,\n"
+            "                      max_rss_bytes,disk_bytes,cores,queue_time_s,exec_time_s,\n"
+            "                      alloc_cores,alloc_memory_bytes)\n"
+            "  --format FMT        table (default), csv or json\n"
+            "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
+            "  -O PARSER.KEY=VAL   parser option, e.g. -O wq.max_line=4M\n"
+            "  --max-errors N      rejected lines to print per input (default 10)\n"
+            "  --strict            exit 1 if any line was rejected\n"
+            "  -q, --quiet         do not print rejected lines\n"
+            "\n"
+            "exit status: 0 done, 1 an input could not be read (or --strict and a line was\n"
+            "rejected), 2 usage error.\n");
+}
+
+static void add_record(void *ctx, const struct tl_record *r)
+{
+    enum tl_err *rc = (enum tl_err *)((void **)ctx)[1];
+    enum tl_err e = tl_summary_add(((void **)ctx)[0], r);
+    if (e && !*rc) *rc = e;
+}
+
+int tl_cmd_summary(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"by", required_argument, NULL, 'b'},
+        {"quantiles", required_argument, NULL, 'Q'},
+        {"metrics", required_argument, NULL, 'm'},
+        {"format", required_argument, NULL, 'f'},
+        {"format-in", required_argument, NULL, 'i'},
+        {"max-errors", required_argument, NULL, 'e'},
+        {"strict", no_argument, NULL, 's'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    struct tl_summary_opts so;
+    tl_summary_opts_default(&so);
+    struct tl_input_opts io = {.max_reports = 10};
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    enum tl_summary_format fmt = TL_SUMMARY_TABLE;
+    bool strict = false;
+    char err[256];
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "O:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (!tl_summary_opts_set_by(&so, optarg)) {
+                fprintf(stderr, "tasklens summary: bad --by list\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'Q':
+            so.nq = tl_parse_quantile_list(optarg, so.q, TL_SUMMARY_MAX_QUANTILES);
+            if (so.nq <= 0) {
+                fprintf(stderr, "tasklens summary: --quantiles wants numbers in [0,1], "
+                                "comma-separated\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'm':
+            if (!tl_summary_opts_set_metrics(&so, optarg, err, sizeof err)) {
+                fprintf(stderr, "tasklens summary: --metrics: %s\n", err);
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'f':
+            if (!strcmp(optarg, "table")) fmt = TL_SUMMARY_TABLE;
+            else if (!strcmp(optarg, "csv")) fmt = TL_SUMMARY_CSV;
+            else if (!strcmp(optarg, "json")) fmt = TL_SUMMARY_JSON;
+            else {
+                fprintf(stderr, "tasklens summary: --format is table, csv or json\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'i':
+            io.forced = tl_parser_find(optarg);
+            if (!io.forced) {
+                fprintf(stderr, "tasklens summary: unknown input format '%s'\n", optarg);
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'O':
+            if (io.nsettings == MAX_SETTINGS || !tl_parse_setting(optarg, &settings[io.nsettings])) {
+                fprintf(stderr, "tasklens summary: -O wants PARSER.KEY=VALUE\n");
+                return TL_EXIT_USAGE;
+            }
+            io.nsettings++;
+            break;
+        case 'e': io.max_reports = atoi(optarg); break;
+        case 's': strict = true; break;
+        case 'q': io.quiet = true; break;
+        case 'h': summary_usage(stdout); return TL_EXIT_OK;
+        default: summary_usage(stderr); return TL_EXIT_USAGE;
+        }
+    }
+    io.settings = settings;
+    int ninputs = argc - optind;
+    if (ninputs <= 0) {
+        summary_usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    struct tl_summary *s = tl_summary_new(&so);
+    struct tl_summary_input *infos = calloc((size_t)ninputs, sizeof *infos);
+    if (!s || !infos) {
+        fprintf(stderr, "tasklens: out of memory\n");
+        return TL_EXIT_INPUT;
+    }
+    int status = TL_EXIT_OK;
+    enum tl_err add_rc = TL_OK;
+    void *ctx[2] = {s, &add_rc};
+    for (int i = 0; i < ninputs; i++) {
+        enum tl_err rc = tl_read_input(argv[optind + i], &io, add_record, ctx, &infos[i]);
+        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
+        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        if (strict && infos[i].rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+    }
+    if (add_rc) {
+        fprintf(stderr, "tasklens: %s\n", tl_strerror(add_rc));
+        status = TL_EXIT_INPUT;
+    }
+    if (status != TL_EXIT_USAGE) {
+        enum tl_err rc = tl_summary_write(s, fmt, infos, (size_t)ninputs, stdout);
+        if (rc || fflush(stdout)) {
+            fprintf(stderr, "tasklens: writing the summary: %s\n", tl_strerror(rc ? rc : TL_ERR_IO));
+            status = TL_EXIT_INPUT;
+        }
+    }
+    for (int i = 0; i < ninputs; i++) tl_input_info_free(&infos[i]);
+    free(infos);
+    tl_summary_free(s);
+    return status;
+}

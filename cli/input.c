@@ -1,0 +1,157 @@
+#include "input.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+
+struct reporter {
+    const char *path;
+    int max_reports;
+    int reported;
+    bool quiet;
+    void (*on_record)(void *ctx, const struct tl_record *r);
+    void *ctx;
+};
+
+static void report_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
+{
+    struct reporter *rep = ctx;
+    if (rep->quiet || rep->reported >= rep->max_reports) return;
+    rep->reported++;
+    if (detail)
+        fprintf(stderr, "%s:%llu: %s (%s)\n", rep->path, (unsigned long long)line,
+                tl_reject_str(why), detail);
+    else
+        fprintf(stderr, "%s:%llu: %s\n", rep->path, (unsigned long long)line, tl_reject_str(why));
+}
+
+static void forward_record(void *ctx, const struct tl_record *r)
+{
+    struct reporter *rep = ctx;
+    rep->on_record(rep->ctx, r);
+}
+
+bool tl_parse_setting(char *arg, struct tl_parser_setting *out)
+{
+    char *dot = strchr(arg, '.');
+    char *eq = strchr(arg, '=');
+    if (!dot || !eq || dot > eq || dot == arg || eq == dot + 1) return false;
+    *dot = *eq = '\0';
+    out->parser = arg;
+    out->key = dot + 1;
+    out->value = eq + 1;
+    return true;
+}
+
+static enum tl_err apply_settings(struct tl_parser_inst *inst, const struct tl_input_opts *o)
+{
+    char err[256];
+    for (int i = 0; i < o->nsettings; i++) {
+        if (strcmp(o->settings[i].parser, inst->p->name)) continue;
+        if (tl_options_set(inst->p->options, inst->config, o->settings[i].key,
+                           o->settings[i].value, err, sizeof err)) {
+            fprintf(stderr, "tasklens: %s parser: %s\n", inst->p->name, err);
+            return TL_ERR_USAGE;
+        }
+    }
+    return TL_OK;
+}
+
+enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
+                          void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                          struct tl_summary_input *info)
+{
+    memset(info, 0, sizeof *info);
+    info->path = path;
+    char err[512] = "";
+    struct tl_reader *rd = NULL;
+    enum tl_err rc = tl_reader_open(path, &rd, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "tasklens: %s\n", err[0] ? err : tl_strerror(rc));
+        info->error = strdup(err[0] ? err : tl_strerror(rc));
+        return rc;
+    }
+    info->codec = tl_reader_codec(rd);
+    char *buf = malloc(TL_READ_CHUNK);
+    if (!buf) {
+        tl_reader_close(rd);
+        return TL_ERR_NOMEM;
+    }
+    size_t got = 0;
+    rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
+    struct tl_parser_inst inst = {0};
+    const struct tl_parser *p = opts->forced;
+    if (!rc && !p) {
+        p = tl_parser_detect(buf, got, NULL);
+        if (!p && got == 0) p = tl_parser_find("wq"); /* empty input: nothing to detect */
+        if (!p) {
+            snprintf(err, sizeof err, "%s: format not recognized (use --format-in NAME; see "
+                                      "`tasklens formats`)", path);
+            rc = TL_ERR_FORMAT;
+        }
+    }
+    struct reporter rep = {path, opts->max_reports, 0, opts->quiet, on_record, ctx};
+    struct tl_emit emit = {forward_record, report_reject, &rep};
+    if (!rc) rc = tl_parser_inst_init(&inst, p);
+    if (!rc) rc = apply_settings(&inst, opts);
+    if (!rc) rc = tl_parser_inst_open(&inst, &emit);
+    if (!rc) {
+        info->format = p->name;
+        while (got > 0) {
+            rc = p->feed(inst.state, buf, got);
+            if (rc) break;
+            rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
+            if (rc) {
+                fprintf(stderr, "tasklens: %s: %s\n", path, err[0] ? err : tl_strerror(rc));
+                info->error = strdup(err[0] ? err : tl_strerror(rc));
+                break;
+            }
+        }
+        /* Even after a decode error, what did decode is parsed to the end. */
+        enum tl_err frc = p->finish(inst.state);
+        if (!rc) rc = frc;
+        const struct tl_parse_stats *st = p->stats(inst.state);
+        info->lines = st->lines;
+        info->records = st->records;
+        info->rejected = st->rejected;
+        memcpy(info->rejected_by, st->rejected_by, sizeof info->rejected_by);
+        if (p->counters) {
+            const char *const *names;
+            const uint64_t *values;
+            size_t n = p->counters(inst.state, &names, &values);
+            uint64_t *copy = malloc(n * sizeof *copy);
+            if (copy) {
+                memcpy(copy, values, n * sizeof *copy);
+                info->counter_names = names;
+                info->counters = copy;
+                info->ncounters = n;
+            }
+        }
+        if (st->rejected && !opts->quiet) {
+            fprintf(stderr, "%s: %llu of %llu lines rejected:", path,
+                    (unsigned long long)st->rejected, (unsigned long long)st->lines);
+            for (int r = 0; r < TL_REJ_COUNT; r++)
+                if (st->rejected_by[r])
+                    fprintf(stderr, " %s=%llu", tl_reject_key((enum tl_reject)r),
+                            (unsigned long long)st->rejected_by[r]);
+            fputc('\n', stderr);
+        }
+    } else if (rc != TL_ERR_USAGE) {
+        fprintf(stderr, "tasklens: %s\n", err[0] ? err : tl_strerror(rc));
+        if (!info->error) info->error = strdup(err[0] ? err : tl_strerror(rc));
+    }
+    tl_parser_inst_free(&inst);
+    free(buf);
+    tl_reader_close(rd);
+    return rc;
+}
+
+void tl_input_info_free(struct tl_summary_input *info)
+{
+    free((void *)info->counters);
+    free((void *)info->error);
+    info->counters = NULL;
+    info->error = NULL;
+}

@@ -1,0 +1,40 @@
+/* Reading one batch input end to end: open (file, "-", .gz, .zst), detect or
+ * force the format, feed the parser in large chunks, finish, and report
+ * rejected lines as `path:line: reason` (the first max_reports, then a total
+ * per reason). Shared by every batch subcommand. */
+#ifndef TL_CLI_INPUT_H
+#define TL_CLI_INPUT_H
+
+#include <stdbool.h>
+
+#include "parser.h"
+#include "summary.h"
+
+struct tl_parser_setting {
+    const char *parser; /* "wq" */
+    const char *key;    /* "max_line" */
+    const char *value;
+};
+
+struct tl_input_opts {
+    const struct tl_parser *forced; /* NULL: auto-detect */
+    const struct tl_parser_setting *settings;
+    int nsettings;
+    int max_reports; /* rejected lines printed per input */
+    bool quiet;
+};
+
+/* Parses "-O wq.max_line=2M" style settings; false with a message on error. */
+bool tl_parse_setting(char *arg, struct tl_parser_setting *out);
+
+/* Reads path through its parser, passing records to on_record. Fills info
+ * (the caller owns info->counters copies it needs). Returns TL_OK, or the
+ * error that stopped the input (already reported on stderr). */
+enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
+                          void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                          struct tl_summary_input *info);
+
+/* Frees what tl_read_input allocated in info. */
+void tl_input_info_free(struct tl_summary_input *info);
+
+#endif

@@ -1,0 +1,56 @@
+/* tasklens: entry point. Dispatches to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "parser.h"
+
+#ifndef TASKLENS_VERSION
+#define TASKLENS_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens COMMAND [OPTIONS] ...\n"
+            "\n"
+            "commands:\n"
+            "  summary INPUT...   per-category task counts, results and resource quantiles\n"
+            "  formats            list the input formats tasklens reads\n"
+            "  version            print the version\n"
+            "\n"
+            "`tasklens COMMAND --help` describes a command.\n");
+}
+
+static int cmd_formats(void)
+{
+    for (int i = 0; tl_parsers[i]; i++) {
+        printf("%-8s %s\n", tl_parsers[i]->name, tl_parsers[i]->help);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "%s.", tl_parsers[i]->name);
+        tl_options_help(tl_parsers[i]->options, prefix, stdout);
+    }
+    return TL_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "summary")) return tl_cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(cmd, "formats")) return cmd_formats();
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("tasklens %s\n", TASKLENS_VERSION);
+        return TL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return TL_EXIT_OK;
+    }
+    fprintf(stderr, "tasklens: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return TL_EXIT_USAGE;
+}

@@ -1,0 +1,24 @@
+/* Number formatting and parsing that never loses information.
+ *
+ * tl_fmt_double writes the shortest decimal that reads back as the same
+ * double (what Python's repr and JavaScript print), so JSON and CSV output
+ * carries every bit and no `%.6g` rounding. Non-finite values print as
+ * "nan", "inf", "-inf"; JSON writers check isfinite() and write null. */
+#ifndef TL_NUMFMT_H
+#define TL_NUMFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Returns the length written (excluding NUL); cap must be >= 32. */
+size_t tl_fmt_double(char *buf, size_t cap, double v);
+
+/* Parses a decimal integer (optional '-') of exactly [p, end). */
+bool tl_parse_i64(const char *p, const char *end, int64_t *out);
+
+/* Parses a JSON-style number occupying exactly [p, end); also accepts
+ * "nan", "inf", "-inf". */
+bool tl_parse_double(const char *p, const char *end, double *out);
+
+#endif

@@ -1,0 +1,87 @@
+#include "options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static enum tl_err parse_value(const struct tl_option *o, void *cfg, const char *v)
+{
+    char *field = (char *)cfg + o->offset;
+    char *end;
+    errno = 0;
+    switch (o->type) {
+    case TL_OPT_BOOL:
+        if (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes") ||
+            !strcasecmp(v, "on"))
+            *(bool *)field = true;
+        else if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no") ||
+                 !strcasecmp(v, "off"))
+            *(bool *)field = false;
+        else
+            return TL_ERR_USAGE;
+        return TL_OK;
+    case TL_OPT_INT: {
+        long long x = strtoll(v, &end, 10);
+        if (errno || end == v || *end) return TL_ERR_USAGE;
+        *(long long *)field = x;
+        return TL_OK;
+    }
+    case TL_OPT_SIZE: {
+        if (*v == '-') return TL_ERR_USAGE;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (errno || end == v) return TL_ERR_USAGE;
+        unsigned long long mult = 1;
+        if (*end == 'K' || *end == 'k') mult = 1ULL << 10, end++;
+        else if (*end == 'M' || *end == 'm') mult = 1ULL << 20, end++;
+        else if (*end == 'G' || *end == 'g') mult = 1ULL << 30, end++;
+        if (*end == 'i') end++;
+        if (*end == 'B') end++;
+        if (*end || x > (~0ULL) / mult) return TL_ERR_USAGE;
+        *(size_t *)field = (size_t)(x * mult);
+        return TL_OK;
+    }
+    case TL_OPT_DOUBLE: {
+        double x = strtod(v, &end);
+        if (errno || end == v || *end) return TL_ERR_USAGE;
+        *(double *)field = x;
+        return TL_OK;
+    }
+    case TL_OPT_STRING:
+        *(const char **)field = v;
+        return TL_OK;
+    }
+    return TL_ERR_INTERNAL;
+}
+
+enum tl_err tl_options_defaults(const struct tl_option *table, void *cfg)
+{
+    for (const struct tl_option *o = table; o && o->name; o++)
+        if (o->def && parse_value(o, cfg, o->def)) return TL_ERR_INTERNAL;
+    return TL_OK;
+}
+
+enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char *name,
+                           const char *value, char *err, size_t errlen)
+{
+    static const char *const type_names[] = {"a boolean", "an integer", "a size (e.g. 64K, 1M)",
+                                             "a number", "a string"};
+    for (const struct tl_option *o = table; o && o->name; o++) {
+        if (strcmp(o->name, name)) continue;
+        if (parse_value(o, cfg, value)) {
+            snprintf(err, errlen, "option '%s': '%s' is not %s", name, value,
+                     type_names[o->type]);
+            return TL_ERR_USAGE;
+        }
+        return TL_OK;
+    }
+    snprintf(err, errlen, "unknown option '%s'", name);
+    return TL_ERR_USAGE;
+}
+
+void tl_options_help(const struct tl_option *table, const char *prefix, FILE *out)
+{
+    for (const struct tl_option *o = table; o && o->name; o++)
+        fprintf(out, "  %s%-22s %s (default: %s)\n", prefix, o->name, o->help,
+                o->def ? o->def : "none");
+}

@@ -1,0 +1,40 @@
+/* Plugin options, declared once in a table (Fluent Bit's config map idea).
+ *
+ * Each parser, source and sink declares its options as an array of
+ * struct tl_option ending in {0}: name, type, default (as text), one-line help,
+ * and the offset of the field in the plugin's own config struct. Defaults,
+ * parsing, validation, `--help` text and docs all come from that table and
+ * nowhere else. */
+#ifndef TL_OPTIONS_H
+#define TL_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdbool.h>
+
+#include "error.h"
+
+enum tl_opt_type {
+    TL_OPT_BOOL,   /* bool */
+    TL_OPT_INT,    /* long long */
+    TL_OPT_SIZE,   /* size_t; accepts K, M, G suffixes (powers of 1024) */
+    TL_OPT_DOUBLE, /* double */
+    TL_OPT_STRING, /* const char *, borrowed from the default or the caller */
+};
+
+struct tl_option {
+    const char *name;
+    enum tl_opt_type type;
+    const char *def;
+    const char *help;
+    size_t offset;
+};
+
+/* Fills cfg with every option's default. */
+enum tl_err tl_options_defaults(const struct tl_option *table, void *cfg);
+/* Sets one option from text; err gets a message naming the option. */
+enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char *name,
+                           const char *value, char *err, size_t errlen);
+void tl_options_help(const struct tl_option *table, const char *prefix, FILE *out);
+
+#endif

@@ -1,0 +1,49 @@
+#include "record.h"
+
+#include <string.h>
+
+const struct tl_metric_info tl_metric_info[TL_M_COUNT] = {
+#define TL_METRIC_INFO(e, n, u, h) [TL_M_##e] = {n, u, h},
+    TL_METRICS(TL_METRIC_INFO)
+#undef TL_METRIC_INFO
+};
+
+int tl_metric_by_name(const char *name, size_t len)
+{
+    for (int i = 0; i < TL_M_COUNT; i++) {
+        const char *n = tl_metric_info[i].name;
+        if (strlen(n) == len && memcmp(n, name, len) == 0) return i;
+    }
+    return -1;
+}
+
+const char *tl_record_kind_str(enum tl_record_kind k)
+{
+    static const char *const names[TL_REC_KIND_COUNT] = {
+        "task", "task_open", "worker", "manager", "transfer", "sample",
+    };
+    return (unsigned)k < TL_REC_KIND_COUNT ? names[k] : "?";
+}
+
+void tl_record_init(struct tl_record *r, enum tl_record_kind kind)
+{
+    /* Only the header is cleared: v[] is valid where `present` says so, and
+     * clearing 40 doubles per record on the hot path buys nothing. */
+    memset(r, 0, offsetof(struct tl_record, v));
+    r->kind = kind;
+    r->task_id = -1;
+    r->n_tags = 0;
+}
+
+const char *tl_record_tag(const struct tl_record *r, const char *key)
+{
+    if (!strcmp(key, "category")) return r->category;
+    if (!strcmp(key, "host")) return r->host;
+    if (!strcmp(key, "workflow")) return r->workflow;
+    if (!strcmp(key, "source")) return r->source;
+    if (!strcmp(key, "worker")) return r->worker;
+    if (!strcmp(key, "result")) return r->result;
+    for (int i = 0; i < r->n_tags; i++)
+        if (!strcmp(r->tags[i].key, key)) return r->tags[i].value;
+    return NULL;
+}

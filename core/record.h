@@ -1,0 +1,149 @@
+/* The normalized resource record.
+ *
+ * Every parser turns what it reads into struct tl_record: one per finished
+ * task attempt, plus worker / manager events and resource samples. Units are
+ * canonical and spelled in the metric names (seconds, bytes, counts), so the
+ * rest of the program never converts again.
+ *
+ * Absent is not zero: each metric has a bit in `present`. A task that was
+ * never measured has no max_rss_bytes, not max_rss_bytes = 0.
+ *
+ * Strings are borrowed: they stay valid while the callback that received the
+ * record runs (parsers hand out interned names). Consumers that keep a record
+ * copy what they need. */
+#ifndef TL_RECORD_H
+#define TL_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
+
+/* X(enum suffix, name, unit, help). The order is the canonical output order. */
+#define TL_METRICS(X)                                                                              \
+    X(WALL_TIME_S, "wall_time_s", TL_UNIT_SECONDS, "wall time of the attempt (measured; else worker/lifecycle)") \
+    X(CPU_TIME_S, "cpu_time_s", TL_UNIT_SECONDS, "CPU time (user + system)")                        \
+    X(QUEUE_TIME_S, "queue_time_s", TL_UNIT_SECONDS, "waiting/ready -> running")                    \
+    X(EXEC_TIME_S, "exec_time_s", TL_UNIT_SECONDS, "running -> waiting_retrieval (lifecycle)")      \
+    X(RETRIEVAL_TIME_S, "retrieval_time_s", TL_UNIT_SECONDS, "waiting_retrieval -> retrieved")      \
+    X(INIT_TIME_S, "init_time_s", TL_UNIT_SECONDS, "initialization CPU time before the run")        \
+    X(MAX_RSS_BYTES, "max_rss_bytes", TL_UNIT_BYTES, "peak resident memory")                        \
+    X(VIRTUAL_MEMORY_BYTES, "virtual_memory_bytes", TL_UNIT_BYTES, "peak virtual memory")           \
+    X(SWAP_BYTES, "swap_bytes", TL_UNIT_BYTES, "peak swap")                                         \
+    X(DISK_BYTES, "disk_bytes", TL_UNIT_BYTES, "peak sandbox disk use")                             \
+    X(BYTES_READ, "bytes_read", TL_UNIT_BYTES, "bytes read from files")                             \
+    X(BYTES_WRITTEN, "bytes_written", TL_UNIT_BYTES, "bytes written to files")                      \
+    X(BYTES_SENT, "bytes_sent", TL_UNIT_BYTES, "bytes sent over the network")                       \
+    X(BYTES_RECEIVED, "bytes_received", TL_UNIT_BYTES, "bytes received over the network")           \
+    X(INPUT_BYTES, "input_bytes", TL_UNIT_BYTES, "input files sent by the manager")                 \
+    X(OUTPUT_BYTES, "output_bytes", TL_UNIT_BYTES, "output files fetched by the manager")           \
+    X(INPUT_TIME_S, "input_time_s", TL_UNIT_SECONDS, "time to send inputs")                         \
+    X(OUTPUT_TIME_S, "output_time_s", TL_UNIT_SECONDS, "time to fetch outputs")                     \
+    X(CORES, "cores", TL_UNIT_COUNT, "peak cores used (measured)")                                  \
+    X(CORES_AVG, "cores_avg", TL_UNIT_COUNT, "average cores used (measured)")                       \
+    X(GPUS, "gpus", TL_UNIT_COUNT, "GPUs used (measured)")                                          \
+    X(CONTEXT_SWITCHES, "context_switches", TL_UNIT_COUNT, "context switches")                      \
+    X(TOTAL_PROCESSES, "total_processes", TL_UNIT_COUNT, "processes started")                       \
+    X(MAX_CONCURRENT_PROCESSES, "max_concurrent_processes", TL_UNIT_COUNT, "peak concurrent processes") \
+    X(TOTAL_FILES, "total_files", TL_UNIT_COUNT, "files in the sandbox")                            \
+    X(MACHINE_CPUS, "machine_cpus", TL_UNIT_COUNT, "CPUs of the machine the task ran on")           \
+    X(BANDWIDTH_MBPS, "bandwidth_mbps", TL_UNIT_MBPS, "peak network bandwidth (Mbit/s)")            \
+    X(REQ_CORES, "req_cores", TL_UNIT_COUNT, "cores requested")                                     \
+    X(REQ_MEMORY_BYTES, "req_memory_bytes", TL_UNIT_BYTES, "memory requested")                      \
+    X(REQ_DISK_BYTES, "req_disk_bytes", TL_UNIT_BYTES, "disk requested")                            \
+    X(REQ_GPUS, "req_gpus", TL_UNIT_COUNT, "GPUs requested")                                        \
+    X(ALLOC_CORES, "alloc_cores", TL_UNIT_COUNT, "cores allocated")                                 \
+    X(ALLOC_MEMORY_BYTES, "alloc_memory_bytes", TL_UNIT_BYTES, "memory allocated")                  \
+    X(ALLOC_DISK_BYTES, "alloc_disk_bytes", TL_UNIT_BYTES, "disk allocated")                        \
+    X(ALLOC_GPUS, "alloc_gpus", TL_UNIT_COUNT, "GPUs allocated")                                    \
+    X(LIMIT_CORES, "limit_cores", TL_UNIT_COUNT, "cores limit that was exceeded")                   \
+    X(LIMIT_MEMORY_BYTES, "limit_memory_bytes", TL_UNIT_BYTES, "memory limit that was exceeded")    \
+    X(LIMIT_DISK_BYTES, "limit_disk_bytes", TL_UNIT_BYTES, "disk limit that was exceeded")          \
+    X(LIMIT_WALL_TIME_S, "limit_wall_time_s", TL_UNIT_SECONDS, "wall time limit that was exceeded") \
+    X(SAMPLE_VALUE, "value", TL_UNIT_COUNT, "value of a resource sample")
+
+enum tl_metric {
+#define TL_METRIC_ENUM(e, n, u, h) TL_M_##e,
+    TL_METRICS(TL_METRIC_ENUM)
+#undef TL_METRIC_ENUM
+        TL_M_COUNT
+};
+
+_Static_assert(TL_M_COUNT <= 64, "metric presence mask is 64 bits");
+
+struct tl_metric_info {
+    const char *name;
+    enum tl_unit unit;
+    const char *help;
+};
+
+extern const struct tl_metric_info tl_metric_info[TL_M_COUNT];
+
+/* Metric by name, or -1. */
+int tl_metric_by_name(const char *name, size_t len);
+
+enum tl_record_kind {
+    TL_REC_TASK,      /* a finished task attempt */
+    TL_REC_TASK_OPEN, /* a task still unfinished at end of input (censored) */
+    TL_REC_WORKER,    /* worker connection / disconnection / resources */
+    TL_REC_MANAGER,   /* manager start / end */
+    TL_REC_TRANSFER,  /* a file transfer */
+    TL_REC_SAMPLE,    /* a resource sample (counter, instant) */
+    TL_REC_KIND_COUNT
+};
+
+const char *tl_record_kind_str(enum tl_record_kind k);
+
+/* Extra tags (data ids such as band, visit, detector). */
+#define TL_MAX_EXTRA_TAGS 12
+struct tl_tag {
+    const char *key;
+    const char *value;
+};
+
+struct tl_record {
+    enum tl_record_kind kind;
+    const char *source;   /* parser name: "wq", "lsst", "chrome" */
+    const char *workflow; /* manager pid@start, LSST run, trace file */
+    const char *category; /* WQ category, LSST task label, trace event name */
+    const char *host;     /* host name or address, NULL if unknown */
+    const char *worker;   /* worker id, NULL if unknown */
+    const char *result;   /* SUCCESS, SIGNAL, ... ; NULL if none */
+    const char *state;    /* open tasks: last state; events: what happened */
+    int64_t task_id;      /* -1 if none */
+    int32_t attempt;      /* 1-based; 0 if unknown */
+    int32_t exit_code;
+    bool has_exit_code;
+    bool final; /* the task's last attempt (WQ: the DONE line) */
+    int64_t time_ns;   /* event time (task end) in ns since the Unix epoch; 0 if unknown */
+    uint64_t line;     /* input line that completed the record */
+    uint64_t present;  /* bit (1 << metric) set when v[metric] holds a value */
+    double v[TL_M_COUNT];
+    int n_tags;
+    struct tl_tag tags[TL_MAX_EXTRA_TAGS];
+};
+
+void tl_record_init(struct tl_record *r, enum tl_record_kind kind);
+
+static inline void tl_record_set(struct tl_record *r, enum tl_metric m, double value)
+{
+    r->v[m] = value;
+    r->present |= (uint64_t)1 << m;
+}
+
+static inline void tl_record_unset(struct tl_record *r, enum tl_metric m)
+{
+    r->present &= ~((uint64_t)1 << m);
+}
+
+static inline bool tl_record_has(const struct tl_record *r, enum tl_metric m)
+{
+    return (r->present >> m) & 1;
+}
+
+/* Value of a tag by name: the fixed tags (source, workflow, category, host,
+ * worker, result) and then the extra tags. NULL when absent. */
+const char *tl_record_tag(const struct tl_record *r, const char *key);
+
+#endif

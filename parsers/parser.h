@@ -1,0 +1,73 @@
+/* Parsers are tables of functions.
+ *
+ * A parser turns bytes into struct tl_record. It never does I/O: a source
+ * hands it bytes with feed(), in any split (mid-line, mid-JSON, one byte at a
+ * time), and it calls back emit->record for each record and emit->reject for
+ * each unit of input it cannot use. finish() says the input ended: flush a
+ * last line without newline, report tasks still open. The hot path allocates
+ * nothing per line.
+ *
+ * Options are declared in the `options` table (see core/options.h) against
+ * the parser's own config struct of `config_size` bytes. */
+#ifndef TL_PARSER_H
+#define TL_PARSER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "options.h"
+#include "record.h"
+#include "reject.h"
+
+struct tl_emit {
+    void (*record)(void *ctx, const struct tl_record *r);
+    /* line: 1-based line (or event/document) number; detail: short, may be NULL */
+    void (*reject)(void *ctx, uint64_t line, enum tl_reject why, const char *detail);
+    void *ctx;
+};
+
+struct tl_parse_stats {
+    uint64_t lines;   /* lines (or events, documents) seen */
+    uint64_t records; /* records emitted */
+    uint64_t rejected;
+    uint64_t rejected_by[TL_REJ_COUNT];
+};
+
+struct tl_parser {
+    const char *name;
+    const char *help;
+    /* How sure, 0..100, that buf (the first bytes of an input) is this format. */
+    int (*probe)(const char *buf, size_t len);
+    size_t config_size;
+    const struct tl_option *options;
+    enum tl_err (*open)(void **state, const void *config, const struct tl_emit *emit);
+    enum tl_err (*feed)(void *state, const char *buf, size_t len);
+    enum tl_err (*finish)(void *state);
+    void (*close)(void *state);
+    const struct tl_parse_stats *(*stats)(const void *state);
+    /* Optional: format-specific counters (e.g. lines per record kind). */
+    size_t (*counters)(const void *state, const char *const **names, const uint64_t **values);
+};
+
+/* All parsers, NULL-terminated. */
+extern const struct tl_parser *const tl_parsers[];
+
+const struct tl_parser *tl_parser_find(const char *name);
+/* The parser whose probe is most sure, or NULL when none scores above 0. */
+const struct tl_parser *tl_parser_detect(const char *buf, size_t len, int *score);
+
+/* A parser with its config: what callers hold. */
+struct tl_parser_inst {
+    const struct tl_parser *p;
+    void *config;
+    void *state;
+};
+
+/* Allocates the config and fills in defaults; set options with
+ * tl_options_set(p->options, inst->config, ...) before tl_parser_inst_open. */
+enum tl_err tl_parser_inst_init(struct tl_parser_inst *inst, const struct tl_parser *p);
+enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit);
+void tl_parser_inst_free(struct tl_parser_inst *inst);
+
+#endif

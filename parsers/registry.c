@@ -1,0 +1,55 @@
+/* The registry: which parsers exist, and auto-detection by probing. */
+#include "parser.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct tl_parser tl_parser_wq;
+
+const struct tl_parser *const tl_parsers[] = {
+    &tl_parser_wq,
+    NULL,
+};
+
+const struct tl_parser *tl_parser_find(const char *name)
+{
+    for (int i = 0; tl_parsers[i]; i++)
+        if (!strcmp(tl_parsers[i]->name, name)) return tl_parsers[i];
+    return NULL;
+}
+
+const struct tl_parser *tl_parser_detect(const char *buf, size_t len, int *score)
+{
+    const struct tl_parser *best = NULL;
+    int best_score = 0;
+    for (int i = 0; tl_parsers[i]; i++) {
+        int s = tl_parsers[i]->probe(buf, len);
+        if (s > best_score) {
+            best_score = s;
+            best = tl_parsers[i];
+        }
+    }
+    if (score) *score = best_score;
+    return best;
+}
+
+enum tl_err tl_parser_inst_init(struct tl_parser_inst *inst, const struct tl_parser *p)
+{
+    memset(inst, 0, sizeof *inst);
+    inst->p = p;
+    inst->config = calloc(1, p->config_size ? p->config_size : 1);
+    if (!inst->config) return TL_ERR_NOMEM;
+    return tl_options_defaults(p->options, inst->config);
+}
+
+enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit)
+{
+    return inst->p->open(&inst->state, inst->config, emit);
+}
+
+void tl_parser_inst_free(struct tl_parser_inst *inst)
+{
+    if (inst->state) inst->p->close(inst->state);
+    free(inst->config);
+    memset(inst, 0, sizeof *inst);
+}

@@ -1,0 +1,1453 @@
+/* Work Queue / TaskVine transaction log parser.
+ *
+ * The format (shared/formats/wq-transaction-log.md) is one event per line:
+ *
+ *     <µs since epoch> <manager pid> <BODY>
+ *
+ * written by every cctools release since 6.0 (WQ) and 7.5 (TaskVine), with
+ * a dozen layouts across versions. This parser follows every one of them.
+ *
+ * Design
+ * ------
+ * Hand-written scanning, not PCRE2 + Jansson: the bodies are a few
+ * space-separated words followed by flat JSON objects of the fixed shape
+ * {"key":[value,"unit"],...}. A cursor that jumps between spaces with memchr
+ * plus a single-pass scanner for that JSON shape touches each byte about
+ * once and allocates nothing; a regex plus a JSON DOM per line costs several
+ * allocations and passes per line (bench/RESULTS.md has the figures).
+ *
+ * Words are found by skipping runs of spaces, never by splitting on exactly
+ * one space: the C format strings write double and trailing spaces. Lines
+ * whose middle is a user string (WAITING/READY and CATEGORY: the category
+ * name) are read from the right, so names with spaces survive.
+ *
+ * State
+ * -----
+ * The only per-task state is the table of open tasks, keyed by (run, task
+ * id): task ids restart at 1 in each manager run, and WQ appends runs to one
+ * file. A record is emitted per finished attempt, when its fate is known:
+ * at DONE (final), or when the task goes back to the queue (a retry: the
+ * RETRIEVED attempt, or a RUNNING attempt whose worker was lost, which is
+ * reported with result REQUEUED). finish() reports what is still open.
+ * Runs, worker addresses and names are interned and bounded by limits.
+ */
+#include "parser.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "intern.h"
+#include "map64.h"
+#include "numfmt.h"
+
+/* ---------------------------------------------------------------- config */
+
+struct wq_config {
+    size_t max_line;
+    long long max_open_tasks;
+    size_t max_names;
+};
+
+static const struct tl_option wq_options[] = {
+    {"max_line", TL_OPT_SIZE, "1M", "longest line accepted; longer lines are rejected",
+     offsetof(struct wq_config, max_line)},
+    {"max_open_tasks", TL_OPT_INT, "10000000", "open tasks tracked at once (memory bound)",
+     offsetof(struct wq_config, max_open_tasks)},
+    {"max_names", TL_OPT_SIZE, "64M", "bytes of distinct names (categories, workers, hosts)",
+     offsetof(struct wq_config, max_names)},
+    {0},
+};
+
+/* ---------------------------------------------------------------- counters */
+
+#define WQ_COUNTERS(X)                                                                             \
+    X(HEADER, "header")                                                                            \
+    X(BLANK, "blank")                                                                              \
+    X(MANAGER_START, "MANAGER START")                                                              \
+    X(MANAGER_END, "MANAGER END")                                                                  \
+    X(TASK_WAITING, "TASK WAITING")                                                                \
+    X(TASK_READY, "TASK READY")                                                                    \
+    X(TASK_RUNNING, "TASK RUNNING")                                                                \
+    X(TASK_WAITING_RETRIEVAL, "TASK WAITING_RETRIEVAL")                                            \
+    X(TASK_RETRIEVED, "TASK RETRIEVED")                                                            \
+    X(TASK_DONE, "TASK DONE")                                                                      \
+    X(TASK_CANCELED, "TASK CANCELED")                                                              \
+    X(TASK_OTHER, "TASK other state")                                                              \
+    X(WORKER_CONNECTION, "WORKER CONNECTION")                                                      \
+    X(WORKER_DISCONNECTION, "WORKER DISCONNECTION")                                                \
+    X(WORKER_RESOURCES, "WORKER RESOURCES")                                                        \
+    X(WORKER_TRANSFER, "WORKER TRANSFER")                                                          \
+    X(WORKER_CACHE_UPDATE, "WORKER CACHE_UPDATE")                                                  \
+    X(TRANSFER_INPUT, "TRANSFER INPUT")                                                            \
+    X(TRANSFER_OUTPUT, "TRANSFER OUTPUT")                                                          \
+    X(CATEGORY_MAX, "CATEGORY MAX")                                                                \
+    X(CATEGORY_MIN, "CATEGORY MIN")                                                                \
+    X(CATEGORY_FIRST, "CATEGORY FIRST")                                                            \
+    X(LIBRARY, "LIBRARY")                                                                          \
+    X(APPLICATION, "APPLICATION")
+
+enum wq_counter {
+#define WQ_C_ENUM(e, n) WQC_##e,
+    WQ_COUNTERS(WQ_C_ENUM)
+#undef WQ_C_ENUM
+        WQC_COUNT
+};
+
+static const char *const wq_counter_names[WQC_COUNT] = {
+#define WQ_C_NAME(e, n) n,
+    WQ_COUNTERS(WQ_C_NAME)
+#undef WQ_C_NAME
+};
+
+/* ---------------------------------------------------------------- state */
+
+enum task_state {
+    ST_WAITING,
+    ST_RUNNING,
+    ST_WAITING_RETRIEVAL,
+    ST_RETRIEVED,
+};
+
+static const char *const task_state_names[] = {"WAITING", "RUNNING", "WAITING_RETRIEVAL",
+                                               "RETRIEVED"};
+
+/* Resource boxes (requested, allocated, limits) hold these four. */
+enum { BOX_CORES, BOX_MEMORY, BOX_DISK, BOX_GPUS, BOX_WALL, BOX_N };
+
+struct box {
+    uint8_t present;
+    double v[BOX_N];
+};
+
+/* Measured resources of a RETRIEVED attempt waiting for its DONE line. Kept
+ * in a pool, so retries and deferrals allocate nothing in steady state. */
+struct measured {
+    uint64_t present;
+    double v[TL_M_COUNT];
+    double worker_start, worker_end; /* TaskVine time_worker_*, epoch s; 0 = absent */
+    struct box limits;
+    uint32_t next_free;
+};
+
+struct task {
+    uint32_t run;
+    int32_t category; /* interned name, -1 unknown */
+    int32_t worker;   /* interned worker id (or address when the id is unknown) */
+    int32_t host;     /* interned host */
+    int32_t result;   /* interned result of the RETRIEVED line, -1 none */
+    int64_t id;
+    int64_t t_waiting, t_running, t_wret, t_retrieved; /* µs, 0 = not seen */
+    int32_t attempt;
+    int32_t exit_code;
+    uint32_t measured; /* index + 1 into the measured pool, 0 = none */
+    uint8_t state;
+    bool has_exit;
+    struct box req, alloc;
+    uint32_t next_free; /* free-list link */
+};
+
+struct run {
+    int64_t pid;
+    int64_t start_us;
+    int32_t workflow; /* interned "pid@start" */
+    struct tl_map64 addr_to_worker; /* interned addr -> interned worker id */
+    struct tl_map64 worker_to_addr; /* interned worker id -> interned addr */
+};
+
+struct wq_state {
+    struct wq_config cfg;
+    struct tl_emit emit;
+    struct tl_parse_stats stats;
+    uint64_t counters[WQC_COUNT];
+
+    struct tl_buf partial; /* bytes of a line split across feed() calls */
+    bool skipping;         /* inside a line longer than max_line */
+    bool chunk_has_nul;
+
+    bool family_ab; /* header says WQ 6.0-7.0.3: one JSON on RETRIEVED = limits */
+
+    struct tl_intern *names;
+    struct run *runs;
+    size_t nruns, cap_runs;
+    struct tl_map64 pid_to_run; /* pid -> latest run index */
+
+    struct task *tasks;
+    size_t ntasks_alloc, cap_tasks;
+    uint32_t task_free; /* index + 1, 0 = none */
+    struct tl_map64 open; /* (run << 32 | task id) -> task index */
+
+    struct measured *meas;
+    size_t nmeas_alloc, cap_meas;
+    uint32_t meas_free;
+
+    struct tl_record rec;    /* scratch, reused for every emitted record */
+    struct measured scratch; /* JSON of the line being parsed */
+};
+
+/* ---------------------------------------------------------------- cursor */
+
+struct span {
+    const char *p;
+    size_t n;
+};
+
+static inline bool span_eq(struct span s, const char *lit, size_t n)
+{
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+#define SPAN_IS(s, lit) span_eq((s), lit, sizeof(lit) - 1)
+
+/* Next space-separated word in [*pos, end); false at end of line. */
+static inline bool next_word(const char **pos, const char *end, struct span *w)
+{
+    const char *p = *pos;
+    while (p < end && *p == ' ') p++;
+    if (p >= end) return false;
+    const char *q = memchr(p, ' ', (size_t)(end - p));
+    if (!q) q = end;
+    w->p = p;
+    w->n = (size_t)(q - p);
+    *pos = q;
+    return true;
+}
+
+/* Last word in [start, *end); moves *end before it. */
+static inline bool last_word(const char *start, const char **end, struct span *w)
+{
+    const char *e = *end;
+    while (e > start && e[-1] == ' ') e--;
+    if (e <= start) return false;
+    const char *b = memrchr(start, ' ', (size_t)(e - start));
+    b = b ? b + 1 : start;
+    w->p = b;
+    w->n = (size_t)(e - b);
+    *end = b;
+    return true;
+}
+
+static inline const char *skip_spaces(const char *p, const char *end)
+{
+    while (p < end && *p == ' ') p++;
+    return p;
+}
+
+static bool span_i64(struct span s, int64_t *out)
+{
+    return tl_parse_i64(s.p, s.p + s.n, out);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+/* What a resources JSON object fills. */
+enum json_target { J_MEASURED, J_BOX, J_IGNORE };
+
+enum jkey {
+    K_NONE = -1,
+    K_WALL_TIME, K_CPU_TIME, K_MEMORY, K_VIRTUAL_MEMORY, K_SWAP_MEMORY, K_DISK,
+    K_BYTES_READ, K_BYTES_WRITTEN, K_BYTES_RECEIVED, K_BYTES_SENT, K_BANDWIDTH,
+    K_GPUS, K_CORES, K_CORES_AVG, K_MACHINE_CPUS, K_CONTEXT_SWITCHES,
+    K_MAX_CONCURRENT_PROCESSES, K_TOTAL_PROCESSES, K_TOTAL_FILES,
+    K_INPUT_SIZE, K_OUTPUT_SIZE, K_INPUT_TIME, K_OUTPUT_TIME,
+    K_WORKER_START, K_WORKER_END,
+};
+
+static const struct {
+    const char *name;
+    enum jkey key;
+} json_keys[] = {
+    {"wall_time", K_WALL_TIME},
+    {"cpu_time", K_CPU_TIME},
+    {"memory", K_MEMORY},
+    {"virtual_memory", K_VIRTUAL_MEMORY},
+    {"swap_memory", K_SWAP_MEMORY},
+    {"disk", K_DISK},
+    {"bytes_read", K_BYTES_READ},
+    {"bytes_written", K_BYTES_WRITTEN},
+    {"bytes_received", K_BYTES_RECEIVED},
+    {"bytes_sent", K_BYTES_SENT},
+    {"bandwidth", K_BANDWIDTH},
+    {"gpus", K_GPUS},
+    {"cores", K_CORES},
+    {"cores_avg", K_CORES_AVG},
+    {"machine_cpus", K_MACHINE_CPUS},
+    {"context_switches", K_CONTEXT_SWITCHES},
+    {"max_concurrent_processes", K_MAX_CONCURRENT_PROCESSES},
+    {"total_processes", K_TOTAL_PROCESSES},
+    {"total_files", K_TOTAL_FILES},
+    {"wq_input_size", K_INPUT_SIZE},
+    {"wq_output_size", K_OUTPUT_SIZE},
+    {"wq_input_time", K_INPUT_TIME},
+    {"wq_output_time", K_OUTPUT_TIME},
+    {"vine_input_size", K_INPUT_SIZE},
+    {"vine_output_size", K_OUTPUT_SIZE},
+    {"vine_input_time", K_INPUT_TIME},
+    {"vine_output_time", K_OUTPUT_TIME},
+    {"size_input_mgr", K_INPUT_SIZE},
+    {"size_output_mgr", K_OUTPUT_SIZE},
+    {"time_input_mgr", K_INPUT_TIME},
+    {"time_output_mgr", K_OUTPUT_TIME},
+    {"time_worker_start", K_WORKER_START},
+    {"time_worker_end", K_WORKER_END},
+};
+
+/* Keys are few and short: a length check then memcmp is cheaper than
+ * hashing, and the first-byte test rejects most candidates. */
+static enum jkey json_key_lookup(const char *k, size_t n)
+{
+    for (size_t i = 0; i < sizeof json_keys / sizeof *json_keys; i++) {
+        const char *name = json_keys[i].name;
+        if (name[0] == k[0] && strlen(name) == n && memcmp(name, k, n) == 0)
+            return json_keys[i].key;
+    }
+    return K_NONE;
+}
+
+/* Unit string -> factor to canonical (bytes, seconds). Sizes without a unit
+ * are cctools' MB, times without one seconds. */
+static double unit_factor(enum jkey key, const char *u, size_t n)
+{
+    if (n == 2 && u[0] == 'M' && u[1] == 'B') return 1048576.0;
+    if (n == 1 && u[0] == 's') return 1.0;
+    if (n == 2 && u[0] == 'u' && u[1] == 's') return 1e-6;
+    if (n == 2 && u[0] == 'G' && u[1] == 'B') return 1073741824.0;
+    if (n == 2 && (u[0] == 'K' || u[0] == 'k') && u[1] == 'B') return 1024.0;
+    if (n == 1 && u[0] == 'B') return 1.0;
+    if (n == 2 && u[0] == 'm' && u[1] == 's') return 1e-3;
+    if (n == 0) {
+        switch (key) {
+        case K_MEMORY: case K_VIRTUAL_MEMORY: case K_SWAP_MEMORY: case K_DISK:
+        case K_BYTES_READ: case K_BYTES_WRITTEN: case K_BYTES_RECEIVED: case K_BYTES_SENT:
+        case K_INPUT_SIZE: case K_OUTPUT_SIZE:
+            return 1048576.0;
+        default:
+            return 1.0;
+        }
+    }
+    return 1.0;
+}
+
+static void store_measured(struct measured *m, enum jkey key, double v)
+{
+    static const int8_t to_metric[] = {
+        [K_WALL_TIME] = TL_M_WALL_TIME_S,
+        [K_CPU_TIME] = TL_M_CPU_TIME_S,
+        [K_MEMORY] = TL_M_MAX_RSS_BYTES,
+        [K_VIRTUAL_MEMORY] = TL_M_VIRTUAL_MEMORY_BYTES,
+        [K_SWAP_MEMORY] = TL_M_SWAP_BYTES,
+        [K_DISK] = TL_M_DISK_BYTES,
+        [K_BYTES_READ] = TL_M_BYTES_READ,
+        [K_BYTES_WRITTEN] = TL_M_BYTES_WRITTEN,
+        [K_BYTES_RECEIVED] = TL_M_BYTES_RECEIVED,
+        [K_BYTES_SENT] = TL_M_BYTES_SENT,
+        [K_BANDWIDTH] = TL_M_BANDWIDTH_MBPS,
+        [K_GPUS] = TL_M_GPUS,
+        [K_CORES] = TL_M_CORES,
+        [K_CORES_AVG] = TL_M_CORES_AVG,
+        [K_MACHINE_CPUS] = TL_M_MACHINE_CPUS,
+        [K_CONTEXT_SWITCHES] = TL_M_CONTEXT_SWITCHES,
+        [K_MAX_CONCURRENT_PROCESSES] = TL_M_MAX_CONCURRENT_PROCESSES,
+        [K_TOTAL_PROCESSES] = TL_M_TOTAL_PROCESSES,
+        [K_TOTAL_FILES] = TL_M_TOTAL_FILES,
+        [K_INPUT_SIZE] = TL_M_INPUT_BYTES,
+        [K_OUTPUT_SIZE] = TL_M_OUTPUT_BYTES,
+        [K_INPUT_TIME] = TL_M_INPUT_TIME_S,
+        [K_OUTPUT_TIME] = TL_M_OUTPUT_TIME_S,
+        [K_WORKER_START] = -1,
+        [K_WORKER_END] = -1,
+    };
+    if (key == K_WORKER_START) {
+        m->worker_start = v;
+        return;
+    }
+    if (key == K_WORKER_END) {
+        m->worker_end = v;
+        return;
+    }
+    int metric = to_metric[key];
+    m->v[metric] = v;
+    m->present |= (uint64_t)1 << metric;
+}
+
+static void store_box(struct box *b, enum jkey key, double v)
+{
+    int i;
+    switch (key) {
+    case K_CORES: i = BOX_CORES; break;
+    case K_MEMORY: i = BOX_MEMORY; break;
+    case K_DISK: i = BOX_DISK; break;
+    case K_GPUS: i = BOX_GPUS; break;
+    case K_WALL_TIME: i = BOX_WALL; break;
+    default: return;
+    }
+    b->v[i] = v;
+    b->present |= (uint8_t)(1u << i);
+}
+
+/* Scans a JSON string starting at the opening quote; returns the position
+ * after the closing quote, or NULL. Escapes are skipped, not decoded (keys
+ * and units in rmsummary JSON never need decoding). */
+static const char *json_string(const char *p, const char *end, struct span *s)
+{
+    p++; /* opening quote */
+    const char *b = p;
+    while (p < end && *p != '"') {
+        if (*p == '\\') p++;
+        p++;
+    }
+    if (p >= end) return NULL;
+    s->p = b;
+    s->n = (size_t)(p - b);
+    return p + 1;
+}
+
+static const char *json_number(const char *p, const char *end, double *v)
+{
+    const char *b = p;
+    if (p >= end || ((unsigned char)(*p - '0') > 9 && *p != '-' && *p != 'n' && *p != 'i'))
+        return NULL;
+    while (p < end && *p != ',' && *p != ']' && *p != '}' && *p != ' ') p++;
+    if (!tl_parse_double(b, p, v)) return NULL;
+    return p;
+}
+
+/* Skips any JSON value (for keys we do not use), with a depth bound. */
+static const char *json_skip(const char *p, const char *end, int depth)
+{
+    if (p >= end || depth > 32) return NULL;
+    if (*p == '"') {
+        struct span s;
+        return json_string(p, end, &s);
+    }
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = skip_spaces(p + 1, end);
+        if (p < end && *p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (p >= end || *p != '"') return NULL;
+                struct span k;
+                p = json_string(p, end, &k);
+                if (!p) return NULL;
+                p = skip_spaces(p, end);
+                if (p >= end || *p != ':') return NULL;
+                p = skip_spaces(p + 1, end);
+            }
+            p = json_skip(p, end, depth + 1);
+            if (!p) return NULL;
+            p = skip_spaces(p, end);
+            if (p >= end) return NULL;
+            if (*p == close) return p + 1;
+            if (*p != ',') return NULL;
+            p = skip_spaces(p + 1, end);
+        }
+    }
+    if (end - p >= 4 && (!memcmp(p, "true", 4) || !memcmp(p, "null", 4))) return p + 4;
+    if (end - p >= 5 && !memcmp(p, "false", 5)) return p + 5;
+    double v;
+    return json_number(p, end, &v);
+}
+
+/* Parses one rmsummary JSON object {"key":[value,"unit"],...} at p, storing
+ * the known keys into m (J_MEASURED) or b (J_BOX). Returns the position after
+ * the closing brace, or NULL when malformed. Non-finite values are absent. */
+static const char *scan_resources(const char *p, const char *end, enum json_target target,
+                                  struct measured *m, struct box *b)
+{
+    if (p >= end || *p != '{') return NULL;
+    p = skip_spaces(p + 1, end);
+    if (p < end && *p == '}') return p + 1;
+    for (;;) {
+        if (p >= end || *p != '"') return NULL;
+        struct span key;
+        p = json_string(p, end, &key);
+        if (!p) return NULL;
+        p = skip_spaces(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p = skip_spaces(p + 1, end);
+        if (p >= end) return NULL;
+        enum jkey k = key.n ? json_key_lookup(key.p, key.n) : K_NONE;
+        double v = 0;
+        bool have = false;
+        struct span unit = {"", 0};
+        if (*p == '[') {
+            /* [value, "unit"] -- the form every release writes */
+            p = skip_spaces(p + 1, end);
+            if (p < end && (*p == '-' || *p == 'n' || *p == 'i' || (*p >= '0' && *p <= '9'))) {
+                p = json_number(p, end, &v);
+                if (!p) return NULL;
+                have = true;
+                p = skip_spaces(p, end);
+                if (p < end && *p == ',') {
+                    p = skip_spaces(p + 1, end);
+                    if (p >= end || *p != '"') return NULL;
+                    p = json_string(p, end, &unit);
+                    if (!p) return NULL;
+                    p = skip_spaces(p, end);
+                }
+                if (p >= end || *p != ']') return NULL;
+                p++;
+            } else {
+                p = json_skip(p - 1, end, 1); /* back to '[' */
+                if (!p) return NULL;
+            }
+        } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            p = json_number(p, end, &v);
+            if (!p) return NULL;
+            have = true;
+        } else {
+            p = json_skip(p, end, 1);
+            if (!p) return NULL;
+        }
+        if (have && k != K_NONE && v == v && v - v == 0) { /* finite */
+            v *= unit_factor(k, unit.p, unit.n);
+            if (target == J_MEASURED)
+                store_measured(m, k, v);
+            else if (target == J_BOX)
+                store_box(b, k, v);
+        }
+        p = skip_spaces(p, end);
+        if (p >= end) return NULL;
+        if (*p == '}') return p + 1;
+        if (*p != ',') return NULL;
+        p = skip_spaces(p + 1, end);
+    }
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void reject(struct wq_state *st, enum tl_reject why, const char *detail)
+{
+    st->stats.rejected++;
+    st->stats.rejected_by[why]++;
+    if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
+}
+
+static void emit(struct wq_state *st, struct tl_record *r)
+{
+    r->line = st->stats.lines;
+    r->source = "wq";
+    st->stats.records++;
+    st->emit.record(st->emit.ctx, r);
+}
+
+static int32_t intern_span(struct wq_state *st, struct span s)
+{
+    return tl_intern(st->names, s.p, s.n);
+}
+
+static const char *name_of(const struct wq_state *st, int32_t id)
+{
+    return id >= 0 ? tl_intern_str(st->names, id) : NULL;
+}
+
+static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
+{
+    if (st->nruns == st->cap_runs) {
+        size_t cap = st->cap_runs ? st->cap_runs * 2 : 4;
+        struct run *r = realloc(st->runs, cap * sizeof *r);
+        if (!r) return NULL;
+        st->runs = r;
+        st->cap_runs = cap;
+    }
+    char name[64];
+    time_t secs = (time_t)(start_us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    int n = snprintf(name, sizeof name, "%lld@%04d-%02d-%02dT%02d:%02d:%02dZ", (long long)pid,
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec);
+    int32_t wf = tl_intern(st->names, name, (size_t)n);
+    if (wf < 0) return NULL;
+    struct run *r = &st->runs[st->nruns];
+    memset(r, 0, sizeof *r);
+    r->pid = pid;
+    r->start_us = start_us;
+    r->workflow = wf;
+    if (!tl_map64_put(&st->pid_to_run, (uint64_t)pid, st->nruns)) return NULL;
+    st->nruns++;
+    return r;
+}
+
+/* The run a line belongs to: the latest run of its pid, or a new one when
+ * the log did not show this manager start (input joined mid-run). */
+static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
+{
+    uint64_t *idx = tl_map64_get(&st->pid_to_run, (uint64_t)pid);
+    if (idx) return &st->runs[*idx];
+    return run_new(st, pid, ts);
+}
+
+static uint32_t run_index(const struct wq_state *st, const struct run *r)
+{
+    return (uint32_t)(r - st->runs);
+}
+
+static inline uint64_t task_key(uint32_t run, int64_t id)
+{
+    return ((uint64_t)run << 32) | (uint32_t)id;
+}
+
+static struct task *task_find(struct wq_state *st, uint32_t run, int64_t id)
+{
+    uint64_t *ix = tl_map64_get(&st->open, task_key(run, id));
+    return ix ? &st->tasks[*ix] : NULL;
+}
+
+static struct task *task_new(struct wq_state *st, uint32_t run, int64_t id)
+{
+    if ((long long)st->open.n >= st->cfg.max_open_tasks) return NULL;
+    uint32_t ix;
+    if (st->task_free) {
+        ix = st->task_free - 1;
+        st->task_free = st->tasks[ix].next_free;
+    } else {
+        if (st->ntasks_alloc == st->cap_tasks) {
+            size_t cap = st->cap_tasks ? st->cap_tasks * 2 : 256;
+            struct task *t = realloc(st->tasks, cap * sizeof *t);
+            if (!t) return NULL;
+            st->tasks = t;
+            st->cap_tasks = cap;
+        }
+        ix = (uint32_t)st->ntasks_alloc++;
+    }
+    if (!tl_map64_put(&st->open, task_key(run, id), ix)) return NULL;
+    struct task *t = &st->tasks[ix];
+    memset(t, 0, sizeof *t);
+    t->run = run;
+    t->id = id;
+    t->category = t->worker = t->host = t->result = -1;
+    return t;
+}
+
+static void measured_release(struct wq_state *st, struct task *t)
+{
+    if (!t->measured) return;
+    st->meas[t->measured - 1].next_free = st->meas_free;
+    st->meas_free = t->measured;
+    t->measured = 0;
+}
+
+static struct measured *measured_get(struct wq_state *st, struct task *t)
+{
+    if (!t->measured) {
+        uint32_t ix;
+        if (st->meas_free) {
+            ix = st->meas_free - 1;
+            st->meas_free = st->meas[ix].next_free;
+        } else {
+            if (st->nmeas_alloc == st->cap_meas) {
+                size_t cap = st->cap_meas ? st->cap_meas * 2 : 64;
+                struct measured *m = realloc(st->meas, cap * sizeof *m);
+                if (!m) return NULL;
+                st->meas = m;
+                st->cap_meas = cap;
+            }
+            ix = (uint32_t)st->nmeas_alloc++;
+        }
+        t->measured = ix + 1;
+    }
+    struct measured *m = &st->meas[t->measured - 1];
+    m->present = 0;
+    m->worker_start = m->worker_end = 0;
+    m->limits.present = 0;
+    return m;
+}
+
+static void task_delete(struct wq_state *st, struct task *t)
+{
+    measured_release(st, t);
+    uint32_t ix = (uint32_t)(t - st->tasks);
+    tl_map64_del(&st->open, task_key(t->run, t->id));
+    t->next_free = st->task_free;
+    st->task_free = ix + 1;
+}
+
+static void box_to_record(struct tl_record *r, const struct box *b, enum tl_metric cores,
+                          enum tl_metric mem, enum tl_metric disk, enum tl_metric gpus)
+{
+    if (b->present & (1u << BOX_CORES)) tl_record_set(r, cores, b->v[BOX_CORES]);
+    if (b->present & (1u << BOX_MEMORY)) tl_record_set(r, mem, b->v[BOX_MEMORY]);
+    if (b->present & (1u << BOX_DISK)) tl_record_set(r, disk, b->v[BOX_DISK]);
+    if (b->present & (1u << BOX_GPUS)) tl_record_set(r, gpus, b->v[BOX_GPUS]);
+}
+
+/* Fills the scratch record with everything known about task t's current
+ * attempt. `end_us` is the time of the line that closes the attempt. */
+static struct tl_record *task_record(struct wq_state *st, struct task *t,
+                                     enum tl_record_kind kind, int64_t end_us)
+{
+    struct tl_record *r = &st->rec;
+    tl_record_init(r, kind);
+    const struct run *run = &st->runs[t->run];
+    r->workflow = name_of(st, run->workflow);
+    r->category = name_of(st, t->category);
+    r->worker = name_of(st, t->worker);
+    r->host = name_of(st, t->host);
+    r->result = name_of(st, t->result);
+    r->task_id = t->id;
+    r->attempt = t->attempt;
+    r->has_exit_code = t->has_exit;
+    r->exit_code = t->exit_code;
+    r->time_ns = end_us * 1000;
+    r->state = task_state_names[t->state];
+
+    if (t->measured) {
+        const struct measured *m = &st->meas[t->measured - 1];
+        r->present = m->present;
+        memcpy(r->v, m->v, sizeof r->v);
+        if (!tl_record_has(r, TL_M_WALL_TIME_S) && m->worker_start > 0 &&
+            m->worker_end >= m->worker_start)
+            tl_record_set(r, TL_M_WALL_TIME_S, m->worker_end - m->worker_start);
+        const struct box *l = &m->limits;
+        box_to_record(r, l, TL_M_LIMIT_CORES, TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES,
+                      TL_M_LIMIT_CORES);
+        if (l->present & (1u << BOX_WALL)) tl_record_set(r, TL_M_LIMIT_WALL_TIME_S, l->v[BOX_WALL]);
+    }
+    box_to_record(r, &t->req, TL_M_REQ_CORES, TL_M_REQ_MEMORY_BYTES, TL_M_REQ_DISK_BYTES,
+                  TL_M_REQ_GPUS);
+    box_to_record(r, &t->alloc, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
+                  TL_M_ALLOC_GPUS);
+    if (t->t_waiting && t->t_running >= t->t_waiting)
+        tl_record_set(r, TL_M_QUEUE_TIME_S, (double)(t->t_running - t->t_waiting) / 1e6);
+    int64_t exec_end = t->t_wret ? t->t_wret : t->t_retrieved;
+    if (t->t_running && exec_end >= t->t_running)
+        tl_record_set(r, TL_M_EXEC_TIME_S, (double)(exec_end - t->t_running) / 1e6);
+    if (t->t_wret && t->t_retrieved >= t->t_wret)
+        tl_record_set(r, TL_M_RETRIEVAL_TIME_S, (double)(t->t_retrieved - t->t_wret) / 1e6);
+    /* Without a resource monitor, the wall time is the lifecycle's. */
+    if (!tl_record_has(r, TL_M_WALL_TIME_S) && tl_record_has(r, TL_M_EXEC_TIME_S))
+        tl_record_set(r, TL_M_WALL_TIME_S, r->v[TL_M_EXEC_TIME_S]);
+    return r;
+}
+
+/* A new attempt starts: reset per-attempt fields, keep identity and request. */
+static void attempt_reset(struct wq_state *st, struct task *t)
+{
+    measured_release(st, t);
+    t->t_running = t->t_wret = t->t_retrieved = 0;
+    t->result = -1;
+    t->has_exit = false;
+    t->alloc.present = 0;
+    t->worker = t->host = -1;
+}
+
+/* Resolves a RUNNING / WAITING_RETRIEVAL worker word (host:port in WQ,
+ * worker-<hex> in TaskVine) into the task's worker and host. */
+static void task_set_worker(struct wq_state *st, struct run *run, struct task *t, struct span w)
+{
+    int32_t id = intern_span(st, w);
+    if (id < 0) return;
+    bool is_worker_id = w.n > 7 && !memcmp(w.p, "worker-", 7);
+    int32_t addr = -1;
+    if (is_worker_id) {
+        t->worker = id;
+        uint64_t *a = tl_map64_get(&run->worker_to_addr, (uint64_t)id);
+        if (a) addr = (int32_t)*a;
+    } else {
+        addr = id;
+        uint64_t *wk = tl_map64_get(&run->addr_to_worker, (uint64_t)id);
+        t->worker = wk ? (int32_t)*wk : id;
+    }
+    if (addr >= 0) {
+        const char *s = tl_intern_str(st->names, addr);
+        const char *colon = strrchr(s, ':');
+        size_t n = colon ? (size_t)(colon - s) : tl_intern_len(st->names, addr);
+        int32_t h = tl_intern(st->names, s, n);
+        if (h >= 0) t->host = h;
+    }
+}
+
+/* ---------------------------------------------------------------- records */
+
+static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
+                          const char *end)
+{
+    struct span w;
+    if (!next_word(&p, end, &w)) return reject(st, TL_REJ_BAD_FIELDS, "MANAGER without event");
+    if (w.n && w.p[0] >= '0' && w.p[0] <= '9') { /* TaskVine: MANAGER <pid> START|END [µs] */
+        if (!next_word(&p, end, &w)) return reject(st, TL_REJ_BAD_FIELDS, "MANAGER without event");
+    }
+    bool start = SPAN_IS(w, "START");
+    if (!start && !SPAN_IS(w, "END")) return reject(st, TL_REJ_BAD_FIELDS, "MANAGER event");
+    struct run *run;
+    if (start) {
+        st->counters[WQC_MANAGER_START]++;
+        run = run_new(st, pid, ts);
+    } else {
+        st->counters[WQC_MANAGER_END]++;
+        run = run_for(st, pid, ts);
+    }
+    if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
+    struct tl_record *r = &st->rec;
+    tl_record_init(r, TL_REC_MANAGER);
+    r->workflow = name_of(st, run->workflow);
+    r->state = start ? "START" : "END";
+    r->time_ns = ts * 1000;
+    emit(st, r);
+}
+
+static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
+                         const char *end)
+{
+    struct span id, w;
+    if (!next_word(&p, end, &id) || !next_word(&p, end, &w))
+        return reject(st, TL_REJ_BAD_FIELDS, "WORKER line too short");
+    struct run *run = run_for(st, pid, ts);
+    if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
+    bool null_id = SPAN_IS(id, "(null)");
+    struct span addr = {NULL, 0};
+    /* WQ layout: WORKER id host:port  CONNECTION|DISCONNECTION [reason] */
+    if (!SPAN_IS(w, "CONNECTION") && !SPAN_IS(w, "DISCONNECTION") && !SPAN_IS(w, "RESOURCES") &&
+        !SPAN_IS(w, "TRANSFER") && !SPAN_IS(w, "CACHE_UPDATE") && !SPAN_IS(w, "CACHE-UPDATE")) {
+        addr = w;
+        if (!next_word(&p, end, &w)) return reject(st, TL_REJ_BAD_FIELDS, "WORKER event missing");
+    }
+    struct tl_record *r = &st->rec;
+    tl_record_init(r, TL_REC_WORKER);
+    r->workflow = name_of(st, run->workflow);
+    r->time_ns = ts * 1000;
+    int32_t wid = null_id ? -1 : intern_span(st, id);
+    r->worker = name_of(st, wid);
+
+    if (SPAN_IS(w, "CONNECTION")) {
+        st->counters[WQC_WORKER_CONNECTION]++;
+        if (!addr.p && !next_word(&p, end, &addr)) /* TaskVine: CONNECTION host:port */
+            return reject(st, TL_REJ_BAD_FIELDS, "CONNECTION without address");
+        r->state = "CONNECTION";
+    } else if (SPAN_IS(w, "DISCONNECTION")) {
+        st->counters[WQC_WORKER_DISCONNECTION]++;
+        struct span reason;
+        r->state = "DISCONNECTION";
+        if (next_word(&p, end, &reason)) r->result = name_of(st, intern_span(st, reason));
+    } else if (SPAN_IS(w, "RESOURCES")) {
+        st->counters[WQC_WORKER_RESOURCES]++;
+        const char *j = skip_spaces(p, end);
+        struct box b = {0};
+        if (!scan_resources(j, end, J_BOX, NULL, &b))
+            return reject(st, TL_REJ_BAD_JSON, "WORKER RESOURCES");
+        r->state = "RESOURCES";
+        /* For worker records, alloc_* is the worker's total capacity. */
+        box_to_record(r, &b, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
+                      TL_M_ALLOC_GPUS);
+    } else if (SPAN_IS(w, "TRANSFER") || SPAN_IS(w, "CACHE_UPDATE") ||
+               SPAN_IS(w, "CACHE-UPDATE")) {
+        bool transfer = SPAN_IS(w, "TRANSFER");
+        st->counters[transfer ? WQC_WORKER_TRANSFER : WQC_WORKER_CACHE_UPDATE]++;
+        struct span dir = {"CACHE_UPDATE", 12};
+        if (transfer && !next_word(&p, end, &dir))
+            return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
+        /* Name (may hold spaces) then 2 or 3 numbers, taken from the right. */
+        struct span nums[3];
+        int n = 0;
+        const char *e = end;
+        struct span x;
+        for (const char *before = e; n < 3 && last_word(p, &e, &x); before = e) {
+            double v;
+            if (!tl_parse_double(x.p, x.p + x.n, &v)) {
+                e = before; /* that word is the name: leave it */
+                break;
+            }
+            nums[n++] = x;
+        }
+        if (n < 2) return reject(st, TL_REJ_BAD_FIELDS, "transfer size/time");
+        if (skip_spaces(p, e) >= e) { /* the last number was the name after all */
+            if (n == 2) return reject(st, TL_REJ_BAD_FIELDS, "transfer file name");
+            n--;
+        }
+        /* nums[] is right to left: [start] time size. 7.5.1+ writes integer
+         * bytes and µs; 7.5.0 and earlier builds write %f MiB and seconds. */
+        struct span size = nums[n - 1], dur = nums[n - 2];
+        double sz, tm;
+        tl_parse_double(size.p, size.p + size.n, &sz);
+        tl_parse_double(dur.p, dur.p + dur.n, &tm);
+        bool floats = memchr(size.p, '.', size.n) != NULL;
+        if (floats) sz *= 1048576.0;
+        else tm /= 1e6;
+        bool input = !SPAN_IS(dir, "OUTPUT");
+        r->kind = TL_REC_TRANSFER;
+        r->state = transfer ? (input ? "INPUT" : "OUTPUT") : "CACHE_UPDATE";
+        tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, sz);
+        tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, tm);
+    } else {
+        return reject(st, TL_REJ_UNKNOWN, "WORKER event");
+    }
+    if (addr.p) {
+        int32_t aid = intern_span(st, addr);
+        if (aid < 0) return reject(st, TL_REJ_LIMIT, "too many names");
+        const char *colon = memrchr(addr.p, ':', addr.n);
+        int32_t h = tl_intern(st->names, addr.p, colon ? (size_t)(colon - addr.p) : addr.n);
+        r->host = name_of(st, h);
+        if (wid >= 0) {
+            tl_map64_put(&run->addr_to_worker, (uint64_t)aid, (uint64_t)wid);
+            tl_map64_put(&run->worker_to_addr, (uint64_t)wid, (uint64_t)aid);
+        }
+    } else if (wid >= 0) {
+        uint64_t *a = tl_map64_get(&run->worker_to_addr, (uint64_t)wid);
+        if (a) {
+            const char *s = tl_intern_str(st->names, (int32_t)*a);
+            const char *colon = strrchr(s, ':');
+            r->host = name_of(st, tl_intern(st->names, s, colon ? (size_t)(colon - s) : strlen(s)));
+        }
+    }
+    if (!r->worker && addr.p && !null_id) r->worker = name_of(st, intern_span(st, addr));
+    emit(st, r);
+}
+
+/* WQ top-level: TRANSFER INPUT|OUTPUT taskid cache_flag MiB seconds name... */
+static void parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
+                           const char *end)
+{
+    struct span dir, id, flag, size, secs;
+    if (!next_word(&p, end, &dir) || !next_word(&p, end, &id) || !next_word(&p, end, &flag) ||
+        !next_word(&p, end, &size) || !next_word(&p, end, &secs))
+        return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER line too short");
+    bool input = SPAN_IS(dir, "INPUT");
+    if (!input && !SPAN_IS(dir, "OUTPUT")) return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
+    int64_t task_id;
+    double mib, s;
+    if (!span_i64(id, &task_id) || !tl_parse_double(size.p, size.p + size.n, &mib) ||
+        !tl_parse_double(secs.p, secs.p + secs.n, &s))
+        return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER numbers");
+    st->counters[input ? WQC_TRANSFER_INPUT : WQC_TRANSFER_OUTPUT]++;
+    struct run *run = run_for(st, pid, ts);
+    if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
+    struct tl_record *r = &st->rec;
+    tl_record_init(r, TL_REC_TRANSFER);
+    r->workflow = name_of(st, run->workflow);
+    r->task_id = task_id;
+    r->state = input ? "INPUT" : "OUTPUT";
+    r->time_ns = ts * 1000;
+    tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, mib * 1048576.0);
+    tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, s);
+    struct task *t = task_find(st, run_index(st, run), task_id);
+    if (t) r->category = name_of(st, t->category);
+    emit(st, r);
+}
+
+static void parse_category(struct wq_state *st, const char *p, const char *end)
+{
+    /* CATEGORY name MAX|MIN {json} | CATEGORY name FIRST mode {json}; the JSON
+     * may be missing (NULL summary). Read from the right: names may hold spaces. */
+    const char *e = end;
+    struct span w;
+    if (!last_word(p, &e, &w)) return reject(st, TL_REJ_BAD_FIELDS, "CATEGORY line too short");
+    if (w.p[0] == '{') {
+        struct box b = {0};
+        if (scan_resources(w.p, w.p + w.n, J_BOX, NULL, &b) != w.p + w.n)
+            return reject(st, TL_REJ_BAD_JSON, "CATEGORY resources");
+        if (!last_word(p, &e, &w)) return reject(st, TL_REJ_BAD_FIELDS, "CATEGORY kind");
+    }
+    if (SPAN_IS(w, "MAX") || SPAN_IS(w, "MIN")) {
+        /* "FIRST MAX" is FIRST with mode MAX: look one word further left. */
+        const char *e2 = e;
+        struct span prev;
+        if (SPAN_IS(w, "MAX") && last_word(p, &e2, &prev) && SPAN_IS(prev, "FIRST") &&
+            skip_spaces(p, e2) < e2) {
+            st->counters[WQC_CATEGORY_FIRST]++;
+            return;
+        }
+        st->counters[SPAN_IS(w, "MAX") ? WQC_CATEGORY_MAX : WQC_CATEGORY_MIN]++;
+        return;
+    }
+    struct span kind;
+    if (last_word(p, &e, &kind) && SPAN_IS(kind, "FIRST")) {
+        st->counters[WQC_CATEGORY_FIRST]++;
+        return;
+    }
+    reject(st, TL_REJ_BAD_FIELDS, "CATEGORY kind");
+}
+
+/* WAITING / READY: category [FIRST_RESOURCES|MAX_RESOURCES] [attempt] {json} */
+static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64_t id,
+                         const char *p, const char *end, bool ready)
+{
+    const char *e = end;
+    struct span w;
+    struct box req = {0};
+    int64_t attempt = 0;
+    if (!last_word(p, &e, &w)) return reject(st, TL_REJ_BAD_FIELDS, "WAITING without category");
+    if (w.p[0] == '{') {
+        if (scan_resources(w.p, w.p + w.n, J_BOX, NULL, &req) != w.p + w.n)
+            return reject(st, TL_REJ_BAD_JSON, "requested resources");
+        if (!last_word(p, &e, &w)) return reject(st, TL_REJ_BAD_FIELDS, "WAITING without category");
+    }
+    if (span_i64(w, &attempt)) { /* TaskVine >= 7.5.1: attempt number */
+        if (!last_word(p, &e, &w)) return reject(st, TL_REJ_BAD_FIELDS, "WAITING without category");
+    }
+    if (SPAN_IS(w, "FIRST_RESOURCES") || SPAN_IS(w, "MAX_RESOURCES")) {
+        /* allocation mode; what remains is the category */
+    } else {
+        e = w.p + w.n; /* no mode word: it was part of the name */
+    }
+    const char *cb = skip_spaces(p, e);
+    while (e > cb && e[-1] == ' ') e--;
+    if (e <= cb) return reject(st, TL_REJ_BAD_FIELDS, "WAITING without category");
+    st->counters[ready ? WQC_TASK_READY : WQC_TASK_WAITING]++;
+
+    uint32_t ri = run_index(st, run);
+    struct task *t = task_find(st, ri, id);
+    if (t) {
+        /* Back in the queue: the previous attempt is over. */
+        if (t->state == ST_RETRIEVED) {
+            emit(st, task_record(st, t, TL_REC_TASK, t->t_retrieved));
+        } else if (t->state == ST_RUNNING || t->state == ST_WAITING_RETRIEVAL) {
+            struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);
+            r->result = "REQUEUED";
+            r->has_exit_code = false;
+            emit(st, r);
+        }
+        attempt_reset(st, t);
+        t->attempt = attempt > 0 ? (int32_t)attempt : t->attempt + (t->state != ST_WAITING);
+    } else {
+        t = task_new(st, ri, id);
+        if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+        t->attempt = attempt > 0 ? (int32_t)attempt : 1;
+    }
+    t->category = tl_intern(st->names, cb, (size_t)(e - cb));
+    t->req = req;
+    t->state = ST_WAITING;
+    t->t_waiting = ts;
+}
+
+static struct task *task_for_state(struct wq_state *st, struct run *run, int64_t id)
+{
+    uint32_t ri = run_index(st, run);
+    struct task *t = task_find(st, ri, id);
+    if (t) return t;
+    /* A task first seen past WAITING (input joined mid-run). */
+    t = task_new(st, ri, id);
+    if (t) t->attempt = 1;
+    return t;
+}
+
+/* The JSON just scanned was a limits object: move its values to limits. */
+static void measured_to_limits(struct measured *m)
+{
+    static const struct {
+        enum tl_metric metric;
+        int box;
+    } moves[] = {{TL_M_MAX_RSS_BYTES, BOX_MEMORY}, {TL_M_CORES, BOX_CORES},
+                 {TL_M_DISK_BYTES, BOX_DISK},      {TL_M_GPUS, BOX_GPUS},
+                 {TL_M_WALL_TIME_S, BOX_WALL}};
+    m->limits.present = 0;
+    for (size_t i = 0; i < sizeof moves / sizeof *moves; i++) {
+        if (!((m->present >> moves[i].metric) & 1)) continue;
+        m->limits.v[moves[i].box] = m->v[moves[i].metric];
+        m->limits.present |= (uint8_t)(1u << moves[i].box);
+    }
+    m->present = 0;
+    m->worker_start = m->worker_end = 0;
+}
+
+/* RETRIEVED / DONE: result [exit] [{limits}] [{measured}] */
+static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int64_t id,
+                          const char *p, const char *end, bool done)
+{
+    struct span result;
+    if (!next_word(&p, end, &result)) return reject(st, TL_REJ_BAD_FIELDS, "result missing");
+    const char *save = p;
+    struct span w;
+    int64_t exit_code = 0;
+    bool has_exit = false;
+    if (next_word(&p, end, &w) && w.p[0] != '{') {
+        if (!span_i64(w, &exit_code)) return reject(st, TL_REJ_BAD_FIELDS, "exit code");
+        has_exit = true;
+    } else {
+        p = save;
+    }
+    /* Up to two JSON objects follow: two = limits + measured; one = measured,
+     * except on WQ 6.0-7.0.3 RETRIEVED lines, where the only JSON is the
+     * limits. Scan into scratch, so a bad line leaves the task untouched. */
+    struct measured *m = &st->scratch;
+    m->present = 0;
+    m->worker_start = m->worker_end = 0;
+    m->limits.present = 0;
+    int njson = 0;
+    p = skip_spaces(p, end);
+    while (p < end && njson < 2) {
+        if (*p != '{') return reject(st, TL_REJ_BAD_FIELDS, "unexpected text after result");
+        if (njson == 1) measured_to_limits(m);
+        p = scan_resources(p, end, J_MEASURED, m, NULL);
+        if (!p) return reject(st, TL_REJ_BAD_JSON, done ? "DONE resources" : "RETRIEVED resources");
+        njson++;
+        p = skip_spaces(p, end);
+    }
+    if (p < end) return reject(st, TL_REJ_BAD_FIELDS, "text after resources");
+    if (njson == 1 && !done && st->family_ab && !has_exit) measured_to_limits(m);
+
+    st->counters[done ? WQC_TASK_DONE : WQC_TASK_RETRIEVED]++;
+    struct task *t = task_for_state(st, run, id);
+    if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+    /* TaskVine's DONE carries no JSON: the RETRIEVED measurement stands. */
+    if (!(done && t->state == ST_RETRIEVED && njson == 0)) {
+        struct measured *dst = measured_get(st, t);
+        if (!dst) return reject(st, TL_REJ_LIMIT, "out of memory");
+        uint32_t link = dst->next_free;
+        *dst = *m;
+        dst->next_free = link;
+    }
+    int32_t res = intern_span(st, result);
+    if (!done) {
+        t->result = res;
+        t->exit_code = (int32_t)exit_code;
+        t->has_exit = has_exit;
+        t->t_retrieved = ts;
+        t->state = ST_RETRIEVED;
+        return;
+    }
+    /* DONE: the final word on this task. */
+    t->result = res;
+    if (has_exit) {
+        t->exit_code = (int32_t)exit_code;
+        t->has_exit = true;
+    }
+    struct tl_record *r = task_record(st, t, TL_REC_TASK, t->t_retrieved ? t->t_retrieved : ts);
+    r->final = true;
+    r->state = "DONE";
+    emit(st, r);
+    task_delete(st, t);
+}
+
+static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
+                       const char *end)
+{
+    struct span idw, state;
+    int64_t id;
+    if (!next_word(&p, end, &idw) || !next_word(&p, end, &state))
+        return reject(st, TL_REJ_BAD_FIELDS, "TASK line too short");
+    if (!span_i64(idw, &id)) return reject(st, TL_REJ_BAD_FIELDS, "task id");
+    struct run *run = run_for(st, pid, ts);
+    if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
+
+    switch (state.p[0]) {
+    case 'W':
+        if (SPAN_IS(state, "WAITING")) return task_waiting(st, run, ts, id, p, end, false);
+        if (SPAN_IS(state, "WAITING_RETRIEVAL")) {
+            st->counters[WQC_TASK_WAITING_RETRIEVAL]++;
+            struct task *t = task_for_state(st, run, id);
+            if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+            struct span w;
+            if (next_word(&p, end, &w) && t->worker < 0) task_set_worker(st, run, t, w);
+            t->t_wret = ts;
+            t->state = ST_WAITING_RETRIEVAL;
+            return;
+        }
+        if (SPAN_IS(state, "WAITING_RESUBMISSION")) {
+            st->counters[WQC_TASK_OTHER]++;
+            return;
+        }
+        break;
+    case 'R':
+        if (SPAN_IS(state, "READY")) return task_waiting(st, run, ts, id, p, end, true);
+        if (SPAN_IS(state, "RUNNING")) {
+            struct span w, mode;
+            struct box alloc = {0};
+            bool have_worker = next_word(&p, end, &w);
+            if (have_worker && next_word(&p, end, &mode)) {
+                const char *j = skip_spaces(p, end);
+                if (j < end && scan_resources(j, end, J_BOX, NULL, &alloc) == NULL)
+                    return reject(st, TL_REJ_BAD_JSON, "allocated resources");
+            }
+            st->counters[WQC_TASK_RUNNING]++;
+            struct task *t = task_for_state(st, run, id);
+            if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+            if (t->state == ST_RUNNING || t->state == ST_WAITING_RETRIEVAL) {
+                /* RUNNING again without going back to the queue: treat the
+                 * earlier attempt as lost. */
+                struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);
+                r->result = "REQUEUED";
+                emit(st, r);
+                attempt_reset(st, t);
+                t->attempt++;
+            }
+            t->alloc = alloc;
+            if (have_worker) task_set_worker(st, run, t, w);
+            t->t_running = ts;
+            t->state = ST_RUNNING;
+            return;
+        }
+        if (SPAN_IS(state, "RETRIEVED")) return task_finished(st, run, ts, id, p, end, false);
+        break;
+    case 'D':
+        if (SPAN_IS(state, "DONE")) return task_finished(st, run, ts, id, p, end, true);
+        break;
+    case 'C':
+        if (SPAN_IS(state, "CANCELED")) {
+            st->counters[WQC_TASK_CANCELED]++;
+            struct task *t = task_for_state(st, run, id);
+            if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+            struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);
+            r->result = "CANCELED";
+            r->has_exit_code = false;
+            r->final = true;
+            r->state = "CANCELED";
+            emit(st, r);
+            task_delete(st, t);
+            return;
+        }
+        break;
+    case 'I':
+    case 'U':
+        if (SPAN_IS(state, "INITIAL") || SPAN_IS(state, "UNKNOWN")) {
+            st->counters[WQC_TASK_OTHER]++;
+            return;
+        }
+        break;
+    }
+    reject(st, TL_REJ_BAD_FIELDS, "unknown task state");
+}
+
+static void parse_header(struct wq_state *st, const char *p, const char *end)
+{
+    st->counters[WQC_HEADER]++;
+    /* WQ 6.0-7.0.3: "... TASK taskid RETRIEVED|DONE task-result ..." (no
+     * braces): a lone JSON on RETRIEVED is then the limits, not the measure. */
+    static const char marker[] = "RETRIEVED|DONE task-result";
+    if ((size_t)(end - p) >= sizeof marker - 1 && memmem(p, (size_t)(end - p), marker, sizeof marker - 1))
+        st->family_ab = true;
+}
+
+static void parse_line(struct wq_state *st, const char *p, const char *end)
+{
+    while (end > p && (end[-1] == ' ' || end[-1] == '\r' || end[-1] == '\t')) end--;
+    if (p == end) {
+        st->counters[WQC_BLANK]++;
+        return;
+    }
+    if (*p == '#') return parse_header(st, p, end);
+    struct span tsw, pidw, kind;
+    int64_t ts, pid;
+    if (!next_word(&p, end, &tsw) || !span_i64(tsw, &ts) || ts < 0 || !next_word(&p, end, &pidw) ||
+        !span_i64(pidw, &pid))
+        return reject(st, TL_REJ_BAD_PREFIX, NULL);
+    if (!next_word(&p, end, &kind)) return reject(st, TL_REJ_BAD_FIELDS, "no record type");
+    switch (kind.p[0]) {
+    case 'T':
+        if (SPAN_IS(kind, "TASK")) return parse_task(st, ts, pid, p, end);
+        if (SPAN_IS(kind, "TRANSFER")) return parse_transfer(st, ts, pid, p, end);
+        break;
+    case 'W':
+        if (SPAN_IS(kind, "WORKER")) return parse_worker(st, ts, pid, p, end);
+        break;
+    case 'M':
+        if (SPAN_IS(kind, "MANAGER") || SPAN_IS(kind, "MASTER"))
+            return parse_manager(st, ts, pid, p, end);
+        break;
+    case 'C':
+        if (SPAN_IS(kind, "CATEGORY")) return parse_category(st, p, end);
+        break;
+    case 'L':
+    case 'D':
+        if (SPAN_IS(kind, "LIBRARY") || SPAN_IS(kind, "DUTY")) {
+            struct span id, what;
+            if (!next_word(&p, end, &id) || !next_word(&p, end, &what))
+                return reject(st, TL_REJ_BAD_FIELDS, "LIBRARY line too short");
+            st->counters[WQC_LIBRARY]++;
+            return;
+        }
+        break;
+    case 'A':
+        if (SPAN_IS(kind, "APPLICATION")) {
+            st->counters[WQC_APPLICATION]++;
+            return;
+        }
+        break;
+    }
+    reject(st, TL_REJ_UNKNOWN, NULL);
+}
+
+static void process_line(struct wq_state *st, const char *p, size_t n)
+{
+    st->stats.lines++;
+    if (st->chunk_has_nul && memchr(p, '\0', n)) return reject(st, TL_REJ_NUL_BYTE, NULL);
+    parse_line(st, p, p + n);
+}
+
+/* ---------------------------------------------------------------- plugin */
+
+static enum tl_err wq_feed(void *state, const char *buf, size_t len)
+{
+    struct wq_state *st = state;
+    const char *p = buf, *end = buf + len;
+    st->chunk_has_nul = memchr(buf, '\0', len) != NULL;
+
+    /* Finish a line carried over from the previous chunk. */
+    if (st->partial.len || st->skipping) {
+        const char *nl = memchr(p, '\n', len);
+        size_t take = nl ? (size_t)(nl - p) : len;
+        if (!st->skipping) {
+            if (st->partial.len + take > st->cfg.max_line) {
+                st->skipping = true;
+                st->partial.len = 0;
+            } else {
+                tl_buf_append(&st->partial, p, take);
+                if (st->partial.oom) return TL_ERR_NOMEM;
+            }
+        }
+        if (!nl) return TL_OK;
+        if (st->skipping) {
+            st->stats.lines++;
+            reject(st, TL_REJ_LINE_TOO_LONG, NULL);
+            st->skipping = false;
+        } else {
+            bool had_nul = st->chunk_has_nul;
+            st->chunk_has_nul = memchr(st->partial.data, '\0', st->partial.len) != NULL;
+            process_line(st, st->partial.data, st->partial.len);
+            st->chunk_has_nul = had_nul;
+        }
+        st->partial.len = 0;
+        p = nl + 1;
+    }
+    for (;;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) break;
+        if ((size_t)(nl - p) > st->cfg.max_line) {
+            st->stats.lines++;
+            reject(st, TL_REJ_LINE_TOO_LONG, NULL);
+        } else {
+            process_line(st, p, (size_t)(nl - p));
+        }
+        p = nl + 1;
+    }
+    if (p < end) {
+        if ((size_t)(end - p) > st->cfg.max_line) {
+            st->skipping = true;
+        } else {
+            tl_buf_append(&st->partial, p, (size_t)(end - p));
+            if (st->partial.oom) return TL_ERR_NOMEM;
+        }
+    }
+    return TL_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static enum tl_err wq_finish(void *state)
+{
+    struct wq_state *st = state;
+    if (st->skipping) {
+        st->stats.lines++;
+        reject(st, TL_REJ_LINE_TOO_LONG, NULL);
+        st->skipping = false;
+    } else if (st->partial.len) {
+        /* A last line without newline: a crashed writer, or a cut file. */
+        st->chunk_has_nul = memchr(st->partial.data, '\0', st->partial.len) != NULL;
+        process_line(st, st->partial.data, st->partial.len);
+    }
+    st->partial.len = 0;
+    /* Report unfinished tasks in a stable order (run, task id). */
+    size_t n = st->open.n, k = 0;
+    uint64_t *keys = n ? malloc(n * sizeof *keys) : NULL;
+    if (n && !keys) return TL_ERR_NOMEM;
+    for (size_t i = 0; i < st->open.cap; i++)
+        if (st->open.keys[i] != TL_MAP64_EMPTY) keys[k++] = st->open.keys[i];
+    qsort(keys, k, sizeof *keys, cmp_u64);
+    for (size_t i = 0; i < k; i++) {
+        struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
+        int64_t last = t->t_retrieved ? t->t_retrieved
+                       : t->t_wret    ? t->t_wret
+                       : t->t_running ? t->t_running
+                                      : t->t_waiting;
+        emit(st, task_record(st, t, TL_REC_TASK_OPEN, last));
+    }
+    for (size_t i = 0; i < k; i++) task_delete(st, &st->tasks[*tl_map64_get(&st->open, keys[i])]);
+    free(keys);
+    return TL_OK;
+}
+
+static enum tl_err wq_open(void **state, const void *config, const struct tl_emit *emit_cb)
+{
+    struct wq_state *st = calloc(1, sizeof *st);
+    if (!st) return TL_ERR_NOMEM;
+    st->cfg = *(const struct wq_config *)config;
+    st->emit = *emit_cb;
+    st->names = tl_intern_new(st->cfg.max_names);
+    if (!st->names) {
+        free(st);
+        return TL_ERR_NOMEM;
+    }
+    *state = st;
+    return TL_OK;
+}
+
+static void wq_close(void *state)
+{
+    struct wq_state *st = state;
+    if (!st) return;
+    for (size_t i = 0; i < st->nruns; i++) {
+        tl_map64_free(&st->runs[i].addr_to_worker);
+        tl_map64_free(&st->runs[i].worker_to_addr);
+    }
+    free(st->runs);
+    tl_map64_free(&st->pid_to_run);
+    tl_map64_free(&st->open);
+    free(st->tasks);
+    free(st->meas);
+    tl_buf_free(&st->partial);
+    tl_intern_free(st->names);
+    free(st);
+}
+
+static const struct tl_parse_stats *wq_stats(const void *state)
+{
+    return &((const struct wq_state *)state)->stats;
+}
+
+static size_t wq_counters(const void *state, const char *const **names, const uint64_t **values)
+{
+    *names = wq_counter_names;
+    *values = ((const struct wq_state *)state)->counters;
+    return WQC_COUNT;
+}
+
+/* Sure when the first line is a cctools header, or a "<16 digits> <pid>
+ * <RECORD>" line with a record keyword this format has. */
+static int wq_probe(const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    for (int lines = 0; p < end && lines < 32; lines++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        size_t n = (size_t)(e - p);
+        if ((n >= 6 && !memcmp(p, "# time", 6)) || (n >= 11 && !memcmp(p, "# date time", 11))) {
+            if (memmem(p, (size_t)(e - p), "_pid", 4) || memmem(p, (size_t)(e - p), "-pid", 4))
+                return 100;
+        } else if (p < e && *p != '#') {
+            struct span ts, pid, kind;
+            const char *q = p;
+            int64_t v;
+            if (next_word(&q, e, &ts) && span_i64(ts, &v) && ts.n >= 10 &&
+                next_word(&q, e, &pid) && span_i64(pid, &v) && next_word(&q, e, &kind) &&
+                (SPAN_IS(kind, "TASK") || SPAN_IS(kind, "WORKER") || SPAN_IS(kind, "MANAGER") ||
+                 SPAN_IS(kind, "MASTER") || SPAN_IS(kind, "CATEGORY") ||
+                 SPAN_IS(kind, "TRANSFER") || SPAN_IS(kind, "LIBRARY")))
+                return 90;
+            if (e > p) return 0;
+        }
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return 0;
+}
+
+const struct tl_parser tl_parser_wq = {
+    .name = "wq",
+    .help = "Work Queue / TaskVine transaction log",
+    .probe = wq_probe,
+    .config_size = sizeof(struct wq_config),
+    .options = wq_options,
+    .open = wq_open,
+    .feed = wq_feed,
+    .finish = wq_finish,
+    .close = wq_close,
+    .stats = wq_stats,
+    .counters = wq_counters,
+};

@@ -1,0 +1,66 @@
+/* Summary tables: per-group task counts, results and metric distributions.
+ *
+ * A summary consumes records (finished attempts and open tasks), groups them
+ * by tags (category by default), and writes one of three views:
+ *   table  aligned for a 100-column terminal, human units;
+ *   csv    one row per group, LSST-style quantile columns (wall_time_s_p095);
+ *   json   the stable contract documented in README.md.
+ *
+ * Metric values come from each task's final attempt. Quantiles here are
+ * exact (linear interpolation, as numpy/pandas), over all values kept. */
+#ifndef TL_SUMMARY_H
+#define TL_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "record.h"
+#include "reject.h"
+
+#define TL_SUMMARY_MAX_KEYS 8
+#define TL_SUMMARY_MAX_QUANTILES 32
+
+struct tl_summary_opts {
+    const char *by[TL_SUMMARY_MAX_KEYS]; /* tag names */
+    int nby;
+    double q[TL_SUMMARY_MAX_QUANTILES];
+    int nq;
+    int metrics[TL_M_COUNT];
+    int nmetrics;
+};
+
+/* Defaults: by category; the LSST quantiles; wall, cpu, rss, disk, cores,
+ * queue, exec, allocated cores and memory. */
+void tl_summary_opts_default(struct tl_summary_opts *o);
+/* "category,host" -> by[]; returns false on a bad list. */
+bool tl_summary_opts_set_by(struct tl_summary_opts *o, char *list);
+bool tl_summary_opts_set_metrics(struct tl_summary_opts *o, const char *list, char *err,
+                                 size_t errlen);
+
+/* What the summary says about each input. */
+struct tl_summary_input {
+    const char *path;
+    const char *format; /* parser name */
+    const char *codec;  /* plain, gzip, zstd */
+    uint64_t lines, records, rejected;
+    uint64_t rejected_by[TL_REJ_COUNT];
+    const char *const *counter_names;
+    const uint64_t *counters;
+    size_t ncounters;
+    const char *error; /* set when the input could not be opened or decoded */
+};
+
+struct tl_summary;
+
+struct tl_summary *tl_summary_new(const struct tl_summary_opts *opts);
+void tl_summary_free(struct tl_summary *s);
+/* Takes TL_REC_TASK and TL_REC_TASK_OPEN records; ignores the rest. */
+enum tl_err tl_summary_add(struct tl_summary *s, const struct tl_record *r);
+
+enum tl_summary_format { TL_SUMMARY_TABLE, TL_SUMMARY_CSV, TL_SUMMARY_JSON };
+
+enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,
+                             const struct tl_summary_input *inputs, size_t ninputs, FILE *out);
+
+#endif
