@@ -1084,11 +1084,15 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
     if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
     /* TaskVine's DONE carries no JSON: the RETRIEVED measurement stands. */
     if (!(done && t->state == ST_RETRIEVED && njson == 0)) {
+        struct box prev_limits = {0};
+        if (t->measured) prev_limits = st->meas[t->measured - 1].limits;
         struct measured *dst = measured_get(st, t);
         if (!dst) return reject(st, TL_REJ_LIMIT, "out of memory");
         uint32_t link = dst->next_free;
         *dst = *m;
         dst->next_free = link;
+        /* WQ 6.x: limits were on RETRIEVED, the measurement on DONE. */
+        if (done && !dst->limits.present) dst->limits = prev_limits;
     }
     int32_t res = intern_span(st, result);
     if (!done) {

@@ -1,0 +1,485 @@
+/* Unit tests of the Work Queue / TaskVine parser, one record type at a time.
+ * Lines are copied from the real samples in ../shared/wq/samples (file named
+ * above each block) or, for versions without a public sample, written from
+ * the format reference (shared/formats/wq-transaction-log.md). */
+#include "check.h"
+#include "collect.h"
+
+static const struct tl_parser *wq;
+
+static struct collected run_text(const char *text, const struct tl_parse_stats **stats_out,
+                                 uint64_t *counters_out)
+{
+    struct collected c = {0};
+    struct tl_parser_inst inst;
+    const struct tl_parse_stats *st = parse_buffer(wq, text, strlen(text), 0, &c, &inst);
+    static struct tl_parse_stats copy;
+    copy = *st;
+    if (stats_out) *stats_out = &copy;
+    if (counters_out) {
+        const char *const *names;
+        const uint64_t *vals;
+        size_t n = wq->counters(inst.state, &names, &vals);
+        memcpy(counters_out, vals, n * sizeof *vals);
+    }
+    tl_parser_inst_free(&inst);
+    return c;
+}
+
+static const struct tl_record *find(const struct collected *c, enum tl_record_kind kind,
+                                    int64_t task, int nth)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->recs[i].kind == kind && (task < 0 || c->recs[i].task_id == task) && nth-- == 0)
+            return &c->recs[i];
+    return NULL;
+}
+
+static size_t count_kind(const struct collected *c, enum tl_record_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) n += c->recs[i].kind == kind;
+    return n;
+}
+
+#define MIB 1048576.0
+
+/* Parsl_dnpc__transaction_log: WQ-E, whole lifecycle of task 50. */
+static void test_wq_e_lifecycle(void)
+{
+    const char *log =
+        "# time manager_pid MANAGER START|END\n"
+        "# time manager_pid TASK taskid (RETRIEVED|DONE) (SUCCESS|SIGNAL|END_TIME|FORSAKEN|MAX_RETRIES|"
+        "MAX_WALLTIME|UNKNOWN|RESOURCE_EXHAUSTION) exit_code {limits_exceeded} {resources_measured}\n"
+        "\n"
+        "1680774973462610 372 MANAGER START\n"
+        "1680774974507432 372 TASK 50 WAITING f FIRST_RESOURCES {}\n"
+        "1680774974507600 372 WORKER worker-c42da73302d0ab96a09b51a6fe976bb0 172.17.0.2:60778  CONNECTION\n"
+        "1680774974508523 372 WORKER worker-c42da73302d0ab96a09b51a6fe976bb0 RESOURCES "
+        "{\"memory\":[15721,\"MB\"],\"disk\":[480,\"MB\"],\"cores\":[8,\"cores\"]}\n"
+        "1680774974509464 372 TRANSFER INPUT 50 1 0.009184 0.000053 exec_parsl_function.py\n"
+        "1680774974509617 372 TASK 50 RUNNING 172.17.0.2:60778  FIRST_RESOURCES "
+        "{\"memory\":[15721,\"MB\"],\"disk\":[480,\"MB\"],\"gpus\":[0,\"gpus\"],\"cores\":[8,\"cores\"]}\n"
+        "1680774974749084 372 TASK 50 WAITING_RETRIEVAL 172.17.0.2:60778 \n"
+        "1680774974749716 372 TASK 50 RETRIEVED SUCCESS  0  {} "
+        "{\"wq_output_time\":[0.000569,\"s\"],\"wq_input_time\":[0.000208,\"s\"],\"wq_output_size\":[0."
+        "0164642333984375,\"MB\"],\"wq_input_size\":[0.01606845855712891,\"MB\"]}\n"
+        "1680774974749753 372 TASK 50 DONE SUCCESS  0  {} "
+        "{\"wq_output_time\":[0.000569,\"s\"],\"wq_input_time\":[0.000208,\"s\"],\"wq_output_size\":[0."
+        "0164642333984375,\"MB\"],\"wq_input_size\":[0.01606845855712891,\"MB\"]}\n"
+        "1680774987767670 372 WORKER worker-c42da73302d0ab96a09b51a6fe976bb0 172.17.0.2:60778  "
+        "DISCONNECTION EXPLICIT\n"
+        "1680774987767936 372 MANAGER END\n";
+    const struct tl_parse_stats *st;
+    uint64_t counters[64];
+    struct collected c = run_text(log, &st, counters);
+    CHECK_EQ_INT(st->rejected, 0);
+    CHECK_EQ_INT(st->lines, 14);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_TASK), 1);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_TASK_OPEN), 0);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), 2);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_WORKER), 3);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_TRANSFER), 1);
+    const struct tl_record *r = find(&c, TL_REC_TASK, 50, 0);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_STR(r->source, "wq");
+        CHECK_STR(r->workflow, "372@2023-04-06T09:56:13Z");
+        CHECK_STR(r->category, "f");
+        CHECK_STR(r->worker, "worker-c42da73302d0ab96a09b51a6fe976bb0");
+        CHECK_STR(r->host, "172.17.0.2");
+        CHECK_STR(r->result, "SUCCESS");
+        CHECK(r->has_exit_code);
+        CHECK_EQ_INT(r->exit_code, 0);
+        CHECK(r->final);
+        CHECK_EQ_INT(r->attempt, 1);
+        CHECK_EQ_INT(r->time_ns, 1680774974749716LL * 1000);
+        CHECK_NEAR(r->v[TL_M_QUEUE_TIME_S], (1680774974509617 - 1680774974507432) / 1e6, 1e-12);
+        CHECK_NEAR(r->v[TL_M_EXEC_TIME_S], (1680774974749084 - 1680774974509617) / 1e6, 1e-12);
+        CHECK_NEAR(r->v[TL_M_RETRIEVAL_TIME_S], (1680774974749716 - 1680774974749084) / 1e6,
+                   1e-12);
+        /* no resource monitor: wall time is the lifecycle's execution time */
+        CHECK_NEAR(r->v[TL_M_WALL_TIME_S], r->v[TL_M_EXEC_TIME_S], 0);
+        CHECK(!tl_record_has(r, TL_M_CPU_TIME_S));
+        CHECK(!tl_record_has(r, TL_M_MAX_RSS_BYTES)); /* absent, not zero */
+        CHECK(!tl_record_has(r, TL_M_REQ_CORES));     /* requested {} */
+        CHECK_NEAR(r->v[TL_M_ALLOC_CORES], 8, 0);
+        CHECK_NEAR(r->v[TL_M_ALLOC_MEMORY_BYTES], 15721 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_ALLOC_DISK_BYTES], 480 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_ALLOC_GPUS], 0, 0);
+        CHECK_NEAR(r->v[TL_M_INPUT_BYTES], 0.01606845855712891 * MIB, 1e-15);
+        CHECK_NEAR(r->v[TL_M_OUTPUT_TIME_S], 0.000569, 0);
+    }
+    const struct tl_record *w = find(&c, TL_REC_WORKER, -1, 1);
+    if (w) {
+        CHECK_STR(w->state, "RESOURCES");
+        CHECK_STR(w->host, "172.17.0.2");
+        CHECK_NEAR(w->v[TL_M_ALLOC_MEMORY_BYTES], 15721 * MIB, 0);
+    }
+    const struct tl_record *d = find(&c, TL_REC_WORKER, -1, 2);
+    if (d) {
+        CHECK_STR(d->state, "DISCONNECTION");
+        CHECK_STR(d->result, "EXPLICIT");
+    }
+    const struct tl_record *t = find(&c, TL_REC_TRANSFER, 50, 0);
+    if (t) {
+        CHECK_STR(t->state, "INPUT");
+        CHECK_STR(t->category, "f");
+        CHECK_NEAR(t->v[TL_M_INPUT_BYTES], 0.009184 * MIB, 1e-15);
+        CHECK_NEAR(t->v[TL_M_INPUT_TIME_S], 0.000053, 0);
+    }
+    collected_free(&c);
+}
+
+/* ccl_taskvine-logs__taskvine_paper_colmena_transactions_peer_enabled:
+ * VINE-B, full resource-monitor JSON on RETRIEVED, DONE with no JSON. */
+static void test_vine_b_monitor(void)
+{
+    const char *log =
+        "1680551920942423 4080849 MANAGER 4080849 START 0\n"
+        "1680551940710732 4080849 WORKER worker-7db71f659da367cdfb75142e09ad90ad CONNECTION "
+        "10.32.89.1:40608\n"
+        "1680551941008169 4080849 TASK 13 WAITING evaluate_mpnn FIRST_RESOURCES 1 {}\n"
+        "1680551945232292 4080849 TASK 13 RUNNING worker-7db71f659da367cdfb75142e09ad90ad  "
+        "FIRST_RESOURCES {\"time_commit_start\":[1680551945.215729,\"s\"],\"time_commit_end\":["
+        "1680551945.232249,\"s\"],\"time_input_mgr\":[0.01652,\"s\"],\"size_input_mgr\":[6."
+        "56086254119873,\"MB\"],\"memory\":[4000,\"MB\"],\"disk\":[40227,\"MB\"],\"gpus\":[0,"
+        "\"gpus\"],\"cores\":[4,\"cores\"]}\n"
+        "1680552100176248 4080849 TASK 13 WAITING_RETRIEVAL worker-7db71f659da367cdfb75142e09ad90ad \n"
+        "1680552100353550 4080849 TASK 13 RETRIEVED SUCCESS  0  {} "
+        "{\"time_worker_start\":[1680551947.961445,\"s\"],\"time_worker_end\":[1680552100.175421,"
+        "\"s\"],\"time_output_mgr\":[0.177033,\"s\"],\"size_output_mgr\":[3.353212356567383,\"MB\"],"
+        "\"time_commit_start\":[1680551945.215729,\"s\"],\"time_commit_end\":[1680551945.232249,"
+        "\"s\"],\"time_input_mgr\":[0.01652,\"s\"],\"size_input_mgr\":[6.56086254119873,\"MB\"],"
+        "\"start\":[1680551947.970377,\"s\"],\"end\":[1680552100.171933,\"s\"],\"wall_time\":[152."
+        "201556,\"s\"],\"cpu_time\":[404.906039,\"s\"],\"memory\":[1125,\"MB\"],\"virtual_memory\":["
+        "3540,\"MB\"],\"swap_memory\":[0,\"MB\"],\"disk\":[6107,\"MB\"],\"bytes_read\":[6339,\"MB\"],"
+        "\"bytes_written\":[5028,\"MB\"],\"bytes_received\":[0,\"MB\"],\"bytes_sent\":[0,\"MB\"],"
+        "\"bandwidth\":[0,\"Mbps\"],\"gpus\":[0,\"gpus\"],\"cores\":[2.66,\"cores\"],\"cores_avg\":[2."
+        "66,\"cores\"],\"machine_cpus\":[24,\"cores\"],\"machine_load\":[7,\"procs\"],"
+        "\"context_switches\":[156243,\"switches\"],\"max_concurrent_processes\":[26,\"procs\"],"
+        "\"total_processes\":[46,\"procs\"],\"total_files\":[109857,\"files\"],\"fs_nodes\":[0,"
+        "\"nodes\"],\"workers\":[0,\"workers\"]}\n"
+        "1680552100353696 4080849 TASK 13 DONE SUCCESS  0 \n"
+        "1680554163944826 4080849 MANAGER 4080849 END 2243007101\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), 2);
+    const struct tl_record *r = find(&c, TL_REC_TASK, 13, 0);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_STR(r->workflow, "4080849@2023-04-03T19:58:40Z");
+        CHECK_STR(r->category, "evaluate_mpnn");
+        CHECK_STR(r->worker, "worker-7db71f659da367cdfb75142e09ad90ad");
+        CHECK_STR(r->host, "10.32.89.1");
+        CHECK(r->final);
+        CHECK_EQ_INT(r->attempt, 1);
+        CHECK_NEAR(r->v[TL_M_WALL_TIME_S], 152.201556, 0);
+        CHECK_NEAR(r->v[TL_M_CPU_TIME_S], 404.906039, 0);
+        CHECK_NEAR(r->v[TL_M_MAX_RSS_BYTES], 1125 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_VIRTUAL_MEMORY_BYTES], 3540 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_SWAP_BYTES], 0, 0);
+        CHECK(tl_record_has(r, TL_M_SWAP_BYTES)); /* a measured zero is present */
+        CHECK_NEAR(r->v[TL_M_DISK_BYTES], 6107 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_BYTES_READ], 6339 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_CORES], 2.66, 0);
+        CHECK_NEAR(r->v[TL_M_CONTEXT_SWITCHES], 156243, 0);
+        CHECK_NEAR(r->v[TL_M_TOTAL_FILES], 109857, 0);
+        CHECK_NEAR(r->v[TL_M_MACHINE_CPUS], 24, 0);
+        CHECK_NEAR(r->v[TL_M_INPUT_BYTES], 6.56086254119873 * MIB, 1e-15);
+        CHECK_NEAR(r->v[TL_M_OUTPUT_BYTES], 3.353212356567383 * MIB, 1e-15);
+        CHECK_NEAR(r->v[TL_M_ALLOC_MEMORY_BYTES], 4000 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_ALLOC_CORES], 4, 0);
+    }
+    collected_free(&c);
+}
+
+/* VINE-C (report-tool sample): READY with attempt, odd category names; and a
+ * category with spaces, which must be read from the right. */
+static void test_vine_c_ready_and_names(void)
+{
+    const char *log =
+        "1721323715447417 4098947 TASK 1 READY <function_add_at_0x7f4c83763e20> FIRST_RESOURCES 1 "
+        "{\"cores\":[1,\"cores\"]}\n"
+        "1721323715447500 4098947 TASK 2 READY my  odd cat FIRST_RESOURCES 1 {}\n"
+        "1721323715447600 4098947 TASK 3 WAITING cat with space MAX_RESOURCES {\"memory\":[100,\"MB\"]}\n"
+        "1742250321494673 318561 TASK 1 READY parsl-default FIRST_RESOURCES 1 "
+        "{\"memory\":[10000,\"MB\"],\"disk\":[20000,\"MB\"],\"gpus\":[1,\"gpus\"],\"cores\":[2,\"cores\"]}\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_TASK_OPEN), 4);
+    const struct tl_record *a = find(&c, TL_REC_TASK_OPEN, 1, 0);
+    const struct tl_record *b = find(&c, TL_REC_TASK_OPEN, 2, 0);
+    const struct tl_record *d = find(&c, TL_REC_TASK_OPEN, 3, 0);
+    const struct tl_record *e = find(&c, TL_REC_TASK_OPEN, 1, 1);
+    if (a && b && d && e) {
+        CHECK_STR(a->category, "<function_add_at_0x7f4c83763e20>");
+        CHECK_NEAR(a->v[TL_M_REQ_CORES], 1, 0);
+        CHECK_STR(a->state, "WAITING");
+        CHECK_STR(b->category, "my  odd cat");
+        CHECK_STR(d->category, "cat with space");
+        CHECK_NEAR(d->v[TL_M_REQ_MEMORY_BYTES], 100 * MIB, 0);
+        /* task 1 of pid 318561 is a different task from task 1 of pid 4098947 */
+        CHECK_STR(e->category, "parsl-default");
+        CHECK_NEAR(e->v[TL_M_REQ_GPUS], 1, 0);
+        CHECK(strcmp(a->workflow, e->workflow) != 0);
+    } else {
+        CHECK(!"open tasks missing");
+    }
+    collected_free(&c);
+}
+
+/* WQ-D (Debian cctools 9.9) resource exhaustion, then retry with MAX. */
+static void test_resource_exhaustion_retry(void)
+{
+    const char *log =
+        "1700000000000000 77 MANAGER START\n"
+        "1700000000100000 77 WORKER worker-aa 127.0.0.1:5000  CONNECTION\n"
+        "1700000001000000 77 TASK 7 WAITING hog FIRST_RESOURCES {\"memory\":[100,\"MB\"]}\n"
+        "1700000002000000 77 TASK 7 RUNNING 127.0.0.1:5000  FIRST_RESOURCES {\"memory\":[100,\"MB\"],"
+        "\"cores\":[1,\"cores\"]}\n"
+        "1700000010000000 77 TASK 7 WAITING_RETRIEVAL 127.0.0.1:5000 \n"
+        "1700000010500000 77 TASK 7 RETRIEVED RESOURCE_EXHAUSTION  137 {\"memory\":[100,\"MB\"]} "
+        "{\"memory\":[310,\"MB\"],\"wall_time\":[8.2,\"s\"],\"start\":[1700000002.1,\"s\"]}\n"
+        "1700000010600000 77 TASK 7 WAITING hog MAX_RESOURCES {\"memory\":[500,\"MB\"]}\n"
+        "1700000011000000 77 TASK 7 RUNNING 127.0.0.1:5000  MAX_RESOURCES {\"memory\":[500,\"MB\"]}\n"
+        "1700000020000000 77 TASK 7 WAITING_RETRIEVAL 127.0.0.1:5000 \n"
+        "1700000020100000 77 TASK 7 RETRIEVED SUCCESS  0  {} {\"memory\":[320,\"MB\"],"
+        "\"wall_time\":[9,\"s\"]}\n"
+        "1700000020200000 77 TASK 7 DONE SUCCESS  0  {} {\"memory\":[320,\"MB\"],\"wall_time\":[9,\"s\"]}\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_TASK), 2);
+    const struct tl_record *a1 = find(&c, TL_REC_TASK, 7, 0);
+    const struct tl_record *a2 = find(&c, TL_REC_TASK, 7, 1);
+    if (a1 && a2) {
+        CHECK(!a1->final);
+        CHECK_STR(a1->result, "RESOURCE_EXHAUSTION");
+        CHECK_EQ_INT(a1->exit_code, 137);
+        CHECK_EQ_INT(a1->attempt, 1);
+        CHECK_NEAR(a1->v[TL_M_LIMIT_MEMORY_BYTES], 100 * MIB, 0);
+        CHECK_NEAR(a1->v[TL_M_MAX_RSS_BYTES], 310 * MIB, 0);
+        CHECK_NEAR(a1->v[TL_M_WALL_TIME_S], 8.2, 0);
+        CHECK_NEAR(a1->v[TL_M_REQ_MEMORY_BYTES], 100 * MIB, 0);
+        CHECK_STR(a1->worker, "worker-aa");
+        CHECK(a2->final);
+        CHECK_STR(a2->result, "SUCCESS");
+        CHECK_EQ_INT(a2->attempt, 2);
+        CHECK(!tl_record_has(a2, TL_M_LIMIT_MEMORY_BYTES));
+        CHECK_NEAR(a2->v[TL_M_REQ_MEMORY_BYTES], 500 * MIB, 0);
+        CHECK_NEAR(a2->v[TL_M_QUEUE_TIME_S], 0.4, 1e-12);
+    } else {
+        CHECK(!"attempts missing");
+    }
+    collected_free(&c);
+}
+
+/* Worker lost: RUNNING goes back to WAITING (sample 4's pattern); a cancel;
+ * RUNNING -> DONE with no RETRIEVED (VINE-B library); RESOURCE_EXHAUSTION
+ * with one JSON (limits NULL); measured NULL "{} {}". */
+static void test_lifecycle_variants(void)
+{
+    const char *log =
+        "1674676034845358 3701669 MANAGER START\n"
+        "1674676100000000 3701669 TASK 1 WAITING default FIRST_RESOURCES {}\n"
+        "1674676101000000 3701669 TASK 1 RUNNING 10.32.79.67:36370  FIRST_RESOURCES {}\n"
+        "1674676105000000 3701669 TASK 1 WAITING default FIRST_RESOURCES {}\n"
+        "1674676106000000 3701669 TASK 1 RUNNING 10.32.79.68:36370  FIRST_RESOURCES {}\n"
+        "1674676107000000 3701669 TASK 1 WAITING_RETRIEVAL 10.32.79.68:36370 \n"
+        "1674676107100000 3701669 TASK 1 RETRIEVED SUCCESS  0  {} {}\n"
+        "1674676107200000 3701669 TASK 1 DONE SUCCESS  0  {} {}\n"
+        "1674676108000000 3701669 TASK 2 WAITING default FIRST_RESOURCES {}\n"
+        "1674676109000000 3701669 TASK 2 CANCELED\n"
+        "1680540643000000 1475717 TASK 2001 RUNNING worker-759f86b7eea98540c0c371dbb9e538fe  FIRST_RESOURCES {}\n"
+        "1680540643321548 1475717 TASK 2001 DONE UNKNOWN  -1 \n"
+        "1674676110000000 3701669 TASK 3 WAITING default FIRST_RESOURCES {}\n"
+        "1674676111000000 3701669 TASK 3 RETRIEVED RESOURCE_EXHAUSTION  1  {\"memory\":[5,\"MB\"]}\n"
+        "1674676112000000 3701669 TASK 3 DONE RESOURCE_EXHAUSTION  1  {\"memory\":[5,\"MB\"]}\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    const struct tl_record *lost = find(&c, TL_REC_TASK, 1, 0);
+    const struct tl_record *fin = find(&c, TL_REC_TASK, 1, 1);
+    if (lost && fin) {
+        CHECK_STR(lost->result, "REQUEUED");
+        CHECK(!lost->final);
+        CHECK(!lost->has_exit_code);
+        CHECK_STR(lost->host, "10.32.79.67");
+        CHECK(fin->final);
+        CHECK_EQ_INT(fin->attempt, 2);
+        CHECK_STR(fin->host, "10.32.79.68");
+        CHECK_NEAR(fin->v[TL_M_QUEUE_TIME_S], 1.0, 1e-12);
+    } else {
+        CHECK(!"task 1 records missing");
+    }
+    const struct tl_record *cancel = find(&c, TL_REC_TASK, 2, 0);
+    if (cancel) {
+        CHECK_STR(cancel->result, "CANCELED");
+        CHECK(cancel->final);
+        CHECK_STR(cancel->category, "default");
+    } else {
+        CHECK(!"cancel missing");
+    }
+    const struct tl_record *lib = find(&c, TL_REC_TASK, 2001, 0);
+    if (lib) {
+        CHECK_STR(lib->result, "UNKNOWN");
+        CHECK_EQ_INT(lib->exit_code, -1);
+        CHECK(lib->final);
+        CHECK(lib->category == NULL); /* never saw WAITING: unknown, not invented */
+    } else {
+        CHECK(!"library task missing");
+    }
+    const struct tl_record *ex = find(&c, TL_REC_TASK, 3, 0);
+    if (ex) {
+        CHECK_STR(ex->result, "RESOURCE_EXHAUSTION");
+        CHECK_NEAR(ex->v[TL_M_MAX_RSS_BYTES], 5 * MIB, 0); /* one JSON: the measurement */
+        CHECK(!tl_record_has(ex, TL_M_LIMIT_MEMORY_BYTES));
+    } else {
+        CHECK(!"task 3 missing");
+    }
+    collected_free(&c);
+}
+
+/* Old families: MASTER (WQ-C, µs start/end), WQ-A/B lines without exit code,
+ * where RETRIEVED's lone JSON is the limits. */
+static void test_old_families(void)
+{
+    const char *log =
+        "# date time master-pid MASTER START|END\n"
+        "# date time master-pid TASK taskid RETRIEVED|DONE task-result ...\n"
+        "\n"
+        "1500000000000000 900 MASTER START\n"
+        "1500000001000000 900 WORKER worker-x 10.0.0.1:9000  CONNECTION\n"
+        "1500000002000000 900 TASK 1 WAITING default FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n"
+        "1500000003000000 900 TASK 1 RUNNING 10.0.0.1:9000  FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n"
+        "1500000004000000 900 TASK 1 WAITING_RETRIEVAL 10.0.0.1:9000\n"
+        "1500000005000000 900 TASK 1 RETRIEVED RESOURCE_EXHAUSTION {\"memory\":[1000,\"MB\"]}\n"
+        "1500000005000100 900 TASK 1 DONE RESOURCE_EXHAUSTION {\"memory\":[1200,\"MB\"],"
+        "\"wall_time\":[1.5,\"s\"],\"start\":[1500000003100000,\"us\"],\"cpu_time\":[1000000,\"us\"]}\n"
+        "1500000006000000 900 TASK 2 WAITING default FIRST_RESOURCES {}\n"
+        "1500000006000001 900 TASK 2 DONE SUCCESS \n"
+        "1500000007000000 900 WORKER worker-x 10.0.0.1:9000  DISCONNECTION\n"
+        "1500000008000000 900 MASTER END\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    const struct tl_record *r = find(&c, TL_REC_TASK, 1, 0);
+    if (r) {
+        CHECK(r->final);
+        CHECK(!r->has_exit_code);
+        CHECK_NEAR(r->v[TL_M_LIMIT_MEMORY_BYTES], 1000 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_MAX_RSS_BYTES], 1200 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_WALL_TIME_S], 1.5, 0);
+        CHECK_NEAR(r->v[TL_M_CPU_TIME_S], 1.0, 0); /* "us" converted */
+    } else {
+        CHECK(!"task 1 missing");
+    }
+    const struct tl_record *r2 = find(&c, TL_REC_TASK, 2, 0);
+    if (r2) {
+        CHECK_STR(r2->result, "SUCCESS");
+        CHECK(!tl_record_has(r2, TL_M_MAX_RSS_BYTES));
+    }
+    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), 2);
+    collected_free(&c);
+}
+
+/* Records counted but not turned into tasks; (null) workers; TaskVine
+ * transfers in both unit eras; APPLICATION, LIBRARY, DUTY, CATEGORY. */
+static void test_other_records(void)
+{
+    const char *log =
+        "1680552100353397 4080849 CATEGORY evaluate_mpnn MAX {}\n"
+        "1680552100353415 4080849 CATEGORY evaluate_mpnn MIN {}\n"
+        "1680552100353421 4080849 CATEGORY evaluate_mpnn FIRST FIXED {}\n"
+        "1680552100353422 4080849 CATEGORY odd name FIRST MAX \n"
+        "1680540635833555 1475717 LIBRARY 2001 SENT worker-ec1ffbeeb3c226b9bc918ca9255c1597\n"
+        "1677534228351326 2699325 DUTY 1001 SENT worker-0d6862e611a8fc7506ed67e60d1583d9\n"
+        "1742250453104479 318561 WORKER (null) DISCONNECTION FAILURE\n"
+        "1742250351631473 318561 WORKER worker-21fe9427ac86925ab0e1905069dac297 TRANSFER INPUT "
+        "models 3426155384 9039785 1742250342591684\n"
+        "1676508192839360 263671 WORKER worker-41c3 CACHE_UPDATE url-0-de2232bcd1891c4abf3885ac896c012c "
+        "155.502572 19.325933\n"
+        "1674676512518892 3701669 WORKER (null) CACHE-UPDATE . 0.000000 44.333925\n"
+        "1680540643315873 1475717 WORKER worker-ec1ffbeeb3c226b9bc918ca9255c1597 CACHE_UPDATE "
+        "task-rnd-xnyjhnoktricetf 206 0 0\n"
+        "1742250321000000 318561 APPLICATION phase two begins\n";
+    const struct tl_parse_stats *st;
+    uint64_t counters[64];
+    struct collected c = run_text(log, &st, counters);
+    CHECK_EQ_INT(st->rejected, 0);
+    const struct tl_record *null_w = find(&c, TL_REC_WORKER, -1, 0);
+    if (null_w) {
+        CHECK(null_w->worker == NULL);
+        CHECK_STR(null_w->result, "FAILURE");
+    }
+    const struct tl_record *t1 = find(&c, TL_REC_TRANSFER, -1, 0);
+    const struct tl_record *t2 = find(&c, TL_REC_TRANSFER, -1, 1);
+    const struct tl_record *t3 = find(&c, TL_REC_TRANSFER, -1, 2);
+    const struct tl_record *t4 = find(&c, TL_REC_TRANSFER, -1, 3);
+    if (t1 && t2 && t3 && t4) {
+        CHECK_NEAR(t1->v[TL_M_INPUT_BYTES], 3426155384.0, 0); /* 7.5.1+: bytes, µs */
+        CHECK_NEAR(t1->v[TL_M_INPUT_TIME_S], 9.039785, 1e-15);
+        CHECK_NEAR(t2->v[TL_M_INPUT_BYTES], 155.502572 * MIB, 1e-15); /* 7.5.0: MiB, s */
+        CHECK_NEAR(t2->v[TL_M_INPUT_TIME_S], 19.325933, 0);
+        CHECK_NEAR(t3->v[TL_M_INPUT_TIME_S], 44.333925, 0);
+        CHECK_NEAR(t4->v[TL_M_INPUT_BYTES], 206, 0);
+        CHECK_STR(t4->state, "CACHE_UPDATE");
+    } else {
+        CHECK(!"transfers missing");
+    }
+    collected_free(&c);
+}
+
+/* Several runs appended to one file with the same task ids; a run that
+ * crashed (no END) leaves its tasks open; a partial last line is parsed. */
+static void test_appended_runs(void)
+{
+    const char *log =
+        "1713205372846168 2394123 MANAGER START\n"
+        "1713205372846200 2394123 TASK 1 WAITING a FIRST_RESOURCES {}\n"
+        "1713205372846300 2394123 TASK 1 RUNNING 1.2.3.4:5  FIRST_RESOURCES {}\n"
+        "\n"
+        "# time manager_pid MANAGER START|END\n"
+        "\n"
+        "1713205400000000 2396064 MANAGER START\n"
+        "1713205400000100 2396064 TASK 1 WAITING b FIRST_RESOURCES {}\n"
+        "1713205400000200 2396064 TASK 1 RUNNING 1.2.3.4:6  FIRST_RESOURCES {}\n"
+        "1713205400000300 2396064 TASK 1 WAITING_RETRIEVAL 1.2.3.4:6 \n"
+        "1713205400000400 2396064 TASK 1 RETRIEVED SUCCESS  0  {} {}\n"
+        "1713205400000500 2396064 TASK 1 DONE SUCCESS  0  {} {}"; /* no final newline */
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    CHECK_EQ_INT(st->lines, 12);
+    const struct tl_record *done = find(&c, TL_REC_TASK, 1, 0);
+    const struct tl_record *open = find(&c, TL_REC_TASK_OPEN, 1, 0);
+    if (done && open) {
+        CHECK_STR(done->category, "b");
+        CHECK_STR(done->workflow, "2396064@2024-04-15T18:23:20Z");
+        CHECK_STR(open->category, "a");
+        CHECK_STR(open->state, "RUNNING");
+        CHECK_STR(open->workflow, "2394123@2024-04-15T18:22:52Z");
+    } else {
+        CHECK(!"records missing");
+    }
+    collected_free(&c);
+}
+
+int main(void)
+{
+    wq = tl_parser_find("wq");
+    CHECK(wq != NULL);
+    if (!wq) return check_done("test_wq_records");
+    test_wq_e_lifecycle();
+    test_vine_b_monitor();
+    test_vine_c_ready_and_names();
+    test_resource_exhaustion_retry();
+    test_lifecycle_variants();
+    test_old_families();
+    test_other_records();
+    test_appended_runs();
+    return check_done("test_wq_records");
+}
