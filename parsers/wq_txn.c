@@ -184,6 +184,11 @@ struct wq_state {
     size_t nmeas_alloc, cap_meas;
     uint32_t meas_free;
 
+    /* Tasks that just finished: cctools 9.x writes CANCELED twice for one
+     * cancel, and a repeated terminal line must not become a second task. */
+    uint64_t recent_closed[64];
+    unsigned recent_next;
+
     struct tl_record rec;    /* scratch, reused for every emitted record */
     struct measured scratch; /* JSON of the line being parsed */
 };
@@ -657,8 +662,18 @@ static struct measured *measured_get(struct wq_state *st, struct task *t)
     return m;
 }
 
+static bool recently_closed(const struct wq_state *st, uint32_t run, int64_t id)
+{
+    uint64_t key = task_key(run, id);
+    for (size_t i = 0; i < sizeof st->recent_closed / sizeof *st->recent_closed; i++)
+        if (st->recent_closed[i] == key + 1) return true;
+    return false;
+}
+
 static void task_delete(struct wq_state *st, struct task *t)
 {
+    st->recent_closed[st->recent_next++ % (sizeof st->recent_closed / sizeof *st->recent_closed)] =
+        task_key(t->run, t->id) + 1;
     measured_release(st, t);
     uint32_t ix = (uint32_t)(t - st->tasks);
     tl_map64_del(&st->open, task_key(t->run, t->id));
@@ -1182,6 +1197,8 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
     case 'C':
         if (SPAN_IS(state, "CANCELED")) {
             st->counters[WQC_TASK_CANCELED]++;
+            if (!task_find(st, run_index(st, run), id) && recently_closed(st, run_index(st, run), id))
+                return; /* the repeated line of one cancel */
             struct task *t = task_for_state(st, run, id);
             if (!t) return reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
             struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);

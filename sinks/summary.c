@@ -503,7 +503,7 @@ static void human(char *out, size_t cap, double v, enum tl_unit unit)
             v /= 1024;
             i++;
         }
-        snprintf(out, cap, "%.3g%s", v, u[i]);
+        snprintf(out, cap, v < 1 && i > 0 ? "%.2g%s" : "%.3g%s", v, u[i]); /* 0.98GiB */
         return;
     }
     default: {
