@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# `tasklens summary` as a user meets it: exit codes, error messages, stdin,
+# compressed inputs, the JSON contract, CSV columns, table width.
+# usage: cli_summary.sh TASKLENS DATA_DIR
+set -u
+TL=$1
+DATA=$2
+LOG=$DATA/wq/demo-cctools-9.9.log
+tmp=$(mktemp -d /tmp/tl-cli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_exit() { # expected-code description command...
+    local want=$1 what=$2; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want"; cat "$tmp/err"; fi
+}
+
+expect_exit 2 "no arguments" "$TL"
+expect_exit 2 "summary without input" "$TL" summary
+expect_exit 2 "bad --format" "$TL" summary --format xml "$LOG"
+expect_exit 2 "bad --quantiles" "$TL" summary --quantiles 0.5,2 "$LOG"
+expect_exit 2 "bad --metrics" "$TL" summary --metrics nope "$LOG"
+expect_exit 2 "bad -O" "$TL" summary -O wq.max_line=lots "$LOG"
+expect_exit 0 "help" "$TL" summary --help
+
+expect_exit 1 "missing file" "$TL" summary "$tmp/nope.log"
+grep -q "$tmp/nope.log" "$tmp/err" && ok || bad "missing file not named in the error"
+
+# one good and one missing input: exit 1, but the good one is still summarized
+expect_exit 1 "good + missing" "$TL" summary --format json "$LOG" "$tmp/nope.log"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert sum(g["tasks"] for g in d["groups"]) == 207' \
+    "$tmp/out" && ok || bad "good input not summarized next to a missing one"
+
+# not a format we know
+head -c 3000 /dev/urandom | base64 >"$tmp/random.txt"
+expect_exit 1 "unrecognized format" "$TL" summary "$tmp/random.txt"
+grep -q "format not recognized" "$tmp/err" && ok || bad "no 'format not recognized' message"
+
+# rejected lines: reported as file:line, exit 0; --strict makes it 1
+{ head -n 40 "$LOG"; echo "1795302000999999 6045 TASK 5 DONE SUCCESS  0  {} {\"memory\":[oops"; tail -n +41 "$LOG"; } >"$tmp/bad.log"
+expect_exit 0 "rejected line without --strict" "$TL" summary "$tmp/bad.log"
+grep -q "^$tmp/bad.log:41: malformed JSON" "$tmp/err" && ok || { bad "rejected line not reported as file:line"; cat "$tmp/err"; }
+expect_exit 1 "rejected line with --strict" "$TL" summary --strict "$tmp/bad.log"
+expect_exit 0 "--quiet" "$TL" summary --quiet "$tmp/bad.log"
+[ ! -s "$tmp/err" ] && ok || bad "--quiet still printed"
+
+# the JSON contract
+"$TL" summary --format json "$LOG" >"$tmp/ref.json" || bad "json run failed"
+python3 - "$tmp/ref.json" <<'PY' && ok || bad "JSON contract"
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d["inputs"][0]
+assert set(["path", "format", "lines", "records", "rejected"]) <= set(i), i
+assert i["format"] == "wq" and i["rejected"] == 0 and i["lines"] > 1000
+g = {x["key"]["category"]: x for x in d["groups"]}
+assert g["short"]["tasks"] == 70 and g["short"]["attempts"] == 70 and g["short"]["results"] == {"SUCCESS": 70}
+m = g["compute"]["metrics"]["wall_time_s"]
+assert list(m["quantiles"]) == ["0", "0.01", "0.05", "0.32", "0.5", "0.68", "0.95", "0.99", "1"], list(m["quantiles"])
+for k in ("count", "sum", "min", "max", "mean"):
+    assert k in m
+assert m["quantiles"]["0"] == m["min"] and m["quantiles"]["1"] == m["max"]
+assert abs(g["compute"]["integrated_runtime_hrs"] - m["sum"] / 3600) < 1e-15
+for x in d["groups"]:
+    for name, mm in x["metrics"].items():
+        assert mm["approx"] is False
+PY
+
+# stdin, gzip and zstd give the same groups
+cat "$LOG" | "$TL" summary --format json - >"$tmp/stdin.json"
+gzip -c "$LOG" >"$tmp/log.gz"; "$TL" summary --format json "$tmp/log.gz" >"$tmp/gz.json"
+zstd -q -c "$LOG" >"$tmp/log.bin"; "$TL" summary --format json "$tmp/log.bin" >"$tmp/zst.json"
+for v in stdin gz zst; do
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["groups"]; b=json.load(open(sys.argv[2]))["groups"]; sys.exit(a != b)' \
+        "$tmp/ref.json" "$tmp/$v.json" && ok || bad "$v input differs from the plain file"
+done
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["inputs"][0]["codec"] != "zstd")' "$tmp/zst.json" \
+    && ok || bad "zstd not detected by magic"
+
+# CSV: one row per group, LSST-style quantile columns
+"$TL" summary --format csv "$LOG" >"$tmp/s.csv"
+head -1 "$tmp/s.csv" | grep -q "wall_time_s_p095" && ok || bad "csv lacks wall_time_s_p095"
+head -1 "$tmp/s.csv" | grep -q "^category,tasks,attempts,open,results,integrated_runtime_hrs," && ok || bad "csv header"
+[ "$(wc -l <"$tmp/s.csv")" = 7 ] && ok || bad "csv rows: $(wc -l <"$tmp/s.csv")"
+python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert {x["category"] for x in r} >= {"odd name","short","hog"}' "$tmp/s.csv" \
+    && ok || bad "csv category with a space"
+
+# grouping by two keys and custom quantiles
+"$TL" summary --format json --by category,result --quantiles 0.5,0.999 "$LOG" >"$tmp/by.json"
+python3 - "$tmp/by.json" <<'PY' && ok || bad "--by category,result / --quantiles"
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = {(g["key"]["category"], g["key"]["result"]) for g in d["groups"]}
+assert ("hog", "RESOURCE_EXHAUSTION") in keys and ("sleeper", "CANCELED") in keys, keys
+assert list(d["groups"][0]["metrics"]["wall_time_s"]["quantiles"]) == ["0.5", "0.999"]
+PY
+
+# the table fits a 100-column terminal
+"$TL" summary "$LOG" >"$tmp/t.txt"
+w=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$tmp/t.txt")
+[ "$w" -le 100 ] && ok || bad "table is $w columns wide"
+grep -q "category=hog" "$tmp/t.txt" && ok || bad "table lacks the hog group"
+
+echo "cli_summary: $pass passed, $fail failed"
+[ "$fail" = 0 ]
