@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Quantiles against an independent implementation.
 
+wall_time_s is defined as in README.md: the resource monitor's wall_time,
+else TaskVine's time_worker_end - time_worker_start, else the lifecycle
+RUNNING -> WAITING_RETRIEVAL.
+
 Parses Work Queue / TaskVine logs with its own few lines of Python (not
 tasklens's rules), computes per-category quantiles with numpy.quantile
 (linear interpolation, the numpy/pandas default), and requires tasklens
@@ -53,8 +57,11 @@ def parse(path):
                 objs = [x for x in w[5:] if x.startswith("{")]
                 m = resources(objs[-1]) if objs else t.get("measured", {})
                 vals = out.setdefault(t.get("cat"), {})
-                if "wall_time" in m:
+                ws, we = m.get("time_worker_start", 0), m.get("time_worker_end", 0)
+                if "wall_time" in m:  # resource monitor
                     wall = m["wall_time"]
+                elif ws > 0 and we >= ws:  # TaskVine worker-reported execution
+                    wall = we - ws
                 elif "running" in t and "wret" in t:
                     wall = (t["wret"] - t["running"]) / 1e6
                 else:
