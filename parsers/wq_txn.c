@@ -46,6 +46,8 @@
 
 /* ---------------------------------------------------------------- config */
 
+#define WQ_MAX_TIMESTAMP_US 9000000000000000LL
+
 struct wq_config {
     size_t max_line;
     long long max_open_tasks;
@@ -1242,9 +1244,11 @@ static void parse_line(struct wq_state *st, const char *p, const char *end)
     if (*p == '#') return parse_header(st, p, end);
     struct span tsw, pidw, kind;
     int64_t ts, pid;
-    if (!next_word(&p, end, &tsw) || !span_i64(tsw, &ts) || ts < 0 || !next_word(&p, end, &pidw) ||
+    if (!next_word(&p, end, &tsw) || !span_i64(tsw, &ts) || !next_word(&p, end, &pidw) ||
         !span_i64(pidw, &pid))
         return reject(st, TL_REJ_BAD_PREFIX, NULL);
+    /* µs since the epoch; beyond year ~2255 the ns conversion would overflow */
+    if (ts < 0 || ts > WQ_MAX_TIMESTAMP_US) return reject(st, TL_REJ_BAD_PREFIX, "timestamp out of range");
     if (!next_word(&p, end, &kind)) return reject(st, TL_REJ_BAD_FIELDS, "no record type");
     switch (kind.p[0]) {
     case 'T':
@@ -1370,7 +1374,7 @@ static enum tl_err wq_finish(void *state)
     if (n && !keys) return TL_ERR_NOMEM;
     for (size_t i = 0; i < st->open.cap; i++)
         if (st->open.keys[i] != TL_MAP64_EMPTY) keys[k++] = st->open.keys[i];
-    qsort(keys, k, sizeof *keys, cmp_u64);
+    if (k > 1) qsort(keys, k, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < k; i++) {
         struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
         int64_t last = t->t_retrieved ? t->t_retrieved

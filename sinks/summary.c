@@ -244,6 +244,11 @@ static int count_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static void sort_counts(struct count *c, size_t n)
+{
+    if (n > 1) qsort(c, n, sizeof *c, count_cmp);
+}
+
 /* Group order: by key text, so output is stable whatever the input order. */
 static int group_cmp(const void *a, const void *b, void *ctx)
 {
@@ -257,7 +262,7 @@ static int32_t *sorted_groups(const struct tl_summary *s)
     int32_t *ix = malloc((s->ngroups + 1) * sizeof *ix);
     if (!ix) return NULL;
     for (size_t i = 0; i < s->ngroups; i++) ix[i] = (int32_t)i;
-    qsort_r(ix, s->ngroups, sizeof *ix, group_cmp, s->keys);
+    if (s->ngroups > 1) qsort_r(ix, s->ngroups, sizeof *ix, group_cmp, s->keys);
     return ix;
 }
 
@@ -364,14 +369,14 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
         tl_buf_printf(b, "},\"tasks\":%llu,\"attempts\":%llu,\"open\":%llu,\"results\":{",
                       (unsigned long long)g->tasks, (unsigned long long)g->attempts,
                       (unsigned long long)g->open);
-        qsort(g->results, g->nresults, sizeof *g->results, count_cmp);
+        sort_counts(g->results, g->nresults);
         for (size_t i = 0; i < g->nresults; i++) {
             if (i) tl_buf_putc(b, ',');
             tl_buf_put_json_string(b, g->results[i].name);
             tl_buf_printf(b, ":%llu", (unsigned long long)g->results[i].n);
         }
         tl_buf_puts(b, "},\"exit_codes\":{");
-        qsort(g->exits, g->nexits, sizeof *g->exits, count_cmp);
+        sort_counts(g->exits, g->nexits);
         for (size_t i = 0; i < g->nexits; i++) {
             if (i) tl_buf_putc(b, ',');
             tl_buf_put_json_string(b, g->exits[i].name);
@@ -453,7 +458,7 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, const int32_t *ord
         }
         tl_buf_printf(b, "%llu,%llu,%llu,", (unsigned long long)g->tasks,
                       (unsigned long long)g->attempts, (unsigned long long)g->open);
-        qsort(g->results, g->nresults, sizeof *g->results, count_cmp);
+        sort_counts(g->results, g->nresults);
         struct tl_buf r = {0};
         for (size_t i = 0; i < g->nresults; i++)
             tl_buf_printf(&r, "%s%s=%llu", i ? " " : "", g->results[i].name,
@@ -537,7 +542,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
         human(cell, sizeof cell, g->runtime_s, TL_UNIT_SECONDS);
         tl_buf_printf(b, "  runtime %s (%.4g h)", cell, g->runtime_s / 3600.0);
-        qsort(g->results, g->nresults, sizeof *g->results, count_cmp);
+        sort_counts(g->results, g->nresults);
         tl_buf_puts(b, "\n  results");
         for (size_t i = 0; i < g->nresults; i++)
             tl_buf_printf(b, " %s=%llu", g->results[i].name, (unsigned long long)g->results[i].n);
