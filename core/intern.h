@@ -27,15 +27,24 @@ const char *tl_intern_str(const struct tl_intern *in, int32_t id);
 size_t tl_intern_len(const struct tl_intern *in, int32_t id);
 size_t tl_intern_count(const struct tl_intern *in);
 
-/* FNV-1a; good enough for names, and stable across runs (checkpoints). */
+/* Hash of a short string, 8 bytes per step; stable across runs and
+ * machines of one endianness' worth of meaning (only used in memory). */
 static inline uint64_t tl_hash_bytes(const void *p, size_t n)
 {
     const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+        s += 8;
+        n -= 8;
     }
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
     return h;
 }
 

@@ -19,6 +19,24 @@ size_t tl_fmt_double(char *buf, size_t cap, double v)
     return (size_t)snprintf(buf, cap, "%.17g", v);
 }
 
+/* Eight ASCII digits at once (SWAR); false if any byte is not a digit. */
+static inline bool parse8(const char *p, uint64_t *out)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    /* every byte in '0'..'9': high nibble 3, and adding 6 keeps it 3 */
+    if (((v & 0xF0F0F0F0F0F0F0F0ULL) | ((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL)) !=
+        0x3030303030303030ULL)
+        return false;
+    v -= 0x3030303030303030ULL; /* little-endian: first digit in the low byte */
+    v = (v * 10) + (v >> 8);
+    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+        32;
+    *out = v;
+    return true;
+}
+
 bool tl_parse_i64(const char *p, const char *end, int64_t *out)
 {
     bool neg = false;
@@ -28,6 +46,15 @@ bool tl_parse_i64(const char *p, const char *end, int64_t *out)
     }
     if (p >= end || end - p > 19) return false;
     uint64_t v = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Timestamps are 16 digits, pids and ids a few: take 8 at a time. */
+    while (end - p >= 8) {
+        uint64_t eight;
+        if (!parse8(p, &eight)) return false;
+        v = v * 100000000ULL + eight;
+        p += 8;
+    }
+#endif
     for (; p < end; p++) {
         unsigned d = (unsigned)(*p - '0');
         if (d > 9) return false;
@@ -38,50 +65,103 @@ bool tl_parse_i64(const char *p, const char *end, int64_t *out)
     return true;
 }
 
-bool tl_parse_double(const char *p, const char *end, double *out)
+static bool parse_special(const char *p, size_t n, double *out)
 {
-    size_t n = (size_t)(end - p);
-    if (n == 0 || n > 64) return false;
-    /* Fast path: plain integers, the most common value in rmsummary JSON. */
-    int64_t iv;
-    if (n <= 15 && tl_parse_i64(p, end, &iv)) {
-        *out = (double)iv;
-        return true;
-    }
-    char tmp[65];
-    memcpy(tmp, p, n);
-    tmp[n] = '\0';
-    if (!strcmp(tmp, "nan") || !strcmp(tmp, "-nan")) {
+    if ((n == 3 && !memcmp(p, "nan", 3)) || (n == 4 && !memcmp(p, "-nan", 4))) {
         *out = NAN;
         return true;
     }
-    if (!strcmp(tmp, "inf")) {
+    if (n == 3 && !memcmp(p, "inf", 3)) {
         *out = INFINITY;
         return true;
     }
-    if (!strcmp(tmp, "-inf")) {
+    if (n == 4 && !memcmp(p, "-inf", 4)) {
         *out = -INFINITY;
         return true;
     }
-    /* JSON grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)? -- strtod alone would
-     * also take hex, "infinity" and leading spaces. */
-    const char *s = tmp;
-    if (*s == '-') s++;
-    if (!(*s >= '0' && *s <= '9')) return false;
-    if (*s == '0' && s[1] >= '0' && s[1] <= '9') return false;
-    while (*s >= '0' && *s <= '9') s++;
-    if (*s == '.') {
+    return false;
+}
+
+/* JSON number grammar: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+ *
+ * Fast path (Clinger): when the significant digits fit in 2^53 and the
+ * decimal exponent is within +-22, both the digits and 10^|e| are exact
+ * doubles, so one IEEE multiply or divide gives the correctly rounded
+ * result -- the same double strtod returns. Everything else (long mantissas,
+ * large exponents) goes to strtod. rmsummary numbers such as
+ * 1680551947.961445 or 0.000569 all take the fast path. */
+const char *tl_scan_double(const char *p, const char *end, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    if (p >= end) return NULL;
+    const char *s = p;
+    bool neg = false;
+    if (*s == '-') {
+        neg = true;
         s++;
-        if (!(*s >= '0' && *s <= '9')) return false;
-        while (*s >= '0' && *s <= '9') s++;
     }
-    if (*s == 'e' || *s == 'E') {
+    if (s >= end || (unsigned)(*s - '0') > 9) {
+        /* nan, inf, -inf: cctools prints them with %g, the JSON is then invalid */
+        const char *e = s;
+        while (e < end && e - p < 4 && *e >= 'a' && *e <= 'z') e++;
+        return parse_special(p, (size_t)(e - p), out) ? e : NULL;
+    }
+    if (*s == '0' && s + 1 < end && (unsigned)(s[1] - '0') <= 9) return NULL; /* 007 */
+    uint64_t m = 0;
+    int sig = 0, exp10 = 0;
+    bool exact = true; /* all digits fit in m */
+    for (; s < end && (unsigned)(*s - '0') <= 9; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (sig < 19) {
+            m = m * 10 + d;
+            sig += m != 0;
+        } else {
+            exp10++;
+            exact = exact && d == 0;
+        }
+    }
+    if (s < end && *s == '.') {
         s++;
-        if (*s == '+' || *s == '-') s++;
-        if (!(*s >= '0' && *s <= '9')) return false;
-        while (*s >= '0' && *s <= '9') s++;
+        if (s >= end || (unsigned)(*s - '0') > 9) return NULL;
+        for (; s < end && (unsigned)(*s - '0') <= 9; s++) {
+            unsigned d = (unsigned)(*s - '0');
+            if (sig < 19) {
+                m = m * 10 + d;
+                sig += m != 0;
+                exp10--;
+            } else {
+                exact = exact && d == 0;
+            }
+        }
     }
-    if (*s) return false;
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        s++;
+        bool eneg = false;
+        if (s < end && (*s == '+' || *s == '-')) eneg = *s++ == '-';
+        if (s >= end || (unsigned)(*s - '0') > 9) return NULL;
+        int e = 0;
+        for (; s < end && (unsigned)(*s - '0') <= 9; s++)
+            if (e < 100000) e = e * 10 + (*s - '0');
+        exp10 += eneg ? -e : e;
+    }
+    if (exact && m <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+        double d = (double)m;
+        d = exp10 < 0 ? d / pow10[-exp10] : d * pow10[exp10];
+        *out = neg ? -d : d;
+        return s;
+    }
+    size_t n = (size_t)(s - p);
+    if (n > 400) return NULL; /* no real number is this long */
+    char tmp[401];
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
     *out = strtod(tmp, NULL);
-    return true;
+    return s;
+}
+
+bool tl_parse_double(const char *p, const char *end, double *out)
+{
+    return tl_scan_double(p, end, out) == end;
 }

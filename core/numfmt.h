@@ -18,7 +18,9 @@ size_t tl_fmt_double(char *buf, size_t cap, double v);
 bool tl_parse_i64(const char *p, const char *end, int64_t *out);
 
 /* Parses a JSON-style number occupying exactly [p, end); also accepts
- * "nan", "inf", "-inf". */
+ * "nan", "inf", "-inf". Same result as strtod, bit for bit. */
 bool tl_parse_double(const char *p, const char *end, double *out);
+/* Parses the number that starts at p; returns where it ends, or NULL. */
+const char *tl_scan_double(const char *p, const char *end, double *out);
 
 #endif

@@ -262,55 +262,66 @@ enum jkey {
     K_WORKER_START, K_WORKER_END,
 };
 
-static const struct {
-    const char *name;
-    enum jkey key;
-} json_keys[] = {
-    {"wall_time", K_WALL_TIME},
-    {"cpu_time", K_CPU_TIME},
-    {"memory", K_MEMORY},
-    {"virtual_memory", K_VIRTUAL_MEMORY},
-    {"swap_memory", K_SWAP_MEMORY},
-    {"disk", K_DISK},
-    {"bytes_read", K_BYTES_READ},
-    {"bytes_written", K_BYTES_WRITTEN},
-    {"bytes_received", K_BYTES_RECEIVED},
-    {"bytes_sent", K_BYTES_SENT},
-    {"bandwidth", K_BANDWIDTH},
-    {"gpus", K_GPUS},
-    {"cores", K_CORES},
-    {"cores_avg", K_CORES_AVG},
-    {"machine_cpus", K_MACHINE_CPUS},
-    {"context_switches", K_CONTEXT_SWITCHES},
-    {"max_concurrent_processes", K_MAX_CONCURRENT_PROCESSES},
-    {"total_processes", K_TOTAL_PROCESSES},
-    {"total_files", K_TOTAL_FILES},
-    {"wq_input_size", K_INPUT_SIZE},
-    {"wq_output_size", K_OUTPUT_SIZE},
-    {"wq_input_time", K_INPUT_TIME},
-    {"wq_output_time", K_OUTPUT_TIME},
-    {"vine_input_size", K_INPUT_SIZE},
-    {"vine_output_size", K_OUTPUT_SIZE},
-    {"vine_input_time", K_INPUT_TIME},
-    {"vine_output_time", K_OUTPUT_TIME},
-    {"size_input_mgr", K_INPUT_SIZE},
-    {"size_output_mgr", K_OUTPUT_SIZE},
-    {"time_input_mgr", K_INPUT_TIME},
-    {"time_output_mgr", K_OUTPUT_TIME},
-    {"time_worker_start", K_WORKER_START},
-    {"time_worker_end", K_WORKER_END},
-};
-
-/* Keys are few and short: a length check then memcmp is cheaper than
- * hashing, and the first-byte test rejects most candidates. */
+/* Keys are few and short: dispatch on the length, then memcmp against the
+ * two or three names of that length. */
 static enum jkey json_key_lookup(const char *k, size_t n)
 {
-    for (size_t i = 0; i < sizeof json_keys / sizeof *json_keys; i++) {
-        const char *name = json_keys[i].name;
-        if (name[0] == k[0] && strlen(name) == n && memcmp(name, k, n) == 0)
-            return json_keys[i].key;
+#define KEY(name, key)                                                                             \
+    if (!memcmp(k, name, n)) return key
+    switch (n) {
+    case 3: KEY("end", K_NONE); break;
+    case 4:
+        KEY("disk", K_DISK);
+        KEY("gpus", K_GPUS);
+        break;
+    case 5: KEY("cores", K_CORES); break;
+    case 6: KEY("memory", K_MEMORY); break;
+    case 8: KEY("cpu_time", K_CPU_TIME); break;
+    case 9:
+        KEY("wall_time", K_WALL_TIME);
+        KEY("bandwidth", K_BANDWIDTH);
+        KEY("cores_avg", K_CORES_AVG);
+        break;
+    case 10:
+        KEY("bytes_read", K_BYTES_READ);
+        KEY("bytes_sent", K_BYTES_SENT);
+        break;
+    case 11:
+        KEY("swap_memory", K_SWAP_MEMORY);
+        KEY("total_files", K_TOTAL_FILES);
+        break;
+    case 12: KEY("machine_cpus", K_MACHINE_CPUS); break;
+    case 13:
+        KEY("bytes_written", K_BYTES_WRITTEN);
+        KEY("wq_input_size", K_INPUT_SIZE);
+        KEY("wq_input_time", K_INPUT_TIME);
+        break;
+    case 14:
+        KEY("virtual_memory", K_VIRTUAL_MEMORY);
+        KEY("bytes_received", K_BYTES_RECEIVED);
+        KEY("wq_output_size", K_OUTPUT_SIZE);
+        KEY("wq_output_time", K_OUTPUT_TIME);
+        KEY("size_input_mgr", K_INPUT_SIZE);
+        KEY("time_input_mgr", K_INPUT_TIME);
+        break;
+    case 15:
+        KEY("total_processes", K_TOTAL_PROCESSES);
+        KEY("vine_input_size", K_INPUT_SIZE);
+        KEY("vine_input_time", K_INPUT_TIME);
+        KEY("size_output_mgr", K_OUTPUT_SIZE);
+        KEY("time_output_mgr", K_OUTPUT_TIME);
+        KEY("time_worker_end", K_WORKER_END);
+        break;
+    case 16:
+        KEY("context_switches", K_CONTEXT_SWITCHES);
+        KEY("vine_output_size", K_OUTPUT_SIZE);
+        KEY("vine_output_time", K_OUTPUT_TIME);
+        break;
+    case 17: KEY("time_worker_start", K_WORKER_START); break;
+    case 24: KEY("max_concurrent_processes", K_MAX_CONCURRENT_PROCESSES); break;
     }
     return K_NONE;
+#undef KEY
 }
 
 /* Unit string -> factor to canonical (bytes, seconds). Sizes without a unit
@@ -394,18 +405,38 @@ static void store_box(struct box *b, enum jkey key, double v)
     b->present |= (uint8_t)(1u << i);
 }
 
+/* Position of the first '"' or '\\' in [p, end), or end. Keys and units are
+ * short, so eight bytes per step (SWAR) beat both a byte loop and memchr's
+ * call overhead; the lowest flagged byte of the zero-byte test is exact. */
+static inline const char *find_quote_or_backslash(const char *p, const char *end)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+        if (hit) return p + (__builtin_ctzll(hit) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < end && *p != '"' && *p != '\\') p++;
+    return p;
+}
+
 /* Scans a JSON string starting at the opening quote; returns the position
  * after the closing quote, or NULL. Escapes are skipped, not decoded (keys
  * and units in rmsummary JSON never need decoding). */
 static const char *json_string(const char *p, const char *end, struct span *s)
 {
-    p++; /* opening quote */
-    const char *b = p;
-    while (p < end && *p != '"') {
-        if (*p == '\\') p++;
-        p++;
+    const char *b = ++p; /* past the opening quote */
+    for (;;) {
+        p = find_quote_or_backslash(p, end);
+        if (p >= end) return NULL;
+        if (*p == '"') break;
+        p += 2; /* backslash and the escaped byte */
     }
-    if (p >= end) return NULL;
     s->p = b;
     s->n = (size_t)(p - b);
     return p + 1;
@@ -413,12 +444,17 @@ static const char *json_string(const char *p, const char *end, struct span *s)
 
 static const char *json_number(const char *p, const char *end, double *v)
 {
+    return tl_scan_double(p, end, v);
+}
+
+/* Steps over a number without converting it (values of keys we ignore). */
+static const char *json_skip_number(const char *p, const char *end)
+{
     const char *b = p;
-    if (p >= end || ((unsigned char)(*p - '0') > 9 && *p != '-' && *p != 'n' && *p != 'i'))
-        return NULL;
-    while (p < end && *p != ',' && *p != ']' && *p != '}' && *p != ' ') p++;
-    if (!tl_parse_double(b, p, v)) return NULL;
-    return p;
+    while (p < end && ((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.' ||
+                       *p == 'e' || *p == 'E' || (*p >= 'a' && *p <= 'z')))
+        p++;
+    return p > b ? p : NULL;
 }
 
 /* Skips any JSON value (for keys we do not use), with a depth bound. */
@@ -454,8 +490,7 @@ static const char *json_skip(const char *p, const char *end, int depth)
     }
     if (end - p >= 4 && (!memcmp(p, "true", 4) || !memcmp(p, "null", 4))) return p + 4;
     if (end - p >= 5 && !memcmp(p, "false", 5)) return p + 5;
-    double v;
-    return json_number(p, end, &v);
+    return json_skip_number(p, end);
 }
 
 /* Parses one rmsummary JSON object {"key":[value,"unit"],...} at p, storing
@@ -477,6 +512,11 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
         p = skip_spaces(p + 1, end);
         if (p >= end) return NULL;
         enum jkey k = key.n ? json_key_lookup(key.p, key.n) : K_NONE;
+        if (k == K_NONE || target == J_IGNORE) {
+            p = json_skip(p, end, 1);
+            if (!p) return NULL;
+            goto next;
+        }
         double v = 0;
         bool have = false;
         struct span unit = {"", 0};
@@ -509,13 +549,14 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
             p = json_skip(p, end, 1);
             if (!p) return NULL;
         }
-        if (have && k != K_NONE && v == v && v - v == 0) { /* finite */
+        if (have && v == v && v - v == 0) { /* finite */
             v *= unit_factor(k, unit.p, unit.n);
             if (target == J_MEASURED)
                 store_measured(m, k, v);
-            else if (target == J_BOX)
+            else
                 store_box(b, k, v);
         }
+    next:
         p = skip_spaces(p, end);
         if (p >= end) return NULL;
         if (*p == '}') return p + 1;

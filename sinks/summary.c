@@ -541,7 +541,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
                       (unsigned long long)g->attempts);
         if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
         human(cell, sizeof cell, g->runtime_s, TL_UNIT_SECONDS);
-        tl_buf_printf(b, "  runtime %s (%.4g h)", cell, g->runtime_s / 3600.0);
+        tl_buf_printf(b, "  integrated runtime %s", cell);
         sort_counts(g->results, g->nresults);
         tl_buf_puts(b, "\n  results");
         for (size_t i = 0; i < g->nresults; i++)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything tasklens needs to build and test, from Debian packages.
+# Safe to run again; uses sudo when not root.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+PKGS=(
+  # build
+  cmake ninja-build gcc clang pkg-config
+  libpcre2-dev libjansson-dev librdkafka-dev libcurl4-openssl-dev libzstd-dev libyaml-dev
+  zlib1g-dev
+  # tests: a real Work Queue manager and workers, numpy as the independent
+  # quantile implementation, the gzip/zstd command-line tools
+  coop-computing-tools coop-computing-tools-dev python3 python3-numpy gzip zstd
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

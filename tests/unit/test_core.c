@@ -1,0 +1,219 @@
+/* core/: the fast paths must equal their slow references bit for bit.
+ *   tl_parse_double == strtod          (Clinger fast path + fallback)
+ *   tl_parse_i64    == strtoll         (8 digits at a time)
+ *   tl_sort_doubles == qsort           (radix sort)
+ *   tl_fmt_double   round-trips and is shortest
+ *   tl_quantile_sorted == numpy.quantile on hand-computed cases
+ *   tl_map64 after random inserts/deletes == a plain array */
+#include "check.h"
+
+#include <stdint.h>
+
+#include "intern.h"
+#include "map64.h"
+#include "numfmt.h"
+#include "quantile.h"
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_parse_double(void)
+{
+    static const char *const fixed[] = {
+        "0", "-0", "1", "0.000569", "7.499999999999999e-05", "4.482269287109375e-05",
+        "1680551947.961445", "0.01606845855712891", "1.59924e+09", "5e-05", "123.137485",
+        "9007199254740993", "1e23", "1e-400", "1.7976931348623157e308", "2.2250738585072014e-308",
+        "12345678901234567890", "0.1", "3.14159265358979323846264338327950288", "1E5", "-2.5e-3",
+        "4.9406564584124654e-324", "100000000000000000000000", "0.30000000000000004"};
+    int mismatches = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        double a, b = strtod(fixed[i], NULL);
+        CHECK(tl_parse_double(fixed[i], fixed[i] + strlen(fixed[i]), &a));
+        if (memcmp(&a, &b, sizeof a)) {
+            mismatches++;
+            fprintf(stderr, "parse %s: %.17g != strtod %.17g\n", fixed[i], a, b);
+        }
+    }
+    char buf[64];
+    for (int i = 0; i < 200000; i++) {
+        uint64_t r = next();
+        int kind = (int)(r % 4);
+        if (kind == 0) snprintf(buf, sizeof buf, "%.*f", (int)(next() % 10), (double)(next() % 100000000000ULL) / 1000.0);
+        else if (kind == 1) snprintf(buf, sizeof buf, "%.17g", (double)(next() >> 11) * 0x1p-53 * 1e10);
+        else if (kind == 2) snprintf(buf, sizeof buf, "%.16g", ldexp((double)(next() >> 11), (int)(next() % 200) - 100));
+        else snprintf(buf, sizeof buf, "%lld.%06lld", (long long)(1.6e9 + next() % 100000000), (long long)(next() % 1000000));
+        double a, b = strtod(buf, NULL);
+        if (!tl_parse_double(buf, buf + strlen(buf), &a) || memcmp(&a, &b, sizeof a)) {
+            if (mismatches++ < 5) fprintf(stderr, "parse %s: %.17g != strtod %.17g\n", buf, a, b);
+        }
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    static const char *const bad[] = {"", "-", ".5", "5.", "1e", "01", "0x10", "1.2.3", "--1", "1e+", " 1", "infinity"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        double a;
+        CHECK(!tl_parse_double(bad[i], bad[i] + strlen(bad[i]), &a));
+    }
+    double a;
+    CHECK(tl_parse_double("nan", "nan" + 3, &a) && a != a);
+    CHECK(tl_parse_double("-inf", "-inf" + 4, &a) && isinf(a) && a < 0);
+}
+
+static void test_parse_i64(void)
+{
+    char buf[32];
+    int mismatches = 0;
+    for (int i = 0; i < 100000; i++) {
+        long long v = (long long)(next() >> (next() % 64));
+        if (next() & 1) v = -v;
+        snprintf(buf, sizeof buf, "%lld", v);
+        int64_t got;
+        if (!tl_parse_i64(buf, buf + strlen(buf), &got) || got != v) mismatches++;
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    int64_t v;
+    CHECK(tl_parse_i64("1680774973462610", "1680774973462610" + 16, &v) && v == 1680774973462610LL);
+    CHECK(!tl_parse_i64("16807749734626x0", "16807749734626x0" + 16, &v));
+    CHECK(!tl_parse_i64("1680774:73462610", "1680774:73462610" + 16, &v));
+    CHECK(!tl_parse_i64("9223372036854775808", "9223372036854775808" + 19, &v));
+    CHECK(!tl_parse_i64("", "", &v));
+    CHECK(!tl_parse_i64("-", "-" + 1, &v));
+}
+
+static void test_sort(void)
+{
+    static const size_t sizes[] = {0, 1, 2, 100, 255, 256, 1000, 100000};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t n = sizes[s];
+        double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = next();
+            a[i] = r % 3 == 0 ? -(double)(r % 1000) / 7 : ldexp((double)(r >> 20), (int)(r % 60) - 40);
+            if (r % 17 == 0) a[i] = 0;
+        }
+        memcpy(b, a, n * sizeof *a);
+        tl_sort_doubles(a, n);
+        qsort(b, n, sizeof *b, cmp);
+        size_t diff = 0; /* by value: -0 and +0 may trade places */
+        for (size_t i = 0; i < n; i++) diff += a[i] != b[i];
+        CHECK_EQ_INT(diff, 0);
+        free(a);
+        free(b);
+    }
+}
+
+static void test_fmt(void)
+{
+    char buf[40];
+    struct {
+        double v;
+        const char *s;
+    } cases[] = {{0, "0"}, {1, "1"}, {0.01, "0.01"}, {0.32, "0.32"}, {0.1 + 0.2, "0.30000000000000004"},
+                 {1e-05, "1e-05"}, {6.013421097, "6.013421097"}, {1680774973462610.0, "1680774973462610"},
+                 {-2.5, "-2.5"}, {1e300, "1e+300"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tl_fmt_double(buf, sizeof buf, cases[i].v);
+        CHECK_STR(buf, cases[i].s);
+    }
+    int bad = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t u = next();
+        double v;
+        memcpy(&v, &u, sizeof v);
+        if (!isfinite(v)) continue;
+        tl_fmt_double(buf, sizeof buf, v);
+        if (strtod(buf, NULL) != v) bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+/* Values from numpy 1.24: np.quantile(x, q) (method="linear"). */
+static void test_quantile(void)
+{
+    double x[] = {1, 2, 3, 4, 10};
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 0), 1, 0);
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 1), 10, 0);
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 0.5), 3, 0);
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 0.95), 8.799999999999999, 0);
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 0.32), 2.2800000000000002, 0);
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 0.68), 3.7200000000000002, 0);
+    CHECK_NEAR(tl_quantile_sorted(x, 5, 0.01), 1.04, 0);
+    double one[] = {42};
+    CHECK_NEAR(tl_quantile_sorted(one, 1, 0.99), 42, 0);
+    CHECK(isnan(tl_quantile_sorted(one, 0, 0.5)));
+    double q[16];
+    CHECK_EQ_INT(tl_parse_quantile_list("0,0.01,0.5,1", q, 16), 4);
+    CHECK_EQ_INT(tl_parse_quantile_list("0.5,1.5", q, 16), -1);
+    CHECK_EQ_INT(tl_parse_quantile_list("0.5,", q, 16), 1);
+    CHECK_EQ_INT(tl_parse_quantile_list("x", q, 16), -1);
+}
+
+static void test_map64(void)
+{
+    enum { N = 5000 };
+    static uint64_t ref[N]; /* 0 = absent, else value */
+    struct tl_map64 m = {0};
+    for (int i = 0; i < 200000; i++) {
+        uint64_t k = next() % N;
+        if (next() % 3) {
+            uint64_t v = next() | 1;
+            CHECK(tl_map64_put(&m, k * 0x10001, v));
+            ref[k] = v;
+        } else {
+            bool had = ref[k] != 0;
+            CHECK(tl_map64_del(&m, k * 0x10001) == had);
+            ref[k] = 0;
+        }
+    }
+    size_t n = 0, wrong = 0;
+    for (uint64_t k = 0; k < N; k++) {
+        uint64_t *v = tl_map64_get(&m, k * 0x10001);
+        if (ref[k]) n++;
+        if ((v == NULL) != (ref[k] == 0) || (v && *v != ref[k])) wrong++;
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(m.n, n);
+    tl_map64_free(&m);
+}
+
+static void test_intern(void)
+{
+    struct tl_intern *in = tl_intern_new(1000);
+    int32_t a = tl_intern(in, "alpha", 5), b = tl_intern(in, "beta", 4);
+    CHECK(a >= 0 && b >= 0 && a != b);
+    CHECK_EQ_INT(tl_intern(in, "alpha", 5), a);
+    CHECK_STR(tl_intern_str(in, a), "alpha");
+    CHECK_EQ_INT(tl_intern_find(in, "gamma", 5), -1);
+    char name[32];
+    int32_t last = 0;
+    for (int i = 0; i < 200 && last >= 0; i++) {
+        snprintf(name, sizeof name, "name-%d", i);
+        last = tl_intern(in, name, strlen(name));
+    }
+    CHECK(last == -1); /* the byte limit holds */
+    CHECK_STR(tl_intern_str(in, a), "alpha");
+    tl_intern_free(in);
+}
+
+int main(void)
+{
+    test_parse_double();
+    test_parse_i64();
+    test_sort();
+    test_fmt();
+    test_quantile();
+    test_map64();
+    test_intern();
+    return check_done("test_core");
+}
