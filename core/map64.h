@@ -12,9 +12,15 @@
 
 #define TL_MAP64_EMPTY UINT64_MAX
 
+struct tl_map64_slot {
+    uint64_t key;
+    uint64_t val;
+};
+
+/* Key and value share a slot: a lookup in a table too big for the cache
+ * costs one miss, not two. */
 struct tl_map64 {
-    uint64_t *keys;
-    uint64_t *vals;
+    struct tl_map64_slot *slots;
     size_t cap; /* power of two, or 0 */
     size_t n;
 };

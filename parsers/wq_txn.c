@@ -176,6 +176,10 @@ struct wq_state {
     struct run *runs;
     size_t nruns, cap_runs;
     struct tl_map64 pid_to_run; /* pid -> latest run index */
+    int64_t last_pid;           /* one-entry cache in front of pid_to_run */
+    size_t last_run;            /* index + 1; 0 = empty */
+    struct tl_map64 host_of;    /* interned "host:port" -> interned host */
+    int32_t last_result;        /* one-entry cache for result names */
 
     struct task *tasks;
     size_t ntasks_alloc, cap_tasks;
@@ -617,6 +621,8 @@ static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
     r->workflow = wf;
     if (!tl_map64_put(&st->pid_to_run, (uint64_t)pid, st->nruns)) return NULL;
     st->nruns++;
+    st->last_pid = pid;
+    st->last_run = st->nruns;
     return r;
 }
 
@@ -624,9 +630,32 @@ static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
  * the log did not show this manager start (input joined mid-run). */
 static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
 {
+    if (st->last_run && st->last_pid == pid) return &st->runs[st->last_run - 1];
     uint64_t *idx = tl_map64_get(&st->pid_to_run, (uint64_t)pid);
-    if (idx) return &st->runs[*idx];
-    return run_new(st, pid, ts);
+    if (!idx) return run_new(st, pid, ts);
+    st->last_pid = pid;
+    st->last_run = *idx + 1;
+    return &st->runs[*idx];
+}
+
+/* Host part of an interned "host:port" (memoized: RUNNING lines repeat it). */
+static int32_t host_of_addr(struct wq_state *st, int32_t addr)
+{
+    uint64_t *h = tl_map64_get(&st->host_of, (uint64_t)addr);
+    if (h) return (int32_t)*h;
+    const char *s = tl_intern_str(st->names, addr);
+    const char *colon = strrchr(s, ':');
+    int32_t host = tl_intern(st->names, s, colon ? (size_t)(colon - s) : strlen(s));
+    if (host >= 0) tl_map64_put(&st->host_of, (uint64_t)addr, (uint64_t)host);
+    return host;
+}
+
+static int32_t intern_result(struct wq_state *st, struct span r)
+{
+    if (st->last_result >= 0 && tl_intern_len(st->names, st->last_result) == r.n &&
+        !memcmp(tl_intern_str(st->names, st->last_result), r.p, r.n))
+        return st->last_result;
+    return st->last_result = tl_intern(st->names, r.p, r.n);
 }
 
 static uint32_t run_index(const struct wq_state *st, const struct run *r)
@@ -811,10 +840,7 @@ static void task_set_worker(struct wq_state *st, struct run *run, struct task *t
         t->worker = wk ? (int32_t)*wk : id;
     }
     if (addr >= 0) {
-        const char *s = tl_intern_str(st->names, addr);
-        const char *colon = strrchr(s, ':');
-        size_t n = colon ? (size_t)(colon - s) : tl_intern_len(st->names, addr);
-        int32_t h = tl_intern(st->names, s, n);
+        int32_t h = host_of_addr(st, addr);
         if (h >= 0) t->host = h;
     }
 }
@@ -936,20 +962,14 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
     if (addr.p) {
         int32_t aid = intern_span(st, addr);
         if (aid < 0) return reject(st, TL_REJ_LIMIT, "too many names");
-        const char *colon = memrchr(addr.p, ':', addr.n);
-        int32_t h = tl_intern(st->names, addr.p, colon ? (size_t)(colon - addr.p) : addr.n);
-        r->host = name_of(st, h);
+        r->host = name_of(st, host_of_addr(st, aid));
         if (wid >= 0) {
             tl_map64_put(&run->addr_to_worker, (uint64_t)aid, (uint64_t)wid);
             tl_map64_put(&run->worker_to_addr, (uint64_t)wid, (uint64_t)aid);
         }
     } else if (wid >= 0) {
         uint64_t *a = tl_map64_get(&run->worker_to_addr, (uint64_t)wid);
-        if (a) {
-            const char *s = tl_intern_str(st->names, (int32_t)*a);
-            const char *colon = strrchr(s, ':');
-            r->host = name_of(st, tl_intern(st->names, s, colon ? (size_t)(colon - s) : strlen(s)));
-        }
+        if (a) r->host = name_of(st, host_of_addr(st, (int32_t)*a));
     }
     if (!r->worker && addr.p && !null_id) r->worker = name_of(st, intern_span(st, addr));
     emit(st, r);
@@ -1152,7 +1172,7 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
         /* WQ 6.x: limits were on RETRIEVED, the measurement on DONE. */
         if (done && !dst->limits.present) dst->limits = prev_limits;
     }
-    int32_t res = intern_span(st, result);
+    int32_t res = intern_result(st, result);
     if (!done) {
         t->result = res;
         t->exit_code = (int32_t)exit_code;
@@ -1414,7 +1434,7 @@ static enum tl_err wq_finish(void *state)
     uint64_t *keys = n ? malloc(n * sizeof *keys) : NULL;
     if (n && !keys) return TL_ERR_NOMEM;
     for (size_t i = 0; i < st->open.cap; i++)
-        if (st->open.keys[i] != TL_MAP64_EMPTY) keys[k++] = st->open.keys[i];
+        if (st->open.slots[i].key != TL_MAP64_EMPTY) keys[k++] = st->open.slots[i].key;
     if (k > 1) qsort(keys, k, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < k; i++) {
         struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
@@ -1435,6 +1455,7 @@ static enum tl_err wq_open(void **state, const void *config, const struct tl_emi
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct wq_config *)config;
     st->emit = *emit_cb;
+    st->last_result = -1;
     st->names = tl_intern_new(st->cfg.max_names);
     if (!st->names) {
         free(st);
@@ -1454,6 +1475,7 @@ static void wq_close(void *state)
     }
     free(st->runs);
     tl_map64_free(&st->pid_to_run);
+    tl_map64_free(&st->host_of);
     tl_map64_free(&st->open);
     free(st->tasks);
     free(st->meas);
