@@ -1,0 +1,597 @@
+/* Mergeable quantile sketch: see sketch.h for the design and the bound.
+ *
+ * Bucket index at collapse level c is floor(M0 * L(v)) >> c, so a level-c
+ * index is always the level-0 index shifted: collapsing (k -> k >> 1) and
+ * merging sketches of different levels are exact index arithmetic, with no
+ * floating-point recomputation that could move a value across a boundary. */
+#include "sketch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "quantile.h"
+
+/* L(v) = e + P(m) for v = 2^e (1 + m): P(0) = 0, P(1) = 1, increasing. */
+#define CUBIC_A (6.0 / 35.0)
+#define CUBIC_B (-3.0 / 5.0)
+#define CUBIC_C (10.0 / 7.0)
+/* max over m of d log2(1+m) / dP(m) = 7 / (10 ln 2), at m = 0 */
+#define SLOPE_MAX 1.0098865286222745
+/* Keeps each bucket's hi/lo a hair under gamma, absorbing rounding in
+ * the index computation. */
+#define SLACK (1.0 + 1e-9)
+
+#define SKETCH_MAGIC "TLSK"
+#define SKETCH_VERSION 1
+#define PACK_MAGIC "TLSP"
+#define MAX_BUCKETS_LIMIT (1u << 22)
+
+static double multiplier0(double alpha)
+{
+    double gamma = (1 + alpha) / (1 - alpha);
+    return SLOPE_MAX * SLACK / log2(gamma);
+}
+
+static inline double cubic_l(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    uint64_t mbits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+    double m;
+    memcpy(&m, &mbits, sizeof m);
+    m -= 1.0;
+    return (double)e + ((CUBIC_A * m + CUBIC_B) * m + CUBIC_C) * m;
+}
+
+/* Inverse of L: the v with L(v) = y. Newton on the cubic (monotone, smooth,
+ * starts close): a few steps reach double precision. */
+static double cubic_l_inv(double y)
+{
+    double e = floor(y), t = y - e;
+    double m = t;
+    for (int i = 0; i < 8; i++) {
+        double p = ((CUBIC_A * m + CUBIC_B) * m + CUBIC_C) * m - t;
+        double dp = (3 * CUBIC_A * m + 2 * CUBIC_B) * m + CUBIC_C;
+        double step = p / dp;
+        m -= step;
+        if (fabs(step) < 1e-17) break;
+    }
+    if (m < 0) m = 0;
+    if (m > 1) m = 1;
+    return ldexp(1.0 + m, (int)e);
+}
+
+enum tl_err tl_sketch_init(struct tl_sketch *s, const struct tl_sketch_opts *o)
+{
+    memset(s, 0, sizeof *s);
+    if (!(o->alpha > 0 && o->alpha < 1) || !(o->floor >= 2.2250738585072014e-308) ||
+        !isfinite(o->floor) || o->max_buckets < 16 || o->max_buckets > MAX_BUCKETS_LIMIT)
+        return TL_ERR_USAGE;
+    s->alpha0 = o->alpha;
+    s->floor = o->floor;
+    s->max_buckets = o->max_buckets;
+    s->exact_limit = o->exact_limit;
+    s->multiplier = multiplier0(o->alpha);
+    s->min = INFINITY;
+    s->max = -INFINITY;
+    s->exact_dropped = o->exact_limit == 0;
+    return TL_OK;
+}
+
+void tl_sketch_free(struct tl_sketch *s)
+{
+    free(s->counts);
+    free(s->exact);
+    s->counts = NULL;
+    s->exact = NULL;
+    s->nbuckets = s->nexact = s->cap_exact = 0;
+}
+
+void tl_sketch_reset(struct tl_sketch *s)
+{
+    struct tl_sketch_opts o = {s->alpha0, s->floor, s->max_buckets, s->exact_limit};
+    tl_sketch_free(s);
+    tl_sketch_init(s, &o);
+}
+
+int64_t tl_sketch_index(const struct tl_sketch *s, double v)
+{
+    int64_t k0 = (int64_t)floor(multiplier0(s->alpha0) * cubic_l(v));
+    return k0 >> s->collapses;
+}
+
+void tl_sketch_bucket_bounds(const struct tl_sketch *s, int64_t k, double *lo, double *hi)
+{
+    double m0 = multiplier0(s->alpha0);
+    double width = ldexp(1.0, (int)s->collapses);
+    *lo = cubic_l_inv((double)k * width / m0);
+    *hi = cubic_l_inv((double)(k + 1) * width / m0);
+}
+
+static double bucket_value(const struct tl_sketch *s, int64_t k)
+{
+    double lo, hi;
+    tl_sketch_bucket_bounds(s, k, &lo, &hi);
+    return 2 * lo * hi / (lo + hi);
+}
+
+/* Merges buckets pairwise once: k -> floor(k/2), gamma -> gamma^2. */
+static enum tl_err collapse_once(struct tl_sketch *s)
+{
+    if (s->nbuckets) {
+        int64_t lo = s->offset >> 1, hi = (s->offset + (int64_t)s->nbuckets - 1) >> 1;
+        uint32_t n = (uint32_t)(hi - lo + 1);
+        uint64_t *c = calloc(n, sizeof *c);
+        if (!c) return TL_ERR_NOMEM;
+        for (uint32_t i = 0; i < s->nbuckets; i++) c[((s->offset + i) >> 1) - lo] += s->counts[i];
+        free(s->counts);
+        s->counts = c;
+        s->offset = lo;
+        s->nbuckets = n;
+    }
+    s->collapses++;
+    s->multiplier /= 2;
+    return TL_OK;
+}
+
+/* Makes the bucket of level-0 index k0 addressable and returns its index
+ * at the current level. Grows the dense array (with a little room in the
+ * direction of growth); when the span would pass max_buckets, collapses
+ * instead -- the only way the size is capped. */
+static enum tl_err ensure_bucket(struct tl_sketch *s, int64_t k0, int64_t *kout)
+{
+    for (;;) {
+        int64_t k = k0 >> s->collapses;
+        int64_t cur_hi = s->offset + (int64_t)s->nbuckets - 1;
+        if (s->nbuckets && k >= s->offset && k <= cur_hi) {
+            *kout = k;
+            return TL_OK;
+        }
+        int64_t lo = s->nbuckets && s->offset < k ? s->offset : k;
+        int64_t hi = s->nbuckets && cur_hi > k ? cur_hi : k;
+        if ((uint64_t)(hi - lo) >= s->max_buckets) {
+            enum tl_err rc = collapse_once(s);
+            if (rc) return rc;
+            continue;
+        }
+        int64_t room = (int64_t)s->max_buckets - (hi - lo + 1);
+        if (room > 16) room = 16;
+        if (s->nbuckets && k < s->offset) lo -= room;
+        else hi += room;
+        uint32_t n = (uint32_t)(hi - lo + 1);
+        uint64_t *c = calloc(n, sizeof *c);
+        if (!c) return TL_ERR_NOMEM;
+        if (s->nbuckets) memcpy(c + (s->offset - lo), s->counts, s->nbuckets * sizeof *c);
+        free(s->counts);
+        s->counts = c;
+        s->offset = lo;
+        s->nbuckets = n;
+        *kout = k;
+        return TL_OK;
+    }
+}
+
+static void drop_exact(struct tl_sketch *s)
+{
+    free(s->exact);
+    s->exact = NULL;
+    s->nexact = s->cap_exact = 0;
+    s->exact_dropped = true;
+}
+
+static void add_sum(struct tl_sketch *s, double v)
+{
+    double t = s->sum + v;
+    if (fabs(s->sum) >= fabs(v)) s->sum_c += (s->sum - t) + v;
+    else s->sum_c += (v - t) + s->sum;
+    s->sum = t;
+}
+
+static enum tl_err add_bucket_count(struct tl_sketch *s, double v, uint64_t n)
+{
+    if (v < s->floor) {
+        s->zero_count += n;
+        return TL_OK;
+    }
+    int64_t k;
+    enum tl_err rc = ensure_bucket(s, (int64_t)floor(multiplier0(s->alpha0) * cubic_l(v)), &k);
+    if (rc) return rc;
+    s->counts[k - s->offset] += n;
+    return TL_OK;
+}
+
+enum tl_err tl_sketch_add(struct tl_sketch *s, double v)
+{
+    if (!(v >= 0) || !isfinite(v)) {
+        s->rejected++;
+        return TL_ERR_USAGE;
+    }
+    enum tl_err rc = add_bucket_count(s, v, 1);
+    if (rc) return rc;
+    s->count++;
+    add_sum(s, v);
+    if (v < s->min) s->min = v;
+    if (v > s->max) s->max = v;
+    if (!s->exact_dropped) {
+        if (s->count > s->exact_limit) {
+            drop_exact(s);
+        } else {
+            if (s->nexact == s->cap_exact) {
+                uint32_t cap = s->cap_exact ? s->cap_exact * 2 : 16;
+                if (cap > s->exact_limit) cap = s->exact_limit;
+                double *e = realloc(s->exact, cap * sizeof *e);
+                if (!e) {
+                    drop_exact(s);
+                    return TL_OK;
+                }
+                s->exact = e;
+                s->cap_exact = cap;
+            }
+            s->exact[s->nexact++] = v;
+            s->exact_sorted = false;
+        }
+    }
+    return TL_OK;
+}
+
+enum tl_err tl_sketch_merge(struct tl_sketch *dst, const struct tl_sketch *src)
+{
+    if (dst->alpha0 != src->alpha0 || dst->floor != src->floor) return TL_ERR_USAGE;
+    if (!src->count && !src->rejected) return TL_OK;
+    enum tl_err rc;
+    while (dst->collapses < src->collapses)
+        if ((rc = collapse_once(dst))) return rc;
+    /* A source bucket k at level c covers level-0 indexes [k 2^c, (k+1) 2^c). */
+    int64_t scale = (int64_t)1 << src->collapses;
+    if (src->nbuckets) {
+        int64_t k;
+        if ((rc = ensure_bucket(dst, src->offset * scale, &k)) ||
+            (rc = ensure_bucket(dst, (src->offset + (int64_t)src->nbuckets - 1) * scale, &k)))
+            return rc;
+        for (uint32_t i = 0; i < src->nbuckets; i++) {
+            if (!src->counts[i]) continue;
+            if ((rc = ensure_bucket(dst, (src->offset + i) * scale, &k))) return rc;
+            dst->counts[k - dst->offset] += src->counts[i];
+        }
+    }
+    dst->zero_count += src->zero_count;
+    /* exact values survive a merge while the union stays within the limit */
+    if (!dst->exact_dropped) {
+        if (src->exact_dropped || dst->count + src->count > dst->exact_limit) {
+            drop_exact(dst);
+        } else if (src->nexact) {
+            uint32_t need = dst->nexact + src->nexact;
+            double *e = need > dst->cap_exact ? realloc(dst->exact, need * sizeof *e) : dst->exact;
+            if (!e) {
+                drop_exact(dst);
+            } else {
+                dst->exact = e;
+                if (need > dst->cap_exact) dst->cap_exact = need;
+                memcpy(dst->exact + dst->nexact, src->exact, src->nexact * sizeof *e);
+                dst->nexact = need;
+                dst->exact_sorted = false;
+            }
+        }
+    }
+    dst->count += src->count;
+    dst->rejected += src->rejected;
+    add_sum(dst, src->sum);
+    add_sum(dst, src->sum_c);
+    if (src->min < dst->min) dst->min = src->min;
+    if (src->max > dst->max) dst->max = src->max;
+    return TL_OK;
+}
+
+bool tl_sketch_is_exact(const struct tl_sketch *s)
+{
+    return !s->exact_dropped;
+}
+
+double tl_sketch_alpha(const struct tl_sketch *s)
+{
+    if (!s->exact_dropped) return 0;
+    double g = (1 + s->alpha0) / (1 - s->alpha0);
+    double gc = pow(g, ldexp(1.0, (int)s->collapses));
+    return (gc - 1) / (gc + 1);
+}
+
+double tl_sketch_sum(const struct tl_sketch *s)
+{
+    return s->sum + s->sum_c;
+}
+
+double tl_sketch_quantile(struct tl_sketch *s, double q)
+{
+    if (!s->count) return NAN;
+    if (!(q > 0)) return s->min;
+    if (q >= 1) return s->max;
+    if (!s->exact_dropped) {
+        if (!s->exact_sorted) {
+            tl_sort_doubles(s->exact, s->nexact);
+            s->exact_sorted = true;
+        }
+        return tl_quantile_sorted(s->exact, s->nexact, q);
+    }
+    /* The value at sorted position floor(q (n-1)) lies in the first bucket
+     * whose cumulative count exceeds that position. */
+    uint64_t target = (uint64_t)floor(q * (double)(s->count - 1));
+    uint64_t cum = s->zero_count;
+    if (target < cum) return s->min < s->floor ? s->min : 0;
+    for (uint32_t i = 0; i < s->nbuckets; i++) {
+        cum += s->counts[i];
+        if (target < cum) {
+            double v = bucket_value(s, s->offset + i);
+            if (v < s->min) v = s->min;
+            if (v > s->max) v = s->max;
+            return v;
+        }
+    }
+    return s->max;
+}
+
+/* ---------------------------------------------------------------- bytes */
+
+static void put_u8(struct tl_buf *b, uint8_t x)
+{
+    tl_buf_putc(b, (char)x);
+}
+
+static void put_varint(struct tl_buf *b, uint64_t x)
+{
+    while (x >= 0x80) {
+        put_u8(b, (uint8_t)(x | 0x80));
+        x >>= 7;
+    }
+    put_u8(b, (uint8_t)x);
+}
+
+static void put_f64(struct tl_buf *b, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    for (int i = 0; i < 8; i++) put_u8(b, (uint8_t)(u >> (8 * i)));
+}
+
+static bool get_u8(const uint8_t **p, const uint8_t *end, uint8_t *x)
+{
+    if (*p >= end) return false;
+    *x = *(*p)++;
+    return true;
+}
+
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *x)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        uint8_t c;
+        if (!get_u8(p, end, &c)) return false;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *x = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool get_f64(const uint8_t **p, const uint8_t *end, double *d)
+{
+    if (end - *p < 8) return false;
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u |= (uint64_t)(*p)[i] << (8 * i);
+    *p += 8;
+    memcpy(d, &u, sizeof *d);
+    return true;
+}
+
+static uint64_t zigzag(int64_t x)
+{
+    return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63);
+}
+
+static int64_t unzigzag(uint64_t x)
+{
+    return (int64_t)(x >> 1) ^ -(int64_t)(x & 1);
+}
+
+enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out)
+{
+    tl_buf_append(out, SKETCH_MAGIC, 4);
+    put_u8(out, SKETCH_VERSION);
+    put_u8(out, (uint8_t)((s->exact_dropped ? 0 : 1) | (s->exact_sorted ? 2 : 0)));
+    put_f64(out, s->alpha0);
+    put_f64(out, s->floor);
+    put_varint(out, s->max_buckets);
+    put_varint(out, s->exact_limit);
+    put_varint(out, s->collapses);
+    put_varint(out, s->count);
+    put_varint(out, s->rejected);
+    put_f64(out, s->sum);
+    put_f64(out, s->sum_c);
+    put_f64(out, s->min);
+    put_f64(out, s->max);
+    put_varint(out, s->zero_count);
+    uint64_t nonempty = 0;
+    for (uint32_t i = 0; i < s->nbuckets; i++) nonempty += s->counts[i] != 0;
+    put_varint(out, nonempty);
+    int64_t prev = 0;
+    for (uint32_t i = 0; i < s->nbuckets; i++) {
+        if (!s->counts[i]) continue;
+        int64_t k = s->offset + i;
+        put_varint(out, zigzag(k - prev));
+        put_varint(out, s->counts[i]);
+        prev = k;
+    }
+    if (!s->exact_dropped) {
+        put_varint(out, s->nexact);
+        for (uint32_t i = 0; i < s->nexact; i++) put_f64(out, s->exact[i]);
+    }
+    return out->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    memset(s, 0, sizeof *s);
+    uint8_t version, flags;
+    uint64_t max_buckets, exact_limit, collapses, count, rejected, zero, nonempty;
+    double alpha, floor_v, sum, sum_c, min, max;
+    if (end - p < 4 || memcmp(p, SKETCH_MAGIC, 4)) return TL_ERR_CORRUPT;
+    p += 4;
+    if (!get_u8(&p, end, &version) || version != SKETCH_VERSION || !get_u8(&p, end, &flags) ||
+        (flags & ~3u) || !get_f64(&p, end, &alpha) || !get_f64(&p, end, &floor_v) ||
+        !get_varint(&p, end, &max_buckets) || !get_varint(&p, end, &exact_limit) ||
+        !get_varint(&p, end, &collapses) || !get_varint(&p, end, &count) ||
+        !get_varint(&p, end, &rejected) || !get_f64(&p, end, &sum) ||
+        !get_f64(&p, end, &sum_c) || !get_f64(&p, end, &min) || !get_f64(&p, end, &max) ||
+        !get_varint(&p, end, &zero) || !get_varint(&p, end, &nonempty))
+        return TL_ERR_CORRUPT;
+    struct tl_sketch_opts o = {alpha, floor_v, (uint32_t)max_buckets, (uint32_t)exact_limit};
+    if (max_buckets > MAX_BUCKETS_LIMIT || exact_limit > UINT32_MAX || collapses > 40 ||
+        tl_sketch_init(s, &o))
+        return TL_ERR_CORRUPT;
+    if (!isfinite(sum) || !isfinite(sum_c) || nonempty > max_buckets || zero > count ||
+        (count && !(min >= 0 && min <= max && isfinite(max))) ||
+        (!count && (min != INFINITY || max != -INFINITY)))
+        goto corrupt;
+    s->collapses = (uint32_t)collapses;
+    s->multiplier = ldexp(multiplier0(alpha), -(int)collapses);
+    s->count = count;
+    s->rejected = rejected;
+    s->sum = sum;
+    s->sum_c = sum_c;
+    s->min = min;
+    s->max = max;
+    s->zero_count = zero;
+    uint64_t total = zero;
+    if (nonempty) {
+        /* First pass: indexes and the span, so the dense array is bounded. */
+        const uint8_t *q = p;
+        int64_t k = 0, lo = INT64_MAX, hi = INT64_MIN;
+        for (uint64_t i = 0; i < nonempty; i++) {
+            uint64_t dz, c;
+            if (!get_varint(&q, end, &dz) || !get_varint(&q, end, &c) || c == 0) goto corrupt;
+            int64_t d = unzigzag(dz);
+            if (i && d <= 0) goto corrupt; /* strictly increasing */
+            if ((d > 0 && k > INT64_MAX / 2 - d) || (d < 0 && k < INT64_MIN / 2 - d)) goto corrupt;
+            k += d;
+            if (k < lo) lo = k;
+            if (k > hi) hi = k;
+            if (c > count || total > count - c) goto corrupt;
+            total += c;
+        }
+        if ((uint64_t)(hi - lo) >= max_buckets) goto corrupt;
+        /* level-0 indexes must stay representable (|k| 2^c well inside int64) */
+        int64_t bound = ((int64_t)1 << 40) >> collapses;
+        if (lo < -bound || hi > bound) goto corrupt;
+        s->nbuckets = (uint32_t)(hi - lo + 1);
+        s->offset = lo;
+        s->counts = calloc(s->nbuckets, sizeof *s->counts);
+        if (!s->counts) {
+            tl_sketch_free(s);
+            return TL_ERR_NOMEM;
+        }
+        k = 0;
+        for (uint64_t i = 0; i < nonempty; i++) {
+            uint64_t dz, c;
+            get_varint(&p, end, &dz);
+            get_varint(&p, end, &c);
+            k += unzigzag(dz);
+            s->counts[k - lo] = c;
+        }
+    }
+    if (total != count) goto corrupt;
+    if (flags & 1) {
+        uint64_t n;
+        if (!get_varint(&p, end, &n) || n != count || n > exact_limit ||
+            (uint64_t)(end - p) / 8 < n)
+            goto corrupt;
+        s->exact_dropped = false;
+        s->nexact = s->cap_exact = (uint32_t)n;
+        s->exact = n ? malloc(n * sizeof *s->exact) : NULL;
+        if (n && !s->exact) {
+            tl_sketch_free(s);
+            return TL_ERR_NOMEM;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            get_f64(&p, end, &s->exact[i]);
+            if (!(s->exact[i] >= 0) || !isfinite(s->exact[i])) goto corrupt;
+        }
+        s->exact_sorted = (flags & 2) != 0;
+    } else {
+        s->exact_dropped = true;
+    }
+    *pp = p;
+    return TL_OK;
+corrupt:
+    tl_sketch_free(s);
+    return TL_ERR_CORRUPT;
+}
+
+enum tl_err tl_sketches_pack(const struct tl_sketch *const *v, size_t n, struct tl_buf *out)
+{
+    struct tl_buf raw = {0};
+    tl_buf_append(&raw, PACK_MAGIC, 4);
+    put_u8(&raw, 1);
+    put_varint(&raw, n);
+    for (size_t i = 0; i < n; i++) tl_sketch_serialize(v[i], &raw);
+    if (raw.oom) {
+        tl_buf_free(&raw);
+        return TL_ERR_NOMEM;
+    }
+    size_t bound = ZSTD_compressBound(raw.len);
+    if (!tl_buf_reserve(out, bound)) {
+        tl_buf_free(&raw);
+        return TL_ERR_NOMEM;
+    }
+    size_t z = ZSTD_compress(out->data + out->len, bound, raw.data, raw.len, 3);
+    tl_buf_free(&raw);
+    if (ZSTD_isError(z)) return TL_ERR_INTERNAL;
+    out->len += z;
+    return TL_OK;
+}
+
+enum tl_err tl_sketches_unpack(const uint8_t *p, size_t len, struct tl_sketch **vout, size_t *nout)
+{
+    *vout = NULL;
+    *nout = 0;
+    unsigned long long size = ZSTD_getFrameContentSize(p, len);
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ULL << 31))
+        return TL_ERR_CORRUPT;
+    uint8_t *raw = malloc(size ? size : 1);
+    if (!raw) return TL_ERR_NOMEM;
+    size_t got = ZSTD_decompress(raw, size, p, len);
+    if (ZSTD_isError(got) || got != size) {
+        free(raw);
+        return TL_ERR_CORRUPT;
+    }
+    const uint8_t *q = raw, *end = raw + size;
+    uint8_t version;
+    uint64_t n;
+    enum tl_err rc = TL_OK;
+    if (size < 4 || memcmp(q, PACK_MAGIC, 4)) rc = TL_ERR_CORRUPT;
+    q += 4;
+    if (!rc && (!get_u8(&q, end, &version) || version != 1 || !get_varint(&q, end, &n) ||
+                n > size / 16))
+        rc = TL_ERR_CORRUPT;
+    struct tl_sketch *v = NULL;
+    if (!rc && n) {
+        v = calloc(n, sizeof *v);
+        if (!v) rc = TL_ERR_NOMEM;
+    }
+    size_t done = 0;
+    for (; !rc && done < n; done++) rc = tl_sketch_deserialize(&v[done], &q, end);
+    if (!rc && q != end) rc = TL_ERR_CORRUPT;
+    free(raw);
+    if (rc) {
+        for (size_t i = 0; i < done; i++) tl_sketch_free(&v[i]);
+        free(v);
+        return rc;
+    }
+    *vout = v;
+    *nout = n;
+    return TL_OK;
+}
