@@ -77,6 +77,8 @@ enum tl_err tl_sketch_init(struct tl_sketch *s, const struct tl_sketch_opts *o)
     s->multiplier = multiplier0(o->alpha);
     s->min = INFINITY;
     s->max = -INFINITY;
+    s->kmin = INT64_MAX;
+    s->kmax = INT64_MIN;
     s->exact_dropped = o->exact_limit == 0;
     return TL_OK;
 }
@@ -132,6 +134,10 @@ static enum tl_err collapse_once(struct tl_sketch *s)
         s->offset = lo;
         s->nbuckets = n;
     }
+    if (s->kmin <= s->kmax) {
+        s->kmin >>= 1;
+        s->kmax >>= 1;
+    }
     s->collapses++;
     s->multiplier /= 2;
     return TL_OK;
@@ -145,26 +151,34 @@ static enum tl_err ensure_bucket(struct tl_sketch *s, int64_t k0, int64_t *kout)
 {
     for (;;) {
         int64_t k = k0 >> s->collapses;
-        int64_t cur_hi = s->offset + (int64_t)s->nbuckets - 1;
-        if (s->nbuckets && k >= s->offset && k <= cur_hi) {
-            *kout = k;
-            return TL_OK;
-        }
-        int64_t lo = s->nbuckets && s->offset < k ? s->offset : k;
-        int64_t hi = s->nbuckets && cur_hi > k ? cur_hi : k;
-        if ((uint64_t)(hi - lo) >= s->max_buckets) {
+        /* Collapse on the span of the data, never of the padded array, so
+         * the level depends only on the extremes seen -- not on the order
+         * of inserts and merges. */
+        int64_t dlo = s->kmin <= s->kmax && s->kmin < k ? s->kmin : k;
+        int64_t dhi = s->kmin <= s->kmax && s->kmax > k ? s->kmax : k;
+        if ((uint64_t)(dhi - dlo) >= s->max_buckets) {
             enum tl_err rc = collapse_once(s);
             if (rc) return rc;
             continue;
         }
-        int64_t room = (int64_t)s->max_buckets - (hi - lo + 1);
+        s->kmin = dlo;
+        s->kmax = dhi;
+        if (s->nbuckets && k >= s->offset && k < s->offset + (int64_t)s->nbuckets) {
+            *kout = k;
+            return TL_OK;
+        }
+        /* New array: the data span plus up to 16 buckets of room on the side
+         * that grew, within max_buckets. */
+        int64_t room = (int64_t)s->max_buckets - (dhi - dlo + 1);
         if (room > 16) room = 16;
+        int64_t lo = dlo, hi = dhi;
         if (s->nbuckets && k < s->offset) lo -= room;
         else hi += room;
         uint32_t n = (uint32_t)(hi - lo + 1);
         uint64_t *c = calloc(n, sizeof *c);
         if (!c) return TL_ERR_NOMEM;
-        if (s->nbuckets) memcpy(c + (s->offset - lo), s->counts, s->nbuckets * sizeof *c);
+        for (uint32_t i = 0; i < s->nbuckets; i++)
+            if (s->counts[i]) c[s->offset + i - lo] = s->counts[i];
         free(s->counts);
         s->counts = c;
         s->offset = lo;
@@ -246,10 +260,10 @@ enum tl_err tl_sketch_merge(struct tl_sketch *dst, const struct tl_sketch *src)
         if ((rc = collapse_once(dst))) return rc;
     /* A source bucket k at level c covers level-0 indexes [k 2^c, (k+1) 2^c). */
     int64_t scale = (int64_t)1 << src->collapses;
-    if (src->nbuckets) {
-        int64_t k;
-        if ((rc = ensure_bucket(dst, src->offset * scale, &k)) ||
-            (rc = ensure_bucket(dst, (src->offset + (int64_t)src->nbuckets - 1) * scale, &k)))
+    if (src->kmin <= src->kmax) {
+        int64_t k; /* the data extremes, not the padded array, widen dst */
+        if ((rc = ensure_bucket(dst, src->kmin * scale, &k)) ||
+            (rc = ensure_bucket(dst, src->kmax * scale, &k)))
             return rc;
         for (uint32_t i = 0; i < src->nbuckets; i++) {
             if (!src->counts[i]) continue;
@@ -293,6 +307,7 @@ bool tl_sketch_is_exact(const struct tl_sketch *s)
 double tl_sketch_alpha(const struct tl_sketch *s)
 {
     if (!s->exact_dropped) return 0;
+    if (!s->collapses) return s->alpha0;
     double g = (1 + s->alpha0) / (1 - s->alpha0);
     double gc = pow(g, ldexp(1.0, (int)s->collapses));
     return (gc - 1) / (gc + 1);
@@ -489,6 +504,8 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
         if (lo < -bound || hi > bound) goto corrupt;
         s->nbuckets = (uint32_t)(hi - lo + 1);
         s->offset = lo;
+        s->kmin = lo;
+        s->kmax = hi;
         s->counts = calloc(s->nbuckets, sizeof *s->counts);
         if (!s->counts) {
             tl_sketch_free(s);

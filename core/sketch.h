@@ -58,6 +58,7 @@ struct tl_sketch {
     double sum_c;         /* Kahan compensation for sum */
 
     uint64_t zero_count;
+    int64_t kmin, kmax;   /* non-empty bucket extremes; kmin > kmax if none */
     int64_t offset;       /* bucket index of counts[0] */
     uint64_t *counts;     /* dense, [offset, offset + nbuckets) */
     uint32_t nbuckets;
