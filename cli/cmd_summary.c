@@ -6,6 +6,7 @@
  * Every input goes through its own parser instance (runs in different files
  * are independent), and all records feed one summary. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,10 @@ static void summary_usage(FILE *out)
             "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
             "  -O PARSER.KEY=VAL   parser option, e.g. -O wq.max_line=4M\n"
             "  --max-errors N      rejected lines to print per input (default 10)\n"
+            "  --exact-limit N     exact quantiles while a group has at most N values of a\n"
+            "                      metric (default 1000000); a sketch beyond\n"
+            "  --approx            sketches everywhere (bounded memory, relative error)\n"
+            "  --alpha X           sketch relative accuracy (default 0.005)\n"
             "  --strict            exit 1 if any line was rejected\n"
             "  -q, --quiet         do not print rejected lines\n"
             "\n"
@@ -59,6 +64,9 @@ int tl_cmd_summary(int argc, char **argv)
         {"format-in", required_argument, NULL, 'i'},
         {"max-errors", required_argument, NULL, 'e'},
         {"strict", no_argument, NULL, 's'},
+        {"exact-limit", required_argument, NULL, 'x'},
+        {"approx", no_argument, NULL, 'a'},
+        {"alpha", required_argument, NULL, 'A'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {0},
@@ -119,6 +127,26 @@ int tl_cmd_summary(int argc, char **argv)
             break;
         case 'e': io.max_reports = atoi(optarg); break;
         case 's': strict = true; break;
+        case 'x': {
+            char *end;
+            unsigned long long n = strtoull(optarg, &end, 10);
+            if (*end || end == optarg || n > UINT32_MAX) {
+                fprintf(stderr, "tasklens summary: --exact-limit wants a count\n");
+                return TL_EXIT_USAGE;
+            }
+            so.exact_limit = (uint32_t)n;
+            break;
+        }
+        case 'a': so.approx = true; break;
+        case 'A': {
+            char *end;
+            so.alpha = strtod(optarg, &end);
+            if (*end || !(so.alpha >= 1e-6 && so.alpha <= 0.5)) {
+                fprintf(stderr, "tasklens summary: --alpha wants a number in [0.000001, 0.5]\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        }
         case 'q': io.quiet = true; break;
         case 'h': summary_usage(stdout); return TL_EXIT_OK;
         default: summary_usage(stderr); return TL_EXIT_USAGE;

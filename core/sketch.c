@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "bytes.h"
 #include "quantile.h"
 
 /* L(v) = e + P(m) for v = 2^e (1 + m): P(0) = 0, P(1) = 1, increasing. */
@@ -51,6 +52,8 @@ static inline double cubic_l(double v)
 static double cubic_l_inv(double y)
 {
     double e = floor(y), t = y - e;
+    if (e > 1100) return INFINITY; /* outside doubles: only for corrupt input */
+    if (e < -1100) return 0;
     double m = t;
     for (int i = 0; i < 8; i++) {
         double p = ((CUBIC_A * m + CUBIC_B) * m + CUBIC_C) * m - t;
@@ -67,8 +70,9 @@ static double cubic_l_inv(double y)
 enum tl_err tl_sketch_init(struct tl_sketch *s, const struct tl_sketch_opts *o)
 {
     memset(s, 0, sizeof *s);
-    if (!(o->alpha > 0 && o->alpha < 1) || !(o->floor >= 2.2250738585072014e-308) ||
-        !isfinite(o->floor) || o->max_buckets < 16 || o->max_buckets > MAX_BUCKETS_LIMIT)
+    /* alpha >= 1e-6 keeps every index (|L| <= 1024 times M) far inside int64 */
+    if (!(o->alpha >= 1e-6 && o->alpha <= 0.5) || !(o->floor >= 1e-300 && o->floor <= 1e300) ||
+        o->max_buckets < 16 || o->max_buckets > MAX_BUCKETS_LIMIT)
         return TL_ERR_USAGE;
     s->alpha0 = o->alpha;
     s->floor = o->floor;
@@ -188,7 +192,7 @@ static enum tl_err ensure_bucket(struct tl_sketch *s, int64_t k0, int64_t *kout)
     }
 }
 
-static void drop_exact(struct tl_sketch *s)
+void tl_sketch_drop_exact(struct tl_sketch *s)
 {
     free(s->exact);
     s->exact = NULL;
@@ -231,14 +235,14 @@ enum tl_err tl_sketch_add(struct tl_sketch *s, double v)
     if (v > s->max) s->max = v;
     if (!s->exact_dropped) {
         if (s->count > s->exact_limit) {
-            drop_exact(s);
+            tl_sketch_drop_exact(s);
         } else {
             if (s->nexact == s->cap_exact) {
                 uint32_t cap = s->cap_exact ? s->cap_exact * 2 : 16;
                 if (cap > s->exact_limit) cap = s->exact_limit;
                 double *e = realloc(s->exact, cap * sizeof *e);
                 if (!e) {
-                    drop_exact(s);
+                    tl_sketch_drop_exact(s);
                     return TL_OK;
                 }
                 s->exact = e;
@@ -275,12 +279,12 @@ enum tl_err tl_sketch_merge(struct tl_sketch *dst, const struct tl_sketch *src)
     /* exact values survive a merge while the union stays within the limit */
     if (!dst->exact_dropped) {
         if (src->exact_dropped || dst->count + src->count > dst->exact_limit) {
-            drop_exact(dst);
+            tl_sketch_drop_exact(dst);
         } else if (src->nexact) {
             uint32_t need = dst->nexact + src->nexact;
             double *e = need > dst->cap_exact ? realloc(dst->exact, need * sizeof *e) : dst->exact;
             if (!e) {
-                drop_exact(dst);
+                tl_sketch_drop_exact(dst);
             } else {
                 dst->exact = e;
                 if (need > dst->cap_exact) dst->cap_exact = need;
@@ -349,100 +353,37 @@ double tl_sketch_quantile(struct tl_sketch *s, double q)
 
 /* ---------------------------------------------------------------- bytes */
 
-static void put_u8(struct tl_buf *b, uint8_t x)
-{
-    tl_buf_putc(b, (char)x);
-}
-
-static void put_varint(struct tl_buf *b, uint64_t x)
-{
-    while (x >= 0x80) {
-        put_u8(b, (uint8_t)(x | 0x80));
-        x >>= 7;
-    }
-    put_u8(b, (uint8_t)x);
-}
-
-static void put_f64(struct tl_buf *b, double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    for (int i = 0; i < 8; i++) put_u8(b, (uint8_t)(u >> (8 * i)));
-}
-
-static bool get_u8(const uint8_t **p, const uint8_t *end, uint8_t *x)
-{
-    if (*p >= end) return false;
-    *x = *(*p)++;
-    return true;
-}
-
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *x)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        uint8_t c;
-        if (!get_u8(p, end, &c)) return false;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *x = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool get_f64(const uint8_t **p, const uint8_t *end, double *d)
-{
-    if (end - *p < 8) return false;
-    uint64_t u = 0;
-    for (int i = 0; i < 8; i++) u |= (uint64_t)(*p)[i] << (8 * i);
-    *p += 8;
-    memcpy(d, &u, sizeof *d);
-    return true;
-}
-
-static uint64_t zigzag(int64_t x)
-{
-    return ((uint64_t)x << 1) ^ (uint64_t)(x >> 63);
-}
-
-static int64_t unzigzag(uint64_t x)
-{
-    return (int64_t)(x >> 1) ^ -(int64_t)(x & 1);
-}
-
 enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out)
 {
     tl_buf_append(out, SKETCH_MAGIC, 4);
-    put_u8(out, SKETCH_VERSION);
-    put_u8(out, (uint8_t)((s->exact_dropped ? 0 : 1) | (s->exact_sorted ? 2 : 0)));
-    put_f64(out, s->alpha0);
-    put_f64(out, s->floor);
-    put_varint(out, s->max_buckets);
-    put_varint(out, s->exact_limit);
-    put_varint(out, s->collapses);
-    put_varint(out, s->count);
-    put_varint(out, s->rejected);
-    put_f64(out, s->sum);
-    put_f64(out, s->sum_c);
-    put_f64(out, s->min);
-    put_f64(out, s->max);
-    put_varint(out, s->zero_count);
+    tl_put_u8(out, SKETCH_VERSION);
+    tl_put_u8(out, (uint8_t)((s->exact_dropped ? 0 : 1) | (s->exact_sorted ? 2 : 0)));
+    tl_put_f64(out, s->alpha0);
+    tl_put_f64(out, s->floor);
+    tl_put_varint(out, s->max_buckets);
+    tl_put_varint(out, s->exact_limit);
+    tl_put_varint(out, s->collapses);
+    tl_put_varint(out, s->count);
+    tl_put_varint(out, s->rejected);
+    tl_put_f64(out, s->sum);
+    tl_put_f64(out, s->sum_c);
+    tl_put_f64(out, s->min);
+    tl_put_f64(out, s->max);
+    tl_put_varint(out, s->zero_count);
     uint64_t nonempty = 0;
     for (uint32_t i = 0; i < s->nbuckets; i++) nonempty += s->counts[i] != 0;
-    put_varint(out, nonempty);
+    tl_put_varint(out, nonempty);
     int64_t prev = 0;
     for (uint32_t i = 0; i < s->nbuckets; i++) {
         if (!s->counts[i]) continue;
         int64_t k = s->offset + i;
-        put_varint(out, zigzag(k - prev));
-        put_varint(out, s->counts[i]);
+        tl_put_varint(out, tl_zigzag(k - prev));
+        tl_put_varint(out, s->counts[i]);
         prev = k;
     }
     if (!s->exact_dropped) {
-        put_varint(out, s->nexact);
-        for (uint32_t i = 0; i < s->nexact; i++) put_f64(out, s->exact[i]);
+        tl_put_varint(out, s->nexact);
+        for (uint32_t i = 0; i < s->nexact; i++) tl_put_f64(out, s->exact[i]);
     }
     return out->oom ? TL_ERR_NOMEM : TL_OK;
 }
@@ -456,13 +397,13 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
     double alpha, floor_v, sum, sum_c, min, max;
     if (end - p < 4 || memcmp(p, SKETCH_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
-    if (!get_u8(&p, end, &version) || version != SKETCH_VERSION || !get_u8(&p, end, &flags) ||
-        (flags & ~3u) || !get_f64(&p, end, &alpha) || !get_f64(&p, end, &floor_v) ||
-        !get_varint(&p, end, &max_buckets) || !get_varint(&p, end, &exact_limit) ||
-        !get_varint(&p, end, &collapses) || !get_varint(&p, end, &count) ||
-        !get_varint(&p, end, &rejected) || !get_f64(&p, end, &sum) ||
-        !get_f64(&p, end, &sum_c) || !get_f64(&p, end, &min) || !get_f64(&p, end, &max) ||
-        !get_varint(&p, end, &zero) || !get_varint(&p, end, &nonempty))
+    if (!tl_get_u8(&p, end, &version) || version != SKETCH_VERSION || !tl_get_u8(&p, end, &flags) ||
+        (flags & ~3u) || !tl_get_f64(&p, end, &alpha) || !tl_get_f64(&p, end, &floor_v) ||
+        !tl_get_varint(&p, end, &max_buckets) || !tl_get_varint(&p, end, &exact_limit) ||
+        !tl_get_varint(&p, end, &collapses) || !tl_get_varint(&p, end, &count) ||
+        !tl_get_varint(&p, end, &rejected) || !tl_get_f64(&p, end, &sum) ||
+        !tl_get_f64(&p, end, &sum_c) || !tl_get_f64(&p, end, &min) || !tl_get_f64(&p, end, &max) ||
+        !tl_get_varint(&p, end, &zero) || !tl_get_varint(&p, end, &nonempty))
         return TL_ERR_CORRUPT;
     struct tl_sketch_opts o = {alpha, floor_v, (uint32_t)max_buckets, (uint32_t)exact_limit};
     if (max_buckets > MAX_BUCKETS_LIMIT || exact_limit > UINT32_MAX || collapses > 40 ||
@@ -488,8 +429,8 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
         int64_t k = 0, lo = INT64_MAX, hi = INT64_MIN;
         for (uint64_t i = 0; i < nonempty; i++) {
             uint64_t dz, c;
-            if (!get_varint(&q, end, &dz) || !get_varint(&q, end, &c) || c == 0) goto corrupt;
-            int64_t d = unzigzag(dz);
+            if (!tl_get_varint(&q, end, &dz) || !tl_get_varint(&q, end, &c) || c == 0) goto corrupt;
+            int64_t d = tl_unzigzag(dz);
             if (i && d <= 0) goto corrupt; /* strictly increasing */
             if ((d > 0 && k > INT64_MAX / 2 - d) || (d < 0 && k < INT64_MIN / 2 - d)) goto corrupt;
             k += d;
@@ -499,9 +440,10 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
             total += c;
         }
         if ((uint64_t)(hi - lo) >= max_buckets) goto corrupt;
-        /* level-0 indexes must stay representable (|k| 2^c well inside int64) */
-        int64_t bound = ((int64_t)1 << 40) >> collapses;
-        if (lo < -bound || hi > bound) goto corrupt;
+        /* every bucket must map to doubles: |L(v)| <= 1075, so
+         * |k| 2^c <= 1075 M0 (this also keeps k 2^c far inside int64) */
+        double bound = ldexp(1075.0 * multiplier0(alpha), -(int)collapses) + 1;
+        if ((double)lo < -bound || (double)hi > bound) goto corrupt;
         s->nbuckets = (uint32_t)(hi - lo + 1);
         s->offset = lo;
         s->kmin = lo;
@@ -514,16 +456,16 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
         k = 0;
         for (uint64_t i = 0; i < nonempty; i++) {
             uint64_t dz, c;
-            get_varint(&p, end, &dz);
-            get_varint(&p, end, &c);
-            k += unzigzag(dz);
+            tl_get_varint(&p, end, &dz);
+            tl_get_varint(&p, end, &c);
+            k += tl_unzigzag(dz);
             s->counts[k - lo] = c;
         }
     }
     if (total != count) goto corrupt;
     if (flags & 1) {
         uint64_t n;
-        if (!get_varint(&p, end, &n) || n != count || n > exact_limit ||
+        if (!tl_get_varint(&p, end, &n) || n != count || n > exact_limit ||
             (uint64_t)(end - p) / 8 < n)
             goto corrupt;
         s->exact_dropped = false;
@@ -534,7 +476,7 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
             return TL_ERR_NOMEM;
         }
         for (uint64_t i = 0; i < n; i++) {
-            get_f64(&p, end, &s->exact[i]);
+            tl_get_f64(&p, end, &s->exact[i]);
             if (!(s->exact[i] >= 0) || !isfinite(s->exact[i])) goto corrupt;
         }
         s->exact_sorted = (flags & 2) != 0;
@@ -552,8 +494,8 @@ enum tl_err tl_sketches_pack(const struct tl_sketch *const *v, size_t n, struct 
 {
     struct tl_buf raw = {0};
     tl_buf_append(&raw, PACK_MAGIC, 4);
-    put_u8(&raw, 1);
-    put_varint(&raw, n);
+    tl_put_u8(&raw, 1);
+    tl_put_varint(&raw, n);
     for (size_t i = 0; i < n; i++) tl_sketch_serialize(v[i], &raw);
     if (raw.oom) {
         tl_buf_free(&raw);
@@ -591,7 +533,7 @@ enum tl_err tl_sketches_unpack(const uint8_t *p, size_t len, struct tl_sketch **
     enum tl_err rc = TL_OK;
     if (size < 4 || memcmp(q, PACK_MAGIC, 4)) rc = TL_ERR_CORRUPT;
     q += 4;
-    if (!rc && (!get_u8(&q, end, &version) || version != 1 || !get_varint(&q, end, &n) ||
+    if (!rc && (!tl_get_u8(&q, end, &version) || version != 1 || !tl_get_varint(&q, end, &n) ||
                 n > size / 16))
         rc = TL_ERR_CORRUPT;
     struct tl_sketch *v = NULL;

@@ -84,6 +84,8 @@ bool tl_sketch_is_exact(const struct tl_sketch *s);
 /* The guarantee in force: 0 while exact, else alpha after collapses. */
 double tl_sketch_alpha(const struct tl_sketch *s);
 double tl_sketch_sum(const struct tl_sketch *s);
+/* Frees the verbatim values: from now on quantiles come from the buckets. */
+void tl_sketch_drop_exact(struct tl_sketch *s);
 
 /* Bucket index of v (> floor) at the current level, and the bounds of
  * bucket k: exposed for tests. */

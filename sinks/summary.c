@@ -10,56 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate.h"
 #include "buf.h"
-#include "intern.h"
 #include "numfmt.h"
 #include "quantile.h"
 
-struct dvec {
-    double *v;
-    size_t n, cap;
-};
-
-struct count {
-    char *name;
-    uint64_t n;
-};
-
-struct group {
-    uint64_t tasks, attempts, open;
-    double runtime_s;
-    struct count *results;
-    size_t nresults;
-    struct count *exits;
-    size_t nexits;
-    struct dvec *values; /* one per selected metric */
-};
-
 struct tl_summary {
     struct tl_summary_opts opts;
-    struct tl_intern *keys;
-    struct group *groups;
-    size_t ngroups, cap;
-    struct tl_buf keybuf;
-    bool oom;
-};
-
-static const int default_metrics[] = {
-    TL_M_WALL_TIME_S, TL_M_CPU_TIME_S,   TL_M_MAX_RSS_BYTES, TL_M_DISK_BYTES,
-    TL_M_CORES,       TL_M_QUEUE_TIME_S, TL_M_EXEC_TIME_S,   TL_M_ALLOC_CORES,
-    TL_M_ALLOC_MEMORY_BYTES,
+    struct tl_agg *agg;
 };
 
 void tl_summary_opts_default(struct tl_summary_opts *o)
 {
     memset(o, 0, sizeof *o);
+    struct tl_agg_opts ao;
+    tl_agg_opts_default(&ao);
     o->by[0] = "category";
     o->nby = 1;
     const double q[] = TL_DEFAULT_QUANTILES;
     memcpy(o->q, q, sizeof q);
     o->nq = TL_DEFAULT_NQUANTILES;
-    for (size_t i = 0; i < sizeof default_metrics / sizeof *default_metrics; i++)
-        o->metrics[o->nmetrics++] = default_metrics[i];
+    memcpy(o->metrics, ao.metrics, sizeof o->metrics);
+    o->nmetrics = ao.nmetrics;
+    o->exact_limit = 1000000;
+    o->alpha = ao.sketch.alpha;
 }
 
 bool tl_summary_opts_set_by(struct tl_summary_opts *o, char *list)
@@ -97,117 +71,34 @@ struct tl_summary *tl_summary_new(const struct tl_summary_opts *opts)
     struct tl_summary *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->opts = *opts;
-    s->keys = tl_intern_new((size_t)1 << 30);
-    if (!s->keys) {
+    struct tl_agg_opts ao;
+    tl_agg_opts_default(&ao);
+    memcpy(ao.by, opts->by, sizeof ao.by);
+    ao.nby = opts->nby;
+    memcpy(ao.metrics, opts->metrics, sizeof ao.metrics);
+    ao.nmetrics = opts->nmetrics;
+    ao.window_ns = 0; /* batch: cumulative only */
+    ao.sketch.alpha = opts->alpha;
+    ao.sketch.exact_limit = opts->approx ? 0 : opts->exact_limit;
+    ao.max_keys = 1000000;
+    s->agg = tl_agg_new(&ao, NULL, NULL);
+    if (!s->agg) {
         free(s);
         return NULL;
     }
     return s;
 }
 
-static void group_free(struct group *g, int nmetrics)
-{
-    for (size_t i = 0; i < g->nresults; i++) free(g->results[i].name);
-    for (size_t i = 0; i < g->nexits; i++) free(g->exits[i].name);
-    free(g->results);
-    free(g->exits);
-    for (int m = 0; m < nmetrics; m++) free(g->values[m].v);
-    free(g->values);
-}
-
 void tl_summary_free(struct tl_summary *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->ngroups; i++) group_free(&s->groups[i], s->opts.nmetrics);
-    free(s->groups);
-    tl_intern_free(s->keys);
-    tl_buf_free(&s->keybuf);
+    tl_agg_free(s->agg);
     free(s);
-}
-
-static struct group *group_for(struct tl_summary *s, const struct tl_record *r)
-{
-    struct tl_buf *k = &s->keybuf;
-    k->len = 0;
-    for (int i = 0; i < s->opts.nby; i++) {
-        const char *v = tl_record_tag(r, s->opts.by[i]);
-        if (i) tl_buf_putc(k, '\x1f');
-        if (v) tl_buf_puts(k, v);
-        else tl_buf_putc(k, '\x1e'); /* absent, distinct from "" */
-    }
-    if (k->oom) return NULL;
-    int32_t id = tl_intern(s->keys, k->data, k->len);
-    if (id < 0) return NULL;
-    if ((size_t)id < s->ngroups) return &s->groups[id];
-    if (s->ngroups == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        struct group *g = realloc(s->groups, cap * sizeof *g);
-        if (!g) return NULL;
-        s->groups = g;
-        s->cap = cap;
-    }
-    struct group *g = &s->groups[s->ngroups];
-    memset(g, 0, sizeof *g);
-    g->values = calloc((size_t)s->opts.nmetrics, sizeof *g->values);
-    if (!g->values) return NULL;
-    s->ngroups++;
-    return g;
-}
-
-static bool count_add(struct count **arr, size_t *n, const char *name)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*arr)[i].name, name)) {
-            (*arr)[i].n++;
-            return true;
-        }
-    struct count *a = realloc(*arr, (*n + 1) * sizeof *a);
-    if (!a) return false;
-    *arr = a;
-    a[*n].name = strdup(name);
-    if (!a[*n].name) return false;
-    a[*n].n = 1;
-    (*n)++;
-    return true;
-}
-
-static bool dvec_push(struct dvec *d, double v)
-{
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 16;
-        double *p = realloc(d->v, cap * sizeof *p);
-        if (!p) return false;
-        d->v = p;
-        d->cap = cap;
-    }
-    d->v[d->n++] = v;
-    return true;
 }
 
 enum tl_err tl_summary_add(struct tl_summary *s, const struct tl_record *r)
 {
-    if (r->kind != TL_REC_TASK && r->kind != TL_REC_TASK_OPEN) return TL_OK;
-    struct group *g = group_for(s, r);
-    if (!g) return TL_ERR_NOMEM;
-    if (r->kind == TL_REC_TASK_OPEN) {
-        g->open++;
-        return TL_OK;
-    }
-    g->attempts++;
-    if (!r->final) return TL_OK;
-    g->tasks++;
-    bool ok = count_add(&g->results, &g->nresults, r->result ? r->result : "(none)");
-    if (r->has_exit_code) {
-        char code[16];
-        snprintf(code, sizeof code, "%d", r->exit_code);
-        ok = ok && count_add(&g->exits, &g->nexits, code);
-    }
-    if (tl_record_has(r, TL_M_WALL_TIME_S)) g->runtime_s += r->v[TL_M_WALL_TIME_S];
-    for (int i = 0; i < s->opts.nmetrics; i++) {
-        int m = s->opts.metrics[i];
-        if (tl_record_has(r, (enum tl_metric)m)) ok = ok && dvec_push(&g->values[i], r->v[m]);
-    }
-    return ok ? TL_OK : TL_ERR_NOMEM;
+    return tl_agg_add(s->agg, r);
 }
 
 /* ---------------------------------------------------------------- output */
@@ -217,69 +108,45 @@ struct stats {
     double sum, min, max, mean;
 };
 
-static struct stats dvec_stats(struct dvec *d)
+static struct stats sketch_stats(const struct tl_sketch *k)
 {
-    struct stats st = {d->n, 0, NAN, NAN, NAN};
-    if (!d->n) return st;
-    tl_sort_doubles(d->v, d->n);
-    /* Kahan-Babuska sum: a million small values must not drift. */
-    double sum = 0, c = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        double t = sum + d->v[i];
-        if (fabs(sum) >= fabs(d->v[i])) c += (sum - t) + d->v[i];
-        else c += (d->v[i] - t) + sum;
-        sum = t;
-    }
-    st.sum = sum + c;
-    st.min = d->v[0];
-    st.max = d->v[d->n - 1];
-    st.mean = st.sum / (double)d->n;
+    struct stats st = {k->count, 0, NAN, NAN, NAN};
+    if (!k->count) return st;
+    st.sum = tl_sketch_sum(k);
+    st.min = k->min;
+    st.max = k->max;
+    st.mean = st.sum / (double)k->count;
     return st;
 }
 
 static int count_cmp(const void *a, const void *b)
 {
-    const struct count *x = a, *y = b;
+    const struct tl_count *x = a, *y = b;
     if (x->n != y->n) return x->n < y->n ? 1 : -1;
     return strcmp(x->name, y->name);
 }
 
-static void sort_counts(struct count *c, size_t n)
+static void sort_counts(struct tl_count *c, size_t n)
 {
     if (n > 1) qsort(c, n, sizeof *c, count_cmp);
 }
 
 /* Group order: by key text, so output is stable whatever the input order. */
-static int group_cmp(const void *a, const void *b, void *ctx)
+static int group_cmp(const void *a, const void *b)
 {
-    const struct tl_intern *keys = ctx;
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return strcmp(tl_intern_str(keys, x), tl_intern_str(keys, y));
+    const struct tl_agg_group *x = *(const struct tl_agg_group *const *)a;
+    const struct tl_agg_group *y = *(const struct tl_agg_group *const *)b;
+    return strcmp(x->key, y->key);
 }
 
-static int32_t *sorted_groups(const struct tl_summary *s)
+static struct tl_agg_group **sorted_groups(struct tl_summary *s, size_t *n)
 {
-    int32_t *ix = malloc((s->ngroups + 1) * sizeof *ix);
-    if (!ix) return NULL;
-    for (size_t i = 0; i < s->ngroups; i++) ix[i] = (int32_t)i;
-    if (s->ngroups > 1) qsort_r(ix, s->ngroups, sizeof *ix, group_cmp, s->keys);
-    return ix;
-}
-
-/* The i-th tag value of a group key; NULL when absent. */
-static const char *key_part(const char *key, int i, char *out, size_t cap)
-{
-    for (; i > 0; i--) {
-        key = strchr(key, '\x1f');
-        if (!key) return NULL;
-        key++;
-    }
-    size_t n = strcspn(key, "\x1f");
-    if (n == 1 && key[0] == '\x1e') return NULL;
-    if (n >= cap) n = cap - 1;
-    memcpy(out, key, n);
-    out[n] = '\0';
-    return out;
+    *n = tl_agg_ngroups(s->agg);
+    struct tl_agg_group **v = malloc((*n + 1) * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < *n; i++) v[i] = tl_agg_group(s->agg, i);
+    if (*n > 1) qsort(v, *n, sizeof *v, group_cmp);
+    return v;
 }
 
 static void put_json_number(struct tl_buf *b, double v)
@@ -309,7 +176,7 @@ static void quantile_column(char *out, size_t cap, double q)
 }
 
 static void write_json(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
-                       struct tl_buf *b, const int32_t *order)
+                       struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
     tl_buf_puts(b, "{\"inputs\":[");
     for (size_t i = 0; i < nin; i++) {
@@ -352,17 +219,16 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
     }
     tl_buf_puts(b, "],\"groups\":[");
     char part[4096], qk[48];
-    for (size_t gi = 0; gi < s->ngroups; gi++) {
-        int32_t id = order[gi];
-        struct group *g = &s->groups[id];
-        const char *key = tl_intern_str(s->keys, id);
+    for (size_t gi = 0; gi < ngroups; gi++) {
+        struct tl_agg_group *g = order[gi];
+        const char *key = g->key;
         if (gi) tl_buf_putc(b, ',');
         tl_buf_puts(b, "{\"key\":{");
         for (int k = 0; k < s->opts.nby; k++) {
             if (k) tl_buf_putc(b, ',');
             tl_buf_put_json_string(b, s->opts.by[k]);
             tl_buf_putc(b, ':');
-            const char *v = key_part(key, k, part, sizeof part);
+            const char *v = tl_agg_key_part(key, k, part, sizeof part);
             if (v) tl_buf_put_json_string(b, v);
             else tl_buf_puts(b, "null");
         }
@@ -383,26 +249,28 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
             tl_buf_printf(b, ":%llu", (unsigned long long)g->exits[i].n);
         }
         tl_buf_puts(b, "},\"integrated_runtime_hrs\":");
-        put_json_number(b, g->runtime_s / 3600.0);
+        put_json_number(b, (g->runtime_s + g->runtime_c) / 3600.0);
         tl_buf_puts(b, ",\"metrics\":{");
         for (int mi = 0; mi < s->opts.nmetrics; mi++) {
-            struct dvec *d = &g->values[mi];
-            struct stats st = dvec_stats(d);
+            struct tl_sketch *k = &g->cum[mi];
+            struct stats st = sketch_stats(k);
             if (mi) tl_buf_putc(b, ',');
             tl_buf_put_json_string(b, tl_metric_info[s->opts.metrics[mi]].name);
             tl_buf_printf(b, ":{\"count\":%zu,\"sum\":", st.count);
-            put_json_number(b, st.sum);
+            put_json_number(b, st.count ? st.sum : 0);
             tl_buf_puts(b, ",\"min\":");
             put_json_number(b, st.min);
             tl_buf_puts(b, ",\"max\":");
             put_json_number(b, st.max);
             tl_buf_puts(b, ",\"mean\":");
             put_json_number(b, st.mean);
-            tl_buf_puts(b, ",\"approx\":false,\"quantiles\":{");
+            tl_buf_printf(b, ",\"approx\":%s,\"alpha\":", tl_sketch_is_exact(k) ? "false" : "true");
+            put_json_number(b, tl_sketch_alpha(k));
+            tl_buf_puts(b, ",\"quantiles\":{");
             for (int qi = 0; qi < s->opts.nq; qi++) {
                 quantile_key(qk, sizeof qk, s->opts.q[qi]);
                 tl_buf_printf(b, "%s\"%s\":", qi ? "," : "", qk);
-                put_json_number(b, tl_quantile_sorted(d->v, d->n, s->opts.q[qi]));
+                put_json_number(b, tl_sketch_quantile(k, s->opts.q[qi]));
             }
             tl_buf_puts(b, "}}");
         }
@@ -431,7 +299,7 @@ static void csv_number(struct tl_buf *b, double v)
     if (isfinite(v)) tl_buf_put_double(b, v);
 }
 
-static void write_csv(struct tl_summary *s, struct tl_buf *b, const int32_t *order)
+static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
     char col[64], part[4096];
     for (int k = 0; k < s->opts.nby; k++) {
@@ -448,12 +316,11 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, const int32_t *ord
         }
     }
     tl_buf_putc(b, '\n');
-    for (size_t gi = 0; gi < s->ngroups; gi++) {
-        int32_t id = order[gi];
-        struct group *g = &s->groups[id];
-        const char *key = tl_intern_str(s->keys, id);
+    for (size_t gi = 0; gi < ngroups; gi++) {
+        struct tl_agg_group *g = order[gi];
+        const char *key = g->key;
         for (int k = 0; k < s->opts.nby; k++) {
-            csv_field(b, key_part(key, k, part, sizeof part));
+            csv_field(b, tl_agg_key_part(key, k, part, sizeof part));
             tl_buf_putc(b, ',');
         }
         tl_buf_printf(b, "%llu,%llu,%llu,", (unsigned long long)g->tasks,
@@ -466,17 +333,17 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, const int32_t *ord
         csv_field(b, r.len ? tl_buf_cstr(&r) : "");
         tl_buf_free(&r);
         tl_buf_putc(b, ',');
-        csv_number(b, g->runtime_s / 3600.0);
+        csv_number(b, (g->runtime_s + g->runtime_c) / 3600.0);
         for (int mi = 0; mi < s->opts.nmetrics; mi++) {
-            struct dvec *d = &g->values[mi];
-            struct stats st = dvec_stats(d);
+            struct tl_sketch *k = &g->cum[mi];
+            struct stats st = sketch_stats(k);
             tl_buf_printf(b, ",%zu,", st.count);
             if (st.count) csv_number(b, st.sum);
             tl_buf_putc(b, ',');
             csv_number(b, st.mean);
             for (int qi = 0; qi < s->opts.nq; qi++) {
                 tl_buf_putc(b, ',');
-                if (d->n) csv_number(b, tl_quantile_sorted(d->v, d->n, s->opts.q[qi]));
+                if (st.count) csv_number(b, tl_sketch_quantile(k, s->opts.q[qi]));
             }
         }
         tl_buf_putc(b, '\n');
@@ -525,22 +392,21 @@ static void human(char *out, size_t cap, double v, enum tl_unit unit)
 }
 
 static void write_table(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
-                        struct tl_buf *b, const int32_t *order)
+                        struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
     char part[4096], cell[64];
-    for (size_t gi = 0; gi < s->ngroups; gi++) {
-        int32_t id = order[gi];
-        struct group *g = &s->groups[id];
-        const char *key = tl_intern_str(s->keys, id);
+    for (size_t gi = 0; gi < ngroups; gi++) {
+        struct tl_agg_group *g = order[gi];
+        const char *key = g->key;
         if (gi) tl_buf_putc(b, '\n');
         for (int k = 0; k < s->opts.nby; k++) {
-            const char *v = key_part(key, k, part, sizeof part);
+            const char *v = tl_agg_key_part(key, k, part, sizeof part);
             tl_buf_printf(b, "%s%s=%s", k ? " " : "", s->opts.by[k], v ? v : "-");
         }
         tl_buf_printf(b, "\n  tasks %llu  attempts %llu", (unsigned long long)g->tasks,
                       (unsigned long long)g->attempts);
         if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
-        human(cell, sizeof cell, g->runtime_s, TL_UNIT_SECONDS);
+        human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
         tl_buf_printf(b, "  integrated runtime %s", cell);
         sort_counts(g->results, g->nresults);
         tl_buf_puts(b, "\n  results");
@@ -549,10 +415,10 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         tl_buf_putc(b, '\n');
         bool header = false;
         for (int mi = 0; mi < s->opts.nmetrics; mi++) {
-            struct dvec *d = &g->values[mi];
-            if (!d->n) continue;
+            struct tl_sketch *k = &g->cum[mi];
+            if (!k->count) continue;
             const struct tl_metric_info *info = &tl_metric_info[s->opts.metrics[mi]];
-            struct stats st = dvec_stats(d);
+            struct stats st = sketch_stats(k);
             /* 2 + 18 + 1 + 6 + 9 x 8 = 99 columns: fits a 100-column terminal.
              * The mean is in csv and json. */
             if (!header) {
@@ -566,14 +432,13 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             }
             tl_buf_printf(b, "  %-18.18s %6zu", info->name, st.count);
             for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
-                human(cell, sizeof cell, tl_quantile_sorted(d->v, d->n, s->opts.q[qi]),
-                      info->unit);
+                human(cell, sizeof cell, tl_sketch_quantile(k, s->opts.q[qi]), info->unit);
                 tl_buf_printf(b, " %7s", cell);
             }
             tl_buf_putc(b, '\n');
         }
     }
-    if (!s->ngroups) tl_buf_puts(b, "no tasks\n");
+    if (!ngroups) tl_buf_puts(b, "no tasks\n");
     uint64_t lines = 0, rejected = 0;
     for (size_t i = 0; i < nin; i++) {
         lines += in[i].lines;
@@ -586,13 +451,14 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
 enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,
                              const struct tl_summary_input *inputs, size_t ninputs, FILE *out)
 {
-    int32_t *order = sorted_groups(s);
+    size_t ngroups;
+    struct tl_agg_group **order = sorted_groups(s, &ngroups);
     if (!order) return TL_ERR_NOMEM;
     struct tl_buf b = {0};
     switch (fmt) {
-    case TL_SUMMARY_JSON: write_json(s, inputs, ninputs, &b, order); break;
-    case TL_SUMMARY_CSV: write_csv(s, &b, order); break;
-    case TL_SUMMARY_TABLE: write_table(s, inputs, ninputs, &b, order); break;
+    case TL_SUMMARY_JSON: write_json(s, inputs, ninputs, &b, order, ngroups); break;
+    case TL_SUMMARY_CSV: write_csv(s, &b, order, ngroups); break;
+    case TL_SUMMARY_TABLE: write_table(s, inputs, ninputs, &b, order, ngroups); break;
     }
     free(order);
     enum tl_err rc = TL_OK;

@@ -6,11 +6,15 @@
  *   csv    one row per group, LSST-style quantile columns (wall_time_s_p095);
  *   json   the stable contract documented in README.md.
  *
- * Metric values come from each task's final attempt. Quantiles here are
- * exact (linear interpolation, as numpy/pandas), over all values kept. */
+ * Metric values come from each task's final attempt. Counting and
+ * distributions are the aggregator's (core/aggregate.h): quantiles are exact
+ * (linear interpolation, as numpy/pandas) while a group holds at most
+ * exact_limit values of a metric, and within the sketch's reported alpha
+ * beyond; JSON says which ("approx", "alpha"). */
 #ifndef TL_SUMMARY_H
 #define TL_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -28,6 +32,9 @@ struct tl_summary_opts {
     int nq;
     int metrics[TL_M_COUNT];
     int nmetrics;
+    uint32_t exact_limit; /* values kept verbatim per group and metric */
+    bool approx;          /* sketches everywhere */
+    double alpha;         /* sketch accuracy */
 };
 
 /* Defaults: by category; the LSST quantiles; wall, cpu, rss, disk, cores,

@@ -97,6 +97,25 @@ assert ("hog", "RESOURCE_EXHAUSTION") in keys and ("sleeper", "CANCELED") in key
 assert list(d["groups"][0]["metrics"]["wall_time_s"]["quantiles"]) == ["0.5", "0.999"]
 PY
 
+# sketches on request: approx and alpha in JSON; bad values are usage errors
+"$TL" summary --format json --approx "$LOG" >"$tmp/approx.json"
+python3 - "$tmp/approx.json" "$tmp/ref.json" <<'PY' && ok || bad "--approx"
+import json, sys
+a, e = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for ga, ge in zip(a["groups"], e["groups"]):
+    assert ga["tasks"] == ge["tasks"]
+    for name, m in ga["metrics"].items():
+        if m["count"]:
+            assert m["approx"] is True and m["alpha"] == 0.005, (name, m)
+            assert ge["metrics"][name]["approx"] is False and ge["metrics"][name]["alpha"] == 0
+            assert m["min"] == ge["metrics"][name]["min"] and m["max"] == ge["metrics"][name]["max"]
+PY
+expect_exit 2 "bad --alpha" "$TL" summary --alpha 2 "$LOG"
+expect_exit 2 "bad --exact-limit" "$TL" summary --exact-limit lots "$LOG"
+"$TL" summary --format json --exact-limit 10 "$LOG" >"$tmp/lim.json"
+python3 -c 'import json,sys; g={x["key"]["category"]:x for x in json.load(open(sys.argv[1]))["groups"]}; assert g["short"]["metrics"]["wall_time_s"]["approx"] and not g["hog"]["metrics"]["wall_time_s"]["approx"]' \
+    "$tmp/lim.json" && ok || bad "--exact-limit 10: big groups approximate, small ones exact"
+
 # the table fits a 100-column terminal
 "$TL" summary "$LOG" >"$tmp/t.txt"
 w=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$tmp/t.txt")

@@ -1,0 +1,474 @@
+/* The aggregator: see aggregate.h.
+ *
+ * Groups live in an array indexed by the interned group key, so a record
+ * costs one hash lookup plus one sketch insert per present metric. */
+#include "aggregate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "bytes.h"
+#include "intern.h"
+
+#define AGG_MAGIC "TLAG"
+#define AGG_VERSION 1
+
+struct tl_agg {
+    struct tl_agg_opts o;
+    tl_agg_window_cb on_window;
+    void *ctx;
+    struct tl_intern *keys;
+    struct tl_agg_group *groups;
+    size_t ngroups, cap;
+    int64_t window; /* index of the open window, INT64_MIN = none yet */
+    struct tl_buf keybuf;
+    struct tl_agg_counters c;
+};
+
+static const int default_metrics[] = {
+    TL_M_WALL_TIME_S, TL_M_CPU_TIME_S,   TL_M_MAX_RSS_BYTES, TL_M_DISK_BYTES,
+    TL_M_CORES,       TL_M_QUEUE_TIME_S, TL_M_EXEC_TIME_S,   TL_M_ALLOC_CORES,
+    TL_M_ALLOC_MEMORY_BYTES,
+};
+
+void tl_agg_opts_default(struct tl_agg_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->by[0] = "category";
+    o->nby = 1;
+    for (size_t i = 0; i < sizeof default_metrics / sizeof *default_metrics; i++)
+        o->metrics[o->nmetrics++] = default_metrics[i];
+    o->window_ns = 60LL * 1000000000LL;
+    struct tl_sketch_opts so = TL_SKETCH_DEFAULT_OPTS;
+    o->sketch = so;
+    o->max_keys = 10000;
+    o->exact_budget = 12000000;
+}
+
+struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_window, void *ctx)
+{
+    struct tl_sketch probe;
+    if (o->nby < 1 || o->nby > TL_AGG_MAX_KEYS || o->nmetrics < 1 || o->nmetrics > TL_M_COUNT ||
+        o->window_ns < 0 || o->max_keys < 1 || tl_sketch_init(&probe, &o->sketch))
+        return NULL;
+    struct tl_agg *a = calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->o = *o;
+    a->on_window = on_window;
+    a->ctx = ctx;
+    a->window = INT64_MIN;
+    a->keys = tl_intern_new((size_t)1 << 30);
+    if (!a->keys) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void counts_free(struct tl_count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(c[i].name);
+    free(c);
+}
+
+static void group_free(struct tl_agg_group *g, int nmetrics)
+{
+    counts_free(g->results, g->nresults);
+    counts_free(g->exits, g->nexits);
+    for (int m = 0; m < nmetrics; m++) {
+        if (g->cum) tl_sketch_free(&g->cum[m]);
+        if (g->win) tl_sketch_free(&g->win[m]);
+    }
+    free(g->cum);
+    free(g->win);
+}
+
+static void groups_free(struct tl_agg *a)
+{
+    for (size_t i = 0; i < a->ngroups; i++) group_free(&a->groups[i], a->o.nmetrics);
+    free(a->groups);
+    a->groups = NULL;
+    a->ngroups = a->cap = 0;
+}
+
+void tl_agg_free(struct tl_agg *a)
+{
+    if (!a) return;
+    groups_free(a);
+    tl_intern_free(a->keys);
+    tl_buf_free(&a->keybuf);
+    free(a);
+}
+
+size_t tl_agg_ngroups(const struct tl_agg *a)
+{
+    return a->ngroups;
+}
+
+struct tl_agg_group *tl_agg_group(struct tl_agg *a, size_t i)
+{
+    return i < a->ngroups ? &a->groups[i] : NULL;
+}
+
+const struct tl_agg_opts *tl_agg_options(const struct tl_agg *a)
+{
+    return &a->o;
+}
+
+struct tl_agg_counters tl_agg_counters(const struct tl_agg *a)
+{
+    return a->c;
+}
+
+const char *tl_agg_key_part(const char *key, int i, char *out, size_t cap)
+{
+    for (; i > 0; i--) {
+        key = strchr(key, '\x1f');
+        if (!key) return NULL;
+        key++;
+    }
+    size_t n = strcspn(key, "\x1f");
+    if (n == 1 && key[0] == '\x1e') return NULL;
+    if (n >= cap) n = cap - 1;
+    memcpy(out, key, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* A new group for an interned key id (== its index). */
+static struct tl_agg_group *group_new(struct tl_agg *a, int32_t id)
+{
+    if ((size_t)id != a->ngroups) return NULL; /* ids are dense, in order */
+    if (a->ngroups == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        struct tl_agg_group *g = realloc(a->groups, cap * sizeof *g);
+        if (!g) return NULL;
+        a->groups = g;
+        a->cap = cap;
+    }
+    struct tl_agg_group *g = &a->groups[a->ngroups];
+    memset(g, 0, sizeof *g);
+    g->key = tl_intern_str(a->keys, id);
+    g->cum = calloc((size_t)a->o.nmetrics, sizeof *g->cum);
+    if (!g->cum) return NULL;
+    if (a->o.window_ns) {
+        g->win = calloc((size_t)a->o.nmetrics, sizeof *g->win);
+        if (!g->win) {
+            free(g->cum);
+            return NULL;
+        }
+    }
+    struct tl_sketch_opts wo = a->o.sketch;
+    for (int m = 0; m < a->o.nmetrics; m++) {
+        tl_sketch_init(&g->cum[m], &a->o.sketch);
+        if (g->win) {
+            /* windows are short-lived: exact values there would only add to
+             * memory, and each window summary is one point anyway */
+            wo.exact_limit = a->o.sketch.exact_limit < 1024 ? a->o.sketch.exact_limit : 1024;
+            tl_sketch_init(&g->win[m], &wo);
+        }
+    }
+    a->ngroups++;
+    return g;
+}
+
+static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *r)
+{
+    struct tl_buf *k = &a->keybuf;
+    k->len = 0;
+    for (int i = 0; i < a->o.nby; i++) {
+        const char *v = tl_record_tag(r, a->o.by[i]);
+        if (i) tl_buf_putc(k, '\x1f');
+        if (v) tl_buf_puts(k, v);
+        else tl_buf_putc(k, '\x1e');
+    }
+    if (k->oom) return NULL;
+    int32_t id = tl_intern_find(a->keys, k->data, k->len);
+    if (id >= 0) return &a->groups[id];
+    if (a->ngroups >= a->o.max_keys) {
+        a->c.overflow_records++;
+        k->len = 0;
+        for (int i = 0; i < a->o.nby; i++) {
+            if (i) tl_buf_putc(k, '\x1f');
+            tl_buf_puts(k, TL_AGG_OTHER);
+        }
+        id = tl_intern_find(a->keys, k->data, k->len);
+        if (id >= 0) return &a->groups[id];
+    }
+    id = tl_intern(a->keys, k->data, k->len);
+    if (id < 0) return NULL;
+    return group_new(a, id);
+}
+
+static bool count_add(struct tl_count **arr, size_t *n, const char *name, uint64_t by)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*arr)[i].name, name)) {
+            (*arr)[i].n += by;
+            return true;
+        }
+    struct tl_count *c = realloc(*arr, (*n + 1) * sizeof *c);
+    if (!c) return false;
+    *arr = c;
+    c[*n].name = strdup(name);
+    if (!c[*n].name) return false;
+    c[*n].n = by;
+    (*n)++;
+    return true;
+}
+
+/* Adds v to a sketch, keeping the global count of exact values within the
+ * budget: a sketch that would pass it gives its exact values up. */
+static void sketch_add(struct tl_agg *a, struct tl_sketch *s, double v)
+{
+    uint32_t before = s->nexact;
+    if (!s->exact_dropped && a->c.exact_values >= a->o.exact_budget) tl_sketch_drop_exact(s);
+    if (tl_sketch_add(s, v)) a->c.rejected_values++;
+    a->c.exact_values = a->c.exact_values - before + s->nexact;
+}
+
+static void emit_windows(struct tl_agg *a)
+{
+    if (a->window == INT64_MIN || !a->o.window_ns) return;
+    for (size_t i = 0; i < a->ngroups; i++) {
+        struct tl_agg_group *g = &a->groups[i];
+        if (!g->win_dirty) continue;
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            struct tl_sketch *s = &g->win[m];
+            if (s->count && a->on_window) {
+                struct tl_agg_window w = {g, a->o.metrics[m], a->window * a->o.window_ns,
+                                          (a->window + 1) * a->o.window_ns, s};
+                a->on_window(a->ctx, &w);
+            }
+            a->c.exact_values -= s->nexact;
+            tl_sketch_reset(s);
+        }
+        g->win_dirty = false;
+    }
+}
+
+void tl_agg_close_window(struct tl_agg *a)
+{
+    emit_windows(a);
+}
+
+enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
+{
+    if (r->kind != TL_REC_TASK && r->kind != TL_REC_TASK_OPEN) return TL_OK;
+    a->c.records++;
+    struct tl_agg_group *g = group_for(a, r);
+    if (!g) return TL_ERR_NOMEM;
+    if (r->kind == TL_REC_TASK_OPEN) {
+        g->open++;
+        return TL_OK;
+    }
+    g->attempts++;
+    if (!r->final) return TL_OK;
+    g->tasks++;
+    bool ok = count_add(&g->results, &g->nresults, r->result ? r->result : "(none)", 1);
+    if (r->has_exit_code) {
+        char code[16];
+        snprintf(code, sizeof code, "%d", r->exit_code);
+        ok = ok && count_add(&g->exits, &g->nexits, code, 1);
+    }
+    if (tl_record_has(r, TL_M_WALL_TIME_S)) {
+        double v = r->v[TL_M_WALL_TIME_S], t = g->runtime_s + v;
+        g->runtime_c += fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s;
+        g->runtime_s = t;
+    }
+    bool in_window = false;
+    if (a->o.window_ns && r->time_ns) {
+        int64_t w = r->time_ns >= 0 ? r->time_ns / a->o.window_ns
+                                    : -((-r->time_ns + a->o.window_ns - 1) / a->o.window_ns);
+        if (w > a->window) {
+            emit_windows(a);
+            a->window = w;
+        }
+        if (w == a->window) in_window = true;
+        else a->c.late_records++;
+    }
+    for (int i = 0; i < a->o.nmetrics; i++) {
+        int m = a->o.metrics[i];
+        if (!tl_record_has(r, (enum tl_metric)m)) continue;
+        sketch_add(a, &g->cum[i], r->v[m]);
+        if (in_window) {
+            sketch_add(a, &g->win[i], r->v[m]);
+            g->win_dirty = true;
+        }
+    }
+    return ok ? TL_OK : TL_ERR_NOMEM;
+}
+
+/* ---------------------------------------------------------------- state */
+
+static void put_counts(struct tl_buf *b, const struct tl_count *c, size_t n)
+{
+    tl_put_varint(b, n);
+    for (size_t i = 0; i < n; i++) {
+        tl_put_str(b, c[i].name);
+        tl_put_varint(b, c[i].n);
+    }
+}
+
+enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
+{
+    struct tl_buf raw = {0};
+    tl_buf_append(&raw, AGG_MAGIC, 4);
+    tl_put_u8(&raw, AGG_VERSION);
+    tl_put_varint(&raw, (uint64_t)a->o.nby);
+    for (int i = 0; i < a->o.nby; i++) tl_put_str(&raw, a->o.by[i]);
+    tl_put_varint(&raw, (uint64_t)a->o.nmetrics);
+    for (int i = 0; i < a->o.nmetrics; i++) tl_put_str(&raw, tl_metric_info[a->o.metrics[i]].name);
+    tl_put_varint(&raw, (uint64_t)a->o.window_ns);
+    tl_put_varint(&raw, tl_zigzag(a->window));
+    tl_put_varint(&raw, a->c.records);
+    tl_put_varint(&raw, a->c.overflow_records);
+    tl_put_varint(&raw, a->c.late_records);
+    tl_put_varint(&raw, a->c.rejected_values);
+    tl_put_varint(&raw, a->ngroups);
+    for (size_t gi = 0; gi < a->ngroups; gi++) {
+        const struct tl_agg_group *g = &a->groups[gi];
+        tl_put_str(&raw, g->key);
+        tl_put_varint(&raw, g->tasks);
+        tl_put_varint(&raw, g->attempts);
+        tl_put_varint(&raw, g->open);
+        tl_put_f64(&raw, g->runtime_s);
+        tl_put_f64(&raw, g->runtime_c);
+        put_counts(&raw, g->results, g->nresults);
+        put_counts(&raw, g->exits, g->nexits);
+        tl_put_u8(&raw, g->win_dirty);
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            tl_sketch_serialize(&g->cum[m], &raw);
+            if (g->win) tl_sketch_serialize(&g->win[m], &raw);
+        }
+    }
+    if (raw.oom) {
+        tl_buf_free(&raw);
+        return TL_ERR_NOMEM;
+    }
+    size_t bound = ZSTD_compressBound(raw.len);
+    if (!tl_buf_reserve(out, bound)) {
+        tl_buf_free(&raw);
+        return TL_ERR_NOMEM;
+    }
+    size_t z = ZSTD_compress(out->data + out->len, bound, raw.data, raw.len, 3);
+    tl_buf_free(&raw);
+    if (ZSTD_isError(z)) return TL_ERR_INTERNAL;
+    out->len += z;
+    return TL_OK;
+}
+
+static bool get_counts(const uint8_t **p, const uint8_t *end, struct tl_count **c, size_t *n)
+{
+    uint64_t k;
+    if (!tl_get_varint(p, end, &k) || k > 1000000) return false;
+    for (uint64_t i = 0; i < k; i++) {
+        const char *s;
+        size_t len;
+        uint64_t v;
+        if (!tl_get_str(p, end, 4096, &s, &len) || !tl_get_varint(p, end, &v)) return false;
+        char name[4097];
+        memcpy(name, s, len);
+        name[len] = '\0';
+        if (!count_add(c, n, name, v)) return false;
+    }
+    return true;
+}
+
+enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
+{
+    unsigned long long size = ZSTD_getFrameContentSize(zp, zlen);
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ULL << 32))
+        return TL_ERR_CORRUPT;
+    uint8_t *raw = malloc(size ? size : 1);
+    if (!raw) return TL_ERR_NOMEM;
+    size_t got = ZSTD_decompress(raw, size, zp, zlen);
+    enum tl_err rc = TL_ERR_CORRUPT;
+    if (ZSTD_isError(got) || got != size) goto out;
+    const uint8_t *p = raw, *end = raw + size;
+    uint8_t version;
+    uint64_t nby, nmetrics, window_ns, ngroups;
+    uint64_t window;
+    const char *s;
+    size_t len;
+    if (size < 4 || memcmp(p, AGG_MAGIC, 4)) goto out;
+    p += 4;
+    if (!tl_get_u8(&p, end, &version) || version != AGG_VERSION || !tl_get_varint(&p, end, &nby) ||
+        nby != (uint64_t)a->o.nby)
+        goto out;
+    for (int i = 0; i < a->o.nby; i++)
+        if (!tl_get_str(&p, end, 256, &s, &len) || len != strlen(a->o.by[i]) ||
+            memcmp(s, a->o.by[i], len))
+            goto out;
+    if (!tl_get_varint(&p, end, &nmetrics) || nmetrics != (uint64_t)a->o.nmetrics) goto out;
+    for (int i = 0; i < a->o.nmetrics; i++) {
+        const char *name = tl_metric_info[a->o.metrics[i]].name;
+        if (!tl_get_str(&p, end, 256, &s, &len) || len != strlen(name) || memcmp(s, name, len))
+            goto out;
+    }
+    struct tl_agg_counters c = {0};
+    if (!tl_get_varint(&p, end, &window_ns) || window_ns != (uint64_t)a->o.window_ns ||
+        !tl_get_varint(&p, end, &window) || !tl_get_varint(&p, end, &c.records) ||
+        !tl_get_varint(&p, end, &c.overflow_records) || !tl_get_varint(&p, end, &c.late_records) ||
+        !tl_get_varint(&p, end, &c.rejected_values) || !tl_get_varint(&p, end, &ngroups) ||
+        ngroups > a->o.max_keys + 1ULL)
+        goto out;
+    groups_free(a);
+    tl_intern_free(a->keys);
+    a->keys = tl_intern_new((size_t)1 << 30);
+    if (!a->keys) {
+        rc = TL_ERR_NOMEM;
+        goto out;
+    }
+    for (uint64_t gi = 0; gi < ngroups; gi++) {
+        if (!tl_get_str(&p, end, 1 << 20, &s, &len)) goto fail;
+        int32_t id = tl_intern(a->keys, s, len);
+        if (id < 0 || (size_t)id != a->ngroups) goto fail; /* duplicate key */
+        struct tl_agg_group *g = group_new(a, id);
+        if (!g) goto fail;
+        uint8_t dirty;
+        if (!tl_get_varint(&p, end, &g->tasks) || !tl_get_varint(&p, end, &g->attempts) ||
+            !tl_get_varint(&p, end, &g->open) || !tl_get_f64(&p, end, &g->runtime_s) ||
+            !tl_get_f64(&p, end, &g->runtime_c) || !get_counts(&p, end, &g->results, &g->nresults) ||
+            !get_counts(&p, end, &g->exits, &g->nexits) || !tl_get_u8(&p, end, &dirty) || dirty > 1)
+            goto fail;
+        g->win_dirty = dirty;
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            tl_sketch_free(&g->cum[m]);
+            if (tl_sketch_deserialize(&g->cum[m], &p, end)) {
+                tl_sketch_init(&g->cum[m], &a->o.sketch); /* keep group_free safe */
+                goto fail;
+            }
+            if (g->cum[m].alpha0 != a->o.sketch.alpha || g->cum[m].floor != a->o.sketch.floor)
+                goto fail;
+            c.exact_values += g->cum[m].nexact;
+            if (g->win) {
+                tl_sketch_free(&g->win[m]);
+                if (tl_sketch_deserialize(&g->win[m], &p, end)) {
+                    tl_sketch_init(&g->win[m], &a->o.sketch);
+                    goto fail;
+                }
+                if (g->win[m].alpha0 != a->o.sketch.alpha) goto fail;
+                c.exact_values += g->win[m].nexact;
+            }
+        }
+    }
+    if (p != end) goto fail;
+    a->c = c;
+    a->window = tl_unzigzag(window);
+    rc = TL_OK;
+    goto out;
+fail:
+    groups_free(a);
+    tl_intern_free(a->keys);
+    a->keys = tl_intern_new((size_t)1 << 30);
+    a->c = (struct tl_agg_counters){0};
+    a->window = INT64_MIN;
+    rc = TL_ERR_CORRUPT;
+out:
+    free(raw);
+    return rc;
+}

@@ -1,0 +1,100 @@
+/* The aggregator: per-group counts and per-(group, metric) sketches.
+ *
+ * Records are grouped by tags (category by default; workflow, host, ... on
+ * request). For each group it keeps task / attempt / open counts, results
+ * and exit codes, integrated runtime, and for each metric a cumulative
+ * sketch and -- when a window is set -- a tumbling-window sketch over record
+ * time. Window boundaries are epoch-aligned multiples of the window length;
+ * when a record opens a newer window, every group's closing window is
+ * emitted through on_window. Records older than the open window count in
+ * the cumulative sketches only (and in `late_records`).
+ *
+ * Memory is bounded twice: at most max_keys groups (later keys go to the
+ * group whose tags are all "_other", counted in overflow_records), and at
+ * most exact_budget values kept verbatim across all sketches (a sketch that
+ * would pass it gives up its exact values and answers from buckets).
+ *
+ * The whole state serializes to one zstd-compressed blob and restores from
+ * it; checkpoints store it. */
+#ifndef TL_AGGREGATE_H
+#define TL_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "error.h"
+#include "record.h"
+#include "sketch.h"
+
+#define TL_AGG_MAX_KEYS 8
+#define TL_AGG_OTHER "_other"
+
+struct tl_agg_opts {
+    const char *by[TL_AGG_MAX_KEYS]; /* tag names; borrowed */
+    int nby;
+    int metrics[TL_M_COUNT];
+    int nmetrics;
+    int64_t window_ns; /* 0: cumulative only */
+    struct tl_sketch_opts sketch;
+    uint32_t max_keys;     /* default 10000 */
+    uint64_t exact_budget; /* default 12M values (96 MB) */
+};
+
+void tl_agg_opts_default(struct tl_agg_opts *o);
+
+struct tl_count {
+    char *name;
+    uint64_t n;
+};
+
+struct tl_agg_group {
+    const char *key; /* tag values joined by \x1f; \x1e = absent */
+    uint64_t tasks, attempts, open;
+    double runtime_s, runtime_c; /* Kahan-compensated sum of wall_time_s */
+    struct tl_count *results;
+    size_t nresults;
+    struct tl_count *exits;
+    size_t nexits;
+    struct tl_sketch *cum; /* [nmetrics] */
+    struct tl_sketch *win; /* [nmetrics], NULL without a window */
+    bool win_dirty;
+};
+
+/* One closed window of one (group, metric). */
+struct tl_agg_window {
+    const struct tl_agg_group *group;
+    int metric;
+    int64_t start_ns, end_ns;
+    struct tl_sketch *sketch; /* may be queried (quantile sorts exact values) */
+};
+
+typedef void (*tl_agg_window_cb)(void *ctx, const struct tl_agg_window *w);
+
+struct tl_agg;
+
+struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_window, void *ctx);
+void tl_agg_free(struct tl_agg *a);
+/* Takes TL_REC_TASK (every attempt; metrics from final ones) and
+ * TL_REC_TASK_OPEN records; ignores the rest. */
+enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r);
+/* Emits the open window of every group (end of input, or shutdown). */
+void tl_agg_close_window(struct tl_agg *a);
+
+size_t tl_agg_ngroups(const struct tl_agg *a);
+struct tl_agg_group *tl_agg_group(struct tl_agg *a, size_t i); /* by insertion */
+const struct tl_agg_opts *tl_agg_options(const struct tl_agg *a);
+/* The i-th tag value of a group key into out; NULL when absent. */
+const char *tl_agg_key_part(const char *key, int i, char *out, size_t cap);
+
+struct tl_agg_counters {
+    uint64_t records, overflow_records, late_records, rejected_values, exact_values;
+};
+struct tl_agg_counters tl_agg_counters(const struct tl_agg *a);
+
+enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out);
+/* Restores state saved by tl_agg_serialize into a (created with the same
+ * grouping keys and metrics; otherwise TL_ERR_CORRUPT), replacing its groups. */
+enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *p, size_t len);
+
+#endif

@@ -1,0 +1,187 @@
+/* core/aggregate: tumbling windows over record time, late records, the key
+ * cap, the exact-value budget, and state that survives serialize/restore
+ * (a restored aggregator fed the rest of the input ends identical to one
+ * that saw everything). */
+#include "check.h"
+
+#include "aggregate.h"
+
+#define SEC 1000000000LL
+
+struct seen {
+    int n;
+    char key[16][64];
+    int metric[16];
+    int64_t start[16], end[16];
+    uint64_t count[16];
+    double p50[16];
+};
+
+static void on_window(void *ctx, const struct tl_agg_window *w)
+{
+    struct seen *s = ctx;
+    if (s->n >= 16) return;
+    snprintf(s->key[s->n], sizeof s->key[0], "%s", w->group->key);
+    s->metric[s->n] = w->metric;
+    s->start[s->n] = w->start_ns;
+    s->end[s->n] = w->end_ns;
+    s->count[s->n] = w->sketch->count;
+    s->p50[s->n] = tl_sketch_quantile(w->sketch, 0.5);
+    s->n++;
+}
+
+static struct tl_record task(const char *cat, int64_t t_ns, double wall)
+{
+    struct tl_record r;
+    tl_record_init(&r, TL_REC_TASK);
+    r.category = cat;
+    r.final = true;
+    r.result = "SUCCESS";
+    r.has_exit_code = true;
+    r.time_ns = t_ns;
+    tl_record_set(&r, TL_M_WALL_TIME_S, wall);
+    return r;
+}
+
+static struct tl_agg_opts small_opts(void)
+{
+    struct tl_agg_opts o;
+    tl_agg_opts_default(&o);
+    o.nmetrics = 1;
+    o.metrics[0] = TL_M_WALL_TIME_S;
+    o.window_ns = 60 * SEC;
+    return o;
+}
+
+static void windows(void)
+{
+    struct tl_agg_opts o = small_opts();
+    struct seen s = {0};
+    struct tl_agg *a = tl_agg_new(&o, on_window, &s);
+    int64_t t0 = 1700000000LL * SEC - (1700000000LL * SEC) % (60 * SEC); /* window start */
+    for (int i = 0; i < 10; i++) {
+        struct tl_record r = task(i % 2 ? "b" : "a", t0 + i * SEC, 1.0 + i);
+        tl_agg_add(a, &r);
+    }
+    CHECK_EQ_INT(s.n, 0); /* nothing closed yet */
+    struct tl_record next = task("a", t0 + 61 * SEC, 100);
+    tl_agg_add(a, &next); /* opens the next window: the first closes */
+    CHECK_EQ_INT(s.n, 2);
+    CHECK_STR(s.key[0], "a");
+    CHECK_EQ_INT(s.count[0], 5);
+    CHECK_EQ_INT(s.start[0], t0);
+    CHECK_EQ_INT(s.end[0], t0 + 60 * SEC);
+    CHECK_NEAR(s.p50[0], 5, 0); /* a: 1 3 5 7 9 */
+    CHECK_EQ_INT(s.count[1], 5);
+    struct tl_record late = task("b", t0 + 5 * SEC, 1000);
+    tl_agg_add(a, &late);
+    CHECK_EQ_INT(tl_agg_counters(a).late_records, 1);
+    tl_agg_close_window(a);
+    CHECK_EQ_INT(s.n, 3); /* only a has data in the second window */
+    CHECK_EQ_INT(s.count[2], 1);
+    CHECK_NEAR(s.p50[2], 100, 0);
+    /* cumulative holds everything, the late record too */
+    struct tl_agg_group *b = NULL;
+    for (size_t i = 0; i < tl_agg_ngroups(a); i++)
+        if (!strcmp(tl_agg_group(a, i)->key, "b")) b = tl_agg_group(a, i);
+    CHECK(b && b->cum[0].count == 6 && b->tasks == 6);
+    tl_agg_free(a);
+}
+
+static void key_cap_and_budget(void)
+{
+    struct tl_agg_opts o = small_opts();
+    o.window_ns = 0;
+    o.max_keys = 3;
+    o.exact_budget = 100;
+    struct tl_agg *a = tl_agg_new(&o, NULL, NULL);
+    const char *cats[] = {"c0", "c1", "c2", "c3", "c4"};
+    for (int i = 0; i < 500; i++) {
+        struct tl_record r = task(cats[i % 5], (int64_t)i * SEC, 0.5 + i);
+        tl_agg_add(a, &r);
+    }
+    CHECK_EQ_INT(tl_agg_ngroups(a), 4); /* 3 + _other */
+    struct tl_agg_group *other = tl_agg_group(a, 3);
+    CHECK_STR(other->key, TL_AGG_OTHER);
+    CHECK_EQ_INT(other->tasks, 200);
+    CHECK_EQ_INT(tl_agg_counters(a).overflow_records, 200);
+    uint64_t exact = 0;
+    int approx = 0;
+    for (size_t i = 0; i < tl_agg_ngroups(a); i++) {
+        exact += tl_agg_group(a, i)->cum[0].nexact;
+        approx += !tl_sketch_is_exact(&tl_agg_group(a, i)->cum[0]);
+    }
+    CHECK(exact <= 100);
+    CHECK_EQ_INT(exact, tl_agg_counters(a).exact_values);
+    CHECK(approx >= 1);
+    tl_agg_free(a);
+}
+
+static int same_group(const struct tl_agg_group *x, const struct tl_agg_group *y, int nm)
+{
+    if (strcmp(x->key, y->key) || x->tasks != y->tasks || x->attempts != y->attempts ||
+        x->open != y->open || x->runtime_s + x->runtime_c != y->runtime_s + y->runtime_c ||
+        x->nresults != y->nresults)
+        return 0;
+    for (int m = 0; m < nm; m++) {
+        struct tl_sketch *a = &x->cum[m], *b = &y->cum[m];
+        if (a->count != b->count || a->min != b->min || a->max != b->max) return 0;
+        for (double q = 0; q <= 1; q += 0.01)
+            if (tl_sketch_quantile(a, q) != tl_sketch_quantile(b, q)) return 0;
+    }
+    return 1;
+}
+
+static void state_round_trip(void)
+{
+    struct tl_agg_opts o = small_opts();
+    o.sketch.exact_limit = 100; /* some groups exact, some not */
+    struct tl_agg *whole = tl_agg_new(&o, NULL, NULL), *first = tl_agg_new(&o, NULL, NULL);
+    const char *cats[] = {"x", "y", "z"};
+    uint64_t r64 = 12345;
+    struct tl_record recs[3000];
+    for (int i = 0; i < 3000; i++) {
+        r64 = r64 * 6364136223846793005ULL + 1442695040888963407ULL;
+        recs[i] = task(cats[(r64 >> 33) % (i < 1000 ? 3 : 2)], 1700000000LL * SEC + i * SEC / 10,
+                       (double)((r64 >> 20) % 100000) / 7.0);
+        if (i % 7 == 0) recs[i].kind = TL_REC_TASK_OPEN;
+        if (i % 11 == 0) recs[i].result = "SIGNAL";
+    }
+    for (int i = 0; i < 3000; i++) tl_agg_add(whole, &recs[i]);
+    for (int i = 0; i < 1500; i++) tl_agg_add(first, &recs[i]);
+    struct tl_buf blob = {0};
+    CHECK_EQ_INT(tl_agg_serialize(first, &blob), TL_OK);
+    struct tl_agg *resumed = tl_agg_new(&o, NULL, NULL);
+    CHECK_EQ_INT(tl_agg_restore(resumed, (const uint8_t *)blob.data, blob.len), TL_OK);
+    for (int i = 1500; i < 3000; i++) tl_agg_add(resumed, &recs[i]);
+    CHECK_EQ_INT(tl_agg_ngroups(resumed), tl_agg_ngroups(whole));
+    for (size_t i = 0; i < tl_agg_ngroups(whole) && i < tl_agg_ngroups(resumed); i++)
+        CHECK(same_group(tl_agg_group(whole, i), tl_agg_group(resumed, i), o.nmetrics));
+    CHECK_EQ_INT(tl_agg_counters(resumed).records, tl_agg_counters(whole).records);
+    printf("  state of 1500 records: %zu bytes (zstd)\n", blob.len);
+
+    /* truncated or mismatched state is refused, and leaves a usable empty aggregator */
+    struct tl_agg *bad = tl_agg_new(&o, NULL, NULL);
+    CHECK(tl_agg_restore(bad, (const uint8_t *)blob.data, blob.len - 3) != TL_OK);
+    struct tl_agg_opts other = o;
+    other.by[0] = "host";
+    struct tl_agg *wrong = tl_agg_new(&other, NULL, NULL);
+    CHECK_EQ_INT(tl_agg_restore(wrong, (const uint8_t *)blob.data, blob.len), TL_ERR_CORRUPT);
+    CHECK_EQ_INT(tl_agg_ngroups(wrong), 0);
+    tl_agg_add(wrong, &recs[0]);
+    CHECK_EQ_INT(tl_agg_ngroups(wrong), 1);
+    tl_buf_free(&blob);
+    tl_agg_free(whole);
+    tl_agg_free(first);
+    tl_agg_free(resumed);
+    tl_agg_free(bad);
+    tl_agg_free(wrong);
+}
+
+int main(void)
+{
+    windows();
+    key_cap_and_budget();
+    state_round_trip();
+    return check_done("test_aggregate");
+}
