@@ -51,6 +51,7 @@ struct tl_sketch {
     uint32_t exact_limit;
     uint32_t collapses;   /* times the buckets were merged pairwise */
     double multiplier;    /* M at the current collapse level */
+    double m0;            /* M at level 0: the index is floor(m0 L(v)) >> collapses */
 
     uint64_t count;       /* accepted values */
     uint64_t rejected;    /* negative, NaN, infinite */
