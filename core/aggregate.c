@@ -24,6 +24,7 @@ struct tl_agg {
     struct tl_agg_group *groups;
     size_t ngroups, cap;
     int64_t window; /* index of the open window, INT64_MIN = none yet */
+    int64_t latest_ns; /* newest record time seen */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
 };
@@ -240,7 +241,7 @@ static void emit_windows(struct tl_agg *a)
             struct tl_sketch *s = &g->win[m];
             if (s->count && a->on_window) {
                 struct tl_agg_window w = {g, a->o.metrics[m], a->window * a->o.window_ns,
-                                          (a->window + 1) * a->o.window_ns, s};
+                                          (a->window + 1) * a->o.window_ns, false, s};
                 a->on_window(a->ctx, &w);
             }
             a->c.exact_values -= s->nexact;
@@ -253,6 +254,18 @@ static void emit_windows(struct tl_agg *a)
 void tl_agg_close_window(struct tl_agg *a)
 {
     emit_windows(a);
+}
+
+void tl_agg_flush(struct tl_agg *a)
+{
+    if (!a->on_window) return;
+    for (size_t i = 0; i < a->ngroups; i++)
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            struct tl_sketch *s = &a->groups[i].cum[m];
+            if (!s->count) continue;
+            struct tl_agg_window w = {&a->groups[i], a->o.metrics[m], 0, a->latest_ns, true, s};
+            a->on_window(a->ctx, &w);
+        }
 }
 
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
@@ -280,6 +293,7 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
         g->runtime_s = t;
     }
     bool in_window = false;
+    if (r->time_ns > a->latest_ns) a->latest_ns = r->time_ns;
     if (a->o.window_ns && r->time_ns) {
         int64_t w = r->time_ns >= 0 ? r->time_ns / a->o.window_ns
                                     : -((-r->time_ns + a->o.window_ns - 1) / a->o.window_ns);

@@ -61,11 +61,14 @@ struct tl_agg_group {
     bool win_dirty;
 };
 
-/* One closed window of one (group, metric). */
+/* One summary of one (group, metric): a closed window, or the cumulative
+ * state at a flush (cumulative = true, start_ns = 0, end_ns = the latest
+ * record time seen). */
 struct tl_agg_window {
     const struct tl_agg_group *group;
     int metric;
     int64_t start_ns, end_ns;
+    bool cumulative;
     struct tl_sketch *sketch; /* may be queried (quantile sorts exact values) */
 };
 
@@ -80,6 +83,8 @@ void tl_agg_free(struct tl_agg *a);
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r);
 /* Emits the open window of every group (end of input, or shutdown). */
 void tl_agg_close_window(struct tl_agg *a);
+/* Emits the cumulative summary of every (group, metric) that has values. */
+void tl_agg_flush(struct tl_agg *a);
 
 size_t tl_agg_ngroups(const struct tl_agg *a);
 struct tl_agg_group *tl_agg_group(struct tl_agg *a, size_t i); /* by insertion */

@@ -20,6 +20,7 @@ struct seen {
 static void on_window(void *ctx, const struct tl_agg_window *w)
 {
     struct seen *s = ctx;
+    if (w->cumulative != (w->start_ns == 0)) return; /* flag and bounds agree */
     if (s->n >= 16) return;
     snprintf(s->key[s->n], sizeof s->key[0], "%s", w->group->key);
     s->metric[s->n] = w->metric;
@@ -85,6 +86,12 @@ static void windows(void)
     for (size_t i = 0; i < tl_agg_ngroups(a); i++)
         if (!strcmp(tl_agg_group(a, i)->key, "b")) b = tl_agg_group(a, i);
     CHECK(b && b->cum[0].count == 6 && b->tasks == 6);
+    /* flush: one cumulative summary per (group, metric) with values */
+    tl_agg_flush(a);
+    CHECK_EQ_INT(s.n, 5);
+    CHECK_EQ_INT(s.start[3], 0);
+    CHECK_EQ_INT(s.end[3], t0 + 61 * SEC); /* the newest record time */
+    CHECK_EQ_INT(s.count[3] + s.count[4], 12);
     tl_agg_free(a);
 }
 
