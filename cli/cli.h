@@ -8,5 +8,6 @@
 #define TL_EXIT_USAGE 2
 
 int tl_cmd_summary(int argc, char **argv);
+int tl_cmd_lines(int argc, char **argv);
 
 #endif

@@ -1,0 +1,193 @@
+/* tasklens lines: InfluxDB line protocol to stdout or a file.
+ *
+ *   tasklens lines [-o FILE] [--by KEYS] [--window SECONDS] INPUT...
+ *
+ * Writes one `task` point per finished attempt as records arrive, a
+ * `task_quantiles` point per (group, metric) for each tumbling window as it
+ * closes (window=60s), and at the end the cumulative ones (window=cumulative).
+ * The output can be piped to `influx -import` or curl; it is also the
+ * embedded default sink when no InfluxDB is configured. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "cli.h"
+#include "input.h"
+#include "lineproto.h"
+
+#define MAX_SETTINGS 32
+#define FLUSH_BYTES (1 << 20)
+
+struct lines_ctx {
+    FILE *out;
+    struct tl_buf buf;
+    struct tl_lp_stats st;
+    struct tl_agg *agg;
+    const struct tl_agg_opts *ao;
+    char window_label[32];
+    bool write_error;
+    enum tl_err agg_rc;
+};
+
+static void flush_buf(struct lines_ctx *c, bool force)
+{
+    if (!force && c->buf.len < FLUSH_BYTES) return;
+    if (c->buf.len && fwrite(c->buf.data, 1, c->buf.len, c->out) != c->buf.len) c->write_error = true;
+    c->buf.len = 0;
+}
+
+static void on_summary(void *ctx, const struct tl_agg_window *w)
+{
+    struct lines_ctx *c = ctx;
+    tl_lp_quantiles(&c->buf, w, c->ao->by, c->ao->nby,
+                    w->cumulative ? "cumulative" : c->window_label, &c->st);
+    flush_buf(c, false);
+}
+
+static void on_record(void *ctx, const struct tl_record *r)
+{
+    struct lines_ctx *c = ctx;
+    tl_lp_task(&c->buf, r, &c->st);
+    enum tl_err rc = tl_agg_add(c->agg, r);
+    if (rc && !c->agg_rc) c->agg_rc = rc;
+    flush_buf(c, false);
+}
+
+static void lines_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens lines [OPTIONS] INPUT...\n"
+            "\n"
+            "Writes InfluxDB line protocol: a `task` point per finished attempt, and\n"
+            "`task_quantiles` points per group and metric for each window and cumulatively.\n"
+            "\n"
+            "  -o, --output FILE   write to FILE instead of stdout\n"
+            "  --by KEYS           group quantiles by these tags (default: source,category)\n"
+            "  --window SECONDS    tumbling window over record time (default 60; 0: none)\n"
+            "  --format-in NAME    input format instead of auto-detection\n"
+            "  -O PARSER.KEY=VAL   parser option\n"
+            "  --max-errors N      rejected lines to print per input (default 10)\n"
+            "  --strict            exit 1 if any line was rejected\n"
+            "  -q, --quiet         do not print rejected lines\n");
+}
+
+int tl_cmd_lines(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"by", required_argument, NULL, 'b'},
+        {"window", required_argument, NULL, 'w'},
+        {"format-in", required_argument, NULL, 'i'},
+        {"max-errors", required_argument, NULL, 'e'},
+        {"strict", no_argument, NULL, 's'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    struct tl_agg_opts ao;
+    tl_agg_opts_default(&ao);
+    ao.by[0] = "source";
+    ao.by[1] = "category";
+    ao.nby = 2;
+    struct tl_input_opts io = {.max_reports = 10};
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    const char *outpath = NULL;
+    bool strict = false;
+    long window_s = 60;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:O:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': outpath = optarg; break;
+        case 'b': {
+            ao.nby = 0;
+            for (char *save = NULL, *k = strtok_r(optarg, ",", &save); k;
+                 k = strtok_r(NULL, ",", &save)) {
+                if (ao.nby == TL_AGG_MAX_KEYS) break;
+                ao.by[ao.nby++] = k;
+            }
+            if (!ao.nby) {
+                fprintf(stderr, "tasklens lines: bad --by list\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        }
+        case 'w': {
+            char *end;
+            window_s = strtol(optarg, &end, 10);
+            if (*end || window_s < 0 || window_s > 366L * 86400) {
+                fprintf(stderr, "tasklens lines: --window wants seconds\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        }
+        case 'i':
+            io.forced = tl_parser_find(optarg);
+            if (!io.forced) {
+                fprintf(stderr, "tasklens lines: unknown input format '%s'\n", optarg);
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'O':
+            if (io.nsettings == MAX_SETTINGS || !tl_parse_setting(optarg, &settings[io.nsettings])) {
+                fprintf(stderr, "tasklens lines: -O wants PARSER.KEY=VALUE\n");
+                return TL_EXIT_USAGE;
+            }
+            io.nsettings++;
+            break;
+        case 'e': io.max_reports = atoi(optarg); break;
+        case 's': strict = true; break;
+        case 'q': io.quiet = true; break;
+        case 'h': lines_usage(stdout); return TL_EXIT_OK;
+        default: lines_usage(stderr); return TL_EXIT_USAGE;
+        }
+    }
+    io.settings = settings;
+    if (optind >= argc) {
+        lines_usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    ao.window_ns = window_s * 1000000000LL;
+    struct lines_ctx ctx = {.out = stdout, .ao = &ao};
+    snprintf(ctx.window_label, sizeof ctx.window_label, "%lds", window_s);
+    if (outpath && !(ctx.out = fopen(outpath, "w"))) {
+        fprintf(stderr, "tasklens lines: %s: %s\n", outpath, strerror(errno));
+        return TL_EXIT_INPUT;
+    }
+    ctx.agg = tl_agg_new(&ao, on_summary, &ctx);
+    if (!ctx.agg) {
+        fprintf(stderr, "tasklens lines: bad aggregation options\n");
+        return TL_EXIT_USAGE;
+    }
+    ao = *tl_agg_options(ctx.agg);
+    int status = TL_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        struct tl_summary_input info;
+        enum tl_err rc = tl_read_input(argv[i], &io, on_record, &ctx, &info);
+        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
+        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        if (strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        tl_input_info_free(&info);
+    }
+    tl_agg_close_window(ctx.agg);
+    tl_agg_flush(ctx.agg);
+    flush_buf(&ctx, true);
+    if (ctx.st.rejected_newline)
+        fprintf(stderr, "tasklens lines: %llu points refused: a newline in a name or value\n",
+                (unsigned long long)ctx.st.rejected_newline);
+    if (ctx.agg_rc) {
+        fprintf(stderr, "tasklens lines: %s\n", tl_strerror(ctx.agg_rc));
+        status = TL_EXIT_INPUT;
+    }
+    if (fflush(ctx.out) || ctx.write_error || ctx.buf.oom) {
+        fprintf(stderr, "tasklens lines: writing the output failed\n");
+        status = TL_EXIT_INPUT;
+    }
+    if (outpath) fclose(ctx.out);
+    tl_agg_free(ctx.agg);
+    tl_buf_free(&ctx.buf);
+    return status;
+}

@@ -1,0 +1,141 @@
+/* Line protocol encoder: see lineproto.h.
+ *
+ * Points are built into the caller's buffer; a point that turns out to be
+ * unwritable (a newline somewhere) is rolled back by truncating the buffer
+ * to where it started, so a batch never holds half a line. */
+#include "lineproto.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "numfmt.h"
+
+/* 1: measurement (comma, space); 2: tag key/value, field key (+ equals) */
+static bool put_escaped(struct tl_buf *b, const char *s, int kind)
+{
+    for (; *s; s++) {
+        char c = *s;
+        if (c == '\n' || c == '\r') return false;
+        if (c == ',' || c == ' ' || (kind == 2 && c == '=')) tl_buf_putc(b, '\\');
+        tl_buf_putc(b, c);
+    }
+    return true;
+}
+
+static bool put_key(struct tl_buf *b, const char *k, struct tl_lp_stats *st)
+{
+    if (!strcmp(k, "time")) {
+        st->renamed_time++;
+        tl_buf_puts(b, "time_");
+        return true;
+    }
+    return put_escaped(b, k, 2);
+}
+
+static bool put_tag(struct tl_buf *b, const char *k, const char *v, struct tl_lp_stats *st)
+{
+    if (!v || !*v) return true; /* empty tag values are omitted */
+    tl_buf_putc(b, ',');
+    return put_key(b, k, st) && (tl_buf_putc(b, '='), put_escaped(b, v, 2));
+}
+
+static void put_float_field(struct tl_buf *b, bool *first, const char *k, double v)
+{
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_puts(b, k); /* our own names: nothing to escape */
+    tl_buf_putc(b, '=');
+    char num[40];
+    size_t n = tl_fmt_double(num, sizeof num, v);
+    tl_buf_append(b, num, n); /* no 'i': InfluxDB reads it as a float */
+}
+
+static void put_int_field(struct tl_buf *b, bool *first, const char *k, int64_t v)
+{
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_printf(b, "%s=%lldi", k, (long long)v);
+}
+
+int64_t tl_lp_task_time(const struct tl_record *r)
+{
+    /* Times from µs sources leave the last three ns digits free: spread
+     * tasks over them by id and attempt, so two tasks ending in the same
+     * µs never share a timestamp, and a replay lands on the same point. */
+    uint64_t id = (uint64_t)(r->task_id < 0 ? 0 : r->task_id);
+    int64_t off = (int64_t)((id * 31 + (uint64_t)r->attempt) % 1000);
+    return r->time_ns - r->time_ns % 1000 + off;
+}
+
+int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
+{
+    if (r->kind != TL_REC_TASK) return 0;
+    size_t start = b->len;
+    bool ok = true;
+    tl_buf_puts(b, "task");
+    ok = ok && put_tag(b, "category", r->category, st);
+    ok = ok && put_tag(b, "host", r->host, st);
+    ok = ok && put_tag(b, "result", r->result, st);
+    ok = ok && put_tag(b, "source", r->source, st);
+    ok = ok && put_tag(b, "workflow", r->workflow, st);
+    for (int i = 0; ok && i < r->n_tags; i++) ok = put_tag(b, r->tags[i].key, r->tags[i].value, st);
+    if (!ok) {
+        b->len = start;
+        st->rejected_newline++;
+        return 0;
+    }
+    bool first = true;
+    for (int m = 0; m < TL_M_COUNT; m++)
+        if (tl_record_has(r, (enum tl_metric)m) && isfinite(r->v[m]))
+            put_float_field(b, &first, tl_metric_info[m].name, r->v[m]);
+    if (r->task_id >= 0) put_int_field(b, &first, "task_id", r->task_id);
+    put_int_field(b, &first, "attempt", r->attempt);
+    if (r->has_exit_code) put_int_field(b, &first, "exit_code", r->exit_code);
+    tl_buf_puts(b, r->final ? ",final=true" : ",final=false");
+    tl_buf_printf(b, " %lld\n", (long long)tl_lp_task_time(r));
+    st->points++;
+    return 1;
+}
+
+/* q0 q01 q05 q25 q32 q50 q68 q75 q95 q99 q100: the schema's fixed set */
+static const struct {
+    const char *name;
+    double q;
+} quantile_fields[] = {
+    {"q0", 0},     {"q01", 0.01}, {"q05", 0.05}, {"q25", 0.25}, {"q32", 0.32}, {"q50", 0.5},
+    {"q68", 0.68}, {"q75", 0.75}, {"q95", 0.95}, {"q99", 0.99}, {"q100", 1},
+};
+
+int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char *const *by,
+                    int nby, const char *window_label,
+                    struct tl_lp_stats *st)
+{
+    struct tl_sketch *s = w->sketch;
+    if (!s->count) return 0;
+    size_t start = b->len;
+    bool ok = true;
+    char part[4096];
+    tl_buf_puts(b, "task_quantiles");
+    /* tag keys sorted as InfluxDB prefers: the group's tags, then metric,
+     * source, window (InfluxDB sorts them anyway; order only costs it work) */
+    for (int i = 0; ok && i < nby; i++)
+        ok = put_tag(b, by[i], tl_agg_key_part(w->group->key, i, part, sizeof part), st);
+    ok = ok && put_tag(b, "metric", tl_metric_info[w->metric].name, st);
+    ok = ok && put_tag(b, "window", window_label, st);
+    if (!ok) {
+        b->len = start;
+        st->rejected_newline++;
+        return 0;
+    }
+    bool first = true;
+    for (size_t i = 0; i < sizeof quantile_fields / sizeof *quantile_fields; i++)
+        put_float_field(b, &first, quantile_fields[i].name,
+                        tl_sketch_quantile(s, quantile_fields[i].q));
+    put_int_field(b, &first, "count", (int64_t)s->count);
+    put_float_field(b, &first, "sum", tl_sketch_sum(s));
+    put_float_field(b, &first, "mean", tl_sketch_sum(s) / (double)s->count);
+    put_float_field(b, &first, "alpha", tl_sketch_alpha(s));
+    tl_buf_printf(b, " %lld\n", (long long)w->end_ns);
+    st->points++;
+    return 1;
+}

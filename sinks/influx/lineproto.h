@@ -1,0 +1,51 @@
+/* InfluxDB line protocol for tasklens's schema (shared/DESIGN.md):
+ *
+ *   task            tags source, workflow, category, host, result
+ *                   fields: every present metric (float), task_id, attempt,
+ *                   exit_code (integers), final (boolean)
+ *                   time: task end in ns + a deterministic per-task offset
+ *   task_quantiles  tags: the group's (source, category by default), metric,
+ *                   window
+ *                   fields q0 q01 q05 q25 q32 q50 q68 q75 q95 q99 q100,
+ *                   count, sum, mean; time: window end
+ *   tasklens        tags instance, source; fields: the pipeline's counters
+ *
+ * Escaping is InfluxDB's: measurement (comma, space), tag keys, tag values and
+ * field keys (comma, equals, space), string field values (double quote,
+ * backslash). A newline in any name or value cannot be escaped: the point is
+ * refused and counted, never written half. Empty tag values are omitted.
+ * Metric fields are always floats and counters always integers, so a field's
+ * type never flips within a run (InfluxDB rejects that). No tag or field is
+ * ever named `time` (InfluxDB 1.x drops it silently): such a key gets a
+ * trailing underscore. */
+#ifndef TL_LINEPROTO_H
+#define TL_LINEPROTO_H
+
+#include <stdint.h>
+
+#include "aggregate.h"
+#include "buf.h"
+#include "record.h"
+
+struct tl_lp_stats {
+    uint64_t points;
+    uint64_t rejected_newline; /* points refused: a newline in a name or value */
+    uint64_t renamed_time;     /* keys named `time`, written as `time_` */
+};
+
+/* Appends one `task` point for a TL_REC_TASK record; other kinds are
+ * ignored (returns 0). Returns 1 when a point was written. */
+int tl_lp_task(struct tl_buf *out, const struct tl_record *r, struct tl_lp_stats *st);
+
+/* Appends one `task_quantiles` point for an aggregator summary. by/nby name
+ * the group's tags (from the aggregator options; include "source" to get the
+ * schema's source tag). window_label is
+ * "cumulative" or the window length ("60s"). */
+int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by,
+                    int nby, const char *window_label,
+                    struct tl_lp_stats *st);
+
+/* The deterministic nanosecond offset that keeps task points unique. */
+int64_t tl_lp_task_time(const struct tl_record *r);
+
+#endif
