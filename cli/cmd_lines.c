@@ -175,9 +175,11 @@ int tl_cmd_lines(int argc, char **argv)
     tl_agg_close_window(ctx.agg);
     tl_agg_flush(ctx.agg);
     flush_buf(&ctx, true);
-    if (ctx.st.rejected_newline)
-        fprintf(stderr, "tasklens lines: %llu points refused: a newline in a name or value\n",
-                (unsigned long long)ctx.st.rejected_newline);
+    if (ctx.st.rejected_unwritable)
+        fprintf(stderr,
+                "tasklens lines: %llu points refused: a name or value with a newline or a "
+                "trailing backslash cannot be written in line protocol\n",
+                (unsigned long long)ctx.st.rejected_unwritable);
     if (ctx.agg_rc) {
         fprintf(stderr, "tasklens lines: %s\n", tl_strerror(ctx.agg_rc));
         status = TL_EXIT_INPUT;

@@ -13,6 +13,8 @@ PKGS=(
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy gzip zstd
+  # a real InfluxDB 1.x for the sink tests (started by the tests on 127.0.0.1)
+  influxdb
 )
 missing=()
 for p in "${PKGS[@]}"; do

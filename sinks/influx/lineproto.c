@@ -10,16 +10,20 @@
 
 #include "numfmt.h"
 
-/* 1: measurement (comma, space); 2: tag key/value, field key (+ equals) */
+/* 1: measurement (comma, space); 2: tag key/value, field key (+ equals).
+ * False when the text cannot be written: a newline, or a backslash as the
+ * last character (line protocol reads it as escaping the separator after
+ * it, and has no escape for a backslash itself). */
 static bool put_escaped(struct tl_buf *b, const char *s, int kind)
 {
+    const char *start = s;
     for (; *s; s++) {
         char c = *s;
         if (c == '\n' || c == '\r') return false;
         if (c == ',' || c == ' ' || (kind == 2 && c == '=')) tl_buf_putc(b, '\\');
         tl_buf_putc(b, c);
     }
-    return true;
+    return !(s > start && s[-1] == '\\');
 }
 
 static bool put_key(struct tl_buf *b, const char *k, struct tl_lp_stats *st)
@@ -81,7 +85,7 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
     for (int i = 0; ok && i < r->n_tags; i++) ok = put_tag(b, r->tags[i].key, r->tags[i].value, st);
     if (!ok) {
         b->len = start;
-        st->rejected_newline++;
+        st->rejected_unwritable++;
         return 0;
     }
     bool first = true;
@@ -124,7 +128,7 @@ int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char 
     ok = ok && put_tag(b, "window", window_label, st);
     if (!ok) {
         b->len = start;
-        st->rejected_newline++;
+        st->rejected_unwritable++;
         return 0;
     }
     bool first = true;

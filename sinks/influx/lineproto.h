@@ -12,8 +12,9 @@
  *
  * Escaping is InfluxDB's: measurement (comma, space), tag keys, tag values and
  * field keys (comma, equals, space), string field values (double quote,
- * backslash). A newline in any name or value cannot be escaped: the point is
- * refused and counted, never written half. Empty tag values are omitted.
+ * backslash). A newline in any name or value, or a name or tag value ending
+ * in a backslash, cannot be written (line protocol has no escape for them):
+ * the point is refused and counted, never written half or altered. Empty tag values are omitted.
  * Metric fields are always floats and counters always integers, so a field's
  * type never flips within a run (InfluxDB rejects that). No tag or field is
  * ever named `time` (InfluxDB 1.x drops it silently): such a key gets a
@@ -29,7 +30,8 @@
 
 struct tl_lp_stats {
     uint64_t points;
-    uint64_t rejected_newline; /* points refused: a newline in a name or value */
+    uint64_t rejected_unwritable; /* points refused: a newline in a name or value,
+                                     or one ending in a backslash */
     uint64_t renamed_time;     /* keys named `time`, written as `time_` */
 };
 

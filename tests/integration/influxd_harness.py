@@ -1,0 +1,128 @@
+"""A real InfluxDB 1.x (Debian's influxd) for tests: temp meta/data/wal
+dirs, free loopback ports, started and stopped by the test.
+
+    with Influxd() as db:
+        db.query("CREATE DATABASE tl")
+        db.write("tl", b"m f=1 1\n")
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Influxd:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="tl-influxd-")
+        self.http_port = free_port()
+        self.rpc_port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.http_port
+        self.proc = None
+        cfg = f"""
+reporting-disabled = true
+bind-address = "127.0.0.1:{self.rpc_port}"
+[meta]
+  dir = "{self.dir}/meta"
+[data]
+  dir = "{self.dir}/data"
+  wal-dir = "{self.dir}/wal"
+  query-log-enabled = false
+[http]
+  enabled = true
+  bind-address = "127.0.0.1:{self.http_port}"
+  log-enabled = false
+[monitor]
+  store-enabled = false
+[continuous_queries]
+  enabled = false
+"""
+        self.config = os.path.join(self.dir, "influxd.conf")
+        with open(self.config, "w") as f:
+            f.write(cfg)
+
+    def start(self, timeout=30):
+        self.log = open(os.path.join(self.dir, "influxd.log"), "ab")
+        self.proc = subprocess.Popen(["influxd", "-config", self.config],
+                                     stdout=self.log, stderr=self.log)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("influxd exited: see " + self.log.name)
+            try:
+                with urllib.request.urlopen(self.url + "/ping", timeout=1) as r:
+                    if r.status == 204:
+                        return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.1)
+        raise RuntimeError("influxd did not answer /ping")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def pause(self):  # SIGSTOP: the port stays open, nothing answers
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.proc.send_signal(signal.SIGCONT)
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def query(self, q, db=None):
+        params = {"q": q}
+        if db:
+            params["db"] = db
+        data = urllib.parse.urlencode(params).encode()
+        with urllib.request.urlopen(self.url + "/query", data=data, timeout=30) as r:
+            doc = json.loads(r.read())
+        for res in doc.get("results", []):
+            if "error" in res:
+                raise RuntimeError(res["error"])
+        return doc
+
+    def rows(self, q, db):
+        """All rows of all series, as dicts."""
+        out = []
+        for res in self.query(q, db).get("results", []):
+            for s in res.get("series", []):
+                for v in s["values"]:
+                    row = dict(zip(s["columns"], v))
+                    row.update(s.get("tags", {}))
+                    out.append(row)
+        return out
+
+    def write(self, db, body, precision="ns"):
+        req = urllib.request.Request(
+            self.url + "/write?" + urllib.parse.urlencode({"db": db, "precision": precision}),
+            data=body, method="POST")
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status
