@@ -17,12 +17,16 @@
 #include "cli.h"
 #include "input.h"
 #include "lineproto.h"
+#include "sink.h"
 
 #define MAX_SETTINGS 32
 #define FLUSH_BYTES (1 << 20)
 
 struct lines_ctx {
     FILE *out;
+    struct tl_influx_sink *sink; /* set: points go to InfluxDB instead of out */
+    uint32_t buf_lines;
+    bool sink_failed;
     struct tl_buf buf;
     struct tl_lp_stats st;
     struct tl_agg *agg;
@@ -35,22 +39,32 @@ struct lines_ctx {
 static void flush_buf(struct lines_ctx *c, bool force)
 {
     if (!force && c->buf.len < FLUSH_BYTES) return;
-    if (c->buf.len && fwrite(c->buf.data, 1, c->buf.len, c->out) != c->buf.len) c->write_error = true;
+    if (c->sink) {
+        if (c->buf.len) {
+            enum tl_err rc = tl_influx_sink_add(c->sink, c->buf.data, c->buf.len, c->buf_lines);
+            /* spool full: stop reading until InfluxDB takes some (backpressure) */
+            while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(c->sink, 5000);
+            if (rc && rc != TL_ERR_LIMIT) c->sink_failed = true;
+        }
+    } else if (c->buf.len && fwrite(c->buf.data, 1, c->buf.len, c->out) != c->buf.len) {
+        c->write_error = true;
+    }
     c->buf.len = 0;
+    c->buf_lines = 0;
 }
 
 static void on_summary(void *ctx, const struct tl_agg_window *w)
 {
     struct lines_ctx *c = ctx;
-    tl_lp_quantiles(&c->buf, w, c->ao->by, c->ao->nby,
-                    w->cumulative ? "cumulative" : c->window_label, &c->st);
+    c->buf_lines += (uint32_t)tl_lp_quantiles(&c->buf, w, c->ao->by, c->ao->nby,
+                                              w->cumulative ? "cumulative" : c->window_label, &c->st);
     flush_buf(c, false);
 }
 
 static void on_record(void *ctx, const struct tl_record *r)
 {
     struct lines_ctx *c = ctx;
-    tl_lp_task(&c->buf, r, &c->st);
+    c->buf_lines += (uint32_t)tl_lp_task(&c->buf, r, &c->st);
     enum tl_err rc = tl_agg_add(c->agg, r);
     if (rc && !c->agg_rc) c->agg_rc = rc;
     flush_buf(c, false);
@@ -71,7 +85,24 @@ static void lines_usage(FILE *out)
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print per input (default 10)\n"
             "  --strict            exit 1 if any line was rejected\n"
-            "  -q, --quiet         do not print rejected lines\n");
+            "  -q, --quiet         do not print rejected lines\n"
+            "\n"
+            "InfluxDB (instead of stdout):\n"
+            "  --influx-url URL        e.g. http://127.0.0.1:8086\n"
+            "  --influx-db NAME        1.x database (--influx-rp RP for a retention policy)\n"
+            "  --influx-user NAME      1.x user; the password comes from $INFLUX_PASSWORD\n"
+            "  --influx-org ORG --influx-bucket B   2.x; the token comes from $INFLUX_TOKEN\n"
+            "  --influx-create-db      create the 1.x database if it does not exist\n"
+            "  --influx-ca-file F, --influx-insecure   TLS options passed to libcurl\n"
+            "  --no-gzip               send uncompressed bodies\n"
+            "  --influx-timeout MS     per-request timeout (default 10000)\n"
+            "  --spool-dir DIR         where batches wait while InfluxDB is unavailable\n"
+            "                          (default ./tasklens-spool)\n"
+            "  --spool-max SIZE        spool cap (default 1G); when full, reading pauses\n"
+            "  --spool-drop-oldest     when full, drop the oldest batches (counted) instead\n"
+            "  --drain-timeout SEC     at the end, wait this long for the spool to drain\n"
+            "                          (default 300; what is left stays for the next run)\n"
+            "  --stats FILE            write the sink's counters as JSON at the end\n");
 }
 
 int tl_cmd_lines(int argc, char **argv)
@@ -85,8 +116,29 @@ int tl_cmd_lines(int argc, char **argv)
         {"strict", no_argument, NULL, 's'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
+        {"influx-url", required_argument, NULL, 1001},
+        {"influx-db", required_argument, NULL, 1002},
+        {"influx-rp", required_argument, NULL, 1003},
+        {"influx-user", required_argument, NULL, 1004},
+        {"influx-org", required_argument, NULL, 1005},
+        {"influx-bucket", required_argument, NULL, 1006},
+        {"influx-create-db", no_argument, NULL, 1007},
+        {"influx-ca-file", required_argument, NULL, 1008},
+        {"influx-insecure", no_argument, NULL, 1009},
+        {"no-gzip", no_argument, NULL, 1010},
+        {"spool-dir", required_argument, NULL, 1011},
+        {"spool-max", required_argument, NULL, 1012},
+        {"spool-drop-oldest", no_argument, NULL, 1013},
+        {"drain-timeout", required_argument, NULL, 1014},
+        {"stats", required_argument, NULL, 1015},
+        {"influx-timeout", required_argument, NULL, 1016},
         {0},
     };
+    struct tl_influx_sink_cfg sc;
+    tl_influx_sink_cfg_default(&sc);
+    sc.spool.dir = "tasklens-spool";
+    const char *stats_path = NULL;
+    long drain_timeout_s = 300;
     struct tl_agg_opts ao;
     tl_agg_opts_default(&ao);
     ao.by[0] = "source";
@@ -142,6 +194,32 @@ int tl_cmd_lines(int argc, char **argv)
         case 's': strict = true; break;
         case 'q': io.quiet = true; break;
         case 'h': lines_usage(stdout); return TL_EXIT_OK;
+        case 1001: sc.http.url = optarg; break;
+        case 1002: sc.http.db = optarg; break;
+        case 1003: sc.http.rp = optarg; break;
+        case 1004: sc.http.user = optarg; break;
+        case 1005: sc.http.org = optarg; sc.http.version = 2; break;
+        case 1006: sc.http.bucket = optarg; sc.http.version = 2; break;
+        case 1007: sc.create_db = true; break;
+        case 1008: sc.http.ca_file = optarg; break;
+        case 1009: sc.http.insecure = true; break;
+        case 1010: sc.http.gzip = false; break;
+        case 1011: sc.spool.dir = optarg; break;
+        case 1012: {
+            struct tl_option o[] = {{"spool-max", TL_OPT_SIZE, NULL, "", 0}, {0}};
+            char err[128];
+            size_t v;
+            if (tl_options_set(o, &v, "spool-max", optarg, err, sizeof err)) {
+                fprintf(stderr, "tasklens lines: %s\n", err);
+                return TL_EXIT_USAGE;
+            }
+            sc.spool.max_bytes = v;
+            break;
+        }
+        case 1013: sc.spool.drop_oldest = true; break;
+        case 1014: drain_timeout_s = atol(optarg); break;
+        case 1015: stats_path = optarg; break;
+        case 1016: sc.http.timeout_ms = atol(optarg); break;
         default: lines_usage(stderr); return TL_EXIT_USAGE;
         }
     }
@@ -153,6 +231,18 @@ int tl_cmd_lines(int argc, char **argv)
     ao.window_ns = window_s * 1000000000LL;
     struct lines_ctx ctx = {.out = stdout, .ao = &ao};
     snprintf(ctx.window_label, sizeof ctx.window_label, "%lds", window_s);
+    bool to_influx = sc.http.db || sc.http.bucket || sc.http.org;
+    if (to_influx) {
+        /* secrets only from the environment: never on a command line or in a log */
+        sc.http.password = getenv("INFLUX_PASSWORD");
+        sc.http.token = getenv("INFLUX_TOKEN");
+        sc.quiet = io.quiet;
+        char err[256];
+        if (tl_influx_sink_new(&sc, &ctx.sink, err, sizeof err)) {
+            fprintf(stderr, "tasklens lines: %s\n", err);
+            return TL_EXIT_USAGE;
+        }
+    }
     if (outpath && !(ctx.out = fopen(outpath, "w"))) {
         fprintf(stderr, "tasklens lines: %s: %s\n", outpath, strerror(errno));
         return TL_EXIT_INPUT;
@@ -175,6 +265,42 @@ int tl_cmd_lines(int argc, char **argv)
     tl_agg_close_window(ctx.agg);
     tl_agg_flush(ctx.agg);
     flush_buf(&ctx, true);
+    if (ctx.sink) {
+        enum tl_err drc = tl_influx_sink_drain(ctx.sink, drain_timeout_s * 1000);
+        tl_influx_sink_sync(ctx.sink);
+        struct tl_influx_sink_stats ss = tl_influx_sink_stats(ctx.sink);
+        if (drc || ctx.sink_failed) {
+            const char *why = tl_influx_sink_fatal(ctx.sink);
+            fprintf(stderr,
+                    "tasklens lines: %llu batches (%llu bytes) remain in the spool %s; they are "
+                    "sent on the next run%s%s\n",
+                    (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
+                    sc.spool.dir, why ? ": " : "", why ? why : "");
+            status = TL_EXIT_INPUT;
+        }
+        if (stats_path) {
+            FILE *f = fopen(stats_path, "w");
+            if (f) {
+                fprintf(f,
+                        "{\"points_acked\":%llu,\"points_dropped\":%llu,\"batches_sent\":%llu,"
+                        "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
+                        "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
+                        "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
+                        "\"spool_corrupt_bytes\":%llu,\"points_unwritable\":%llu}\n",
+                        (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
+                        (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
+                        (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
+                        (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
+                        (unsigned long long)ss.spool.frames,
+                        (unsigned long long)ss.spool.dropped_frames,
+                        (unsigned long long)ss.spool.corrupt_frames,
+                        (unsigned long long)ss.spool.corrupt_bytes,
+                        (unsigned long long)ctx.st.rejected_unwritable);
+                fclose(f);
+            }
+        }
+        tl_influx_sink_free(ctx.sink);
+    }
     if (ctx.st.rejected_unwritable)
         fprintf(stderr,
                 "tasklens lines: %llu points refused: a name or value with a newline or a "

@@ -1,4 +1,5 @@
 /* tasklens: entry point. Dispatches to one file per subcommand. */
+#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return TL_EXIT_USAGE;
     }
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* once, before any thread or client */
     const char *cmd = argv[1];
     if (!strcmp(cmd, "summary")) return tl_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "lines")) return tl_cmd_lines(argc - 1, argv + 1);

@@ -1,0 +1,282 @@
+/* InfluxDB HTTP writes: see http.h.
+ *
+ * One CURL easy handle per client keeps the connection alive between
+ * batches. The write URL is built once; credentials travel in headers or
+ * libcurl's user/password options, never in anything we print. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "buf.h"
+
+struct tl_influx {
+    struct tl_influx_cfg cfg;
+    CURL *curl;
+    struct curl_slist *headers;
+    char *write_url;
+    char *query_url;
+    char *ping_url;
+    char where[256];
+    struct tl_buf gz;   /* compressed body */
+    struct tl_buf resp; /* response body */
+    long retry_after_ms;
+};
+
+void tl_influx_cfg_default(struct tl_influx_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->url = "http://127.0.0.1:8086";
+    c->version = 1;
+    c->gzip = true;
+    c->timeout_ms = 10000;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+    struct tl_buf *b = ctx;
+    if (b->len < 64 * 1024) tl_buf_append(b, p, size * n); /* bounded: errors are short */
+    return size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+    struct tl_influx *c = ctx;
+    size_t len = size * n;
+    if (len > 12 && !strncasecmp(p, "Retry-After:", 12)) {
+        long secs = strtol(p + 12, NULL, 10);
+        if (secs > 0 && secs < 3600) c->retry_after_ms = secs * 1000;
+    }
+    return len;
+}
+
+static char *escape_param(CURL *curl, const char *v)
+{
+    return curl_easy_escape(curl, v ? v : "", 0);
+}
+
+enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
+                          size_t errlen)
+{
+    if (!cfg->url || strncmp(cfg->url, "http", 4)) {
+        snprintf(err, errlen, "influx: the URL must start with http:// or https://");
+        return TL_ERR_USAGE;
+    }
+    if (cfg->version == 1 && (!cfg->db || !*cfg->db)) {
+        snprintf(err, errlen, "influx: InfluxDB 1.x needs a database (--influx-db)");
+        return TL_ERR_USAGE;
+    }
+    if (cfg->version == 2 && (!cfg->org || !cfg->bucket || !cfg->token)) {
+        snprintf(err, errlen, "influx: InfluxDB 2.x needs org, bucket and a token");
+        return TL_ERR_USAGE;
+    }
+    if (cfg->version != 1 && cfg->version != 2) {
+        snprintf(err, errlen, "influx: version must be 1 or 2");
+        return TL_ERR_USAGE;
+    }
+    struct tl_influx *c = calloc(1, sizeof *c);
+    if (!c) return TL_ERR_NOMEM;
+    c->cfg = *cfg;
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        free(c);
+        return TL_ERR_NOMEM;
+    }
+    size_t ulen = strlen(cfg->url);
+    while (ulen && cfg->url[ulen - 1] == '/') ulen--;
+    struct tl_buf u = {0};
+    tl_buf_append(&u, cfg->url, ulen);
+    if (cfg->version == 1) {
+        char *db = escape_param(c->curl, cfg->db), *rp = escape_param(c->curl, cfg->rp);
+        tl_buf_printf(&u, "/write?db=%s&precision=ns", db);
+        if (cfg->rp && *cfg->rp) tl_buf_printf(&u, "&rp=%s", rp);
+        curl_free(db);
+        curl_free(rp);
+    } else {
+        char *org = escape_param(c->curl, cfg->org), *bucket = escape_param(c->curl, cfg->bucket);
+        tl_buf_printf(&u, "/api/v2/write?org=%s&bucket=%s&precision=ns", org, bucket);
+        curl_free(org);
+        curl_free(bucket);
+    }
+    c->write_url = strdup(tl_buf_cstr(&u));
+    u.len = 0;
+    tl_buf_append(&u, cfg->url, ulen);
+    tl_buf_puts(&u, "/query");
+    c->query_url = strdup(tl_buf_cstr(&u));
+    u.len = 0;
+    tl_buf_append(&u, cfg->url, ulen);
+    tl_buf_puts(&u, cfg->version == 1 ? "/ping" : "/health");
+    c->ping_url = strdup(tl_buf_cstr(&u));
+    tl_buf_free(&u);
+    /* "where" for messages: scheme://host:port, without user info */
+    const char *hs = strstr(cfg->url, "://");
+    hs = hs ? hs + 3 : cfg->url;
+    const char *at = strchr(hs, '@'), *slash = strchr(hs, '/');
+    if (at && (!slash || at < slash)) hs = at + 1;
+    int schemelen = (int)(strstr(cfg->url, "://") ? strstr(cfg->url, "://") - cfg->url : 4);
+    snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url,
+             (int)(slash ? slash - hs : (long)strlen(hs)), hs, cfg->version == 1 ? "database" : "bucket",
+             cfg->version == 1 ? cfg->db : cfg->bucket);
+
+    c->headers = curl_slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
+    if (cfg->gzip) c->headers = curl_slist_append(c->headers, "Content-Encoding: gzip");
+    if (cfg->version == 2) {
+        struct tl_buf h = {0};
+        tl_buf_printf(&h, "Authorization: Token %s", cfg->token);
+        c->headers = curl_slist_append(c->headers, tl_buf_cstr(&h));
+        memset(h.data, 0, h.len); /* do not leave the token in freed memory */
+        tl_buf_free(&h);
+    }
+    if (!c->write_url || !c->query_url || !c->ping_url || !c->headers) {
+        tl_influx_free(c);
+        return TL_ERR_NOMEM;
+    }
+    CURL *k = c->curl;
+    curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
+    curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, cfg->timeout_ms < 5000 ? cfg->timeout_ms : 5000L);
+    curl_easy_setopt(k, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(k, CURLOPT_WRITEDATA, &c->resp);
+    curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(k, CURLOPT_HEADERDATA, c);
+    curl_easy_setopt(k, CURLOPT_USERAGENT, "tasklens/0.1");
+    if (cfg->user) curl_easy_setopt(k, CURLOPT_USERNAME, cfg->user);
+    if (cfg->password) curl_easy_setopt(k, CURLOPT_PASSWORD, cfg->password);
+    if (cfg->ca_file) curl_easy_setopt(k, CURLOPT_CAINFO, cfg->ca_file);
+    if (cfg->ca_path) curl_easy_setopt(k, CURLOPT_CAPATH, cfg->ca_path);
+    if (cfg->insecure) {
+        curl_easy_setopt(k, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(k, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    *out = c;
+    return TL_OK;
+}
+
+void tl_influx_free(struct tl_influx *c)
+{
+    if (!c) return;
+    if (c->curl) curl_easy_cleanup(c->curl);
+    curl_slist_free_all(c->headers);
+    free(c->write_url);
+    free(c->query_url);
+    free(c->ping_url);
+    tl_buf_free(&c->gz);
+    tl_buf_free(&c->resp);
+    free(c);
+}
+
+const char *tl_influx_where(const struct tl_influx *c)
+{
+    return c->where;
+}
+
+static bool gzip_body(struct tl_buf *out, const char *in, size_t len)
+{
+    z_stream z = {0};
+    if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+    out->len = 0;
+    if (!tl_buf_reserve(out, deflateBound(&z, (uLong)len))) {
+        deflateEnd(&z);
+        return false;
+    }
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = (Bytef *)out->data;
+    z.avail_out = (uInt)(out->cap - 1);
+    int rc = deflate(&z, Z_FINISH);
+    out->len = z.total_out;
+    deflateEnd(&z);
+    return rc == Z_STREAM_END;
+}
+
+/* InfluxDB's error JSON is {"error":"..."}: take the text, unescaped enough
+ * for a log line, and the "dropped=N" it ends with on partial writes. */
+static void parse_error(struct tl_influx *c, struct tl_http_reply *r)
+{
+    const char *body = tl_buf_cstr(&c->resp);
+    const char *e = strstr(body, "\"error\":\"");
+    const char *msg = e ? e + 9 : body;
+    size_t n = 0;
+    for (const char *p = msg; *p && n + 1 < sizeof r->message; p++) {
+        if (e && *p == '"' && p[-1] != '\\') break;
+        if (*p == '\\' && (p[1] == '"' || p[1] == 'n')) continue;
+        r->message[n++] = *p == '\n' ? ' ' : *p;
+    }
+    r->message[n] = '\0';
+    const char *d = strstr(body, "dropped=");
+    if (d) r->dropped = strtoull(d + 8, NULL, 10);
+}
+
+static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
+{
+    c->resp.len = 0;
+    c->retry_after_ms = 0;
+    CURLcode cc = curl_easy_perform(c->curl);
+    if (cc != CURLE_OK) {
+        /* curl's message names the host, never our credentials */
+        snprintf(r->message, sizeof r->message, "%s: %s", c->where, curl_easy_strerror(cc));
+        return TL_HTTP_RETRY;
+    }
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
+    r->retry_after_ms = c->retry_after_ms;
+    if (r->status >= 200 && r->status < 300) return TL_HTTP_OK;
+    parse_error(c, r);
+    if (r->status == 400) return TL_HTTP_PARTIAL;
+    if (r->status == 404) return TL_HTTP_NOT_FOUND;
+    if (r->status == 413) return TL_HTTP_TOO_LARGE;
+    if (r->status == 429 || r->status >= 500) return TL_HTTP_RETRY;
+    return TL_HTTP_FATAL;
+}
+
+enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
+                                    struct tl_http_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *send = body;
+    size_t send_len = len;
+    if (c->cfg.gzip) {
+        if (!gzip_body(&c->gz, body, len)) {
+            snprintf(r->message, sizeof r->message, "gzip failed");
+            return TL_HTTP_RETRY;
+        }
+        send = c->gz.data;
+        send_len = c->gz.len;
+    }
+    curl_easy_setopt(c->curl, CURLOPT_URL, c->write_url);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+    curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, send);
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)send_len);
+    return perform(c, r);
+}
+
+enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    char *db = escape_param(c->curl, c->cfg.db);
+    char q[512];
+    snprintf(q, sizeof q, "q=CREATE%%20DATABASE%%20%%22%s%%22", db); /* CREATE DATABASE "db" */
+    curl_free(db);
+    curl_easy_setopt(c->curl, CURLOPT_URL, c->query_url);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+    /* the size first: COPYPOSTFIELDS copies as many bytes as the size set
+     * last, which would be the previous batch's */
+    curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(q));
+    curl_easy_setopt(c->curl, CURLOPT_COPYPOSTFIELDS, q);
+    return perform(c, r);
+}
+
+enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *r)
+{
+    memset(r, 0, sizeof *r);
+    curl_easy_setopt(c->curl, CURLOPT_URL, c->ping_url);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->cfg.version == 2 ? c->headers : NULL);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+    return perform(c, r);
+}

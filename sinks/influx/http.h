@@ -1,0 +1,75 @@
+/* InfluxDB HTTP writes (libcurl), one keep-alive connection per client.
+ *
+ *   v1: POST {url}/write?db=&rp=&precision=ns     (user/password: basic auth)
+ *   v2: POST {url}/api/v2/write?org=&bucket=&precision=ns
+ *       Authorization: Token <token>
+ *
+ * Bodies are gzip-compressed by default. TLS options (CA file/path,
+ * insecure) go straight to libcurl. Credentials never appear in messages:
+ * errors name the URL without its query and user info.
+ *
+ * The program calls curl_global_init once in main, before any client.
+ *
+ * Every reply is classified so the sink can act on it:
+ *   TL_HTTP_OK         2xx: the batch is durable in InfluxDB
+ *   TL_HTTP_PARTIAL    400: InfluxDB kept the valid points and refused some
+ *                      (field type conflict, unparsable line); `dropped` and
+ *                      `message` say what -- acknowledged, never retried
+ *   TL_HTTP_NOT_FOUND  404: the database / bucket does not exist
+ *   TL_HTTP_TOO_LARGE  413: split the batch and send the halves
+ *   TL_HTTP_RETRY      429, 5xx, timeout, connection refused or reset;
+ *                      `retry_after_ms` when the server said Retry-After
+ *   TL_HTTP_FATAL      401, 403 and anything else: configuration to fix */
+#ifndef TL_HTTP_H
+#define TL_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct tl_influx_cfg {
+    const char *url;
+    int version; /* 1 or 2 */
+    const char *db, *rp, *user, *password; /* v1 */
+    const char *org, *bucket, *token;      /* v2 */
+    const char *ca_file, *ca_path;
+    bool insecure;
+    bool gzip;
+    long timeout_ms;
+};
+
+void tl_influx_cfg_default(struct tl_influx_cfg *c);
+
+enum tl_http_result {
+    TL_HTTP_OK,
+    TL_HTTP_PARTIAL,
+    TL_HTTP_NOT_FOUND,
+    TL_HTTP_TOO_LARGE,
+    TL_HTTP_RETRY,
+    TL_HTTP_FATAL,
+};
+
+struct tl_http_reply {
+    long status; /* 0 when no HTTP answer */
+    uint64_t dropped; /* PARTIAL: points InfluxDB said it dropped, if it said */
+    long retry_after_ms;
+    char message[512]; /* safe to log: no credentials */
+};
+
+struct tl_influx;
+
+enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
+                          size_t errlen);
+void tl_influx_free(struct tl_influx *c);
+enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
+                                    struct tl_http_reply *reply);
+/* v1 only: CREATE DATABASE (for --influx-create-db). */
+enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *reply);
+/* GET /ping (v1) or /health (v2). */
+enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *reply);
+/* The endpoint without credentials, for messages. */
+const char *tl_influx_where(const struct tl_influx *c);
+
+#endif

@@ -1,0 +1,275 @@
+/* The InfluxDB sink: see sink.h. */
+#include "sink.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+
+#define MAX_REASONS 16
+
+struct tl_influx_sink {
+    struct tl_influx_sink_cfg cfg;
+    struct tl_influx *http;
+    struct tl_spool *spool;
+    struct tl_buf batch;
+    uint32_t batch_n;
+    struct tl_buf frame; /* a spooled batch being delivered */
+    int64_t next_try_ms; /* no delivery attempt before this (backoff) */
+    long backoff_ms;
+    int64_t last_sync_ms;
+    uint64_t rng;
+    char reasons[MAX_REASONS][64]; /* partial-write reasons already logged */
+    int nreasons;
+    char fatal[600];
+    struct tl_influx_sink_stats st;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    tl_influx_cfg_default(&c->http);
+    c->spool.max_bytes = 1ULL << 30;
+    c->spool.segment_bytes = 64ULL << 20;
+    c->batch_lines = 5000;
+    c->batch_bytes = 1u << 20;
+    c->backoff_min_ms = 200;
+    c->backoff_max_ms = 30000;
+}
+
+enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_influx_sink **out,
+                               char *err, size_t errlen)
+{
+    struct tl_influx_sink *s = calloc(1, sizeof *s);
+    if (!s) return TL_ERR_NOMEM;
+    s->cfg = *cfg;
+    enum tl_err rc = tl_influx_new(&cfg->http, &s->http, err, errlen);
+    if (!rc) rc = tl_spool_open(&cfg->spool, &s->spool, err, errlen);
+    if (rc) {
+        tl_influx_sink_free(s);
+        return rc;
+    }
+    s->backoff_ms = cfg->backoff_min_ms;
+    s->rng = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+    *out = s;
+    return TL_OK;
+}
+
+void tl_influx_sink_free(struct tl_influx_sink *s)
+{
+    if (!s) return;
+    tl_influx_free(s->http);
+    tl_spool_close(s->spool);
+    tl_buf_free(&s->batch);
+    tl_buf_free(&s->frame);
+    free(s);
+}
+
+static void backoff(struct tl_influx_sink *s, long retry_after_ms)
+{
+    /* full jitter: uniform in [backoff/2, backoff], then double */
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 7;
+    s->rng ^= s->rng << 17;
+    long wait = s->backoff_ms / 2 + (long)(s->rng % (uint64_t)(s->backoff_ms / 2 + 1));
+    if (retry_after_ms > wait) wait = retry_after_ms;
+    s->next_try_ms = now_ms() + wait;
+    s->backoff_ms *= 2;
+    if (s->backoff_ms > s->cfg.backoff_max_ms) s->backoff_ms = s->cfg.backoff_max_ms;
+    s->st.retries++;
+}
+
+static uint32_t count_lines(const char *p, size_t len)
+{
+    uint32_t n = 0;
+    for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++) n++;
+    return n;
+}
+
+/* Logs a partial-write reason the first time it is seen. */
+static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%.40s", r->message);
+    for (int i = 0; i < s->nreasons; i++)
+        if (!strcmp(s->reasons[i], key)) return;
+    if (s->nreasons < MAX_REASONS) snprintf(s->reasons[s->nreasons++], sizeof key, "%s", key);
+    if (!s->cfg.quiet)
+        fprintf(stderr, "tasklens: InfluxDB refused points (%llu dropped in this batch): %s\n",
+                (unsigned long long)r->dropped, r->message);
+}
+
+enum send_outcome { SENT, RETRY_LATER, NEEDS_OPERATOR };
+
+/* One delivery attempt of a whole batch, splitting on 413. */
+static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, size_t len,
+                                    int depth)
+{
+    struct tl_http_reply r;
+    enum tl_http_result res = tl_influx_write(s->http, body, len, &r);
+    if (res == TL_HTTP_NOT_FOUND && s->cfg.create_db && s->cfg.http.version == 1) {
+        struct tl_http_reply cr;
+        if (tl_influx_create_db(s->http, &cr) == TL_HTTP_OK) res = tl_influx_write(s->http, body, len, &r);
+    }
+    if (res != TL_HTTP_OK) s->st.http_errors++;
+    switch (res) {
+    case TL_HTTP_OK:
+        s->st.batches_sent++;
+        s->st.points_acked += count_lines(body, len);
+        return SENT;
+    case TL_HTTP_PARTIAL: {
+        uint32_t n = count_lines(body, len);
+        uint64_t dropped = r.dropped && r.dropped <= n ? r.dropped : 1;
+        s->st.batches_sent++;
+        s->st.points_dropped += dropped;
+        s->st.points_acked += n - dropped;
+        note_partial(s, &r);
+        return SENT;
+    }
+    case TL_HTTP_TOO_LARGE: {
+        uint32_t n = count_lines(body, len);
+        if (n < 2 || depth > 20) {
+            snprintf(s->fatal, sizeof s->fatal,
+                     "InfluxDB at %s refuses a single point as too large (413)",
+                     tl_influx_where(s->http));
+            return NEEDS_OPERATOR;
+        }
+        /* split at the line boundary nearest the middle */
+        const char *mid = memchr(body + len / 2, '\n', len - len / 2);
+        if (!mid || mid + 1 >= body + len) mid = memrchr(body, '\n', len / 2);
+        size_t first = (size_t)(mid - body) + 1;
+        s->st.batches_split++;
+        enum send_outcome a = send_batch(s, body, first, depth + 1);
+        if (a != SENT) return a; /* the caller keeps the whole batch: points are idempotent */
+        return send_batch(s, body + first, len - first, depth + 1);
+    }
+    case TL_HTTP_RETRY:
+        if (!s->cfg.quiet && s->st.retries % 10 == 0) {
+            if (r.status)
+                fprintf(stderr, "tasklens: InfluxDB unavailable (HTTP %ld: %s), spooling; will retry\n",
+                        r.status, r.message);
+            else
+                fprintf(stderr, "tasklens: InfluxDB unavailable (%s), spooling; will retry\n",
+                        r.message);
+        }
+        backoff(s, r.retry_after_ms);
+        return RETRY_LATER;
+    case TL_HTTP_NOT_FOUND:
+        snprintf(s->fatal, sizeof s->fatal,
+                 "InfluxDB at %s: database not found (create it, or pass --influx-create-db): %s",
+                 tl_influx_where(s->http), r.message);
+        backoff(s, 0);
+        return NEEDS_OPERATOR;
+    case TL_HTTP_FATAL:
+    default:
+        snprintf(s->fatal, sizeof s->fatal, "InfluxDB at %s answered HTTP %ld: %s",
+                 tl_influx_where(s->http), r.status, r.message);
+        backoff(s, 0);
+        return NEEDS_OPERATOR;
+    }
+}
+
+static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_t len)
+{
+    enum tl_err rc = tl_spool_append(s->spool, body, len);
+    if (!rc) s->st.batches_spooled++;
+    int64_t t = now_ms();
+    if (!rc && t - s->last_sync_ms >= 1000) { /* fsync at most every second */
+        rc = tl_spool_sync(s->spool);
+        s->last_sync_ms = t;
+    }
+    return rc;
+}
+
+/* Delivers spooled frames in order while InfluxDB takes them. */
+static void drain_once(struct tl_influx_sink *s)
+{
+    while (tl_spool_stats(s->spool).frames && now_ms() >= s->next_try_ms) {
+        if (tl_spool_peek(s->spool, &s->frame) != TL_OK) return;
+        if (send_batch(s, s->frame.data, s->frame.len, 0) != SENT) return;
+        s->backoff_ms = s->cfg.backoff_min_ms;
+        s->fatal[0] = '\0';
+        tl_spool_pop(s->spool);
+    }
+}
+
+enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
+{
+    if (!s->batch.len) {
+        drain_once(s);
+        return TL_OK;
+    }
+    enum tl_err rc = TL_OK;
+    drain_once(s);
+    if (tl_spool_stats(s->spool).frames || now_ms() < s->next_try_ms) {
+        rc = spool_batch(s, s->batch.data, s->batch.len); /* keep the order */
+    } else {
+        enum send_outcome o = send_batch(s, s->batch.data, s->batch.len, 0);
+        if (o == SENT) {
+            s->backoff_ms = s->cfg.backoff_min_ms;
+            s->fatal[0] = '\0';
+        } else {
+            rc = spool_batch(s, s->batch.data, s->batch.len);
+        }
+    }
+    if (rc == TL_OK) {
+        s->batch.len = 0;
+        s->batch_n = 0;
+    }
+    return rc; /* TL_ERR_LIMIT: spool full, the batch is still held here */
+}
+
+enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
+                               uint32_t nlines)
+{
+    tl_buf_append(&s->batch, lines, len);
+    if (s->batch.oom) return TL_ERR_NOMEM;
+    s->batch_n += nlines;
+    if (s->batch_n >= s->cfg.batch_lines || s->batch.len >= s->cfg.batch_bytes)
+        return tl_influx_sink_flush(s);
+    return TL_OK;
+}
+
+enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        if (s->batch.len) tl_influx_sink_flush(s);
+        drain_once(s);
+        if (!tl_spool_stats(s->spool).frames && !s->batch.len) return TL_OK;
+        int64_t t = now_ms();
+        if (t >= deadline) return TL_ERR_LIMIT;
+        int64_t wait = s->next_try_ms - t;
+        if (wait > deadline - t) wait = deadline - t;
+        if (wait < 10) wait = 10;
+        usleep((useconds_t)(wait * 1000));
+    }
+}
+
+enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s)
+{
+    s->last_sync_ms = now_ms();
+    return tl_spool_sync(s->spool);
+}
+
+struct tl_influx_sink_stats tl_influx_sink_stats(const struct tl_influx_sink *s)
+{
+    struct tl_influx_sink_stats st = s->st;
+    st.spool = tl_spool_stats(s->spool);
+    return st;
+}
+
+const char *tl_influx_sink_fatal(const struct tl_influx_sink *s)
+{
+    return s->fatal[0] ? s->fatal : NULL;
+}

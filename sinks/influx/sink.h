@@ -1,0 +1,68 @@
+/* The InfluxDB sink: batches line protocol, writes it over HTTP, and when
+ * InfluxDB cannot take it, keeps it in the disk spool until it can.
+ *
+ * Batches close at batch_lines lines or batch_bytes bytes (5000 / 1 MiB),
+ * or when the caller flushes (at least every flush interval in `run`).
+ * Order is kept: while the spool holds anything, new batches go behind it,
+ * and the spool drains first.
+ *
+ * Replies (see http.h): 2xx acknowledges; 400 partial writes are counted
+ * (InfluxDB's "dropped=N"), logged once per kind of reason, and
+ * acknowledged -- never retried in a loop; 404 names the database (and
+ * creates it with create_db); 413 splits the batch in halves; 429, 5xx,
+ * timeouts and refused connections spool the batch and retry with
+ * exponential backoff and jitter (honouring Retry-After); 401/403 spool the
+ * batch and report, since only the operator can fix them. */
+#ifndef TL_INFLUX_SINK_H
+#define TL_INFLUX_SINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "spool.h"
+
+struct tl_influx_sink_cfg {
+    struct tl_influx_cfg http;
+    struct tl_spool_cfg spool;
+    uint32_t batch_lines;  /* default 5000 */
+    uint32_t batch_bytes;  /* default 1 MiB */
+    bool create_db;
+    long backoff_min_ms;   /* default 200 */
+    long backoff_max_ms;   /* default 30000 */
+    bool quiet;
+};
+
+void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c);
+
+struct tl_influx_sink_stats {
+    uint64_t points_acked;   /* in batches InfluxDB acknowledged */
+    uint64_t points_dropped; /* refused by InfluxDB (partial writes) */
+    uint64_t batches_sent, batches_spooled, batches_split;
+    uint64_t retries;        /* failed attempts that will be retried */
+    uint64_t http_errors;    /* replies other than 2xx */
+    struct tl_spool_stats spool;
+};
+
+struct tl_influx_sink;
+
+enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_influx_sink **out,
+                               char *err, size_t errlen);
+void tl_influx_sink_free(struct tl_influx_sink *s);
+/* Appends complete lines (each ending in \n). May send a batch. Returns
+ * TL_ERR_LIMIT when the spool is full: the caller must stop reading
+ * (backpressure) and call tl_influx_sink_drain until it returns TL_OK. */
+enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
+                               uint32_t nlines);
+/* Sends the open batch (or spools it). */
+enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s);
+/* Tries to deliver spooled batches, waiting out backoff, until the spool is
+ * empty (TL_OK) or timeout_ms passes (TL_ERR_LIMIT). 0: one attempt. */
+enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms);
+/* fsync the spool (at most every second is the sink's own policy). */
+enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s);
+struct tl_influx_sink_stats tl_influx_sink_stats(const struct tl_influx_sink *s);
+/* Set when a reply needs the operator (404 without create_db, 401, 403). */
+const char *tl_influx_sink_fatal(const struct tl_influx_sink *s);
+
+#endif

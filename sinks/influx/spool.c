@@ -1,0 +1,411 @@
+/* The disk spool: see spool.h for the format and the guarantees. */
+#include "spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define FRAME_MAGIC "TLF1"
+#define HEADER 16
+#define MAX_FRAME (256u << 20)
+
+struct segment {
+    uint64_t seq;
+    uint64_t size; /* valid bytes */
+};
+
+struct tl_spool {
+    struct tl_spool_cfg cfg;
+    char *dir;
+    struct segment *segs;
+    size_t nsegs, cap;
+    uint64_t read_off;   /* in segs[0] */
+    uint64_t next_seq;   /* for the next new segment: never reused, so `pos`
+                            (segments below it are drained) stays true */
+    int wfd;             /* the last segment, open for append; -1 none */
+    bool dirty;          /* appended since the last fsync */
+    uint32_t peek_size;  /* frame size of the last peek, 0 = none */
+    struct tl_spool_stats st;
+    struct tl_buf io;
+};
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void seg_path(const struct tl_spool *sp, uint64_t seq, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/seg-%016llu.tls", sp->dir, (unsigned long long)seq);
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return true;
+}
+
+static bool write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Reads and checks the frame at off; returns its total size, or 0 if the
+ * frame is truncated or corrupt (why in *why). payload gets the bytes. */
+static uint32_t read_frame(const struct tl_spool *sp, int fd, uint64_t off, uint64_t size,
+                           struct tl_buf *payload, uint32_t *raw_len, const char **why)
+{
+    unsigned char h[HEADER];
+    if (size - off < HEADER || !pread_all(fd, h, HEADER, off)) {
+        *why = "truncated frame header";
+        return 0;
+    }
+    if (memcmp(h, FRAME_MAGIC, 4)) {
+        *why = "bad frame magic";
+        return 0;
+    }
+    uint32_t len = get32(h + 4), raw = get32(h + 8), crc = get32(h + 12);
+    if (len > MAX_FRAME || raw > MAX_FRAME) {
+        *why = "impossible frame length";
+        return 0;
+    }
+    if (size - off - HEADER < len) {
+        *why = "truncated frame";
+        return 0;
+    }
+    payload->len = 0;
+    if (!tl_buf_reserve(payload, len) || !pread_all(fd, payload->data, len, off + HEADER)) {
+        *why = "unreadable frame";
+        return 0;
+    }
+    payload->len = len;
+    if ((uint32_t)crc32(0, (const Bytef *)payload->data, len) != crc) {
+        *why = "CRC mismatch";
+        return 0;
+    }
+    *raw_len = raw;
+    (void)sp;
+    return HEADER + len;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+    uint64_t x = ((const struct segment *)a)->seq, y = ((const struct segment *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+static bool push_seg(struct tl_spool *sp, uint64_t seq, uint64_t size)
+{
+    if (sp->nsegs == sp->cap) {
+        size_t cap = sp->cap ? sp->cap * 2 : 8;
+        struct segment *s = realloc(sp->segs, cap * sizeof *s);
+        if (!s) return false;
+        sp->segs = s;
+        sp->cap = cap;
+    }
+    sp->segs[sp->nsegs++] = (struct segment){seq, size};
+    return true;
+}
+
+static enum tl_err write_pos(struct tl_spool *sp)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/pos", sp->dir);
+    snprintf(tmp, sizeof tmp, "%s/pos.tmp", sp->dir);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return TL_ERR_IO;
+    char line[64];
+    int n = snprintf(line, sizeof line, "%llu %llu\n",
+                     (unsigned long long)(sp->nsegs ? sp->segs[0].seq : sp->next_seq),
+                     (unsigned long long)(sp->nsegs ? sp->read_off : 0));
+    bool ok = write_all(fd, line, (size_t)n) && fsync(fd) == 0;
+    close(fd);
+    if (!ok || rename(tmp, path)) return TL_ERR_IO;
+    return TL_OK;
+}
+
+/* Scans one segment from `from`: counts frames, truncates a corrupt tail. */
+static void scan_segment(struct tl_spool *sp, struct segment *s, uint64_t from)
+{
+    char path[4096];
+    seg_path(sp, s->seq, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        s->size = 0;
+        return;
+    }
+    struct stat st;
+    fstat(fd, &st);
+    uint64_t size = (uint64_t)st.st_size, off = from;
+    while (off < size) {
+        uint32_t raw;
+        const char *why = NULL;
+        uint32_t n = read_frame(sp, fd, off, size, &sp->io, &raw, &why);
+        if (!n) {
+            fprintf(stderr, "tasklens: spool %s:%llu: %s; %llu bytes after it lost, %llu frames "
+                            "before it kept\n",
+                    path, (unsigned long long)off, why, (unsigned long long)(size - off),
+                    (unsigned long long)sp->st.frames);
+            sp->st.corrupt_frames++;
+            sp->st.corrupt_bytes += size - off;
+            if (ftruncate(fd, (off_t)off) == 0) fsync(fd);
+            size = off;
+            break;
+        }
+        off += n;
+        sp->st.frames++;
+        sp->st.bytes += n;
+    }
+    s->size = size;
+    close(fd);
+}
+
+enum tl_err tl_spool_open(const struct tl_spool_cfg *cfg, struct tl_spool **out, char *err,
+                          size_t errlen)
+{
+    if (!cfg->dir || !*cfg->dir) {
+        snprintf(err, errlen, "spool: no directory");
+        return TL_ERR_USAGE;
+    }
+    if (mkdir(cfg->dir, 0750) && errno != EEXIST) {
+        snprintf(err, errlen, "spool: %s: %s", cfg->dir, strerror(errno));
+        return TL_ERR_IO;
+    }
+    struct tl_spool *sp = calloc(1, sizeof *sp);
+    if (!sp) return TL_ERR_NOMEM;
+    sp->cfg = *cfg;
+    if (!sp->cfg.max_bytes) sp->cfg.max_bytes = 1ULL << 30;
+    if (!sp->cfg.segment_bytes) sp->cfg.segment_bytes = 64ULL << 20;
+    sp->dir = strdup(cfg->dir);
+    sp->wfd = -1;
+    DIR *d = opendir(cfg->dir);
+    if (!d || !sp->dir) {
+        snprintf(err, errlen, "spool: %s: %s", cfg->dir, strerror(errno));
+        if (d) closedir(d);
+        tl_spool_close(sp);
+        return TL_ERR_IO;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        unsigned long long seq;
+        char tail[8];
+        if (sscanf(e->d_name, "seg-%16llu.%7s", &seq, tail) == 2 && !strcmp(tail, "tls"))
+            push_seg(sp, seq, 0);
+    }
+    closedir(d);
+    if (sp->nsegs > 1) qsort(sp->segs, sp->nsegs, sizeof *sp->segs, cmp_seg);
+    /* where draining stopped */
+    unsigned long long pos_seq = 0, pos_off = 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pos", cfg->dir);
+    FILE *pf = fopen(path, "r");
+    if (pf) {
+        if (fscanf(pf, "%llu %llu", &pos_seq, &pos_off) != 2) pos_seq = pos_off = 0;
+        fclose(pf);
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < sp->nsegs; i++) {
+        if (sp->segs[i].seq < pos_seq) { /* fully drained before a crash */
+            seg_path(sp, sp->segs[i].seq, path, sizeof path);
+            unlink(path);
+            continue;
+        }
+        sp->segs[keep++] = sp->segs[i];
+    }
+    sp->nsegs = keep;
+    sp->next_seq = pos_seq + 1;
+    for (size_t i = 0; i < sp->nsegs; i++)
+        if (sp->segs[i].seq >= sp->next_seq) sp->next_seq = sp->segs[i].seq + 1;
+    for (size_t i = 0; i < sp->nsegs; i++) {
+        uint64_t from = (i == 0 && sp->segs[0].seq == pos_seq) ? pos_off : 0;
+        scan_segment(sp, &sp->segs[i], from);
+        if (i == 0) sp->read_off = from <= sp->segs[0].size ? from : sp->segs[0].size;
+    }
+    *out = sp;
+    return TL_OK;
+}
+
+enum tl_err tl_spool_sync(struct tl_spool *sp)
+{
+    if (sp->wfd >= 0 && sp->dirty) {
+        if (fsync(sp->wfd)) return TL_ERR_IO;
+        sp->dirty = false;
+    }
+    return TL_OK;
+}
+
+void tl_spool_close(struct tl_spool *sp)
+{
+    if (!sp) return;
+    tl_spool_sync(sp);
+    if (sp->wfd >= 0) close(sp->wfd);
+    free(sp->segs);
+    free(sp->dir);
+    tl_buf_free(&sp->io);
+    free(sp);
+}
+
+static void drop_first_segment(struct tl_spool *sp)
+{
+    char path[4096];
+    seg_path(sp, sp->segs[0].seq, path, sizeof path);
+    if (sp->nsegs == 1 && sp->wfd >= 0) {
+        close(sp->wfd);
+        sp->wfd = -1;
+    }
+    unlink(path);
+    memmove(sp->segs, sp->segs + 1, (sp->nsegs - 1) * sizeof *sp->segs);
+    sp->nsegs--;
+    sp->read_off = 0;
+}
+
+/* drop_oldest: delete frames from the front until `need` more bytes fit. */
+static void make_room(struct tl_spool *sp, uint64_t need)
+{
+    while (sp->st.bytes + need > sp->cfg.max_bytes && sp->st.frames) {
+        struct tl_buf tmp = {0};
+        uint32_t before = sp->peek_size;
+        if (tl_spool_peek(sp, &tmp) != TL_OK) {
+            tl_buf_free(&tmp);
+            break;
+        }
+        sp->st.dropped_frames++;
+        sp->st.dropped_bytes += sp->peek_size;
+        tl_spool_pop(sp);
+        sp->st.drained_frames--; /* a drop is not a delivery */
+        sp->peek_size = before;
+        tl_buf_free(&tmp);
+    }
+}
+
+enum tl_err tl_spool_append(struct tl_spool *sp, const char *data, size_t len)
+{
+    size_t bound = ZSTD_compressBound(len);
+    sp->io.len = 0;
+    if (!tl_buf_reserve(&sp->io, HEADER + bound)) return TL_ERR_NOMEM;
+    size_t z = ZSTD_compress(sp->io.data + HEADER, bound, data, len, 1);
+    if (ZSTD_isError(z) || z > MAX_FRAME || len > MAX_FRAME) return TL_ERR_LIMIT;
+    unsigned char *h = (unsigned char *)sp->io.data;
+    memcpy(h, FRAME_MAGIC, 4);
+    put32(h + 4, (uint32_t)z);
+    put32(h + 8, (uint32_t)len);
+    put32(h + 12, (uint32_t)crc32(0, (const Bytef *)sp->io.data + HEADER, (uInt)z));
+    uint64_t frame = HEADER + z;
+    if (sp->st.bytes + frame > sp->cfg.max_bytes) {
+        if (!sp->cfg.drop_oldest) return TL_ERR_LIMIT; /* backpressure */
+        make_room(sp, frame);
+        if (sp->st.bytes + frame > sp->cfg.max_bytes) return TL_ERR_LIMIT;
+        /* make_room used io: compress again */
+        return tl_spool_append(sp, data, len);
+    }
+    struct segment *last = sp->nsegs ? &sp->segs[sp->nsegs - 1] : NULL;
+    if (!last || last->size + frame > sp->cfg.segment_bytes || sp->wfd < 0) {
+        if (sp->wfd >= 0) { /* closing a segment: make it durable */
+            if (fsync(sp->wfd)) return TL_ERR_IO;
+            close(sp->wfd);
+            sp->wfd = -1;
+        }
+        if (!last || last->size + frame > sp->cfg.segment_bytes) {
+            if (!push_seg(sp, sp->next_seq++, 0)) return TL_ERR_NOMEM;
+            last = &sp->segs[sp->nsegs - 1];
+        }
+        char path[4096];
+        seg_path(sp, last->seq, path, sizeof path);
+        sp->wfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+        if (sp->wfd < 0) return TL_ERR_IO;
+    }
+    if (!write_all(sp->wfd, sp->io.data, (size_t)frame)) {
+        /* a partial write leaves a corrupt tail that the next open trims */
+        return TL_ERR_IO;
+    }
+    sp->dirty = true;
+    last->size += frame;
+    sp->st.bytes += frame;
+    sp->st.frames++;
+    sp->st.appended_frames++;
+    return TL_OK;
+}
+
+enum tl_err tl_spool_peek(struct tl_spool *sp, struct tl_buf *out)
+{
+    sp->peek_size = 0;
+    while (sp->nsegs) {
+        struct segment *s = &sp->segs[0];
+        if (sp->read_off < s->size) break;
+        if (sp->nsegs == 1) return TL_ERR_LIMIT; /* the write segment, drained */
+        drop_first_segment(sp);
+        write_pos(sp);
+    }
+    if (!sp->nsegs) return TL_ERR_LIMIT;
+    char path[4096];
+    seg_path(sp, sp->segs[0].seq, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return TL_ERR_IO;
+    uint32_t raw;
+    const char *why = NULL;
+    uint32_t n = read_frame(sp, fd, sp->read_off, sp->segs[0].size, &sp->io, &raw, &why);
+    close(fd);
+    if (!n) {
+        /* damaged after the scan (disk error): skip the rest of the segment */
+        fprintf(stderr, "tasklens: spool %s:%llu: %s; skipping the rest of the segment\n", path,
+                (unsigned long long)sp->read_off, why);
+        sp->st.corrupt_frames++;
+        sp->st.corrupt_bytes += sp->segs[0].size - sp->read_off;
+        sp->st.bytes -= sp->segs[0].size - sp->read_off;
+        sp->read_off = sp->segs[0].size;
+        return tl_spool_peek(sp, out);
+    }
+    out->len = 0;
+    if (!tl_buf_reserve(out, raw)) return TL_ERR_NOMEM;
+    size_t got = ZSTD_decompress(out->data, raw, sp->io.data, sp->io.len);
+    if (ZSTD_isError(got) || got != raw) return TL_ERR_CORRUPT;
+    out->len = raw;
+    sp->peek_size = n;
+    return TL_OK;
+}
+
+enum tl_err tl_spool_pop(struct tl_spool *sp)
+{
+    if (!sp->peek_size) return TL_ERR_INTERNAL;
+    sp->read_off += sp->peek_size;
+    sp->st.bytes -= sp->peek_size;
+    sp->st.frames--;
+    sp->st.drained_frames++;
+    sp->peek_size = 0;
+    if (sp->nsegs > 1 && sp->read_off >= sp->segs[0].size) drop_first_segment(sp);
+    if (!sp->st.frames && sp->nsegs == 1 && sp->read_off >= sp->segs[0].size)
+        drop_first_segment(sp); /* empty: give the disk back */
+    return write_pos(sp);
+}
+
+struct tl_spool_stats tl_spool_stats(const struct tl_spool *sp)
+{
+    return sp->st;
+}

@@ -1,0 +1,61 @@
+/* The disk spool: where batches wait while InfluxDB cannot take them.
+ *
+ * A directory of segment files `seg-<16 digits>.tls`, appended in order and
+ * drained in order. Each batch is one frame:
+ *
+ *     "TLF1" | u32 payload length | u32 raw length | u32 CRC-32 of payload
+ *     | payload (one zstd frame of line protocol)
+ *
+ * all integers little-endian. Writes are fsync'ed when a segment closes and
+ * at most every second otherwise (tl_spool_sync). The read position is kept
+ * in `pos` (segment, offset), replaced atomically (tmp, fsync, rename) after
+ * each drained frame, so a restart resumes where draining stopped.
+ *
+ * A frame that is truncated or fails its CRC (a crash mid-write, a disk
+ * error) is reported with its segment, offset and size; the frames before
+ * it are kept and drained; reading continues with the next segment.
+ *
+ * Size is capped (max_bytes). When full, appends fail with TL_ERR_LIMIT so
+ * the caller applies backpressure -- or, with drop_oldest, the oldest
+ * frames are deleted and counted. */
+#ifndef TL_SPOOL_H
+#define TL_SPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "error.h"
+
+struct tl_spool_cfg {
+    const char *dir;
+    uint64_t max_bytes;     /* default 1 GiB */
+    uint64_t segment_bytes; /* default 64 MiB */
+    bool drop_oldest;
+};
+
+struct tl_spool_stats {
+    uint64_t bytes;          /* on disk, not yet drained */
+    uint64_t frames;         /* not yet drained */
+    uint64_t appended_frames, drained_frames;
+    uint64_t dropped_frames, dropped_bytes; /* drop_oldest */
+    uint64_t corrupt_frames, corrupt_bytes; /* found broken and skipped */
+};
+
+struct tl_spool;
+
+/* Creates the directory if needed and scans what is there. Corrupt tails
+ * are reported on stderr (path:offset: what) and counted. */
+enum tl_err tl_spool_open(const struct tl_spool_cfg *cfg, struct tl_spool **out, char *err,
+                          size_t errlen);
+void tl_spool_close(struct tl_spool *sp); /* fsyncs */
+enum tl_err tl_spool_append(struct tl_spool *sp, const char *data, size_t len);
+/* The oldest frame, decompressed into out; TL_ERR_LIMIT when empty. */
+enum tl_err tl_spool_peek(struct tl_spool *sp, struct tl_buf *out);
+/* Forgets the frame peek returned (it was delivered). */
+enum tl_err tl_spool_pop(struct tl_spool *sp);
+enum tl_err tl_spool_sync(struct tl_spool *sp);
+struct tl_spool_stats tl_spool_stats(const struct tl_spool *sp);
+
+#endif

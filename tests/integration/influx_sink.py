@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The InfluxDB sink against a real influxd (Debian's, on 127.0.0.1):
+
+1. round trip over HTTP (gzip, batches): every task point arrives; a second
+   run changes nothing (idempotent timestamps); a missing database is created
+   with --influx-create-db;
+2. partial write: one point whose field conflicts in type is refused by
+   InfluxDB, the rest of its batch is written, the drop is counted;
+3. outage while ~100k records flow: influxd stopped (SIGSTOP) or killed
+   (SIGKILL) for >= 10 s, then back: every record arrives exactly once, the
+   spool grows and drains to zero;
+4. spool corruption: a segment cut mid-frame; the next run drains the intact
+   frames, and reports the loss with file and offset.
+
+usage: influx_sink.py TASKLENS GEN_WQ DEMO_LOG
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from influxd_harness import Influxd, free_port  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def count(db, name):
+    rows = db.rows("SELECT count(attempt) FROM task", name)
+    return rows[0]["count"] if rows else 0
+
+
+def spool_bytes(d):
+    return sum(os.path.getsize(f) for f in glob.glob(os.path.join(d, "seg-*.tls")))
+
+
+def lines_cmd(tasklens, url, dbname, spool, stats, *extra):
+    return [tasklens, "lines", "--influx-url", url, "--influx-db", dbname, "--spool-dir", spool,
+            "--stats", stats, *extra]
+
+
+def round_trip(tasklens, demo, db, tmp):
+    summary = json.loads(subprocess.run([tasklens, "summary", "--format", "json", demo],
+                                        check=True, stdout=subprocess.PIPE).stdout)
+    attempts = sum(g["attempts"] for g in summary["groups"])
+    spool, stats = os.path.join(tmp, "spool-rt"), os.path.join(tmp, "rt.json")
+    r = subprocess.run(lines_cmd(tasklens, db.url, "rt", spool, stats, "--influx-create-db", demo),
+                       stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 0, "round trip exit 0 (%s)" % r.stderr.strip())
+    n = count(db, "rt")
+    check(n == attempts, "round trip: %d task points == %d attempts" % (n, attempts))
+    st = json.load(open(stats))
+    check(st["batches_spooled"] == 0 and st["spool_bytes"] == 0, "nothing spooled: %s" % st)
+    subprocess.run(lines_cmd(tasklens, db.url, "rt", spool, stats, demo), check=True)
+    check(count(db, "rt") == attempts, "second run: still %d points" % attempts)
+    hog = db.rows("SELECT max_rss_bytes, exit_code FROM task WHERE category = 'hog'", "rt")
+    check(len(hog) == 1 and hog[0]["max_rss_bytes"] == 293 * 2**20 and hog[0]["exit_code"] == 143,
+          "spot value: hog %s" % hog)
+    # a missing database without --influx-create-db: a clear error naming it, nothing lost
+    r = subprocess.run(lines_cmd(tasklens, db.url, "nope", os.path.join(tmp, "spool-nope"),
+                                 os.path.join(tmp, "nope.json"), "--drain-timeout", "1", demo),
+                       stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 1 and "database not found" in r.stderr and "remain in the spool" in r.stderr,
+          "404: named and spooled (%s)" % r.stderr.strip().splitlines()[-1])
+    return attempts
+
+
+def partial_write(tasklens, demo, db, tmp):
+    db.query("CREATE DATABASE pw")
+    hog = db.rows("SELECT * FROM task WHERE category = 'hog'", "rt")[0]
+    t = hog["time"]
+    # limit_memory_bytes exists only on the hog's point: make it an integer first
+    ts = int(subprocess.run(["date", "-d", t, "+%s%N"], stdout=subprocess.PIPE, text=True).stdout)
+    db.write("pw", b"task,category=pre limit_memory_bytes=1i %d\n" % (ts - 1000))
+    stats = os.path.join(tmp, "pw.json")
+    r = subprocess.run(lines_cmd(tasklens, db.url, "pw", os.path.join(tmp, "spool-pw"), stats, demo),
+                       stderr=subprocess.PIPE, text=True)
+    st = json.load(open(stats))
+    n = count(db, "pw") - 0
+    total = count(db, "rt")
+    check(r.returncode == 0 and "field type conflict" in r.stderr, "partial write reported: %s" % r.stderr.strip())
+    check(st["points_dropped"] == 1, "exactly one point dropped and counted (%d)" % st["points_dropped"])
+    # the pre-written point has no `attempt` field, so count(attempt) is tasklens's points
+    check(n == total - 1, "the rest of the batch was written: %d == %d - 1" % (n, total))
+
+
+def outage(tasklens, gen, db, tmp, how, n_tasks=20000):
+    """n_tasks tasks = 5 lines each = 100k lines, fed over ~20 s."""
+    name = "out_" + how
+    db.query("CREATE DATABASE " + name)
+    spool, stats = os.path.join(tmp, "spool-" + how), os.path.join(tmp, how + ".json")
+    data = subprocess.run([gen, str(n_tasks), "4", "7"], check=True, stdout=subprocess.PIPE).stdout
+    p = subprocess.Popen(lines_cmd(tasklens, db.url, name, spool, stats, "--window", "0",
+                                   "--influx-timeout", "1000", "--drain-timeout", "120", "-"),
+                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak = [0]
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], spool_bytes(spool))
+            time.sleep(0.05)
+    w = threading.Thread(target=watch)
+    w.start()
+    chunks = 40
+    step = len(data) // chunks + 1
+    for i in range(chunks):
+        if i == 8:  # ~4 s in: take InfluxDB away for >= 10 s while data keeps flowing
+            if how == "sigstop":
+                db.pause()
+            else:
+                db.kill()
+            down_at = time.time()
+        if i == 30:
+            while time.time() - down_at < 10:
+                time.sleep(0.1)
+            if how == "sigstop":
+                db.resume()
+            else:
+                db.start()
+        p.stdin.write(data[i * step:(i + 1) * step])
+        p.stdin.flush()
+        time.sleep(0.5)
+    p.stdin.close()
+    err = p.stderr.read().decode()
+    rc = p.wait(300)
+    done.set()
+    w.join()
+    st = json.load(open(stats))
+    n = count(db, name)
+    check(rc == 0, "%s: exit 0 (%s)" % (how, err.strip().splitlines()[-1:] if err.strip() else ""))
+    check(n == n_tasks, "%s: %d of %d tasks in InfluxDB, exactly once" % (how, n, n_tasks))
+    check(st["batches_spooled"] > 0 and peak[0] > 0, "%s: the spool grew (peak %d bytes, %d batches)"
+          % (how, peak[0], st["batches_spooled"]))
+    check(st["spool_bytes"] == 0 and spool_bytes(spool) == 0, "%s: and drained to zero" % how)
+
+
+def corruption(tasklens, gen, db, tmp):
+    spool, stats = os.path.join(tmp, "spool-corrupt"), os.path.join(tmp, "c.json")
+    log = os.path.join(tmp, "12k.log")
+    with open(log, "wb") as f:
+        f.write(subprocess.run([gen, "12000", "4", "9"], check=True, stdout=subprocess.PIPE).stdout)
+    dead = "http://127.0.0.1:%d" % free_port()  # nothing listens: everything spools
+    r = subprocess.run([tasklens, "lines", "--influx-url", dead, "--influx-db", "cor", "--spool-dir", spool,
+                        "--window", "0", "--drain-timeout", "0", "--stats", stats, "--quiet", log],
+                       stderr=subprocess.PIPE, text=True)
+    st = json.load(open(stats))
+    check(r.returncode == 1 and st["spool_frames"] >= 2, "batches spooled while down (%d)" % st["spool_frames"])
+    seg = sorted(glob.glob(os.path.join(spool, "seg-*.tls")))[-1]
+    # read the frames ourselves (magic, length, raw length, CRC, zstd payload)
+    # to know how many task points the last one holds
+    raw = open(seg, "rb").read()
+    off, frames = 0, []
+    while off < len(raw):
+        n = int.from_bytes(raw[off + 4:off + 8], "little")
+        frames.append((off, raw[off + 16:off + 16 + n]))
+        off += 16 + n
+    last = subprocess.run(["zstd", "-d", "-c"], input=frames[-1][1], check=True, stdout=subprocess.PIPE).stdout
+    lost_tasks = sum(1 for line in last.splitlines() if line.startswith(b"task,"))
+    os.truncate(seg, len(raw) - 100)  # cut the last frame
+    db.query("CREATE DATABASE cor")
+    r = subprocess.run([tasklens, "lines", "--influx-url", db.url, "--influx-db", "cor", "--spool-dir", spool,
+                        "--stats", stats, "/dev/null"], stderr=subprocess.PIPE, text=True)
+    st = json.load(open(stats))
+    check("truncated frame" in r.stderr and seg in r.stderr, "loss reported with the file: %s" % r.stderr.strip())
+    check(st["spool_corrupt_frames"] == 1 and st["spool_bytes"] == 0, "corrupt frame counted, rest drained")
+    check(count(db, "cor") == 12000 - lost_tasks,
+          "the intact batches arrived: %d tasks == 12000 - %d in the cut frame" % (count(db, "cor"), lost_tasks))
+
+
+def main():
+    tasklens, gen, demo = sys.argv[1:4]
+    with tempfile.TemporaryDirectory(prefix="tl-sink-") as tmp, Influxd() as db:
+        round_trip(tasklens, demo, db, tmp)
+        partial_write(tasklens, demo, db, tmp)
+        outage(tasklens, gen, db, tmp, "sigstop")
+        outage(tasklens, gen, db, tmp, "sigkill")
+        corruption(tasklens, gen, db, tmp)
+    print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
