@@ -40,10 +40,18 @@ void tl_buf_puts(struct tl_buf *b, const char *s)
     tl_buf_append(b, s, strlen(s));
 }
 
-void tl_buf_putc(struct tl_buf *b, char c)
+void tl_buf_put_i64(struct tl_buf *b, int64_t v)
 {
-    if (!tl_buf_reserve(b, 1)) return;
-    b->data[b->len++] = c;
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (!tl_buf_reserve(b, (size_t)n + 1)) return;
+    if (v < 0) b->data[b->len++] = '-';
+    while (n) b->data[b->len++] = tmp[--n];
 }
 
 void tl_buf_printf(struct tl_buf *b, const char *fmt, ...)

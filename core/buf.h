@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct tl_buf {
     char *data;
@@ -19,7 +20,13 @@ void tl_buf_free(struct tl_buf *b);
 bool tl_buf_reserve(struct tl_buf *b, size_t extra);
 void tl_buf_append(struct tl_buf *b, const void *p, size_t n);
 void tl_buf_puts(struct tl_buf *b, const char *s);
-void tl_buf_putc(struct tl_buf *b, char c);
+static inline void tl_buf_putc(struct tl_buf *b, char c)
+{
+    if (b->len + 2 > b->cap && !tl_buf_reserve(b, 1)) return;
+    b->data[b->len++] = c;
+}
+/* Appends a decimal integer. */
+void tl_buf_put_i64(struct tl_buf *b, int64_t v);
 void tl_buf_printf(struct tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends the shortest decimal that round-trips (see numfmt.h). */
 void tl_buf_put_double(struct tl_buf *b, double v);

@@ -5,18 +5,65 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* |m| with `decimals` digits after the point ("0.00123" style), sign first. */
+static size_t put_fixed(char *buf, int64_t m, int decimals)
+{
+    char digits[24];
+    int n = 0;
+    bool neg = m < 0;
+    uint64_t u = neg ? (uint64_t)(-m) : (uint64_t)m;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (n <= decimals) digits[n++] = '0'; /* at least one digit before the point */
+    char *p = buf;
+    if (neg) *p++ = '-';
+    for (int i = n - 1; i >= 0; i--) {
+        *p++ = digits[i];
+        if (i == decimals && decimals) *p++ = '.';
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
+}
+
 size_t tl_fmt_double(char *buf, size_t cap, double v)
 {
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                                 1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
     if (isnan(v)) return (size_t)snprintf(buf, cap, "nan");
     if (isinf(v)) return (size_t)snprintf(buf, cap, v < 0 ? "-inf" : "inf");
     if (v == 0) return (size_t)snprintf(buf, cap, signbit(v) ? "-0" : "0");
+    double a = fabs(v);
     /* Integers that a double holds exactly print without exponent. */
-    if (v == floor(v) && fabs(v) < 1e17) return (size_t)snprintf(buf, cap, "%.0f", v);
-    for (int prec = 1; prec <= 17; prec++) {
-        int n = snprintf(buf, cap, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return (size_t)n;
+    if (v == floor(v) && a < 1e17) {
+        if (a < 9.2e18) return put_fixed(buf, (int64_t)v, 0);
+        return (size_t)snprintf(buf, cap, "%.0f", v);
     }
-    return (size_t)snprintf(buf, cap, "%.17g", v);
+    /* Fixed notation (where %g would use it too): the fewest decimals k such
+     * that round(v 10^k) / 10^k reads back as v. Both operands of that
+     * division are exact doubles, so its result is the correctly rounded
+     * value of the decimal -- equal to v exactly when the decimal round-trips.
+     * The first such k gives the shortest digits. */
+    if (a >= 1e-4 && a < 1e15 && cap >= 32) {
+        for (int k = 1; k <= 17; k++) {
+            double m = v * p10[k];
+            if (fabs(m) >= 9007199254740992.0) break;
+            int64_t mi = (int64_t)(m < 0 ? m - 0.5 : m + 0.5);
+            if ((double)mi / p10[k] == v) return put_fixed(buf, mi, k);
+        }
+    }
+    /* If some representation of <= 15 digits reads back as v, then v is
+     * within half a double ulp of it -- far inside half a unit of the 15th
+     * digit -- so %.15g prints exactly those digits, and %g strips the zeros
+     * that pad it: the shortest. Otherwise 16 or 17 digits are needed.
+     * (The old loop over every precision cost up to 17 printf + strtod.) */
+    for (int prec = 15; prec <= 17; prec++) {
+        int n = snprintf(buf, cap, "%.*g", prec, v);
+        double back;
+        if (prec == 17 || (tl_parse_double(buf, buf + n, &back) && back == v)) return (size_t)n;
+    }
+    return 0; /* not reached */
 }
 
 /* Eight ASCII digits at once (SWAR); false if any byte is not a digit. */

@@ -58,7 +58,10 @@ static void put_int_field(struct tl_buf *b, bool *first, const char *k, int64_t 
 {
     tl_buf_putc(b, *first ? ' ' : ',');
     *first = false;
-    tl_buf_printf(b, "%s=%lldi", k, (long long)v);
+    tl_buf_puts(b, k);
+    tl_buf_putc(b, '=');
+    tl_buf_put_i64(b, v);
+    tl_buf_putc(b, 'i');
 }
 
 int64_t tl_lp_task_time(const struct tl_record *r)
@@ -96,7 +99,9 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
     put_int_field(b, &first, "attempt", r->attempt);
     if (r->has_exit_code) put_int_field(b, &first, "exit_code", r->exit_code);
     tl_buf_puts(b, r->final ? ",final=true" : ",final=false");
-    tl_buf_printf(b, " %lld\n", (long long)tl_lp_task_time(r));
+    tl_buf_putc(b, ' ');
+    tl_buf_put_i64(b, tl_lp_task_time(r));
+    tl_buf_putc(b, '\n');
     st->points++;
     return 1;
 }

@@ -136,16 +136,29 @@ static void test_fmt(void)
         tl_fmt_double(buf, sizeof buf, cases[i].v);
         CHECK_STR(buf, cases[i].s);
     }
-    int bad = 0;
+    /* round-trips, and is the shortest: the reference tries every precision */
+    int bad = 0, longer = 0;
     for (int i = 0; i < 100000; i++) {
         uint64_t u = next();
         double v;
-        memcpy(&v, &u, sizeof v);
+        if (i % 2) memcpy(&v, &u, sizeof v);
+        else v = (double)(u % 100000000) / pow(10, (double)(u >> 60)); /* few digits */
         if (!isfinite(v)) continue;
-        tl_fmt_double(buf, sizeof buf, v);
+        size_t n = tl_fmt_double(buf, sizeof buf, v);
         if (strtod(buf, NULL) != v) bad++;
+        char ref[40];
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(ref, sizeof ref, "%.*g", prec, v);
+            if (strtod(ref, NULL) == v) break;
+        }
+        size_t ref_digits = strcspn(ref, "e") - (strchr(ref, '.') != NULL) - (ref[0] == '-');
+        size_t digits = strcspn(buf, "e") - (strchr(buf, '.') != NULL) - (buf[0] == '-');
+        if (v == floor(v) && fabs(v) < 1e17) continue; /* integers print in full */
+        if (digits > ref_digits) longer++;
+        (void)n;
     }
     CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(longer, 0);
 }
 
 /* Values from numpy 1.24: np.quantile(x, q) (method="linear"). */
