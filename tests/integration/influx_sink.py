@@ -10,7 +10,8 @@
    (SIGKILL) for >= 10 s, then back: every record arrives exactly once, the
    spool grows and drains to zero;
 4. spool corruption: a segment cut mid-frame; the next run drains the intact
-   frames, and reports the loss with file and offset.
+   frames, and reports the loss with file and offset;
+5. 413: an influxd with a small max-body-size; batches split until they fit.
 
 usage: influx_sink.py TASKLENS GEN_WQ DEMO_LOG
 """
@@ -178,6 +179,24 @@ def corruption(tasklens, gen, db, tmp):
           "the intact batches arrived: %d tasks == 12000 - %d in the cut frame" % (count(db, "cor"), lost_tasks))
 
 
+def too_large(tasklens, gen, tmp):
+    """influxd with a small max-body-size answers 413: batches are split in
+    halves until they fit, and everything arrives."""
+    log = os.path.join(tmp, "4k.log")
+    with open(log, "wb") as f:
+        f.write(subprocess.run([gen, "4000", "4", "11"], check=True, stdout=subprocess.PIPE).stdout)
+    stats = os.path.join(tmp, "413.json")
+    with Influxd(http_extra="max-body-size = 60000") as small:
+        small.query("CREATE DATABASE big")
+        r = subprocess.run(lines_cmd(tasklens, small.url, "big", os.path.join(tmp, "spool-413"), stats,
+                                     "--window", "0", "--drain-timeout", "30", log),
+                           stderr=subprocess.PIPE, text=True)
+        st = json.load(open(stats))
+        check(r.returncode == 0 and st["batches_split"] > 0 and st["spool_bytes"] == 0,
+              "413: batches split %d times, nothing left spooled" % st["batches_split"])
+        check(count(small, "big") == 4000, "413: all 4000 tasks arrived (%d)" % count(small, "big"))
+
+
 def main():
     tasklens, gen, demo = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="tl-sink-") as tmp, Influxd() as db:
@@ -186,6 +205,7 @@ def main():
         outage(tasklens, gen, db, tmp, "sigstop")
         outage(tasklens, gen, db, tmp, "sigkill")
         corruption(tasklens, gen, db, tmp)
+        too_large(tasklens, gen, tmp)
     print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
     return 1 if failures else 0
 

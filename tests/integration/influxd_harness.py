@@ -25,7 +25,7 @@ def free_port():
 
 
 class Influxd:
-    def __init__(self):
+    def __init__(self, http_extra=""):
         self.dir = tempfile.mkdtemp(prefix="tl-influxd-")
         self.http_port = free_port()
         self.rpc_port = free_port()
@@ -44,6 +44,7 @@ bind-address = "127.0.0.1:{self.rpc_port}"
   enabled = true
   bind-address = "127.0.0.1:{self.http_port}"
   log-enabled = false
+  {http_extra}
 [monitor]
   store-enabled = false
 [continuous_queries]
