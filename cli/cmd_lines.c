@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "aggregate.h"
 #include "cli.h"
@@ -65,6 +67,7 @@ static void on_record(void *ctx, const struct tl_record *r)
 {
     struct lines_ctx *c = ctx;
     c->buf_lines += (uint32_t)tl_lp_task(&c->buf, r, &c->st);
+    c->buf_lines += (uint32_t)tl_lp_workflow(&c->buf, r, &c->st);
     enum tl_err rc = tl_agg_add(c->agg, r);
     if (rc && !c->agg_rc) c->agg_rc = rc;
     flush_buf(c, false);
@@ -81,6 +84,7 @@ static void lines_usage(FILE *out)
             "  -o, --output FILE   write to FILE instead of stdout\n"
             "  --by KEYS           group quantiles by these tags (default: source,category)\n"
             "  --window SECONDS    tumbling window over record time (default 60; 0: none)\n"
+            "  --instance NAME     `instance` tag of the tasklens self-metrics (default: host)\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print per input (default 10)\n"
@@ -132,12 +136,16 @@ int tl_cmd_lines(int argc, char **argv)
         {"drain-timeout", required_argument, NULL, 1014},
         {"stats", required_argument, NULL, 1015},
         {"influx-timeout", required_argument, NULL, 1016},
+        {"instance", required_argument, NULL, 1017},
         {0},
     };
     struct tl_influx_sink_cfg sc;
     tl_influx_sink_cfg_default(&sc);
     sc.spool.dir = "tasklens-spool";
     const char *stats_path = NULL;
+    char host[256] = "tasklens";
+    gethostname(host, sizeof host - 1);
+    const char *instance = host;
     long drain_timeout_s = 300;
     struct tl_agg_opts ao;
     tl_agg_opts_default(&ao);
@@ -220,6 +228,7 @@ int tl_cmd_lines(int argc, char **argv)
         case 1014: drain_timeout_s = atol(optarg); break;
         case 1015: stats_path = optarg; break;
         case 1016: sc.http.timeout_ms = atol(optarg); break;
+        case 1017: instance = optarg; break;
         default: lines_usage(stderr); return TL_EXIT_USAGE;
         }
     }
@@ -260,6 +269,22 @@ int tl_cmd_lines(int argc, char **argv)
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
         if (strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        /* the `tasklens` measurement: what this input cost and yielded */
+        const char *names[3 + TL_REJ_COUNT] = {"lines", "records", "parse_errors"};
+        uint64_t values[3 + TL_REJ_COUNT] = {info.lines, info.records, info.rejected};
+        char keys[TL_REJ_COUNT][48];
+        int n = 3;
+        for (int rj = 0; rj < TL_REJ_COUNT; rj++) {
+            if (!info.rejected_by[rj]) continue;
+            snprintf(keys[rj], sizeof keys[rj], "rejected_%s", tl_reject_key((enum tl_reject)rj));
+            names[n] = keys[rj];
+            values[n++] = info.rejected_by[rj];
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        ctx.buf_lines += (uint32_t)tl_lp_self(&ctx.buf, instance, info.format, names, values, n,
+                                              (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec,
+                                              &ctx.st);
         tl_input_info_free(&info);
     }
     tl_agg_close_window(ctx.agg);

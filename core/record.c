@@ -20,7 +20,7 @@ int tl_metric_by_name(const char *name, size_t len)
 const char *tl_record_kind_str(enum tl_record_kind k)
 {
     static const char *const names[TL_REC_KIND_COUNT] = {
-        "task", "task_open", "worker", "manager", "transfer", "sample",
+        "task", "task_open", "worker", "manager", "transfer", "sample", "workflow",
     };
     return (unsigned)k < TL_REC_KIND_COUNT ? names[k] : "?";
 }

@@ -61,7 +61,13 @@ enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
     X(LIMIT_MEMORY_BYTES, "limit_memory_bytes", TL_UNIT_BYTES, "memory limit that was exceeded")    \
     X(LIMIT_DISK_BYTES, "limit_disk_bytes", TL_UNIT_BYTES, "disk limit that was exceeded")          \
     X(LIMIT_WALL_TIME_S, "limit_wall_time_s", TL_UNIT_SECONDS, "wall time limit that was exceeded") \
-    X(SAMPLE_VALUE, "value", TL_UNIT_COUNT, "value of a resource sample")
+    X(SAMPLE_VALUE, "value", TL_UNIT_COUNT, "value of a resource sample")                         \
+    X(TASKS_WAITING, "tasks_waiting", TL_UNIT_COUNT, "workflow: tasks waiting to run")               \
+    X(TASKS_RUNNING, "tasks_running", TL_UNIT_COUNT, "workflow: tasks dispatched, not returned")     \
+    X(TASKS_DONE, "tasks_done", TL_UNIT_COUNT, "workflow: tasks finished with SUCCESS")              \
+    X(TASKS_FAILED, "tasks_failed", TL_UNIT_COUNT, "workflow: tasks finished otherwise")             \
+    X(WORKERS, "workers", TL_UNIT_COUNT, "workflow: workers connected")                              \
+    X(WORKER_CORES, "cores_total", TL_UNIT_COUNT, "workflow: cores of the connected workers")
 
 enum tl_metric {
 #define TL_METRIC_ENUM(e, n, u, h) TL_M_##e,
@@ -90,6 +96,7 @@ enum tl_record_kind {
     TL_REC_MANAGER,   /* manager start / end */
     TL_REC_TRANSFER,  /* a file transfer */
     TL_REC_SAMPLE,    /* a resource sample (counter, instant) */
+    TL_REC_WORKFLOW,  /* a workflow's state: queue, running, done, workers */
     TL_REC_KIND_COUNT
 };
 

@@ -158,6 +158,13 @@ struct run {
     int32_t workflow; /* interned "pid@start" */
     struct tl_map64 addr_to_worker; /* interned addr -> interned worker id */
     struct tl_map64 worker_to_addr; /* interned worker id -> interned addr */
+    /* the workflow's state, for the `workflow` records */
+    int64_t by_state[4];            /* open tasks per task_state */
+    uint64_t done, failed;          /* final results: SUCCESS / anything else */
+    int64_t workers;
+    double cores;
+    struct tl_map64 worker_cores;   /* interned worker id -> cores (double bits) */
+    int64_t last_emit_sec;          /* workflow records: at most one per second */
 };
 
 struct wq_state {
@@ -195,6 +202,8 @@ struct wq_state {
     uint64_t recent_closed[64];
     unsigned recent_next;
 
+    uint32_t line_run;       /* run index + 1 of the line being parsed, 0 = none */
+    int64_t line_ts;
     struct tl_record rec;    /* scratch, reused for every emitted record */
     struct measured scratch; /* JSON of the line being parsed */
 };
@@ -623,6 +632,8 @@ static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
     st->nruns++;
     st->last_pid = pid;
     st->last_run = st->nruns;
+    st->line_run = (uint32_t)st->nruns;
+    st->line_ts = start_us;
     return r;
 }
 
@@ -630,12 +641,26 @@ static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
  * the log did not show this manager start (input joined mid-run). */
 static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
 {
-    if (st->last_run && st->last_pid == pid) return &st->runs[st->last_run - 1];
+    st->line_ts = ts;
+    if (st->last_run && st->last_pid == pid) {
+        st->line_run = (uint32_t)st->last_run;
+        return &st->runs[st->last_run - 1];
+    }
     uint64_t *idx = tl_map64_get(&st->pid_to_run, (uint64_t)pid);
     if (!idx) return run_new(st, pid, ts);
     st->last_pid = pid;
     st->last_run = *idx + 1;
+    st->line_run = (uint32_t)st->last_run;
     return &st->runs[*idx];
+}
+
+/* Moves t to a new state, keeping its run's per-state counts. */
+static void set_state(struct wq_state *st, struct task *t, enum task_state s)
+{
+    struct run *r = &st->runs[t->run];
+    r->by_state[t->state]--;
+    r->by_state[s]++;
+    t->state = (uint8_t)s;
 }
 
 /* Host part of an interned "host:port" (memoized: RUNNING lines repeat it). */
@@ -697,6 +722,7 @@ static struct task *task_new(struct wq_state *st, uint32_t run, int64_t id)
     t->run = run;
     t->id = id;
     t->category = t->worker = t->host = t->result = -1;
+    st->runs[run].by_state[ST_WAITING]++; /* state 0 */
     return t;
 }
 
@@ -744,6 +770,7 @@ static bool recently_closed(const struct wq_state *st, uint32_t run, int64_t id)
 
 static void task_delete(struct wq_state *st, struct task *t)
 {
+    st->runs[t->run].by_state[t->state]--;
     st->recent_closed[st->recent_next++ % (sizeof st->recent_closed / sizeof *st->recent_closed)] =
         task_key(t->run, t->id) + 1;
     measured_release(st, t);
@@ -845,6 +872,26 @@ static void task_set_worker(struct wq_state *st, struct run *run, struct task *t
     }
 }
 
+/* A `workflow` record: the run's state after this line, at most once per
+ * second of log time (and at MANAGER END), so a dashboard gets a steady
+ * series whatever the line rate, and a replay produces the same points. */
+static void emit_workflow(struct wq_state *st, struct run *run, int64_t ts)
+{
+    struct tl_record *r = &st->rec;
+    tl_record_init(r, TL_REC_WORKFLOW);
+    r->workflow = name_of(st, run->workflow);
+    r->time_ns = ts * 1000;
+    tl_record_set(r, TL_M_TASKS_WAITING, (double)run->by_state[ST_WAITING]);
+    tl_record_set(r, TL_M_TASKS_RUNNING,
+                  (double)(run->by_state[ST_RUNNING] + run->by_state[ST_WAITING_RETRIEVAL]));
+    tl_record_set(r, TL_M_TASKS_DONE, (double)run->done);
+    tl_record_set(r, TL_M_TASKS_FAILED, (double)run->failed);
+    tl_record_set(r, TL_M_WORKERS, (double)run->workers);
+    tl_record_set(r, TL_M_WORKER_CORES, run->cores);
+    run->last_emit_sec = ts / 1000000;
+    emit(st, r);
+}
+
 /* ---------------------------------------------------------------- records */
 
 static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
@@ -872,6 +919,10 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
     r->state = start ? "START" : "END";
     r->time_ns = ts * 1000;
     emit(st, r);
+    if (!start) {
+        emit_workflow(st, run, ts); /* the final state, whatever the second */
+        st->line_run = 0;
+    }
 }
 
 static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
@@ -902,11 +953,23 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
         if (!addr.p && !next_word(&p, end, &addr)) /* TaskVine: CONNECTION host:port */
             return reject(st, TL_REJ_BAD_FIELDS, "CONNECTION without address");
         r->state = "CONNECTION";
+        if (wid >= 0 && !tl_map64_get(&run->worker_cores, (uint64_t)wid)) {
+            run->workers++;
+            tl_map64_put(&run->worker_cores, (uint64_t)wid, 0); /* 0.0's bits */
+        }
     } else if (SPAN_IS(w, "DISCONNECTION")) {
         st->counters[WQC_WORKER_DISCONNECTION]++;
         struct span reason;
         r->state = "DISCONNECTION";
         if (next_word(&p, end, &reason)) r->result = name_of(st, intern_span(st, reason));
+        uint64_t *c = wid >= 0 ? tl_map64_get(&run->worker_cores, (uint64_t)wid) : NULL;
+        if (c) {
+            double cores;
+            memcpy(&cores, c, sizeof cores);
+            run->cores -= cores;
+            run->workers--;
+            tl_map64_del(&run->worker_cores, (uint64_t)wid);
+        }
     } else if (SPAN_IS(w, "RESOURCES")) {
         st->counters[WQC_WORKER_RESOURCES]++;
         const char *j = skip_spaces(p, end);
@@ -914,6 +977,13 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
         if (!scan_resources(j, end, J_BOX, NULL, &b))
             return reject(st, TL_REJ_BAD_JSON, "WORKER RESOURCES");
         r->state = "RESOURCES";
+        uint64_t *c = wid >= 0 ? tl_map64_get(&run->worker_cores, (uint64_t)wid) : NULL;
+        if (c && (b.present & (1u << BOX_CORES))) {
+            double old;
+            memcpy(&old, c, sizeof old);
+            run->cores += b.v[BOX_CORES] - old;
+            memcpy(c, &b.v[BOX_CORES], sizeof *c);
+        }
         /* For worker records, alloc_* is the worker's total capacity. */
         box_to_record(r, &b, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
                       TL_M_ALLOC_GPUS);
@@ -1087,7 +1157,7 @@ static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64
     }
     t->category = tl_intern(st->names, cb, (size_t)(e - cb));
     t->req = req;
-    t->state = ST_WAITING;
+    set_state(st, t, ST_WAITING);
     t->t_waiting = ts;
 }
 
@@ -1178,7 +1248,7 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
         t->exit_code = (int32_t)exit_code;
         t->has_exit = has_exit;
         t->t_retrieved = ts;
-        t->state = ST_RETRIEVED;
+        set_state(st, t, ST_RETRIEVED);
         return;
     }
     /* DONE: the final word on this task. */
@@ -1190,6 +1260,8 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
     struct tl_record *r = task_record(st, t, TL_REC_TASK, t->t_retrieved ? t->t_retrieved : ts);
     r->final = true;
     r->state = "DONE";
+    if (r->result && !strcmp(r->result, "SUCCESS")) run->done++;
+    else run->failed++;
     emit(st, r);
     task_delete(st, t);
 }
@@ -1215,7 +1287,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             struct span w;
             if (next_word(&p, end, &w) && t->worker < 0) task_set_worker(st, run, t, w);
             t->t_wret = ts;
-            t->state = ST_WAITING_RETRIEVAL;
+            set_state(st, t, ST_WAITING_RETRIEVAL);
             return;
         }
         if (SPAN_IS(state, "WAITING_RESUBMISSION")) {
@@ -1249,7 +1321,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             t->alloc = alloc;
             if (have_worker) task_set_worker(st, run, t, w);
             t->t_running = ts;
-            t->state = ST_RUNNING;
+            set_state(st, t, ST_RUNNING);
             return;
         }
         if (SPAN_IS(state, "RETRIEVED")) return task_finished(st, run, ts, id, p, end, false);
@@ -1269,6 +1341,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             r->has_exit_code = false;
             r->final = true;
             r->state = "CANCELED";
+            run->failed++;
             emit(st, r);
             task_delete(st, t);
             return;
@@ -1350,7 +1423,12 @@ static void process_line(struct wq_state *st, const char *p, size_t n)
 {
     st->stats.lines++;
     if (st->chunk_has_nul && memchr(p, '\0', n)) return reject(st, TL_REJ_NUL_BYTE, NULL);
+    st->line_run = 0;
     parse_line(st, p, p + n);
+    if (st->line_run) {
+        struct run *run = &st->runs[st->line_run - 1];
+        if (st->line_ts / 1000000 != run->last_emit_sec) emit_workflow(st, run, st->line_ts);
+    }
 }
 
 /* ---------------------------------------------------------------- plugin */
@@ -1472,6 +1550,7 @@ static void wq_close(void *state)
     for (size_t i = 0; i < st->nruns; i++) {
         tl_map64_free(&st->runs[i].addr_to_worker);
         tl_map64_free(&st->runs[i].worker_to_addr);
+        tl_map64_free(&st->runs[i].worker_cores);
     }
     free(st->runs);
     tl_map64_free(&st->pid_to_run);

@@ -148,3 +148,70 @@ int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char 
     st->points++;
     return 1;
 }
+
+int tl_lp_workflow(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
+{
+    if (r->kind != TL_REC_WORKFLOW) return 0;
+    size_t start = b->len;
+    tl_buf_puts(b, "workflow");
+    if (!put_tag(b, "source", r->source, st) || !put_tag(b, "workflow", r->workflow, st)) {
+        b->len = start;
+        st->rejected_unwritable++;
+        return 0;
+    }
+    static const struct {
+        enum tl_metric m;
+        const char *field;
+        bool integer;
+    } fields[] = {
+        {TL_M_TASKS_WAITING, "tasks_waiting", true}, {TL_M_TASKS_RUNNING, "tasks_running", true},
+        {TL_M_TASKS_DONE, "tasks_done", true},       {TL_M_TASKS_FAILED, "tasks_failed", true},
+        {TL_M_WORKERS, "workers", true},             {TL_M_WORKER_CORES, "cores", false},
+    };
+    bool first = true;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        if (!tl_record_has(r, fields[i].m)) continue;
+        if (fields[i].integer) put_int_field(b, &first, fields[i].field, (int64_t)r->v[fields[i].m]);
+        else put_float_field(b, &first, fields[i].field, r->v[fields[i].m]);
+    }
+    if (first) { /* no field: not a point */
+        b->len = start;
+        return 0;
+    }
+    tl_buf_putc(b, ' ');
+    tl_buf_put_i64(b, r->time_ns);
+    tl_buf_putc(b, '\n');
+    st->points++;
+    return 1;
+}
+
+int tl_lp_self(struct tl_buf *b, const char *instance, const char *source,
+               const char *const *names, const uint64_t *values, int n, int64_t time_ns,
+               struct tl_lp_stats *st)
+{
+    size_t start = b->len;
+    tl_buf_puts(b, "tasklens");
+    if (!put_tag(b, "instance", instance, st) || !put_tag(b, "source", source, st) || n < 1) {
+        b->len = start;
+        st->rejected_unwritable++;
+        return 0;
+    }
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        tl_buf_putc(b, first ? ' ' : ',');
+        first = false;
+        if (!put_key(b, names[i], st)) {
+            b->len = start;
+            st->rejected_unwritable++;
+            return 0;
+        }
+        tl_buf_putc(b, '=');
+        tl_buf_put_i64(b, (int64_t)values[i]);
+        tl_buf_putc(b, 'i');
+    }
+    tl_buf_putc(b, ' ');
+    tl_buf_put_i64(b, time_ns);
+    tl_buf_putc(b, '\n');
+    st->points++;
+    return 1;
+}

@@ -47,6 +47,17 @@ int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const cha
                     int nby, const char *window_label,
                     struct tl_lp_stats *st);
 
+/* Appends one `workflow` point (tags source, workflow; integer fields
+ * tasks_waiting tasks_running tasks_done tasks_failed workers, float cores)
+ * for a TL_REC_WORKFLOW record. Returns 1 when written. */
+int tl_lp_workflow(struct tl_buf *out, const struct tl_record *r, struct tl_lp_stats *st);
+
+/* Appends one `tasklens` self-metrics point: tags instance, source; the
+ * given counters as integer fields; time in ns. */
+int tl_lp_self(struct tl_buf *out, const char *instance, const char *source,
+               const char *const *names, const uint64_t *values, int n, int64_t time_ns,
+               struct tl_lp_stats *st);
+
 /* The deterministic nanosecond offset that keeps task points unique. */
 int64_t tl_lp_task_time(const struct tl_record *r);
 

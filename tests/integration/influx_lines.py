@@ -74,6 +74,14 @@ def main():
         check(len(q) == len([w for w in want.values() if w["count"]]) and good,
               "cumulative task_quantiles equal summary (%d categories)" % len(q))
 
+        # the workflow's final state and the self-metrics
+        wf = db.rows("SELECT last(tasks_done) AS done, last(tasks_failed) AS failed, last(workers) AS workers "
+                     "FROM workflow", "tl")
+        check(wf and wf[0]["done"] == 205 and wf[0]["failed"] == 2 and wf[0]["workers"] == 0,
+              "workflow final state: %s" % wf)
+        me = db.rows("SELECT last(lines) AS lines, last(parse_errors) AS errors FROM tasklens", "tl")
+        check(me and me[0]["lines"] == 1105 and me[0]["errors"] == 0, "tasklens self-metrics: %s" % me)
+
         log = os.path.join(tmp, "hostile.log")
         hostile_log(log)
         db.query("CREATE DATABASE esc")

@@ -110,6 +110,24 @@ static void test_wq_e_lifecycle(void)
         CHECK_NEAR(r->v[TL_M_INPUT_BYTES], 0.01606845855712891 * MIB, 1e-15);
         CHECK_NEAR(r->v[TL_M_OUTPUT_TIME_S], 0.000569, 0);
     }
+    /* workflow state: one record per second of log time, and at the END */
+    size_t nwf = count_kind(&c, TL_REC_WORKFLOW);
+    CHECK(nwf >= 2 && nwf <= 4); /* seconds 13, 14, 27 of this run, + END */
+    const struct tl_record *wf = find(&c, TL_REC_WORKFLOW, -1, (int)nwf - 1);
+    if (wf) {
+        CHECK_NEAR(wf->v[TL_M_TASKS_DONE], 1, 0);
+        CHECK_NEAR(wf->v[TL_M_TASKS_FAILED], 0, 0);
+        CHECK_NEAR(wf->v[TL_M_TASKS_WAITING], 0, 0);
+        CHECK_NEAR(wf->v[TL_M_TASKS_RUNNING], 0, 0);
+        CHECK_NEAR(wf->v[TL_M_WORKERS], 0, 0);
+        CHECK_NEAR(wf->v[TL_M_WORKER_CORES], 0, 0);
+        CHECK_EQ_INT(wf->time_ns, 1680774987767936LL * 1000);
+    }
+    const struct tl_record *wf1 = find(&c, TL_REC_WORKFLOW, -1, 1); /* second 14: task 50 queued */
+    if (wf1) {
+        CHECK_NEAR(wf1->v[TL_M_TASKS_WAITING], 1, 0);
+        CHECK_NEAR(wf1->v[TL_M_WORKERS], 0, 0); /* its line is the WAITING, before CONNECTION */
+    }
     const struct tl_record *w = find(&c, TL_REC_WORKER, -1, 1);
     if (w) {
         CHECK_STR(w->state, "RESOURCES");
