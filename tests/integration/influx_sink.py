@@ -11,7 +11,8 @@
    spool grows and drains to zero;
 4. spool corruption: a segment cut mid-frame; the next run drains the intact
    frames, and reports the loss with file and offset;
-5. 413: an influxd with a small max-body-size; batches split until they fit.
+5. 413: an influxd with a small max-body-size; batches split until they fit;
+6. 503: an influxd throttled by a competing writer; backoff, retry, delivery.
 
 usage: influx_sink.py TASKLENS GEN_WQ DEMO_LOG
 """
@@ -197,6 +198,42 @@ def too_large(tasklens, gen, tmp):
         check(count(small, "big") == 4000, "413: all 4000 tasks arrived (%d)" % count(small, "big"))
 
 
+def throttled(tasklens, gen, tmp):
+    """influxd limited to one concurrent write answers 503 while a competing
+    writer keeps it busy: tasklens backs off, retries, and delivers all."""
+    log = os.path.join(tmp, "3k.log")
+    with open(log, "wb") as f:
+        f.write(subprocess.run([gen, "3000", "4", "13"], check=True, stdout=subprocess.PIPE).stdout)
+    stats = os.path.join(tmp, "503.json")
+    extra = 'max-concurrent-write-limit = 1\n  max-enqueued-write-limit = 1\n  enqueued-write-timeout = "1ms"'
+    with Influxd(http_extra=extra) as busy:
+        busy.query("CREATE DATABASE thr")
+        noise = b"".join(b"noise,k=%d v=%di %d\n" % (i % 50, i, 1700000000000000000 + i) for i in range(20000))
+        stop = threading.Event()
+
+        def hammer():
+            while not stop.is_set():
+                try:
+                    busy.write("thr", noise)
+                except Exception:
+                    pass
+        threads = [threading.Thread(target=hammer) for _ in range(3)]
+        for t in threads:
+            t.start()
+        p = subprocess.Popen(lines_cmd(tasklens, busy.url, "thr", os.path.join(tmp, "spool-503"), stats,
+                                       "--window", "0", "--drain-timeout", "120", log),
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(4)  # four seconds of contention, then the competitor leaves
+        stop.set()
+        for t in threads:
+            t.join()
+        err = p.communicate(timeout=180)[1]
+        st = json.load(open(stats))
+        check(p.returncode == 0 and "503" in err, "503: reported, then delivered (exit %d)" % p.returncode)
+        check(st["retries"] > 0 and st["spool_bytes"] == 0, "503: %d retries, spool drained" % st["retries"])
+        check(count(busy, "thr") == 3000, "503: all 3000 tasks arrived (%d)" % count(busy, "thr"))
+
+
 def main():
     tasklens, gen, demo = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="tl-sink-") as tmp, Influxd() as db:
@@ -206,6 +243,7 @@ def main():
         outage(tasklens, gen, db, tmp, "sigkill")
         corruption(tasklens, gen, db, tmp)
         too_large(tasklens, gen, tmp)
+        throttled(tasklens, gen, tmp)
     print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
     return 1 if failures else 0
 
