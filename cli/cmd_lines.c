@@ -29,6 +29,8 @@ struct lines_ctx {
     struct tl_influx_sink *sink; /* set: points go to InfluxDB instead of out */
     uint32_t buf_lines;
     bool sink_failed;
+    uint32_t since_clock;   /* records since the clock was last read */
+    int64_t last_pass_ms;   /* when buf last went to the sink */
     struct tl_buf buf;
     struct tl_lp_stats st;
     struct tl_agg *agg;
@@ -38,9 +40,23 @@ struct lines_ctx {
     enum tl_err agg_rc;
 };
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void flush_buf(struct lines_ctx *c, bool force)
 {
-    if (!force && c->buf.len < FLUSH_BYTES) return;
+    if (!force && c->buf.len < FLUSH_BYTES) {
+        /* a slow stream (stdin from a live log) must not sit in memory:
+         * hand it on at least every second; the clock is read every 64 calls */
+        if (!c->sink || ++c->since_clock < 64) return;
+        c->since_clock = 0;
+        if (mono_ms() - c->last_pass_ms < 1000) return;
+    }
+    c->last_pass_ms = mono_ms();
     if (c->sink) {
         if (c->buf.len) {
             enum tl_err rc = tl_influx_sink_add(c->sink, c->buf.data, c->buf.len, c->buf_lines);

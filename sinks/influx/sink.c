@@ -17,6 +17,7 @@ struct tl_influx_sink {
     struct tl_spool *spool;
     struct tl_buf batch;
     uint32_t batch_n;
+    int64_t batch_started_ms;
     struct tl_buf frame; /* a spooled batch being delivered */
     int64_t next_try_ms; /* no delivery attempt before this (backoff) */
     long backoff_ms;
@@ -43,6 +44,7 @@ void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c)
     c->spool.segment_bytes = 64ULL << 20;
     c->batch_lines = 5000;
     c->batch_bytes = 1u << 20;
+    c->flush_interval_ms = 1000;
     c->backoff_min_ms = 200;
     c->backoff_max_ms = 30000;
 }
@@ -232,10 +234,13 @@ enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
 enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
                                uint32_t nlines)
 {
+    int64_t t = now_ms();
+    if (!s->batch.len) s->batch_started_ms = t;
     tl_buf_append(&s->batch, lines, len);
     if (s->batch.oom) return TL_ERR_NOMEM;
     s->batch_n += nlines;
-    if (s->batch_n >= s->cfg.batch_lines || s->batch.len >= s->cfg.batch_bytes)
+    if (s->batch_n >= s->cfg.batch_lines || s->batch.len >= s->cfg.batch_bytes ||
+        t - s->batch_started_ms >= s->cfg.flush_interval_ms)
         return tl_influx_sink_flush(s);
     return TL_OK;
 }

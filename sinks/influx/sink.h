@@ -2,7 +2,8 @@
  * InfluxDB cannot take it, keeps it in the disk spool until it can.
  *
  * Batches close at batch_lines lines or batch_bytes bytes (5000 / 1 MiB),
- * or when the caller flushes (at least every flush interval in `run`).
+ * when they are flush_interval_ms old (checked as lines arrive), or when the
+ * caller flushes.
  * Order is kept: while the spool holds anything, new batches go behind it,
  * and the spool drains first.
  *
@@ -27,6 +28,7 @@ struct tl_influx_sink_cfg {
     struct tl_spool_cfg spool;
     uint32_t batch_lines;  /* default 5000 */
     uint32_t batch_bytes;  /* default 1 MiB */
+    long flush_interval_ms; /* a batch never waits longer than this (default 1000) */
     bool create_db;
     long backoff_min_ms;   /* default 200 */
     long backoff_max_ms;   /* default 30000 */
