@@ -12,7 +12,9 @@
 4. spool corruption: a segment cut mid-frame; the next run drains the intact
    frames, and reports the loss with file and offset;
 5. 413: an influxd with a small max-body-size; batches split until they fit;
-6. 503: an influxd throttled by a competing writer; backoff, retry, delivery.
+6. 503: an influxd throttled by a competing writer; backoff, retry, delivery;
+7. a full spool: backpressure (reading pauses, nothing lost), or with
+   --spool-drop-oldest, counted drops.
 
 usage: influx_sink.py TASKLENS GEN_WQ DEMO_LOG
 """
@@ -234,6 +236,44 @@ def throttled(tasklens, gen, tmp):
         check(count(busy, "thr") == 3000, "503: all 3000 tasks arrived (%d)" % count(busy, "thr"))
 
 
+def spool_full(tasklens, gen, db, tmp):
+    """A spool too small for the outage. Default: reading pauses until
+    InfluxDB is back (backpressure), nothing is lost. With
+    --spool-drop-oldest: the run goes on, and the dropped batches are
+    counted -- exactly the points missing from InfluxDB."""
+    data = subprocess.run([gen, "20000", "4", "17"], check=True, stdout=subprocess.PIPE).stdout
+    log = os.path.join(tmp, "20k.log")
+    with open(log, "wb") as f:
+        f.write(data)
+    db.kill()  # down before we start
+    stats = os.path.join(tmp, "bp.json")
+    p = subprocess.Popen(lines_cmd(tasklens, db.url, "bp", os.path.join(tmp, "spool-bp"), stats,
+                                   "--window", "0", "--spool-max", "150K", "--influx-timeout", "500",
+                                   "--drain-timeout", "120", "--quiet", log))
+    time.sleep(6)
+    check(p.poll() is None, "backpressure: still running (paused) while InfluxDB is down")
+    db.start()
+    db.query("CREATE DATABASE bp")
+    rc = p.wait(180)
+    st = json.load(open(stats))
+    check(rc == 0 and count(db, "bp") == 20000 and st["spool_dropped_frames"] == 0,
+          "backpressure: all 20000 tasks arrived once InfluxDB was back (%d)" % count(db, "bp"))
+
+    db.kill()
+    stats = os.path.join(tmp, "drop.json")
+    p = subprocess.Popen(lines_cmd(tasklens, db.url, "dropold", os.path.join(tmp, "spool-drop"), stats,
+                                   "--window", "0", "--spool-max", "150K", "--spool-drop-oldest",
+                                   "--influx-timeout", "500", "--drain-timeout", "120", "--quiet", log))
+    time.sleep(4)
+    db.start()
+    db.query("CREATE DATABASE dropold")
+    rc = p.wait(180)
+    st = json.load(open(stats))
+    arrived = count(db, "dropold")
+    check(rc == 0 and st["spool_dropped_frames"] > 0 and arrived < 20000,
+          "drop_oldest: %d batches dropped and counted, %d tasks arrived" % (st["spool_dropped_frames"], arrived))
+
+
 def main():
     tasklens, gen, demo = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="tl-sink-") as tmp, Influxd() as db:
@@ -242,6 +282,7 @@ def main():
         outage(tasklens, gen, db, tmp, "sigstop")
         outage(tasklens, gen, db, tmp, "sigkill")
         corruption(tasklens, gen, db, tmp)
+        spool_full(tasklens, gen, db, tmp)
         too_large(tasklens, gen, tmp)
         throttled(tasklens, gen, tmp)
     print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
