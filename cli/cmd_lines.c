@@ -178,19 +178,13 @@ int tl_cmd_lines(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:O:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': outpath = optarg; break;
-        case 'b': {
-            ao.nby = 0;
-            for (char *save = NULL, *k = strtok_r(optarg, ",", &save); k;
-                 k = strtok_r(NULL, ",", &save)) {
-                if (ao.nby == TL_AGG_MAX_KEYS) break;
-                ao.by[ao.nby++] = k;
-            }
+        case 'b':
+            ao.nby = tl_parse_key_list(optarg, ao.by, TL_AGG_MAX_KEYS);
             if (!ao.nby) {
                 fprintf(stderr, "tasklens lines: bad --by list\n");
                 return TL_EXIT_USAGE;
             }
             break;
-        }
         case 'w': {
             char *end;
             window_s = strtol(optarg, &end, 10);

@@ -83,7 +83,8 @@ int tl_cmd_summary(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "O:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (!tl_summary_opts_set_by(&so, optarg)) {
+            so.nby = tl_parse_key_list(optarg, so.by, TL_SUMMARY_MAX_KEYS);
+            if (!so.nby) {
                 fprintf(stderr, "tasklens summary: bad --by list\n");
                 return TL_EXIT_USAGE;
             }

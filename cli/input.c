@@ -33,6 +33,16 @@ static void forward_record(void *ctx, const struct tl_record *r)
     rep->on_record(rep->ctx, r);
 }
 
+int tl_parse_key_list(char *list, const char **out, int max)
+{
+    int n = 0;
+    for (char *save = NULL, *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+        if (n == max || !*k) return 0;
+        out[n++] = k;
+    }
+    return n;
+}
+
 bool tl_parse_setting(char *arg, struct tl_parser_setting *out)
 {
     char *dot = strchr(arg, '.');

@@ -24,6 +24,10 @@ struct tl_input_opts {
     bool quiet;
 };
 
+/* Splits "category,host" in place into at most max tag names; the count,
+ * or 0 when the list is empty or too long. */
+int tl_parse_key_list(char *list, const char **out, int max);
+
 /* Parses "-O wq.max_line=2M" style settings; false with a message on error. */
 bool tl_parse_setting(char *arg, struct tl_parser_setting *out);
 

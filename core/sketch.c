@@ -78,7 +78,7 @@ enum tl_err tl_sketch_init(struct tl_sketch *s, const struct tl_sketch_opts *o)
     s->floor = o->floor;
     s->max_buckets = o->max_buckets;
     s->exact_limit = o->exact_limit;
-    s->multiplier = s->m0 = multiplier0(o->alpha);
+    s->m0 = multiplier0(o->alpha);
     s->min = INFINITY;
     s->max = -INFINITY;
     s->kmin = INT64_MAX;
@@ -153,7 +153,6 @@ static enum tl_err collapse_once(struct tl_sketch *s)
         s->kmax >>= 1;
     }
     s->collapses++;
-    s->multiplier /= 2;
     return TL_OK;
 }
 
@@ -461,7 +460,6 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
         (!count && (min != INFINITY || max != -INFINITY)))
         goto corrupt;
     s->collapses = (uint32_t)collapses;
-    s->multiplier = ldexp(s->m0, -(int)collapses);
     s->count = count;
     s->rejected = rejected;
     s->sum = sum;

@@ -50,7 +50,6 @@ struct tl_sketch {
     uint32_t max_buckets;
     uint32_t exact_limit;
     uint32_t collapses;   /* times the buckets were merged pairwise */
-    double multiplier;    /* M at the current collapse level */
     double m0;            /* M at level 0: the index is floor(m0 L(v)) >> collapses */
 
     uint64_t count;       /* accepted values */

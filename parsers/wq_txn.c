@@ -455,11 +455,6 @@ static const char *json_string(const char *p, const char *end, struct span *s)
     return p + 1;
 }
 
-static const char *json_number(const char *p, const char *end, double *v)
-{
-    return tl_scan_double(p, end, v);
-}
-
 /* Steps over a number without converting it (values of keys we ignore). */
 static const char *json_skip_number(const char *p, const char *end)
 {
@@ -537,7 +532,7 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
             /* [value, "unit"] -- the form every release writes */
             p = skip_spaces(p + 1, end);
             if (p < end && (*p == '-' || *p == 'n' || *p == 'i' || (*p >= '0' && *p <= '9'))) {
-                p = json_number(p, end, &v);
+                p = tl_scan_double(p, end, &v);
                 if (!p) return NULL;
                 have = true;
                 p = skip_spaces(p, end);
@@ -555,7 +550,7 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
                 if (!p) return NULL;
             }
         } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
-            p = json_number(p, end, &v);
+            p = tl_scan_double(p, end, &v);
             if (!p) return NULL;
             have = true;
         } else {

@@ -36,16 +36,6 @@ void tl_summary_opts_default(struct tl_summary_opts *o)
     o->alpha = ao.sketch.alpha;
 }
 
-bool tl_summary_opts_set_by(struct tl_summary_opts *o, char *list)
-{
-    o->nby = 0;
-    for (char *save = NULL, *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-        if (o->nby == TL_SUMMARY_MAX_KEYS || !*k) return false;
-        o->by[o->nby++] = k;
-    }
-    return o->nby > 0;
-}
-
 bool tl_summary_opts_set_metrics(struct tl_summary_opts *o, const char *list, char *err,
                                  size_t errlen)
 {

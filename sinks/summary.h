@@ -40,8 +40,6 @@ struct tl_summary_opts {
 /* Defaults: by category; the LSST quantiles; wall, cpu, rss, disk, cores,
  * queue, exec, allocated cores and memory. */
 void tl_summary_opts_default(struct tl_summary_opts *o);
-/* "category,host" -> by[]; returns false on a bad list. */
-bool tl_summary_opts_set_by(struct tl_summary_opts *o, char *list);
 bool tl_summary_opts_set_metrics(struct tl_summary_opts *o, const char *list, char *err,
                                  size_t errlen);
 
