@@ -1,0 +1,202 @@
+/* Following a file: see follow.h.
+ *
+ * The state is one open descriptor, the identity (dev, ino) it had when
+ * opened, and the offset read so far. Every read that reaches the end of
+ * the descriptor checks the path: another inode there means rotation, a
+ * size below our offset means truncation. Checking only at end-of-data
+ * keeps the common case (appends) to plain reads. */
+#include "follow.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct tl_follow {
+    char *path;
+    char *name; /* basename, for inotify events */
+    int fd;
+    uint64_t dev, ino, offset;
+    bool last_was_newline; /* of the bytes delivered from the current file */
+    bool pending_newline;  /* owed before the next file's bytes */
+    int ino_fd;            /* inotify, -1 if unavailable */
+    struct tl_follow_stats st;
+};
+
+static int open_path(struct tl_follow *f)
+{
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    f->fd = fd;
+    f->dev = (uint64_t)st.st_dev;
+    f->ino = (uint64_t)st.st_ino;
+    f->offset = 0;
+    f->last_was_newline = true;
+    return 0;
+}
+
+enum tl_err tl_follow_open(const char *path, bool from_end, const struct tl_follow_pos *at,
+                           struct tl_follow **out, char *err, size_t errlen)
+{
+    struct tl_follow *f = calloc(1, sizeof *f);
+    if (!f) return TL_ERR_NOMEM;
+    f->path = strdup(path);
+    f->fd = -1;
+    f->ino_fd = -1;
+    if (!f->path) {
+        free(f);
+        return TL_ERR_NOMEM;
+    }
+    const char *slash = strrchr(path, '/');
+    f->name = slash ? f->path + (slash - path) + 1 : f->path;
+    if (open_path(f) == 0) {
+        struct stat st;
+        fstat(f->fd, &st);
+        if (at && at->dev == f->dev && at->ino == f->ino && at->offset <= (uint64_t)st.st_size)
+            f->offset = at->offset; /* the same file: resume */
+        else if (from_end)
+            f->offset = (uint64_t)st.st_size;
+        lseek(f->fd, (off_t)f->offset, SEEK_SET);
+    } else if (errno != ENOENT) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        tl_follow_close(f);
+        return TL_ERR_OPEN;
+    }
+    /* inotify on the directory: sees the file appear, be renamed, be written */
+    f->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (f->ino_fd >= 0) {
+        char dir[PATH_MAX];
+        if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+        else snprintf(dir, sizeof dir, ".");
+        if (inotify_add_watch(f->ino_fd, dir,
+                              IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
+                                  IN_CLOSE_WRITE | IN_ATTRIB) < 0) {
+            close(f->ino_fd);
+            f->ino_fd = -1; /* polling fallback */
+        }
+    }
+    *out = f;
+    return TL_OK;
+}
+
+void tl_follow_close(struct tl_follow *f)
+{
+    if (!f) return;
+    if (f->fd >= 0) close(f->fd);
+    if (f->ino_fd >= 0) close(f->ino_fd);
+    free(f->path);
+    free(f);
+}
+
+bool tl_follow_uses_inotify(const struct tl_follow *f)
+{
+    return f->ino_fd >= 0;
+}
+
+/* Leaves the current file; a newline is owed if it ended mid-line. */
+static void leave_file(struct tl_follow *f)
+{
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (!f->last_was_newline) f->pending_newline = true;
+}
+
+enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *got)
+{
+    *got = 0;
+    if (cap == 0) return TL_OK;
+    if (f->pending_newline) {
+        buf[0] = '\n';
+        *got = 1;
+        f->pending_newline = false;
+        return TL_OK;
+    }
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (f->fd < 0) {
+            if (open_path(f)) return TL_OK; /* not there (yet): wait */
+        }
+        ssize_t n;
+        do n = read(f->fd, buf, cap);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) return TL_ERR_IO;
+        if (n > 0) {
+            f->offset += (uint64_t)n;
+            f->st.bytes += (uint64_t)n;
+            f->last_was_newline = buf[n - 1] == '\n';
+            *got = (size_t)n;
+            return TL_OK;
+        }
+        /* At the end of what the descriptor holds: is the path still ours? */
+        struct stat ps, fs;
+        if (stat(f->path, &ps)) return TL_OK; /* gone (mid-rotation): keep waiting */
+        if ((uint64_t)ps.st_ino != f->ino || (uint64_t)ps.st_dev != f->dev) {
+            f->st.rotations++; /* the old file is read to its end: switch */
+            leave_file(f);
+            if (f->pending_newline) {
+                buf[0] = '\n';
+                *got = 1;
+                f->pending_newline = false;
+                return TL_OK;
+            }
+            continue;
+        }
+        if (fstat(f->fd, &fs) == 0 && (uint64_t)fs.st_size < f->offset) {
+            f->st.truncations++; /* copytruncate: the content starts over */
+            if (!f->last_was_newline) f->pending_newline = true;
+            f->offset = 0;
+            f->last_was_newline = true;
+            lseek(f->fd, 0, SEEK_SET);
+            if (f->pending_newline) {
+                buf[0] = '\n';
+                *got = 1;
+                f->pending_newline = false;
+                return TL_OK;
+            }
+            continue;
+        }
+        f->st.lag = 0;
+        return TL_OK;
+    }
+    return TL_OK;
+}
+
+void tl_follow_wait(struct tl_follow *f, int timeout_ms)
+{
+    if (f->ino_fd < 0) {
+        usleep((useconds_t)(timeout_ms < 250 ? timeout_ms : 250) * 1000); /* poll */
+        return;
+    }
+    struct pollfd p = {f->ino_fd, POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) > 0) {
+        char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        while (read(f->ino_fd, events, sizeof events) > 0) {
+        } /* drain: any event means "look again" */
+    }
+}
+
+struct tl_follow_pos tl_follow_position(const struct tl_follow *f)
+{
+    struct tl_follow_pos p = {f->dev, f->ino, f->offset};
+    return p;
+}
+
+struct tl_follow_stats tl_follow_stats(const struct tl_follow *f)
+{
+    struct tl_follow_stats st = f->st;
+    struct stat s;
+    if (f->fd >= 0 && fstat(f->fd, &s) == 0 && (uint64_t)s.st_size > f->offset)
+        st.lag = (uint64_t)s.st_size - f->offset;
+    return st;
+}

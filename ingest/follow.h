@@ -1,0 +1,52 @@
+/* Following a file as it grows, like `tail -F`.
+ *
+ * Reads appended bytes in large chunks; notices
+ *   - rotation: the path now names another file (rename + create, by inode):
+ *     the old file is read to its end first, then the new one from 0;
+ *   - truncation (copytruncate): the file became shorter than what was read:
+ *     reading restarts at 0;
+ *   - a file that does not exist yet, or disappears: it is waited for.
+ * When a file is left (rotation, truncation) after a last line that had no
+ * newline, a newline is delivered so the next file's first line does not
+ * glue onto it.
+ *
+ * Waiting uses inotify on the file's directory (creation, rename, writes);
+ * where inotify is unavailable it sleeps and polls.
+ *
+ * The position (device, inode, offset) is what a checkpoint stores; opening
+ * at a position resumes there if the file is still the same one. */
+#ifndef TL_FOLLOW_H
+#define TL_FOLLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct tl_follow_pos {
+    uint64_t dev, ino, offset;
+};
+
+struct tl_follow_stats {
+    uint64_t bytes, rotations, truncations, reopen_errors;
+    uint64_t lag; /* bytes in the file not yet read, at the last read */
+};
+
+struct tl_follow;
+
+/* from_end: skip what the file holds now. at (optional): resume there when
+ * the file at path is still that device and inode (else from the start). */
+enum tl_err tl_follow_open(const char *path, bool from_end, const struct tl_follow_pos *at,
+                           struct tl_follow **out, char *err, size_t errlen);
+void tl_follow_close(struct tl_follow *f);
+/* Reads what is available now: *got > 0 bytes, or 0 when there is nothing
+ * new yet (never blocks). */
+enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *got);
+/* Sleeps until the file may have changed, or timeout_ms. */
+void tl_follow_wait(struct tl_follow *f, int timeout_ms);
+struct tl_follow_pos tl_follow_position(const struct tl_follow *f);
+struct tl_follow_stats tl_follow_stats(const struct tl_follow *f);
+bool tl_follow_uses_inotify(const struct tl_follow *f);
+
+#endif

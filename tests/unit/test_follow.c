@@ -1,0 +1,173 @@
+/* ingest/follow: tail -F semantics, step by step in one process (so the
+ * order of writer and reader is exact): appends, partial lines, a file that
+ * appears later, --from end, resuming at a position, rename rotation with
+ * data still arriving in the old file, copytruncate, and 10 rounds of each
+ * rotation with every line read exactly once, in order. */
+#include "check.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "follow.h"
+
+static char dir[] = "/tmp/tl-follow-XXXXXX";
+static char path[256];
+
+/* Everything available now, appended to out. */
+static void drain(struct tl_follow *f, struct tl_buf *out)
+{
+    char buf[7]; /* tiny reads: exercise the edges */
+    for (int i = 0; i < 100000; i++) {
+        size_t got;
+        CHECK_EQ_INT(tl_follow_read(f, buf, sizeof buf, &got), TL_OK);
+        if (!got) return;
+        tl_buf_append(out, buf, got);
+    }
+}
+
+static void append(const char *p, const char *text)
+{
+    int fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+}
+
+static void basics(void)
+{
+    struct tl_buf out = {0};
+    struct tl_follow *f;
+    char err[256];
+    unlink(path);
+    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK); /* not there yet */
+    drain(f, &out);
+    CHECK_EQ_INT(out.len, 0);
+    append(path, "a\nb\n");
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "a\nb\n");
+    append(path, "c");
+    drain(f, &out);
+    append(path, "\n");
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "a\nb\nc\n");
+    struct tl_follow_pos pos = tl_follow_position(f);
+    CHECK_EQ_INT(pos.offset, 6);
+    tl_follow_close(f);
+
+    /* resume at the saved position; and --from end */
+    append(path, "d\n");
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "d\n");
+    tl_follow_close(f);
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, true, NULL, &f, err, sizeof err), TL_OK);
+    drain(f, &out);
+    CHECK_EQ_INT(out.len, 0);
+    append(path, "e\n");
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "e\n");
+    /* a position of another file (inode) is not trusted: start over */
+    tl_follow_close(f);
+    struct tl_follow_pos other = {pos.dev, pos.ino + 12345, 3};
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &other, &f, err, sizeof err), TL_OK);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "a\nb\nc\nd\ne\n");
+    tl_follow_close(f);
+    tl_buf_free(&out);
+}
+
+static void rotations(void)
+{
+    struct tl_buf out = {0}, want = {0};
+    struct tl_follow *f;
+    char err[256], old[300], line[64];
+    unlink(path);
+    append(path, "");
+    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    int n = 0;
+    for (int round = 0; round < 10; round++) {
+        /* rename + create, while the writer still appends to the old file */
+        snprintf(line, sizeof line, "line %d\n", n++);
+        append(path, line);
+        tl_buf_puts(&want, line);
+        drain(f, &out);
+        snprintf(old, sizeof old, "%s.%d", path, round);
+        int wfd = open(path, O_WRONLY | O_APPEND);
+        CHECK(rename(path, old) == 0);
+        snprintf(line, sizeof line, "line %d\n", n++); /* late write to the old file */
+        CHECK(write(wfd, line, strlen(line)) > 0);
+        close(wfd);
+        tl_buf_puts(&want, line);
+        snprintf(line, sizeof line, "line %d\n", n++);
+        append(path, line); /* the new file */
+        tl_buf_puts(&want, line);
+        drain(f, &out);
+
+        /* copytruncate: copy away, truncate, then write on */
+        snprintf(line, sizeof line, "line %d\n", n++);
+        append(path, line);
+        tl_buf_puts(&want, line);
+        drain(f, &out);
+        CHECK(truncate(path, 0) == 0);
+        drain(f, &out); /* notices the shrink */
+        snprintf(line, sizeof line, "line %d\n", n++);
+        append(path, line);
+        tl_buf_puts(&want, line);
+        drain(f, &out);
+        unlink(old);
+    }
+    CHECK_EQ_INT(out.len, want.len);
+    CHECK(out.len == want.len && memcmp(out.data, want.data, out.len) == 0);
+    struct tl_follow_stats st = tl_follow_stats(f);
+    CHECK_EQ_INT(st.rotations, 10);
+    CHECK_EQ_INT(st.truncations, 10);
+    tl_follow_close(f);
+
+    /* a rotation right after a partial line: the line is closed, not glued */
+    out.len = 0;
+    unlink(path);
+    append(path, "partial");
+    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    drain(f, &out);
+    snprintf(old, sizeof old, "%s.p", path);
+    rename(path, old);
+    append(path, "next\n");
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "partial\nnext\n");
+    unlink(old);
+    tl_follow_close(f);
+    tl_buf_free(&out);
+    tl_buf_free(&want);
+}
+
+static void waiting(void)
+{
+    struct tl_follow *f;
+    char err[256];
+    CHECK_EQ_INT(tl_follow_open(path, true, NULL, &f, err, sizeof err), TL_OK);
+    printf("  inotify: %s\n", tl_follow_uses_inotify(f) ? "yes" : "no (polling)");
+    append(path, "x\n"); /* an event is pending: wait returns at once */
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    tl_follow_wait(f, 3000);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+    CHECK(ms < 1000);
+    tl_follow_close(f);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) check_skip("no temp dir");
+    snprintf(path, sizeof path, "%s/transactions", dir);
+    basics();
+    rotations();
+    waiting();
+    unlink(path);
+    rmdir(dir);
+    return check_done("test_follow");
+}
