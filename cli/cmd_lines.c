@@ -194,23 +194,7 @@ int tl_cmd_lines(int argc, char **argv)
             }
             break;
         }
-        case 'i':
-            io.forced = tl_parser_find(optarg);
-            if (!io.forced) {
-                fprintf(stderr, "tasklens lines: unknown input format '%s'\n", optarg);
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'O':
-            if (io.nsettings == MAX_SETTINGS || !tl_parse_setting(optarg, &settings[io.nsettings])) {
-                fprintf(stderr, "tasklens lines: -O wants PARSER.KEY=VALUE\n");
-                return TL_EXIT_USAGE;
-            }
-            io.nsettings++;
-            break;
-        case 'e': io.max_reports = atoi(optarg); break;
         case 's': strict = true; break;
-        case 'q': io.quiet = true; break;
         case 'h': lines_usage(stdout); return TL_EXIT_OK;
         case 1001: sc.http.url = optarg; break;
         case 1002: sc.http.db = optarg; break;
@@ -239,7 +223,14 @@ int tl_cmd_lines(int argc, char **argv)
         case 1015: stats_path = optarg; break;
         case 1016: sc.http.timeout_ms = atol(optarg); break;
         case 1017: instance = optarg; break;
-        default: lines_usage(stderr); return TL_EXIT_USAGE;
+        default: {
+            int r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens lines");
+            if (r < 0) return TL_EXIT_USAGE;
+            if (r == 0) {
+                lines_usage(stderr);
+                return TL_EXIT_USAGE;
+            }
+        }
         }
     }
     io.settings = settings;

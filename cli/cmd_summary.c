@@ -112,21 +112,6 @@ int tl_cmd_summary(int argc, char **argv)
                 return TL_EXIT_USAGE;
             }
             break;
-        case 'i':
-            io.forced = tl_parser_find(optarg);
-            if (!io.forced) {
-                fprintf(stderr, "tasklens summary: unknown input format '%s'\n", optarg);
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'O':
-            if (io.nsettings == MAX_SETTINGS || !tl_parse_setting(optarg, &settings[io.nsettings])) {
-                fprintf(stderr, "tasklens summary: -O wants PARSER.KEY=VALUE\n");
-                return TL_EXIT_USAGE;
-            }
-            io.nsettings++;
-            break;
-        case 'e': io.max_reports = atoi(optarg); break;
         case 's': strict = true; break;
         case 'x': {
             char *end;
@@ -148,9 +133,15 @@ int tl_cmd_summary(int argc, char **argv)
             }
             break;
         }
-        case 'q': io.quiet = true; break;
         case 'h': summary_usage(stdout); return TL_EXIT_OK;
-        default: summary_usage(stderr); return TL_EXIT_USAGE;
+        default: {
+            int r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens summary");
+            if (r < 0) return TL_EXIT_USAGE;
+            if (r == 0) {
+                summary_usage(stderr);
+                return TL_EXIT_USAGE;
+            }
+        }
         }
     }
     io.settings = settings;

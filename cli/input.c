@@ -55,6 +55,31 @@ bool tl_parse_setting(char *arg, struct tl_parser_setting *out)
     return true;
 }
 
+int tl_input_option(int c, char *arg, struct tl_input_opts *io,
+                    struct tl_parser_setting *settings, int max, const char *cmd)
+{
+    switch (c) {
+    case 'i':
+        io->forced = tl_parser_find(arg);
+        if (!io->forced) {
+            fprintf(stderr, "%s: unknown input format '%s' (see `tasklens formats`)\n", cmd, arg);
+            return -1;
+        }
+        return 1;
+    case 'O':
+        if (io->nsettings == max || !tl_parse_setting(arg, &settings[io->nsettings])) {
+            fprintf(stderr, "%s: -O wants PARSER.KEY=VALUE\n", cmd);
+            return -1;
+        }
+        io->nsettings++;
+        io->settings = settings;
+        return 1;
+    case 'e': io->max_reports = atoi(arg); return 1;
+    case 'q': io->quiet = true; return 1;
+    default: return 0;
+    }
+}
+
 static enum tl_err apply_settings(struct tl_parser_inst *inst, const struct tl_input_opts *o)
 {
     char err[256];

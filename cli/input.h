@@ -31,6 +31,14 @@ int tl_parse_key_list(char *list, const char **out, int max);
 /* Parses "-O wq.max_line=2M" style settings; false with a message on error. */
 bool tl_parse_setting(char *arg, struct tl_parser_setting *out);
 
+/* The input options every batch command shares: --format-in (c == 'i'),
+ * -O (c == 'O'), --max-errors (c == 'e'), -q (c == 'q'). Returns 1 when c
+ * was one of them and is applied, 0 when it is not one of them, and -1 on a
+ * bad value (message printed, prefixed with cmd). settings has room for
+ * max entries. */
+int tl_input_option(int c, char *arg, struct tl_input_opts *io,
+                    struct tl_parser_setting *settings, int max, const char *cmd);
+
 /* Reads path through its parser, passing records to on_record. Fills info
  * (the caller owns info->counters copies it needs). Returns TL_OK, or the
  * error that stopped the input (already reported on stderr). */

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "bytes.h"
+#include "zframe.h"
 #include "intern.h"
 
 #define AGG_MAGIC "TLAG"
@@ -359,20 +359,9 @@ enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
             if (g->win) tl_sketch_serialize(&g->win[m], &raw);
         }
     }
-    if (raw.oom) {
-        tl_buf_free(&raw);
-        return TL_ERR_NOMEM;
-    }
-    size_t bound = ZSTD_compressBound(raw.len);
-    if (!tl_buf_reserve(out, bound)) {
-        tl_buf_free(&raw);
-        return TL_ERR_NOMEM;
-    }
-    size_t z = ZSTD_compress(out->data + out->len, bound, raw.data, raw.len, 3);
+    enum tl_err rc = raw.oom ? TL_ERR_NOMEM : tl_zframe_append(out, raw.data, raw.len);
     tl_buf_free(&raw);
-    if (ZSTD_isError(z)) return TL_ERR_INTERNAL;
-    out->len += z;
-    return TL_OK;
+    return rc;
 }
 
 static bool get_counts(const uint8_t **p, const uint8_t *end, struct tl_count **c, size_t *n)
@@ -394,14 +383,11 @@ static bool get_counts(const uint8_t **p, const uint8_t *end, struct tl_count **
 
 enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
 {
-    unsigned long long size = ZSTD_getFrameContentSize(zp, zlen);
-    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ULL << 32))
-        return TL_ERR_CORRUPT;
-    uint8_t *raw = malloc(size ? size : 1);
-    if (!raw) return TL_ERR_NOMEM;
-    size_t got = ZSTD_decompress(raw, size, zp, zlen);
-    enum tl_err rc = TL_ERR_CORRUPT;
-    if (ZSTD_isError(got) || got != size) goto out;
+    uint8_t *raw;
+    size_t size;
+    enum tl_err rc = tl_zframe_decode(zp, zlen, 1ULL << 32, &raw, &size);
+    if (rc) return rc;
+    rc = TL_ERR_CORRUPT;
     const uint8_t *p = raw, *end = raw + size;
     uint8_t version;
     uint64_t nby, nmetrics, window_ns, ngroups;

@@ -9,9 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "bytes.h"
+#include "zframe.h"
 #include "quantile.h"
 
 /* L(v) = e + P(m) for v = 2^e (1 + m): P(0) = 0, P(1) = 1, increasing. */
@@ -558,40 +558,22 @@ enum tl_err tl_sketches_pack(const struct tl_sketch *const *v, size_t n, struct 
     tl_put_u8(&raw, 1);
     tl_put_varint(&raw, n);
     for (size_t i = 0; i < n; i++) tl_sketch_serialize(v[i], &raw);
-    if (raw.oom) {
-        tl_buf_free(&raw);
-        return TL_ERR_NOMEM;
-    }
-    size_t bound = ZSTD_compressBound(raw.len);
-    if (!tl_buf_reserve(out, bound)) {
-        tl_buf_free(&raw);
-        return TL_ERR_NOMEM;
-    }
-    size_t z = ZSTD_compress(out->data + out->len, bound, raw.data, raw.len, 3);
+    enum tl_err rc = raw.oom ? TL_ERR_NOMEM : tl_zframe_append(out, raw.data, raw.len);
     tl_buf_free(&raw);
-    if (ZSTD_isError(z)) return TL_ERR_INTERNAL;
-    out->len += z;
-    return TL_OK;
+    return rc;
 }
 
 enum tl_err tl_sketches_unpack(const uint8_t *p, size_t len, struct tl_sketch **vout, size_t *nout)
 {
     *vout = NULL;
     *nout = 0;
-    unsigned long long size = ZSTD_getFrameContentSize(p, len);
-    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ULL << 31))
-        return TL_ERR_CORRUPT;
-    uint8_t *raw = malloc(size ? size : 1);
-    if (!raw) return TL_ERR_NOMEM;
-    size_t got = ZSTD_decompress(raw, size, p, len);
-    if (ZSTD_isError(got) || got != size) {
-        free(raw);
-        return TL_ERR_CORRUPT;
-    }
+    uint8_t *raw;
+    size_t size;
+    enum tl_err rc = tl_zframe_decode(p, len, 1ULL << 31, &raw, &size);
+    if (rc) return rc;
     const uint8_t *q = raw, *end = raw + size;
     uint8_t version;
     uint64_t n;
-    enum tl_err rc = TL_OK;
     if (size < 4 || memcmp(q, PACK_MAGIC, 4)) rc = TL_ERR_CORRUPT;
     q += 4;
     if (!rc && (!tl_get_u8(&q, end, &version) || version != 1 || !tl_get_varint(&q, end, &n) ||
