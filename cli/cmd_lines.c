@@ -18,76 +18,9 @@
 #include "aggregate.h"
 #include "cli.h"
 #include "input.h"
-#include "lineproto.h"
-#include "sink.h"
+#include "output.h"
 
 #define MAX_SETTINGS 32
-#define FLUSH_BYTES (1 << 20)
-
-struct lines_ctx {
-    FILE *out;
-    struct tl_influx_sink *sink; /* set: points go to InfluxDB instead of out */
-    uint32_t buf_lines;
-    bool sink_failed;
-    uint32_t since_clock;   /* records since the clock was last read */
-    int64_t last_pass_ms;   /* when buf last went to the sink */
-    struct tl_buf buf;
-    struct tl_lp_stats st;
-    struct tl_agg *agg;
-    const struct tl_agg_opts *ao;
-    char window_label[32];
-    bool write_error;
-    enum tl_err agg_rc;
-};
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void flush_buf(struct lines_ctx *c, bool force)
-{
-    if (!force && c->buf.len < FLUSH_BYTES) {
-        /* a slow stream (stdin from a live log) must not sit in memory:
-         * hand it on at least every second; the clock is read every 64 calls */
-        if (!c->sink || ++c->since_clock < 64) return;
-        c->since_clock = 0;
-        if (mono_ms() - c->last_pass_ms < 1000) return;
-    }
-    c->last_pass_ms = mono_ms();
-    if (c->sink) {
-        if (c->buf.len) {
-            enum tl_err rc = tl_influx_sink_add(c->sink, c->buf.data, c->buf.len, c->buf_lines);
-            /* spool full: stop reading until InfluxDB takes some (backpressure) */
-            while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(c->sink, 5000);
-            if (rc && rc != TL_ERR_LIMIT) c->sink_failed = true;
-        }
-    } else if (c->buf.len && fwrite(c->buf.data, 1, c->buf.len, c->out) != c->buf.len) {
-        c->write_error = true;
-    }
-    c->buf.len = 0;
-    c->buf_lines = 0;
-}
-
-static void on_summary(void *ctx, const struct tl_agg_window *w)
-{
-    struct lines_ctx *c = ctx;
-    c->buf_lines += (uint32_t)tl_lp_quantiles(&c->buf, w, c->ao->by, c->ao->nby,
-                                              w->cumulative ? "cumulative" : c->window_label, &c->st);
-    flush_buf(c, false);
-}
-
-static void on_record(void *ctx, const struct tl_record *r)
-{
-    struct lines_ctx *c = ctx;
-    c->buf_lines += (uint32_t)tl_lp_task(&c->buf, r, &c->st);
-    c->buf_lines += (uint32_t)tl_lp_workflow(&c->buf, r, &c->st);
-    enum tl_err rc = tl_agg_add(c->agg, r);
-    if (rc && !c->agg_rc) c->agg_rc = rc;
-    flush_buf(c, false);
-}
 
 static void lines_usage(FILE *out)
 {
@@ -238,9 +171,7 @@ int tl_cmd_lines(int argc, char **argv)
         lines_usage(stderr);
         return TL_EXIT_USAGE;
     }
-    ao.window_ns = window_s * 1000000000LL;
-    struct lines_ctx ctx = {.out = stdout, .ao = &ao};
-    snprintf(ctx.window_label, sizeof ctx.window_label, "%lds", window_s);
+    struct tl_influx_sink *sink = NULL;
     bool to_influx = sc.http.db || sc.http.bucket || sc.http.org;
     if (to_influx) {
         /* secrets only from the environment: never on a command line or in a log */
@@ -248,100 +179,36 @@ int tl_cmd_lines(int argc, char **argv)
         sc.http.token = getenv("INFLUX_TOKEN");
         sc.quiet = io.quiet;
         char err[256];
-        if (tl_influx_sink_new(&sc, &ctx.sink, err, sizeof err)) {
+        if (tl_influx_sink_new(&sc, &sink, err, sizeof err)) {
             fprintf(stderr, "tasklens lines: %s\n", err);
             return TL_EXIT_USAGE;
         }
     }
-    if (outpath && !(ctx.out = fopen(outpath, "w"))) {
+    FILE *out = stdout;
+    if (outpath && !(out = fopen(outpath, "w"))) {
         fprintf(stderr, "tasklens lines: %s: %s\n", outpath, strerror(errno));
+        tl_influx_sink_free(sink);
         return TL_EXIT_INPUT;
     }
-    ctx.agg = tl_agg_new(&ao, on_summary, &ctx);
-    if (!ctx.agg) {
+    struct tl_output o;
+    if (tl_output_init(&o, &ao, window_s, out, sink)) {
         fprintf(stderr, "tasklens lines: bad aggregation options\n");
+        tl_influx_sink_free(sink);
         return TL_EXIT_USAGE;
     }
-    ao = *tl_agg_options(ctx.agg);
     int status = TL_EXIT_OK;
     for (int i = optind; i < argc; i++) {
         struct tl_summary_input info;
-        enum tl_err rc = tl_read_input(argv[i], &io, on_record, &ctx, &info);
+        enum tl_err rc = tl_read_input(argv[i], &io, tl_output_record, &o, &info);
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
         if (strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        /* the `tasklens` measurement: what this input cost and yielded */
-        const char *names[3 + TL_REJ_COUNT] = {"lines", "records", "parse_errors"};
-        uint64_t values[3 + TL_REJ_COUNT] = {info.lines, info.records, info.rejected};
-        char keys[TL_REJ_COUNT][48];
-        int n = 3;
-        for (int rj = 0; rj < TL_REJ_COUNT; rj++) {
-            if (!info.rejected_by[rj]) continue;
-            snprintf(keys[rj], sizeof keys[rj], "rejected_%s", tl_reject_key((enum tl_reject)rj));
-            names[n] = keys[rj];
-            values[n++] = info.rejected_by[rj];
-        }
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        ctx.buf_lines += (uint32_t)tl_lp_self(&ctx.buf, instance, info.format, names, values, n,
-                                              (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec,
-                                              &ctx.st);
+        tl_output_self(&o, instance, &info, 0); /* the `tasklens` measurement */
         tl_input_info_free(&info);
     }
-    tl_agg_close_window(ctx.agg);
-    tl_agg_flush(ctx.agg);
-    flush_buf(&ctx, true);
-    if (ctx.sink) {
-        enum tl_err drc = tl_influx_sink_drain(ctx.sink, drain_timeout_s * 1000);
-        tl_influx_sink_sync(ctx.sink);
-        struct tl_influx_sink_stats ss = tl_influx_sink_stats(ctx.sink);
-        if (drc || ctx.sink_failed) {
-            const char *why = tl_influx_sink_fatal(ctx.sink);
-            fprintf(stderr,
-                    "tasklens lines: %llu batches (%llu bytes) remain in the spool %s; they are "
-                    "sent on the next run%s%s\n",
-                    (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
-                    sc.spool.dir, why ? ": " : "", why ? why : "");
-            status = TL_EXIT_INPUT;
-        }
-        if (stats_path) {
-            FILE *f = fopen(stats_path, "w");
-            if (f) {
-                fprintf(f,
-                        "{\"points_acked\":%llu,\"points_dropped\":%llu,\"batches_sent\":%llu,"
-                        "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
-                        "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
-                        "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
-                        "\"spool_corrupt_bytes\":%llu,\"points_unwritable\":%llu}\n",
-                        (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
-                        (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
-                        (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
-                        (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
-                        (unsigned long long)ss.spool.frames,
-                        (unsigned long long)ss.spool.dropped_frames,
-                        (unsigned long long)ss.spool.corrupt_frames,
-                        (unsigned long long)ss.spool.corrupt_bytes,
-                        (unsigned long long)ctx.st.rejected_unwritable);
-                fclose(f);
-            }
-        }
-        tl_influx_sink_free(ctx.sink);
-    }
-    if (ctx.st.rejected_unwritable)
-        fprintf(stderr,
-                "tasklens lines: %llu points refused: a name or value with a newline or a "
-                "trailing backslash cannot be written in line protocol\n",
-                (unsigned long long)ctx.st.rejected_unwritable);
-    if (ctx.agg_rc) {
-        fprintf(stderr, "tasklens lines: %s\n", tl_strerror(ctx.agg_rc));
+    if (tl_output_close(&o, "tasklens lines", sc.spool.dir, drain_timeout_s * 1000, stats_path) &&
+        status == TL_EXIT_OK)
         status = TL_EXIT_INPUT;
-    }
-    if (fflush(ctx.out) || ctx.write_error || ctx.buf.oom) {
-        fprintf(stderr, "tasklens lines: writing the output failed\n");
-        status = TL_EXIT_INPUT;
-    }
-    if (outpath) fclose(ctx.out);
-    tl_agg_free(ctx.agg);
-    tl_buf_free(&ctx.buf);
+    if (outpath && fclose(out) && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
     return status;
 }

@@ -1,0 +1,165 @@
+#include "output.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PASS_BYTES (1 << 20)
+
+int64_t tl_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tl_output_pass(struct tl_output *o, bool force)
+{
+    if (!force && o->buf.len < PASS_BYTES) {
+        /* a slow stream must not sit in memory: hand it on at least every
+         * second; the clock is read every 64 calls */
+        if (++o->since_clock < 64) return;
+        o->since_clock = 0;
+        if (tl_mono_ms() - o->last_pass_ms < 1000) return;
+    }
+    o->last_pass_ms = tl_mono_ms();
+    if (o->sink) {
+        if (o->buf.len) {
+            enum tl_err rc = tl_influx_sink_add(o->sink, o->buf.data, o->buf.len, o->buf_lines);
+            /* spool full: stop reading until InfluxDB takes some (backpressure) */
+            while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(o->sink, 5000);
+            if (rc) o->sink_failed = true;
+        } else {
+            tl_influx_sink_flush(o->sink); /* age out the open batch */
+        }
+    } else if (o->buf.len) {
+        if (fwrite(o->buf.data, 1, o->buf.len, o->out) != o->buf.len || fflush(o->out))
+            o->write_error = true;
+    }
+    o->buf.len = 0;
+    o->buf_lines = 0;
+}
+
+static void on_summary(void *ctx, const struct tl_agg_window *w)
+{
+    struct tl_output *o = ctx;
+    o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby,
+                                              w->cumulative ? "cumulative" : o->window_label,
+                                              &o->st);
+    tl_output_pass(o, false);
+}
+
+enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s,
+                           FILE *out, struct tl_influx_sink *sink)
+{
+    memset(o, 0, sizeof *o);
+    o->out = out;
+    o->sink = sink;
+    o->ao = *ao;
+    o->ao.window_ns = window_s * 1000000000LL;
+    snprintf(o->window_label, sizeof o->window_label, "%lds", window_s);
+    o->agg = tl_agg_new(&o->ao, on_summary, o);
+    if (!o->agg) return TL_ERR_USAGE;
+    o->ao = *tl_agg_options(o->agg); /* by[] must outlive the aggregator: its copy */
+    o->last_pass_ms = tl_mono_ms();
+    return TL_OK;
+}
+
+void tl_output_record(void *ctx, const struct tl_record *r)
+{
+    struct tl_output *o = ctx;
+    o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
+    o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
+    enum tl_err rc = tl_agg_add(o->agg, r);
+    if (rc && !o->agg_rc) o->agg_rc = rc;
+    tl_output_pass(o, false);
+}
+
+void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
+                    uint64_t lag)
+{
+    const char *names[5 + TL_REJ_COUNT] = {"lines", "records", "parse_errors", "lag"};
+    uint64_t values[5 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected, lag};
+    char keys[TL_REJ_COUNT][48];
+    int n = 4;
+    if (o->sink) {
+        names[n] = "spool_bytes";
+        values[n++] = tl_influx_sink_stats(o->sink).spool.bytes;
+    }
+    for (int rj = 0; rj < TL_REJ_COUNT; rj++) {
+        if (!in->rejected_by[rj]) continue;
+        snprintf(keys[rj], sizeof keys[rj], "rejected_%s", tl_reject_key((enum tl_reject)rj));
+        names[n] = keys[rj];
+        values[n++] = in->rejected_by[rj];
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    o->buf_lines += (uint32_t)tl_lp_self(&o->buf, instance, in->format, names, values, n,
+                                         (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec, &o->st);
+}
+
+void tl_output_cumulative(struct tl_output *o)
+{
+    tl_agg_flush(o->agg);
+}
+
+int tl_output_close(struct tl_output *o, const char *cmd, const char *spool_dir,
+                    long drain_timeout_ms, const char *stats_path)
+{
+    int status = 0;
+    tl_agg_close_window(o->agg);
+    tl_agg_flush(o->agg);
+    tl_output_pass(o, true);
+    if (o->sink) {
+        enum tl_err drc = tl_influx_sink_drain(o->sink, drain_timeout_ms);
+        tl_influx_sink_sync(o->sink);
+        struct tl_influx_sink_stats ss = tl_influx_sink_stats(o->sink);
+        if (drc || o->sink_failed) {
+            const char *why = tl_influx_sink_fatal(o->sink);
+            fprintf(stderr,
+                    "%s: %llu batches (%llu bytes) remain in the spool %s; they are sent on the "
+                    "next run%s%s\n",
+                    cmd, (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
+                    spool_dir, why ? ": " : "", why ? why : "");
+            status = 1;
+        }
+        if (stats_path) {
+            FILE *f = fopen(stats_path, "w");
+            if (f) {
+                fprintf(f,
+                        "{\"points_acked\":%llu,\"points_dropped\":%llu,\"batches_sent\":%llu,"
+                        "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
+                        "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
+                        "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
+                        "\"spool_corrupt_bytes\":%llu,\"points_unwritable\":%llu}\n",
+                        (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
+                        (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
+                        (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
+                        (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
+                        (unsigned long long)ss.spool.frames,
+                        (unsigned long long)ss.spool.dropped_frames,
+                        (unsigned long long)ss.spool.corrupt_frames,
+                        (unsigned long long)ss.spool.corrupt_bytes,
+                        (unsigned long long)o->st.rejected_unwritable);
+                fclose(f);
+            }
+        }
+        tl_influx_sink_free(o->sink);
+    }
+    if (o->st.rejected_unwritable)
+        fprintf(stderr,
+                "%s: %llu points refused: a name or value with a newline or a trailing backslash "
+                "cannot be written in line protocol\n",
+                cmd, (unsigned long long)o->st.rejected_unwritable);
+    if (o->agg_rc) {
+        fprintf(stderr, "%s: %s\n", cmd, tl_strerror(o->agg_rc));
+        status = 1;
+    }
+    if (o->write_error || o->buf.oom) {
+        fprintf(stderr, "%s: writing the output failed\n", cmd);
+        status = 1;
+    }
+    tl_agg_free(o->agg);
+    tl_buf_free(&o->buf);
+    return status;
+}
