@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  summary INPUT...   per-category task counts, results and resource quantiles\n"
             "  lines INPUT...     InfluxDB line protocol (task and task_quantiles points)\n"
+            "  run --follow PATH  follow a live log and push points continuously\n"
             "  formats            list the input formats tasklens reads\n"
             "  version            print the version\n"
             "\n"
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "summary")) return tl_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "lines")) return tl_cmd_lines(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "formats")) return cmd_formats();
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("tasklens %s\n", TASKLENS_VERSION);
