@@ -41,18 +41,7 @@ static void lines_usage(FILE *out)
             "  -q, --quiet         do not print rejected lines\n"
             "\n"
             "InfluxDB (instead of stdout):\n"
-            "  --influx-url URL        e.g. http://127.0.0.1:8086\n"
-            "  --influx-db NAME        1.x database (--influx-rp RP for a retention policy)\n"
-            "  --influx-user NAME      1.x user; the password comes from $INFLUX_PASSWORD\n"
-            "  --influx-org ORG --influx-bucket B   2.x; the token comes from $INFLUX_TOKEN\n"
-            "  --influx-create-db      create the 1.x database if it does not exist\n"
-            "  --influx-ca-file F, --influx-insecure   TLS options passed to libcurl\n"
-            "  --no-gzip               send uncompressed bodies\n"
-            "  --influx-timeout MS     per-request timeout (default 10000)\n"
-            "  --spool-dir DIR         where batches wait while InfluxDB is unavailable\n"
-            "                          (default ./tasklens-spool)\n"
-            "  --spool-max SIZE        spool cap (default 1G); when full, reading pauses\n"
-            "  --spool-drop-oldest     when full, drop the oldest batches (counted) instead\n"
+            TL_INFLUX_HELP
             "  --drain-timeout SEC     at the end, wait this long for the spool to drain\n"
             "                          (default 300; what is left stays for the next run)\n"
             "  --stats FILE            write the sink's counters as JSON at the end\n");
@@ -69,22 +58,9 @@ int tl_cmd_lines(int argc, char **argv)
         {"strict", no_argument, NULL, 's'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        {"influx-url", required_argument, NULL, 1001},
-        {"influx-db", required_argument, NULL, 1002},
-        {"influx-rp", required_argument, NULL, 1003},
-        {"influx-user", required_argument, NULL, 1004},
-        {"influx-org", required_argument, NULL, 1005},
-        {"influx-bucket", required_argument, NULL, 1006},
-        {"influx-create-db", no_argument, NULL, 1007},
-        {"influx-ca-file", required_argument, NULL, 1008},
-        {"influx-insecure", no_argument, NULL, 1009},
-        {"no-gzip", no_argument, NULL, 1010},
-        {"spool-dir", required_argument, NULL, 1011},
-        {"spool-max", required_argument, NULL, 1012},
-        {"spool-drop-oldest", no_argument, NULL, 1013},
+        TL_INFLUX_LONGOPTS,
         {"drain-timeout", required_argument, NULL, 1014},
         {"stats", required_argument, NULL, 1015},
-        {"influx-timeout", required_argument, NULL, 1016},
         {"instance", required_argument, NULL, 1017},
         {0},
     };
@@ -129,35 +105,12 @@ int tl_cmd_lines(int argc, char **argv)
         }
         case 's': strict = true; break;
         case 'h': lines_usage(stdout); return TL_EXIT_OK;
-        case 1001: sc.http.url = optarg; break;
-        case 1002: sc.http.db = optarg; break;
-        case 1003: sc.http.rp = optarg; break;
-        case 1004: sc.http.user = optarg; break;
-        case 1005: sc.http.org = optarg; sc.http.version = 2; break;
-        case 1006: sc.http.bucket = optarg; sc.http.version = 2; break;
-        case 1007: sc.create_db = true; break;
-        case 1008: sc.http.ca_file = optarg; break;
-        case 1009: sc.http.insecure = true; break;
-        case 1010: sc.http.gzip = false; break;
-        case 1011: sc.spool.dir = optarg; break;
-        case 1012: {
-            struct tl_option o[] = {{"spool-max", TL_OPT_SIZE, NULL, "", 0}, {0}};
-            char err[128];
-            size_t v;
-            if (tl_options_set(o, &v, "spool-max", optarg, err, sizeof err)) {
-                fprintf(stderr, "tasklens lines: %s\n", err);
-                return TL_EXIT_USAGE;
-            }
-            sc.spool.max_bytes = v;
-            break;
-        }
-        case 1013: sc.spool.drop_oldest = true; break;
         case 1014: drain_timeout_s = atol(optarg); break;
         case 1015: stats_path = optarg; break;
-        case 1016: sc.http.timeout_ms = atol(optarg); break;
         case 1017: instance = optarg; break;
         default: {
-            int r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens lines");
+            int r = tl_influx_option(c, optarg, &sc, "tasklens lines");
+            if (r == 0) r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens lines");
             if (r < 0) return TL_EXIT_USAGE;
             if (r == 0) {
                 lines_usage(stderr);
@@ -171,19 +124,8 @@ int tl_cmd_lines(int argc, char **argv)
         lines_usage(stderr);
         return TL_EXIT_USAGE;
     }
-    struct tl_influx_sink *sink = NULL;
-    bool to_influx = sc.http.db || sc.http.bucket || sc.http.org;
-    if (to_influx) {
-        /* secrets only from the environment: never on a command line or in a log */
-        sc.http.password = getenv("INFLUX_PASSWORD");
-        sc.http.token = getenv("INFLUX_TOKEN");
-        sc.quiet = io.quiet;
-        char err[256];
-        if (tl_influx_sink_new(&sc, &sink, err, sizeof err)) {
-            fprintf(stderr, "tasklens lines: %s\n", err);
-            return TL_EXIT_USAGE;
-        }
-    }
+    struct tl_influx_sink *sink;
+    if (tl_influx_sink_open(&sc, io.quiet, &sink, "tasklens lines")) return TL_EXIT_USAGE;
     FILE *out = stdout;
     if (outpath && !(out = fopen(outpath, "w"))) {
         fprintf(stderr, "tasklens lines: %s: %s\n", outpath, strerror(errno));

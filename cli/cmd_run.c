@@ -41,9 +41,7 @@ static void run_usage(FILE *out)
             "  --follow PATH          the log to follow\n"
             "  --from WHERE           beginning (default) or end\n"
             "  --lines-out FILE       write line protocol to FILE ('-': stdout)\n"
-            "  --influx-url URL --influx-db NAME [--influx-create-db] [--influx-user U]\n"
-            "  --influx-org ORG --influx-bucket B   (secrets: $INFLUX_PASSWORD, $INFLUX_TOKEN)\n"
-            "  --spool-dir DIR        where batches wait while InfluxDB is down\n"
+            TL_INFLUX_HELP
             "  --flush-interval MS    hand points on at least this often (default 1000)\n"
             "  --cumulative-interval S  write cumulative quantiles this often (default 10)\n"
             "  --window SECONDS       tumbling window over record time (default 60)\n"
@@ -100,13 +98,7 @@ int tl_cmd_run(int argc, char **argv)
         {"stats", required_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        {"influx-url", required_argument, NULL, 1001},
-        {"influx-db", required_argument, NULL, 1002},
-        {"influx-user", required_argument, NULL, 1004},
-        {"influx-org", required_argument, NULL, 1005},
-        {"influx-bucket", required_argument, NULL, 1006},
-        {"influx-create-db", no_argument, NULL, 1007},
-        {"spool-dir", required_argument, NULL, 1011},
+        TL_INFLUX_LONGOPTS,
         {0},
     };
     struct tl_influx_sink_cfg sc;
@@ -151,15 +143,9 @@ int tl_cmd_run(int argc, char **argv)
         case 'n': instance = optarg; break;
         case 'S': stats_path = optarg; break;
         case 'h': run_usage(stdout); return TL_EXIT_OK;
-        case 1001: sc.http.url = optarg; break;
-        case 1002: sc.http.db = optarg; break;
-        case 1004: sc.http.user = optarg; break;
-        case 1005: sc.http.org = optarg; sc.http.version = 2; break;
-        case 1006: sc.http.bucket = optarg; sc.http.version = 2; break;
-        case 1007: sc.create_db = true; break;
-        case 1011: sc.spool.dir = optarg; break;
         default: {
-            int r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens run");
+            int r = tl_influx_option(c, optarg, &sc, "tasklens run");
+            if (r == 0) r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens run");
             if (r <= 0) {
                 if (r == 0) run_usage(stderr);
                 return TL_EXIT_USAGE;
@@ -174,17 +160,9 @@ int tl_cmd_run(int argc, char **argv)
         return TL_EXIT_USAGE;
     }
     char err[512];
-    struct tl_influx_sink *sink = NULL;
-    if (to_influx) {
-        sc.http.password = getenv("INFLUX_PASSWORD");
-        sc.http.token = getenv("INFLUX_TOKEN");
-        sc.quiet = io.quiet;
-        sc.flush_interval_ms = flush_ms;
-        if (tl_influx_sink_new(&sc, &sink, err, sizeof err)) {
-            fprintf(stderr, "tasklens run: %s\n", err);
-            return TL_EXIT_USAGE;
-        }
-    }
+    sc.flush_interval_ms = flush_ms;
+    struct tl_influx_sink *sink;
+    if (tl_influx_sink_open(&sc, io.quiet, &sink, "tasklens run")) return TL_EXIT_USAGE;
     FILE *out = NULL;
     if (!sink) {
         out = strcmp(lines_out, "-") ? fopen(lines_out, "a") : stdout;

@@ -114,7 +114,7 @@ def outage(tasklens, gen, db, tmp, how, n_tasks=20000):
         while not done.is_set():
             peak[0] = max(peak[0], spool_bytes(spool))
             time.sleep(0.05)
-    w = threading.Thread(target=watch)
+    w = threading.Thread(target=watch, daemon=True)  # never keeps a failed test alive
     w.start()
     chunks = 40
     step = len(data) // chunks + 1
