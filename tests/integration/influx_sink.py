@@ -28,15 +28,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
 from influxd_harness import Influxd, free_port  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def count(db, name):
@@ -285,8 +279,7 @@ def main():
         spool_full(tasklens, gen, db, tmp)
         too_large(tasklens, gen, tmp)
         throttled(tasklens, gen, tmp)
-    print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

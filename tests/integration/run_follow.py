@@ -20,15 +20,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
 from influxd_harness import Influxd  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def summary(tasklens, *logs):
@@ -132,8 +126,7 @@ def main():
         file_follow(tasklens, demo, tmp)
         if manager != "-":
             live_wq(tasklens, manager, tmp)
-    print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":
