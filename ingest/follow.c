@@ -7,6 +7,8 @@
  * keeps the common case (appends) to plain reads. */
 #include "follow.h"
 
+#include "intern.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +50,61 @@ static int open_path(struct tl_follow *f)
     return 0;
 }
 
+#define TAIL_BYTES 4096
+
+/* Hash of the up to TAIL_BYTES before offset in fd; false on a short read. */
+static bool tail_hash(int fd, uint64_t offset, uint64_t *h)
+{
+    char buf[TAIL_BYTES];
+    size_t n = offset < TAIL_BYTES ? (size_t)offset : TAIL_BYTES;
+    ssize_t r = pread(fd, buf, n, (off_t)(offset - n));
+    if (r != (ssize_t)n) return false;
+    *h = tl_hash_bytes(buf, n);
+    return true;
+}
+
+/* Does fd hold the checkpointed bytes: long enough, same tail? */
+static bool holds_position(int fd, const struct tl_follow_pos *at)
+{
+    struct stat st;
+    uint64_t h;
+    return fstat(fd, &st) == 0 && at->offset <= (uint64_t)st.st_size &&
+           tail_hash(fd, at->offset, &h) && h == at->tail_hash;
+}
+
+/* The old file, rotated away while we were not running: a file in the
+ * path's directory with the checkpointed identity. Opens it into f. */
+static bool find_rotated(struct tl_follow *f, const struct tl_follow_pos *at)
+{
+    char dir[PATH_MAX];
+    size_t dlen = (size_t)(f->name - f->path);
+    if (dlen) snprintf(dir, sizeof dir, "%.*s", (int)dlen, f->path);
+    else snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, 0) || !S_ISREG(st.st_mode) ||
+            (uint64_t)st.st_ino != at->ino || (uint64_t)st.st_dev != at->dev)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        if (holds_position(fd, at)) {
+            f->fd = fd;
+            f->dev = at->dev;
+            f->ino = at->ino;
+            snprintf(f->st.rotated_name, sizeof f->st.rotated_name, "%s", e->d_name);
+            found = true;
+        } else {
+            close(fd);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 enum tl_err tl_follow_open(const char *path, bool from_end, const struct tl_follow_pos *at,
                            struct tl_follow **out, char *err, size_t errlen)
 {
@@ -61,19 +119,37 @@ enum tl_err tl_follow_open(const char *path, bool from_end, const struct tl_foll
     }
     const char *slash = strrchr(path, '/');
     f->name = slash ? f->path + (slash - path) + 1 : f->path;
-    if (open_path(f) == 0) {
-        struct stat st;
-        fstat(f->fd, &st);
-        if (at && at->dev == f->dev && at->ino == f->ino && at->offset <= (uint64_t)st.st_size)
-            f->offset = at->offset; /* the same file: resume */
-        else if (from_end)
-            f->offset = (uint64_t)st.st_size;
-        lseek(f->fd, (off_t)f->offset, SEEK_SET);
-    } else if (errno != ENOENT) {
+    int opened = open_path(f);
+    if (opened && errno != ENOENT) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         tl_follow_close(f);
         return TL_ERR_OPEN;
     }
+    if (at) {
+        if (opened == 0 && at->dev == f->dev && at->ino == f->ino && holds_position(f->fd, at)) {
+            f->st.resume = TL_RESUME_SAME;
+        } else {
+            int fresh = f->fd;
+            f->fd = -1;
+            if (at->offset && find_rotated(f, at)) {
+                if (fresh >= 0) close(fresh); /* reopened once the old file is done */
+                f->st.resume = TL_RESUME_ROTATED;
+            } else {
+                f->fd = fresh;
+                f->st.resume = TL_RESUME_REPLACED;
+            }
+        }
+        if (f->st.resume != TL_RESUME_REPLACED) {
+            f->offset = at->offset;
+            f->last_was_newline = !at->mid_line;
+        } else {
+            f->pending_newline = at->mid_line; /* the parser holds a partial line */
+        }
+    } else if (opened == 0 && from_end) {
+        struct stat st;
+        if (fstat(f->fd, &st) == 0) f->offset = (uint64_t)st.st_size;
+    }
+    if (f->fd >= 0) lseek(f->fd, (off_t)f->offset, SEEK_SET);
     /* inotify on the directory: sees the file appear, be renamed, be written */
     f->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (f->ino_fd >= 0) {
@@ -188,7 +264,8 @@ void tl_follow_wait(struct tl_follow *f, int timeout_ms)
 
 struct tl_follow_pos tl_follow_position(const struct tl_follow *f)
 {
-    struct tl_follow_pos p = {f->dev, f->ino, f->offset};
+    struct tl_follow_pos p = {f->dev, f->ino, f->offset, 0, !f->last_was_newline};
+    if (f->fd >= 0) tail_hash(f->fd, f->offset, &p.tail_hash);
     return p;
 }
 

@@ -13,8 +13,13 @@
  * Waiting uses inotify on the file's directory (creation, rename, writes);
  * where inotify is unavailable it sleeps and polls.
  *
- * The position (device, inode, offset) is what a checkpoint stores; opening
- * at a position resumes there if the file is still the same one. */
+ * The position (device, inode, offset, and a hash of the 4 KiB before the
+ * offset) is what a checkpoint stores. Opening at a position resumes there
+ * when the file at the path is still that file (same identity, long
+ * enough, same bytes before the offset); when it was rotated away while we
+ * were down, the old file is looked for in the same directory by its
+ * identity and read to its end first; when it was replaced (an inode number
+ * reused, a file rewritten), the new file is read from the start. */
 #ifndef TL_FOLLOW_H
 #define TL_FOLLOW_H
 
@@ -26,11 +31,22 @@
 
 struct tl_follow_pos {
     uint64_t dev, ino, offset;
+    uint64_t tail_hash; /* of the up to 4 KiB before offset */
+    bool mid_line;      /* the byte before offset is not a newline */
+};
+
+enum tl_follow_resume {
+    TL_RESUME_NONE,     /* no position given */
+    TL_RESUME_SAME,     /* the same file, at the position */
+    TL_RESUME_ROTATED,  /* the old file found under another name: its rest first */
+    TL_RESUME_REPLACED, /* the file at the position is gone or changed: from 0 */
 };
 
 struct tl_follow_stats {
     uint64_t bytes, rotations, truncations, reopen_errors;
     uint64_t lag; /* bytes in the file not yet read, at the last read */
+    enum tl_follow_resume resume;
+    char rotated_name[256]; /* TL_RESUME_ROTATED: the name the old file had */
 };
 
 struct tl_follow;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "error.h"
 #include "options.h"
 #include "record.h"
@@ -48,6 +49,11 @@ struct tl_parser {
     const struct tl_parse_stats *(*stats)(const void *state);
     /* Optional: format-specific counters (e.g. lines per record kind). */
     size_t (*counters)(const void *state, const char *const **names, const uint64_t **values);
+    /* Optional, for checkpoints: the whole state (open tasks, a line split
+     * across feeds, counters) as bytes, and back into a state just opened
+     * with the same config. A parser without them cannot resume mid-input. */
+    enum tl_err (*save)(const void *state, struct tl_buf *out);
+    enum tl_err (*restore)(void *state, const uint8_t *p, size_t len);
 };
 
 /* All parsers, NULL-terminated. */

@@ -71,12 +71,68 @@ static void basics(void)
     CHECK_STR(tl_buf_cstr(&out), "e\n");
     /* a position of another file (inode) is not trusted: start over */
     tl_follow_close(f);
-    struct tl_follow_pos other = {pos.dev, pos.ino + 12345, 3};
+    struct tl_follow_pos other = pos;
+    other.ino += 12345;
     out.len = 0;
     CHECK_EQ_INT(tl_follow_open(path, false, &other, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_REPLACED);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "a\nb\nc\nd\ne\n");
     tl_follow_close(f);
+    /* the same inode with other bytes before the offset (rewritten in
+     * place): not the checkpointed content, so from the start */
+    struct tl_follow_pos same = pos;
+    CHECK_EQ_INT(tl_follow_open(path, false, &same, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_SAME);
+    tl_follow_close(f);
+    int fd = open(path, O_WRONLY);
+    CHECK(pwrite(fd, "X", 1, 0) == 1);
+    close(fd);
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &same, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_REPLACED);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "X\nb\nc\nd\ne\n");
+    tl_follow_close(f);
+    tl_buf_free(&out);
+}
+
+/* Rotated while we were down: the old file's rest, then the new file. And a
+ * position in the middle of a line resumes there (no newline invented). */
+static void resume_after_rotation(void)
+{
+    struct tl_buf out = {0};
+    struct tl_follow *f;
+    char err[256], old[300];
+    unlink(path);
+    append(path, "one\ntw");
+    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "one\ntw");
+    struct tl_follow_pos pos = tl_follow_position(f);
+    CHECK(pos.mid_line);
+    tl_follow_close(f);
+    append(path, "o\nthree\n");
+    snprintf(old, sizeof old, "%s.1", path);
+    CHECK(rename(path, old) == 0);
+    append(path, "four\n");
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_ROTATED);
+    CHECK(strstr(tl_follow_stats(f).rotated_name, ".1") != NULL);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "o\nthree\nfour\n");
+    tl_follow_close(f);
+    /* the old file gone as well: the new one from its start, after the
+     * newline the parser's partial line is owed */
+    unlink(old);
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_REPLACED);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "\nfour\n");
+    tl_follow_close(f);
+    unlink(path);
     tl_buf_free(&out);
 }
 
@@ -165,6 +221,7 @@ int main(void)
     if (!mkdtemp(dir)) check_skip("no temp dir");
     snprintf(path, sizeof path, "%s/transactions", dir);
     basics();
+    resume_after_rotation();
     rotations();
     waiting();
     unlink(path);

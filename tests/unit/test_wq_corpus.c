@@ -192,6 +192,7 @@ static void check_sample(const struct tl_parser *wq, const char *dir, const stru
     char res[512];
     results_of(&c, res, sizeof res);
     CHECK_STR(res, e->results);
+    uint64_t lines = st->lines;
     tl_parser_inst_free(&inst);
 
     static const size_t steps[] = {1, 7, 65536};
@@ -206,6 +207,47 @@ static void check_sample(const struct tl_parser *wq, const char *dir, const stru
         CHECK_EQ_INT(diffs, 0);
         tl_parser_inst_free(&inst2);
         collected_free(&c2);
+    }
+    /* checkpoints: after every piece, save the state, throw the parser
+     * away and continue in a new one restored from the bytes -- the records
+     * must be the same as in one uninterrupted pass */
+    {
+        struct collected c3 = {0};
+        struct tl_emit emit = {collect_record, collect_reject, &c3};
+        struct tl_parser_inst in3;
+        tl_parser_inst_init(&in3, wq);
+        tl_parser_inst_open(&in3, &emit);
+        struct tl_buf saved = {0};
+        size_t restores = 0, step = 65521;
+        for (size_t off = 0; off < len; off += step) {
+            wq->feed(in3.state, buf + off, len - off < step ? len - off : step);
+            saved.len = 0;
+            CHECK_EQ_INT(wq->save(in3.state, &saved), TL_OK);
+            tl_parser_inst_free(&in3);
+            tl_parser_inst_init(&in3, wq);
+            tl_parser_inst_open(&in3, &emit);
+            enum tl_err rc = wq->restore(in3.state, (const uint8_t *)saved.data, saved.len);
+            CHECK_EQ_INT(rc, TL_OK);
+            restores += rc == TL_OK;
+        }
+        wq->finish(in3.state);
+        CHECK_EQ_INT(wq->stats(in3.state)->lines, lines);
+        CHECK_EQ_INT(c3.n, c.n);
+        size_t diffs = 0;
+        for (size_t i = 0; i < c.n && i < c3.n; i++) diffs += record_differs(&c.recs[i], &c3.recs[i]);
+        if (diffs) fprintf(stderr, "  %s: %zu records differ across %zu restores\n", e->file, diffs, restores);
+        CHECK_EQ_INT(diffs, 0);
+        /* a damaged state is refused, never half-used */
+        if (saved.len > 8) {
+            struct tl_parser_inst bad;
+            tl_parser_inst_init(&bad, wq);
+            tl_parser_inst_open(&bad, &emit);
+            CHECK(wq->restore(bad.state, (const uint8_t *)saved.data, saved.len - 3) != TL_OK);
+            tl_parser_inst_free(&bad);
+        }
+        tl_buf_free(&saved);
+        tl_parser_inst_free(&in3);
+        collected_free(&c3);
     }
     collected_free(&c);
     free(buf);
