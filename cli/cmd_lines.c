@@ -133,11 +133,15 @@ int tl_cmd_lines(int argc, char **argv)
         return TL_EXIT_INPUT;
     }
     struct tl_output o;
-    if (tl_output_init(&o, &ao, window_s, out, sink)) {
+    if (tl_output_init(&o, &ao, window_s)) {
         fprintf(stderr, "tasklens lines: bad aggregation options\n");
         tl_influx_sink_free(sink);
+        if (out != stdout) fclose(out);
         return TL_EXIT_USAGE;
     }
+    /* InfluxDB, a file, or both; stdout when neither */
+    if (sink) tl_output_add_sink(&o, sink, sc.spool.dir);
+    if (!sink || outpath) tl_output_add_file(&o, out, outpath ? outpath : "stdout");
     int status = TL_EXIT_OK;
     for (int i = optind; i < argc; i++) {
         struct tl_summary_input info;
@@ -148,9 +152,9 @@ int tl_cmd_lines(int argc, char **argv)
         tl_output_self(&o, instance, &info, 0); /* the `tasklens` measurement */
         tl_input_info_free(&info);
     }
-    if (tl_output_close(&o, "tasklens lines", sc.spool.dir, drain_timeout_s * 1000, stats_path) &&
+    tl_output_finish(&o);
+    if (tl_output_close(&o, "tasklens lines", drain_timeout_s * 1000, stats_path) &&
         status == TL_EXIT_OK)
         status = TL_EXIT_INPUT;
-    if (outpath && fclose(out) && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
     return status;
 }

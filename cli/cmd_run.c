@@ -1,94 +1,747 @@
-/* tasklens run: follow a live log and push what it says, continuously.
+/* tasklens run: the streaming daemon.
  *
+ *   tasklens run -c tasklens.yaml
  *   tasklens run --follow PATH [--from end] (--lines-out FILE | --influx-url URL ...)
  *
- * The loop: read what the followed file has (large reads), feed the parser,
- * and at every flush interval hand the points on (file or InfluxDB, with
- * the disk spool behind it) together with a `tasklens` self-metrics point;
- * every cumulative interval, write the cumulative task_quantiles. Signals
- * arrive through a signalfd, so there is no global flag: SIGINT and SIGTERM
- * stop reading, write the cumulative points, flush, drain (bounded) and exit
- * 0; SIGHUP reopens the file. Open tasks stay open: a followed log is not
- * over when we stop.
+ * One thread, one loop: each source (followed files, files read once,
+ * stdin) gets a large read in turn and feeds its own parser; records go to
+ * the output (task/workflow points, the aggregator); at every flush
+ * interval the points are handed to the sinks with a `tasklens` self-metrics
+ * point per source; every cumulative interval the cumulative task_quantiles
+ * are written. When nothing is readable the loop sleeps in poll() on the
+ * followed files' inotify descriptors, stdin and a signalfd.
  *
- * Not yet: a configuration file, checkpoints (restart resumes from the
- * beginning, or --from end), directories and Kafka. */
+ * Checkpoints (checkpoint_dir): every checkpoint interval, and at exit,
+ * everything produced so far is made durable first (sent with a 2xx, or
+ * spooled and fsync'ed; files fsync'ed) and only then are the positions,
+ * parser states and aggregator state written -- atomically, in one file. A
+ * restart restores them and reads on from the positions, so after kill -9 at
+ * any moment what InfluxDB holds converges to what an uninterrupted run
+ * writes: points produced after the last checkpoint are produced again,
+ * identically (task points have deterministic timestamps), and the
+ * aggregator counts each record once because its state is the one that
+ * matched the positions.
+ *
+ * Signals arrive through a signalfd, so there is no global flag: SIGINT and
+ * SIGTERM stop reading, write the cumulative points, flush, checkpoint,
+ * drain (bounded) and exit 0; SIGHUP reopens the files and reloads the
+ * configuration file (sinks that changed are reopened, sources added or
+ * dropped; aggregation settings need a restart). Open tasks stay open: a
+ * followed log is not over when we stop. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
+#include "checkpoint.h"
 #include "cli.h"
 #include "follow.h"
+#include "intern.h"
 #include "input.h"
 #include "output.h"
+#include "run_config.h"
 
-#define MAX_SETTINGS 32
 #define CHUNK (256 * 1024)
+#define MAX_REPORTS 10
+#define CKPT_NAME "tasklens.ckpt"
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+struct source;
+
+struct feed_ctx { /* the parser's emit context */
+    struct runner *R;
+    struct source *src;
+};
+
+struct source {
+    struct src_settings cfg;
+    char *path;   /* the file (a glob expanded); NULL for stdin */
+    char key[64]; /* checkpoint section: "s:" + hash of the path */
+    struct tl_follow *fl;
+    bool done;     /* read once and finished (not followed, or stdin at EOF) */
+    bool finished; /* the parser's finish() ran */
+    struct tl_parser_inst inst;
+    struct feed_ctx fc;
+    struct tl_emit emit;
+    int reported;
+    bool keep; /* SIGHUP reload: still configured */
+};
+
+struct runner {
+    struct run_config cfg;
+    const char *config_path; /* -c, for SIGHUP */
+    enum log_level level;
+    bool quiet;
+    const char *instance;
+    char host[256], instance_buf[256], by_copy[1024];
+    char *ckpt_dir; /* owned: outlives configuration reloads */
+    struct source *src[RUN_MAX_SOURCES * 8];
+    int nsrc;
+    struct tl_output out;
+    char ckpt_path[4096];
+    int lock_fd;
+    char *buf;
+    uint64_t checkpoints, checkpoints_deferred;
+};
+
+static void logm(const struct runner *R, enum log_level lv, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void logm(const struct runner *R, enum log_level lv, const char *fmt, ...)
+{
+    if (lv > R->level || (R->quiet && lv > LOG_WARN)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tasklens run: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
 
 static void run_usage(FILE *out)
 {
     fprintf(out,
-            "usage: tasklens run --follow PATH [OPTIONS]\n"
+            "usage: tasklens run -c FILE\n"
+            "       tasklens run --follow PATH [OPTIONS]\n"
             "\n"
-            "Follows PATH like `tail -F` (rotation, truncation, a file that appears later)\n"
+            "Follows logs like `tail -F` (rotation, truncation, a file that appears later)\n"
             "and pushes task, task_quantiles, workflow and tasklens points as they happen.\n"
             "\n"
-            "  --follow PATH          the log to follow\n"
-            "  --from WHERE           beginning (default) or end\n"
-            "  --lines-out FILE       write line protocol to FILE ('-': stdout)\n"
-            TL_INFLUX_HELP
+            "  -c, --config FILE      YAML settings (see --help-config); flags below add to it\n"
+            "  --help-config          every setting of the configuration file\n"
+            "  --follow PATH          a log to follow (repeatable)\n"
+            "  --from WHERE           beginning (default) or end, on a first start\n"
+            "  --lines-out FILE       write line protocol to FILE ('-': stdout)\n" TL_INFLUX_HELP
+            "  --checkpoint-dir DIR   save state there; a restart resumes without loss or\n"
+            "                         double counting\n"
+            "  --checkpoint-interval S  seconds between checkpoints (default 5)\n"
             "  --flush-interval MS    hand points on at least this often (default 1000)\n"
             "  --cumulative-interval S  write cumulative quantiles this often (default 10)\n"
             "  --window SECONDS       tumbling window over record time (default 60)\n"
             "  --by KEYS              group quantiles by these tags (default: source,category)\n"
             "  --format-in NAME       input format (default: detected from the first bytes)\n"
             "  --instance NAME        `instance` tag of the self-metrics (default: host)\n"
-            "  --stats FILE           write the sink's counters as JSON at exit\n"
+            "  --stats FILE           write the sinks' counters as JSON at exit\n"
             "  -q, --quiet            no status line, no rejected-line reports\n"
             "\n"
-            "SIGINT/SIGTERM: flush, drain and exit 0. SIGHUP: reopen the file.\n");
+            "SIGINT/SIGTERM: flush, checkpoint, drain and exit 0. SIGHUP: reopen the files,\n"
+            "reload the configuration file.\n");
 }
 
-struct reject_ctx {
-    const char *path;
-    bool quiet;
-    int reported;
-};
-
-static void report_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
-{
-    struct reject_ctx *r = ctx;
-    if (r->quiet || r->reported++ >= 10) return;
-    fprintf(stderr, "%s:%llu: %s%s%s%s\n", r->path, (unsigned long long)line, tl_reject_str(why),
-            detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
-}
-
-struct feed_ctx { /* the parser's emit: records to the output, rejects to stderr */
-    struct tl_output *out;
-    struct reject_ctx rej;
-};
+/* ---------------------------------------------------------------- sources */
 
 static void on_record(void *ctx, const struct tl_record *r)
 {
-    tl_output_record(((struct feed_ctx *)ctx)->out, r);
+    tl_output_record(&((struct feed_ctx *)ctx)->R->out, r);
 }
 
 static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
 {
-    report_reject(&((struct feed_ctx *)ctx)->rej, line, why, detail);
+    struct feed_ctx *fc = ctx;
+    if (fc->R->quiet || fc->src->reported++ >= MAX_REPORTS) return;
+    fprintf(stderr, "%s:%llu: %s%s%s%s\n", fc->src->path ? fc->src->path : "stdin",
+            (unsigned long long)line, tl_reject_str(why), detail ? " (" : "", detail ? detail : "",
+            detail ? ")" : "");
+}
+
+static struct source *source_new(struct runner *R, const struct src_settings *cfg,
+                                 const char *path)
+{
+    struct source *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->cfg = *cfg;
+    if (path && !(s->path = strdup(path))) {
+        free(s);
+        return NULL;
+    }
+    const char *id = path ? path : "-";
+    snprintf(s->key, sizeof s->key, "s:%016llx",
+             (unsigned long long)tl_hash_bytes(id, strlen(id)));
+    s->fc = (struct feed_ctx){R, s};
+    s->emit = (struct tl_emit){on_record, on_reject, &s->fc};
+    return s;
+}
+
+static void source_free(struct source *s)
+{
+    if (!s) return;
+    tl_follow_close(s->fl);
+    tl_parser_inst_free(&s->inst);
+    free(s->path);
+    free(s);
+}
+
+/* Sets up the parser: named, or detected from the first bytes. */
+static enum tl_err source_parser(struct runner *R, struct source *s, const char *buf, size_t len,
+                                 const char *name)
+{
+    const struct tl_parser *p = NULL;
+    if (name) p = tl_parser_find(name);
+    else if (strcmp(s->cfg.parser, "auto")) p = tl_parser_find(s->cfg.parser);
+    else p = tl_parser_detect(buf, len, NULL);
+    if (!p) p = tl_parser_find("wq");
+    char err[512];
+    if (tl_parser_inst_init(&s->inst, p)) return TL_ERR_NOMEM;
+    if (s->cfg.parser_options &&
+        tl_cfg_apply(&R->cfg.doc, s->cfg.parser_options, p->options, s->inst.config,
+                     "parser options", NULL, err, sizeof err)) {
+        logm(R, LOG_ERROR, "%s", err);
+        return TL_ERR_USAGE;
+    }
+    return tl_parser_inst_open(&s->inst, &s->emit);
+}
+
+static enum tl_err source_open(struct runner *R, struct source *s, const struct tl_follow_pos *at)
+{
+    if (!s->path) return TL_OK; /* stdin */
+    char err[512];
+    bool from_end = !strcmp(s->cfg.from, "end");
+    if (tl_follow_open(s->path, from_end, at, &s->fl, err, sizeof err)) {
+        logm(R, LOG_ERROR, "%s", err);
+        return TL_ERR_OPEN;
+    }
+    struct tl_follow_stats st = tl_follow_stats(s->fl);
+    if (st.resume == TL_RESUME_SAME)
+        logm(R, LOG_INFO, "%s: resuming at byte %llu", s->path,
+             (unsigned long long)tl_follow_position(s->fl).offset);
+    else if (st.resume == TL_RESUME_ROTATED)
+        logm(R, LOG_INFO, "%s: rotated while stopped; reading the rest of %s first%s", s->path,
+             st.rotated_name, st.chain_files ? ", then the files rotated after it" : "");
+    if (st.chain_skipped)
+        logm(R, LOG_WARN, "%s: %llu rotated files are compressed and cannot be read: their tasks "
+             "are missing", s->path, (unsigned long long)st.chain_skipped);
+    else if (st.resume == TL_RESUME_REPLACED)
+        logm(R, LOG_WARN, "%s: not the file of the checkpoint any more; reading it from the start",
+             s->path);
+    return TL_OK;
+}
+
+/* Reads one chunk and feeds it. Returns the bytes read (0: nothing now). */
+static size_t source_step(struct runner *R, struct source *s)
+{
+    if (s->done) return 0;
+    size_t got = 0;
+    if (s->path) {
+        if (tl_follow_read(s->fl, R->buf, CHUNK, &got)) {
+            logm(R, LOG_ERROR, "%s: read failed: %s", s->path, strerror(errno));
+            got = 0;
+        }
+        if (!got && !s->cfg.follow) s->done = true;
+    } else {
+        ssize_t n = read(0, R->buf, CHUNK);
+        if (n > 0) got = (size_t)n;
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR)) s->done = true;
+    }
+    if (got) {
+        if (!s->inst.p && source_parser(R, s, R->buf, got, NULL)) {
+            s->done = true;
+            return 0;
+        }
+        s->inst.p->feed(s->inst.state, R->buf, got);
+    }
+    if (s->done && s->inst.p && !s->finished) {
+        s->inst.p->finish(s->inst.state); /* open tasks are reported */
+        s->finished = true;
+    }
+    return got;
+}
+
+/* Expands the configured sources (globs) into R->src. */
+static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
+{
+    for (int i = 0; i < c->nsrc; i++) {
+        const struct src_settings *sc = &c->src[i];
+        if (sc->kind == SRC_STDIN) {
+            if (R->nsrc == (int)(sizeof R->src / sizeof *R->src)) return TL_ERR_LIMIT;
+            if (!(R->src[R->nsrc++] = source_new(R, sc, NULL))) return TL_ERR_NOMEM;
+            fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+            continue;
+        }
+        glob_t g;
+        int gr = glob(sc->path, GLOB_NOSORT | GLOB_BRACE, NULL, &g);
+        bool wild = strpbrk(sc->path, "*?[{") != NULL;
+        size_t n = gr == 0 ? g.gl_pathc : 0;
+        if (!n && wild) logm(R, LOG_WARN, "%s: matches no file yet (looked again on SIGHUP)", sc->path);
+        for (size_t k = 0; k < (n ? n : wild ? 0 : 1); k++) {
+            const char *p = n ? g.gl_pathv[k] : sc->path;
+            bool dup = false;
+            for (int j = 0; j < R->nsrc; j++) dup |= R->src[j]->path && !strcmp(R->src[j]->path, p);
+            if (dup) continue;
+            if (R->nsrc == (int)(sizeof R->src / sizeof *R->src)) {
+                if (gr == 0) globfree(&g);
+                return TL_ERR_LIMIT;
+            }
+            if (!(R->src[R->nsrc++] = source_new(R, sc, p))) {
+                if (gr == 0) globfree(&g);
+                return TL_ERR_NOMEM;
+            }
+        }
+        if (gr == 0) globfree(&g);
+    }
+    return TL_OK;
+}
+
+/* ---------------------------------------------------------------- checkpoints
+ *
+ * Sections: "agg" (the aggregator), and per source "s:<hash of path>":
+ *   u8 version | u8 flags (1 done, 2 finished) | str parser name ("" none)
+ *   | dev | ino | offset | tail hash | u8 mid_line | varint len | parser state */
+
+#define SRC_CKPT_VERSION 1
+
+static enum tl_err source_save(const struct source *s, struct tl_buf *b)
+{
+    tl_put_u8(b, SRC_CKPT_VERSION);
+    tl_put_u8(b, (uint8_t)(s->done | s->finished << 1));
+    tl_put_str(b, s->inst.p ? s->inst.p->name : "");
+    struct tl_follow_pos pos = {0};
+    if (s->fl) pos = tl_follow_position(s->fl);
+    tl_put_varint(b, pos.dev);
+    tl_put_varint(b, pos.ino);
+    tl_put_varint(b, pos.offset);
+    tl_put_varint(b, pos.tail_hash);
+    tl_put_u8(b, pos.mid_line);
+    struct tl_buf st = {0};
+    if (s->inst.p) {
+        if (!s->inst.p->save) return TL_ERR_USAGE;
+        enum tl_err rc = s->inst.p->save(s->inst.state, &st);
+        if (rc) {
+            tl_buf_free(&st);
+            return rc;
+        }
+    }
+    tl_put_varint(b, st.len);
+    tl_buf_append(b, st.data, st.len);
+    tl_buf_free(&st);
+    return b->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+static void checkpoint(struct runner *R, const char *why)
+{
+    if (!R->ckpt_dir) return;
+    if (!tl_output_sync(&R->out)) {
+        R->checkpoints_deferred++;
+        logm(R, LOG_WARN, "checkpoint deferred: the output is not acknowledged yet");
+        return;
+    }
+    struct tl_buf agg = {0};
+    struct tl_buf srcs[RUN_MAX_SOURCES * 8];
+    struct tl_ckpt_section sec[TL_CKPT_MAX_SECTIONS];
+    size_t n = 0;
+    enum tl_err rc = tl_agg_serialize(R->out.agg, &agg);
+    sec[n++] = (struct tl_ckpt_section){"agg", (const uint8_t *)agg.data, agg.len};
+    int ns = 0;
+    for (int i = 0; !rc && i < R->nsrc; i++) {
+        struct source *s = R->src[i];
+        if (!s->path) continue; /* stdin cannot be resumed */
+        if (n == TL_CKPT_MAX_SECTIONS) {
+            rc = TL_ERR_LIMIT;
+            break;
+        }
+        srcs[ns] = (struct tl_buf){0};
+        rc = source_save(s, &srcs[ns]);
+        sec[n++] = (struct tl_ckpt_section){s->key, (const uint8_t *)srcs[ns].data, srcs[ns].len};
+        ns++;
+    }
+    char err[512] = "";
+    if (!rc) rc = tl_ckpt_save(R->ckpt_path, sec, n, err, sizeof err);
+    if (rc) {
+        logm(R, LOG_ERROR, "checkpoint failed: %s", err[0] ? err : tl_strerror(rc));
+    } else {
+        R->checkpoints++;
+        logm(R, LOG_DEBUG, "checkpoint (%s): %zu sections", why, n);
+    }
+    tl_buf_free(&agg);
+    for (int i = 0; i < ns; i++) tl_buf_free(&srcs[i]);
+}
+
+/* Restores what a checkpoint holds and opens every source. */
+static enum tl_err restore_and_open(struct runner *R)
+{
+    struct tl_ckpt ck = {0};
+    char err[512];
+    bool have = false;
+    if (R->ckpt_dir) {
+        enum tl_err rc = tl_ckpt_load(R->ckpt_path, &ck, err, sizeof err);
+        if (rc == TL_OK) {
+            have = true;
+        } else if (rc != TL_ERR_OPEN) {
+            logm(R, LOG_ERROR, "%s (move it away to start over)", err);
+            return rc;
+        }
+    }
+    if (have) {
+        const struct tl_ckpt_section *a = tl_ckpt_find(&ck, "agg");
+        if (a && tl_agg_restore(R->out.agg, a->data, a->len)) {
+            logm(R, LOG_ERROR,
+                 "%s: the aggregator state does not fit the settings (aggregate.by or window "
+                 "changed?); move it away to start over",
+                 R->ckpt_path);
+            tl_ckpt_free(&ck);
+            return TL_ERR_CORRUPT;
+        }
+    }
+    for (int i = 0; i < R->nsrc; i++) {
+        struct source *s = R->src[i];
+        const struct tl_ckpt_section *sec = have ? tl_ckpt_find(&ck, s->key) : NULL;
+        if (!sec) {
+            if (source_open(R, s, NULL)) goto fail;
+            continue;
+        }
+        const uint8_t *p = sec->data, *end = sec->data + sec->len;
+        uint8_t ver, flags, mid;
+        const char *pname;
+        size_t plen;
+        uint64_t slen;
+        struct tl_follow_pos pos = {0};
+        char name[64];
+        if (!tl_get_u8(&p, end, &ver) || ver != SRC_CKPT_VERSION || !tl_get_u8(&p, end, &flags) ||
+            !tl_get_str(&p, end, 63, &pname, &plen) || !tl_get_varint(&p, end, &pos.dev) ||
+            !tl_get_varint(&p, end, &pos.ino) || !tl_get_varint(&p, end, &pos.offset) ||
+            !tl_get_varint(&p, end, &pos.tail_hash) || !tl_get_u8(&p, end, &mid) ||
+            !tl_get_varint(&p, end, &slen) || slen != (uint64_t)(end - p))
+            goto corrupt;
+        pos.mid_line = mid;
+        memcpy(name, pname, plen);
+        name[plen] = '\0';
+        if (plen) {
+            if (!tl_parser_find(name) || source_parser(R, s, NULL, 0, name)) goto corrupt;
+            if (!s->inst.p->restore || s->inst.p->restore(s->inst.state, p, (size_t)slen))
+                goto corrupt;
+        }
+        s->finished = flags & 2;
+        if (source_open(R, s, &pos)) goto fail;
+        /* a file read to its end before: done, unless it is another file now */
+        if ((flags & 1) && tl_follow_stats(s->fl).resume == TL_RESUME_SAME) s->done = true;
+    }
+    if (have)
+        logm(R, LOG_INFO, "restored from %s", R->ckpt_path);
+    tl_ckpt_free(&ck);
+    return TL_OK;
+corrupt:
+    logm(R, LOG_ERROR, "%s: a source's state is damaged (move the file away to start over)",
+         R->ckpt_path);
+fail:
+    tl_ckpt_free(&ck);
+    return TL_ERR_CORRUPT;
+}
+
+/* ---------------------------------------------------------------- sinks */
+
+static void sink_cfg_from(const struct sink_settings *k, struct tl_influx_sink_cfg *sc,
+                          long flush_ms)
+{
+    tl_influx_sink_cfg_default(sc);
+    sc->http.url = k->url;
+    sc->http.db = k->db;
+    sc->http.rp = k->rp;
+    sc->http.user = k->user;
+    sc->http.org = k->org;
+    sc->http.bucket = k->bucket;
+    sc->http.version = k->db ? 1 : 2;
+    /* secrets: the file (through ${VAR}), else the environment */
+    sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
+    sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
+    sc->http.ca_file = k->ca_file;
+    sc->http.insecure = k->insecure;
+    sc->http.gzip = k->gzip;
+    sc->http.timeout_ms = (long)k->timeout;
+    sc->create_db = k->create_db;
+    sc->batch_lines = (uint32_t)k->batch_lines;
+    sc->batch_bytes = (uint32_t)k->batch_bytes;
+    sc->spool.dir = k->spool_dir;
+    sc->spool.max_bytes = k->spool_max;
+    sc->spool.drop_oldest = k->spool_drop_oldest;
+    sc->flush_interval_ms = flush_ms;
+}
+
+static enum tl_err sinks_open(struct runner *R)
+{
+    for (int i = 0; i < R->cfg.nsink; i++) {
+        const struct sink_settings *k = &R->cfg.sink[i];
+        char err[512];
+        if (k->kind == SINK_FILE) {
+            FILE *f = strcmp(k->path, "-") ? fopen(k->path, "a") : stdout;
+            if (!f) {
+                logm(R, LOG_ERROR, "%s: %s", k->path, strerror(errno));
+                return TL_ERR_OPEN;
+            }
+            tl_output_add_file(&R->out, f, k->path);
+            continue;
+        }
+        struct tl_influx_sink_cfg sc;
+        sink_cfg_from(k, &sc, (long)R->cfg.run.flush_interval);
+        sc.quiet = R->quiet;
+        struct tl_influx_sink *sink;
+        if (tl_influx_sink_new(&sc, &sink, err, sizeof err)) {
+            logm(R, LOG_ERROR, "sink %d: %s", i, err);
+            return TL_ERR_USAGE;
+        }
+        tl_output_add_sink(&R->out, sink, k->spool_dir);
+    }
+    return TL_OK;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static enum tl_err output_open(struct runner *R)
+{
+    struct tl_agg_opts ao;
+    tl_agg_opts_default(&ao);
+    snprintf(R->by_copy, sizeof R->by_copy, "%s", R->cfg.agg.by);
+    ao.nby = tl_parse_key_list(R->by_copy, ao.by, TL_AGG_MAX_KEYS);
+    if (!ao.nby) {
+        logm(R, LOG_ERROR, "aggregate.by: '%s' is not a list of tag names", R->cfg.agg.by);
+        return TL_ERR_USAGE;
+    }
+    ao.sketch.alpha = R->cfg.agg.alpha;
+    ao.sketch.exact_limit = (uint32_t)R->cfg.agg.exact_limit;
+    ao.max_keys = (uint32_t)R->cfg.agg.max_keys;
+    if (tl_output_init(&R->out, &ao, (long)R->cfg.agg.window)) {
+        logm(R, LOG_ERROR, "bad aggregation settings");
+        return TL_ERR_USAGE;
+    }
+    return TL_OK;
+}
+
+static enum tl_err lock_checkpoint_dir(struct runner *R)
+{
+    const char *dir = R->cfg.run.checkpoint_dir;
+    if (!dir) return TL_OK;
+    if (!(R->ckpt_dir = strdup(dir))) return TL_ERR_NOMEM;
+    if (mkdir(dir, 0700) && errno != EEXIST) {
+        logm(R, LOG_ERROR, "checkpoint_dir %s: %s", dir, strerror(errno));
+        return TL_ERR_OPEN;
+    }
+    char lock[4200];
+    snprintf(R->ckpt_path, sizeof R->ckpt_path, "%s/%s", dir, CKPT_NAME);
+    snprintf(lock, sizeof lock, "%s/lock", dir);
+    R->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (R->lock_fd < 0 || flock(R->lock_fd, LOCK_EX | LOCK_NB)) {
+        logm(R, LOG_ERROR, "checkpoint_dir %s: %s", dir,
+             R->lock_fd < 0 ? strerror(errno) : "in use by another tasklens run");
+        return TL_ERR_OPEN;
+    }
+    return TL_OK;
+}
+
+static void self_metrics(struct runner *R)
+{
+    for (int i = 0; i < R->nsrc; i++) {
+        struct source *s = R->src[i];
+        if (!s->inst.p) continue;
+        const struct tl_parse_stats *ps = s->inst.p->stats(s->inst.state);
+        struct tl_summary_input in = {.path = s->path ? s->path : "-", .format = s->inst.p->name,
+                                      .lines = ps->lines, .records = ps->records,
+                                      .rejected = ps->rejected};
+        memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
+        tl_output_self(&R->out, R->instance, &in, s->fl ? tl_follow_stats(s->fl).lag : 0);
+    }
+}
+
+static void status_line(struct runner *R)
+{
+    uint64_t lines = 0, records = 0, rejected = 0, lag = 0;
+    for (int i = 0; i < R->nsrc; i++) {
+        struct source *s = R->src[i];
+        if (s->fl) lag += tl_follow_stats(s->fl).lag;
+        if (!s->inst.p) continue;
+        const struct tl_parse_stats *ps = s->inst.p->stats(s->inst.state);
+        lines += ps->lines;
+        records += ps->records;
+        rejected += ps->rejected;
+    }
+    struct tl_influx_sink_stats ss = tl_output_sink_stats(&R->out);
+    fprintf(stderr,
+            "tasklens: %llu lines, %llu records, %llu rejected, lag %llu bytes, %llu points "
+            "acked, spool %llu bytes\n",
+            (unsigned long long)lines, (unsigned long long)records, (unsigned long long)rejected,
+            (unsigned long long)lag, (unsigned long long)ss.points_acked,
+            (unsigned long long)ss.spool.bytes);
+}
+
+/* SIGHUP: reopen every file; with a configuration file, reload it. */
+static void reload(struct runner *R)
+{
+    for (int i = 0; i < R->nsrc; i++) {
+        struct source *s = R->src[i];
+        if (!s->fl) continue;
+        struct tl_follow_pos pos = tl_follow_position(s->fl);
+        tl_follow_close(s->fl);
+        s->fl = NULL;
+        if (source_open(R, s, &pos)) s->done = true;
+    }
+    if (!R->config_path) {
+        logm(R, LOG_INFO, "SIGHUP: files reopened");
+        return;
+    }
+    struct run_config nc;
+    char err[1024];
+    if (run_config_load(&nc, R->config_path, err, sizeof err)) {
+        logm(R, LOG_ERROR, "SIGHUP: %s; keeping the running configuration", err);
+        run_config_free(&nc);
+        return;
+    }
+    if (strcmp(nc.agg.by, R->cfg.agg.by) || nc.agg.window != R->cfg.agg.window ||
+        nc.agg.alpha != R->cfg.agg.alpha)
+        logm(R, LOG_WARN, "SIGHUP: aggregate settings change on the next restart only");
+    /* sinks: everything acknowledged, then reopened from the new settings */
+    checkpoint(R, "reload");
+    tl_output_pass(&R->out, true);
+    int kept = 0;
+    for (int i = 0; i < R->out.ndests; i++) {
+        struct tl_output_dest *d = &R->out.dests[i];
+        if (d->sink) {
+            tl_influx_sink_drain(d->sink, 0);
+            tl_influx_sink_sync(d->sink);
+            tl_influx_sink_free(d->sink);
+        } else if (d->out != stdout) {
+            fclose(d->out);
+        }
+    }
+    R->out.ndests = kept;
+    /* sources: keep those still configured (with their state), add new ones;
+     * the checkpoint directory stays (its lock is held) */
+    struct tl_cfg_doc old_doc = R->cfg.doc;
+    R->cfg = nc;
+    if (sinks_open(R)) logm(R, LOG_ERROR, "SIGHUP: a sink failed to open; points wait in memory");
+    struct source *prev[RUN_MAX_SOURCES * 8];
+    int nprev = R->nsrc;
+    memcpy(prev, R->src, sizeof(struct source *) * (size_t)nprev);
+    R->nsrc = 0;
+    sources_expand(R, &R->cfg);
+    for (int i = 0; i < R->nsrc; i++) {
+        struct source *s = R->src[i];
+        struct source *old = NULL;
+        for (int j = 0; j < nprev && !old; j++)
+            if (prev[j] && !strcmp(prev[j]->key, s->key)) old = prev[j];
+        if (old) {
+            /* same path: the running state, new settings */
+            old->cfg = s->cfg;
+            source_free(s);
+            R->src[i] = old;
+            for (int j = 0; j < nprev; j++)
+                if (prev[j] == old) prev[j] = NULL;
+        } else if (source_open(R, s, NULL)) {
+            s->done = true;
+        }
+    }
+    for (int j = 0; j < nprev; j++)
+        if (prev[j]) {
+            logm(R, LOG_INFO, "SIGHUP: %s is no longer a source", prev[j]->path ? prev[j]->path : "stdin");
+            source_free(prev[j]);
+        }
+    /* strings of the old file are no longer referenced: the sources copied
+     * their settings from the new one */
+    struct tl_cfg_doc keep = old_doc;
+    tl_cfg_free(&keep);
+    logm(R, LOG_INFO, "SIGHUP: configuration reloaded (%d sources, %d sinks)", R->nsrc,
+         R->out.ndests);
+}
+
+/* ---------------------------------------------------------------- main loop */
+
+static int run_loop(struct runner *R)
+{
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    const struct run_settings *rs = &R->cfg.run;
+    bool tty = isatty(2) && !R->quiet;
+    int64_t now = tl_mono_ms();
+    int64_t last_flush = now, last_cum = now, last_status = now, last_ckpt = now;
+    bool stop = false, input_over = false;
+    while (!stop) {
+        size_t read_now = 0;
+        bool any_open = false;
+        for (int i = 0; i < R->nsrc; i++) {
+            read_now += source_step(R, R->src[i]);
+            any_open |= !R->src[i]->done;
+        }
+        if (!any_open) {
+            input_over = true; /* nothing follows: the input is complete */
+            break;
+        }
+        now = tl_mono_ms();
+        if (!read_now) {
+            struct pollfd pf[RUN_MAX_SOURCES * 8 + 2];
+            int np = 0;
+            bool polling = false;
+            if (sfd >= 0) pf[np++] = (struct pollfd){sfd, POLLIN, 0};
+            for (int i = 0; i < R->nsrc; i++) {
+                struct source *s = R->src[i];
+                if (s->done) continue;
+                if (!s->path) pf[np++] = (struct pollfd){0, POLLIN, 0};
+                else if (tl_follow_uses_inotify(s->fl)) pf[np++] = (struct pollfd){tl_follow_fd(s->fl), POLLIN, 0};
+                else polling = true;
+            }
+            int64_t wait = rs->flush_interval - (now - last_flush);
+            if (wait > 200) wait = 200;
+            if (polling && wait > 100) wait = 100;
+            if (wait < 5) wait = 5;
+            if (poll(pf, (nfds_t)np, (int)wait) > 0)
+                for (int i = 0; i < R->nsrc; i++)
+                    if (R->src[i]->fl) tl_follow_wait(R->src[i]->fl, 0); /* drain events */
+            now = tl_mono_ms();
+        }
+        if (now - last_cum >= rs->cumulative_interval * 1000) {
+            tl_output_cumulative(&R->out);
+            last_cum = now;
+        }
+        if (now - last_flush >= rs->flush_interval) {
+            self_metrics(R);
+            tl_output_pass(&R->out, true);
+            last_flush = now;
+        }
+        if (R->ckpt_dir && now - last_ckpt >= rs->checkpoint_interval * 1000) {
+            checkpoint(R, "interval");
+            last_ckpt = tl_mono_ms();
+        }
+        if (tty && now - last_status >= 10000) {
+            status_line(R);
+            last_status = now;
+        }
+        struct signalfd_siginfo si;
+        while (sfd >= 0 && read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+            if (si.ssi_signo == SIGHUP) reload(R);
+            else stop = true;
+        }
+    }
+    /* the end: a complete input closes its windows; a followed one keeps
+     * them open (they go on after a restart, from the checkpoint) */
+    if (input_over) tl_output_finish(&R->out);
+    else tl_output_cumulative(&R->out);
+    self_metrics(R);
+    checkpoint(R, "exit");
+    if (sfd >= 0) close(sfd);
+    return TL_EXIT_OK;
 }
 
 int tl_cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"help-config", no_argument, NULL, 'H'},
         {"follow", required_argument, NULL, 'f'},
         {"from", required_argument, NULL, 'F'},
         {"lines-out", required_argument, NULL, 'o'},
+        {"checkpoint-dir", required_argument, NULL, 'D'},
+        {"checkpoint-interval", required_argument, NULL, 'K'},
         {"flush-interval", required_argument, NULL, 'I'},
         {"cumulative-interval", required_argument, NULL, 'C'},
         {"window", required_argument, NULL, 'w'},
@@ -101,176 +754,143 @@ int tl_cmd_run(int argc, char **argv)
         TL_INFLUX_LONGOPTS,
         {0},
     };
-    struct tl_influx_sink_cfg sc;
+    struct runner *R = calloc(1, sizeof *R);
+    if (!R) return TL_EXIT_INPUT;
+    R->lock_fd = -1;
+    char err[1024];
+    const char *stats_path = NULL, *from = NULL, *format = NULL;
+    const char *follows[RUN_MAX_SOURCES];
+    int nfollow = 0;
+    struct tl_influx_sink_cfg sc; /* quick flags for one InfluxDB sink */
     tl_influx_sink_cfg_default(&sc);
-    sc.spool.dir = "tasklens-spool";
-    struct tl_agg_opts ao;
-    tl_agg_opts_default(&ao);
-    ao.by[0] = "source";
-    ao.by[1] = "category";
-    ao.nby = 2;
-    struct tl_input_opts io = {.max_reports = 10};
-    struct tl_parser_setting settings[MAX_SETTINGS];
-    const char *path = NULL, *lines_out = NULL, *stats_path = NULL;
-    bool from_end = false;
-    long flush_ms = 1000, cumulative_s = 10, window_s = 60;
-    char host[256] = "tasklens";
-    gethostname(host, sizeof host - 1);
-    const char *instance = host;
+    sc.spool.dir = NULL;
+    const char *lines_out = NULL;
+    struct run_settings flags_run = {0};
+    bool set_ckdir = false, set_ckint = false, set_flush = false, set_cum = false;
+    bool set_window = false, set_by = false, set_quiet = false;
+    long long window = 0;
+    const char *by = NULL;
+    int status = TL_EXIT_USAGE;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'f': path = optarg; break;
+        case 'c': R->config_path = optarg; break;
+        case 'H': run_config_help(stdout); free(R); return TL_EXIT_OK;
+        case 'f':
+            if (nfollow == RUN_MAX_SOURCES) goto usage;
+            follows[nfollow++] = optarg;
+            break;
         case 'F':
-            if (!strcmp(optarg, "end")) from_end = true;
-            else if (strcmp(optarg, "beginning")) {
+            if (strcmp(optarg, "end") && strcmp(optarg, "beginning")) {
                 fprintf(stderr, "tasklens run: --from is beginning or end\n");
-                return TL_EXIT_USAGE;
+                goto out;
             }
+            from = optarg;
             break;
         case 'o': lines_out = optarg; break;
-        case 'I': flush_ms = atol(optarg); break;
-        case 'C': cumulative_s = atol(optarg); break;
-        case 'w': window_s = atol(optarg); break;
-        case 'b':
-            ao.nby = tl_parse_key_list(optarg, ao.by, TL_AGG_MAX_KEYS);
-            if (!ao.nby) {
-                fprintf(stderr, "tasklens run: bad --by list\n");
-                return TL_EXIT_USAGE;
+        case 'D': flags_run.checkpoint_dir = optarg; set_ckdir = true; break;
+        case 'K': flags_run.checkpoint_interval = atoll(optarg); set_ckint = true; break;
+        case 'I': flags_run.flush_interval = atoll(optarg); set_flush = true; break;
+        case 'C': flags_run.cumulative_interval = atoll(optarg); set_cum = true; break;
+        case 'w': window = atoll(optarg); set_window = true; break;
+        case 'b': by = optarg; set_by = true; break;
+        case 'i':
+            if (!tl_parser_find(optarg)) {
+                fprintf(stderr, "tasklens run: unknown format '%s' (see `tasklens formats`)\n",
+                        optarg);
+                goto out;
             }
+            format = optarg;
             break;
-        case 'n': instance = optarg; break;
+        case 'n': flags_run.instance = optarg; break;
         case 'S': stats_path = optarg; break;
-        case 'h': run_usage(stdout); return TL_EXIT_OK;
+        case 'q': set_quiet = true; break;
+        case 'h': run_usage(stdout); free(R); return TL_EXIT_OK;
         default: {
             int r = tl_influx_option(c, optarg, &sc, "tasklens run");
-            if (r == 0) r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens run");
-            if (r <= 0) {
-                if (r == 0) run_usage(stderr);
-                return TL_EXIT_USAGE;
-            }
+            if (r == 0) goto usage;
+            if (r < 0) goto out;
         }
         }
     }
-    bool to_influx = sc.http.db || sc.http.bucket || sc.http.org;
-    if (!path || optind != argc || (!to_influx && !lines_out) || flush_ms < 10 ||
-        cumulative_s < 1 || window_s < 0) {
-        run_usage(stderr);
-        return TL_EXIT_USAGE;
-    }
-    char err[512];
-    sc.flush_interval_ms = flush_ms;
-    struct tl_influx_sink *sink;
-    if (tl_influx_sink_open(&sc, io.quiet, &sink, "tasklens run")) return TL_EXIT_USAGE;
-    FILE *out = NULL;
-    if (!sink) {
-        out = strcmp(lines_out, "-") ? fopen(lines_out, "a") : stdout;
-        if (!out) {
-            fprintf(stderr, "tasklens run: %s: %s\n", lines_out, strerror(errno));
-            return TL_EXIT_INPUT;
+    if (optind != argc) goto usage;
+    if (R->config_path) {
+        if (run_config_load(&R->cfg, R->config_path, err, sizeof err)) {
+            fprintf(stderr, "tasklens run: %s\n", err);
+            goto out;
         }
+    } else {
+        run_config_init(&R->cfg);
     }
-    struct tl_follow *fl;
-    if (tl_follow_open(path, from_end, NULL, &fl, err, sizeof err)) {
+    /* quick flags add to (or override) the file */
+    for (int i = 0; i < nfollow; i++) {
+        struct src_settings *s = run_config_add_source(&R->cfg, SRC_FILE);
+        if (!s) goto usage;
+        s->path = follows[i];
+        if (from) s->from = from;
+        if (format) s->parser = format;
+    }
+    if (lines_out) run_config_add_sink(&R->cfg, SINK_FILE)->path = lines_out;
+    if (sc.http.db || sc.http.bucket || sc.http.org) {
+        struct sink_settings *k = run_config_add_sink(&R->cfg, SINK_INFLUX);
+        if (!k) goto usage;
+        k->url = sc.http.url;
+        k->db = sc.http.db;
+        k->rp = sc.http.rp;
+        k->user = sc.http.user;
+        k->org = sc.http.org;
+        k->bucket = sc.http.bucket;
+        k->ca_file = sc.http.ca_file;
+        k->insecure = sc.http.insecure;
+        k->gzip = sc.http.gzip;
+        k->timeout = sc.http.timeout_ms;
+        k->create_db = sc.create_db;
+        if (sc.spool.dir) k->spool_dir = sc.spool.dir;
+        k->spool_max = sc.spool.max_bytes;
+        k->spool_drop_oldest = sc.spool.drop_oldest;
+    }
+    if (set_ckdir) R->cfg.run.checkpoint_dir = flags_run.checkpoint_dir;
+    if (set_ckint) R->cfg.run.checkpoint_interval = flags_run.checkpoint_interval;
+    if (set_flush) R->cfg.run.flush_interval = flags_run.flush_interval;
+    if (set_cum) R->cfg.run.cumulative_interval = flags_run.cumulative_interval;
+    if (flags_run.instance) R->cfg.run.instance = flags_run.instance;
+    if (set_quiet) R->cfg.run.quiet = true;
+    if (set_window) R->cfg.agg.window = window;
+    if (set_by) R->cfg.agg.by = by;
+    if (run_config_validate(&R->cfg, err, sizeof err)) {
         fprintf(stderr, "tasklens run: %s\n", err);
-        tl_influx_sink_free(sink);
-        return TL_EXIT_INPUT;
+        goto usage;
     }
-    /* signals as events on a descriptor: no global flag, no async handler */
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
-    int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-
-    struct tl_output o;
-    if (tl_output_init(&o, &ao, window_s, out, sink)) {
-        fprintf(stderr, "tasklens run: bad aggregation options\n");
-        tl_follow_close(fl);
-        tl_influx_sink_free(sink);
-        return TL_EXIT_USAGE;
+    static const char *const levels[] = {"error", "warn", "info", "debug"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(R->cfg.run.log_level, levels[i])) R->level = (enum log_level)i;
+    R->quiet = R->cfg.run.quiet;
+    gethostname(R->host, sizeof R->host - 1);
+    snprintf(R->instance_buf, sizeof R->instance_buf, "%s",
+             R->cfg.run.instance ? R->cfg.run.instance : R->host);
+    R->instance = R->instance_buf;
+    R->buf = malloc(CHUNK);
+    status = TL_EXIT_INPUT;
+    if (!R->buf || lock_checkpoint_dir(R) || output_open(R)) goto out;
+    if (sinks_open(R) || sources_expand(R, &R->cfg) || restore_and_open(R)) {
+        tl_output_close(&R->out, "tasklens run", 0, NULL);
+        goto out;
     }
-    struct feed_ctx fc = {&o, {path, io.quiet, 0}};
-    struct tl_emit emit = {on_record, on_reject, &fc};
-    struct tl_parser_inst inst = {0};
-    char *buf = malloc(CHUNK);
-    bool tty = isatty(2) && !io.quiet;
-    int64_t last_flush = tl_mono_ms(), last_cum = last_flush, last_status = last_flush;
-    int status = TL_EXIT_OK;
-    bool stop = false;
-    while (!stop && buf) {
-        size_t got;
-        if (tl_follow_read(fl, buf, CHUNK, &got)) {
-            fprintf(stderr, "tasklens run: reading %s failed\n", path);
-            status = TL_EXIT_INPUT;
-            break;
-        }
-        if (got) {
-            if (!inst.p) { /* the first bytes decide the format */
-                const struct tl_parser *p = io.forced ? io.forced : tl_parser_detect(buf, got, NULL);
-                if (!p) p = tl_parser_find("wq");
-                if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit)) {
-                    status = TL_EXIT_INPUT;
-                    break;
-                }
-            }
-            inst.p->feed(inst.state, buf, got);
-        } else {
-            int64_t wait = flush_ms - (tl_mono_ms() - last_flush);
-            tl_follow_wait(fl, wait < 10 ? 10 : wait > 200 ? 200 : (int)wait);
-        }
-        int64_t now = tl_mono_ms();
-        if (now - last_cum >= cumulative_s * 1000) {
-            tl_output_cumulative(&o);
-            last_cum = now;
-        }
-        if (now - last_flush >= flush_ms) {
-            if (inst.p) {
-                const struct tl_parse_stats *ps = inst.p->stats(inst.state);
-                struct tl_summary_input in = {.path = path, .format = inst.p->name,
-                                              .lines = ps->lines, .records = ps->records,
-                                              .rejected = ps->rejected};
-                memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
-                tl_output_self(&o, instance, &in, tl_follow_stats(fl).lag);
-            }
-            tl_output_pass(&o, true);
-            last_flush = now;
-        }
-        if (tty && now - last_status >= 10000) {
-            const struct tl_parse_stats *ps = inst.p ? inst.p->stats(inst.state) : NULL;
-            fprintf(stderr, "tasklens: %llu lines, %llu records, %llu rejected, lag %llu bytes\n",
-                    ps ? (unsigned long long)ps->lines : 0ULL,
-                    ps ? (unsigned long long)ps->records : 0ULL,
-                    ps ? (unsigned long long)ps->rejected : 0ULL,
-                    (unsigned long long)tl_follow_stats(fl).lag);
-            last_status = now;
-        }
-        struct signalfd_siginfo si;
-        while (sfd >= 0 && read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-            if (si.ssi_signo == SIGHUP) {
-                struct tl_follow_pos pos = tl_follow_position(fl);
-                tl_follow_close(fl);
-                if (tl_follow_open(path, false, &pos, &fl, err, sizeof err)) {
-                    fprintf(stderr, "tasklens run: %s\n", err);
-                    status = TL_EXIT_INPUT;
-                    stop = true;
-                    fl = NULL;
-                }
-            } else {
-                stop = true;
-            }
-        }
-    }
-    if (o.sink == NULL && o.out) fflush(o.out);
-    if (tl_output_close(&o, "tasklens run", sc.spool.dir, 30000, stats_path) && !status)
+    status = run_loop(R);
+    if (tl_output_close(&R->out, "tasklens run", (long)R->cfg.run.drain_timeout, stats_path) &&
+        !status)
         status = TL_EXIT_INPUT;
-    if (out && out != stdout) fclose(out);
-    tl_parser_inst_free(&inst);
-    tl_follow_close(fl);
-    free(buf);
-    if (sfd >= 0) close(sfd);
+    goto out;
+usage:
+    run_usage(stderr);
+    status = TL_EXIT_USAGE;
+out:
+    for (int i = 0; i < R->nsrc; i++) source_free(R->src[i]);
+    if (R->lock_fd >= 0) close(R->lock_fd);
+    run_config_free(&R->cfg);
+    free(R->ckpt_dir);
+    free(R->buf);
+    free(R);
     return status;
 }

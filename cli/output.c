@@ -1,11 +1,12 @@
 #include "output.h"
 
-#include <stdlib.h>
 #include <getopt.h>
-
-#include "options.h"
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "options.h"
 
 #define PASS_BYTES (1 << 20)
 
@@ -26,18 +27,21 @@ void tl_output_pass(struct tl_output *o, bool force)
         if (tl_mono_ms() - o->last_pass_ms < 1000) return;
     }
     o->last_pass_ms = tl_mono_ms();
-    if (o->sink) {
-        if (o->buf.len) {
-            enum tl_err rc = tl_influx_sink_add(o->sink, o->buf.data, o->buf.len, o->buf_lines);
-            /* spool full: stop reading until InfluxDB takes some (backpressure) */
-            while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(o->sink, 5000);
-            if (rc) o->sink_failed = true;
-        } else {
-            tl_influx_sink_flush(o->sink); /* age out the open batch */
+    for (int i = 0; i < o->ndests; i++) {
+        struct tl_output_dest *d = &o->dests[i];
+        if (d->sink) {
+            if (o->buf.len) {
+                enum tl_err rc = tl_influx_sink_add(d->sink, o->buf.data, o->buf.len, o->buf_lines);
+                /* spool full: stop reading until InfluxDB takes some (backpressure) */
+                while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(d->sink, 5000);
+                if (rc) d->failed = true;
+            } else {
+                tl_influx_sink_flush(d->sink); /* age out the open batch */
+            }
+        } else if (o->buf.len) {
+            if (fwrite(o->buf.data, 1, o->buf.len, d->out) != o->buf.len || fflush(d->out))
+                d->failed = true;
         }
-    } else if (o->buf.len) {
-        if (fwrite(o->buf.data, 1, o->buf.len, o->out) != o->buf.len || fflush(o->out))
-            o->write_error = true;
     }
     o->buf.len = 0;
     o->buf_lines = 0;
@@ -52,12 +56,9 @@ static void on_summary(void *ctx, const struct tl_agg_window *w)
     tl_output_pass(o, false);
 }
 
-enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s,
-                           FILE *out, struct tl_influx_sink *sink)
+enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s)
 {
     memset(o, 0, sizeof *o);
-    o->out = out;
-    o->sink = sink;
     o->ao = *ao;
     o->ao.window_ns = window_s * 1000000000LL;
     snprintf(o->window_label, sizeof o->window_label, "%lds", window_s);
@@ -66,6 +67,63 @@ enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, lo
     o->ao = *tl_agg_options(o->agg); /* by[] must outlive the aggregator: its copy */
     o->last_pass_ms = tl_mono_ms();
     return TL_OK;
+}
+
+enum tl_err tl_output_add_file(struct tl_output *o, FILE *out, const char *name)
+{
+    if (o->ndests == TL_OUTPUT_MAX_DESTS) return TL_ERR_LIMIT;
+    o->dests[o->ndests++] = (struct tl_output_dest){.out = out, .name = name};
+    return TL_OK;
+}
+
+enum tl_err tl_output_add_sink(struct tl_output *o, struct tl_influx_sink *sink,
+                               const char *spool_dir)
+{
+    if (o->ndests == TL_OUTPUT_MAX_DESTS) return TL_ERR_LIMIT;
+    o->dests[o->ndests++] = (struct tl_output_dest){.sink = sink, .name = spool_dir};
+    return TL_OK;
+}
+
+bool tl_output_sync(struct tl_output *o)
+{
+    tl_output_pass(o, true);
+    bool ok = !o->buf.oom;
+    for (int i = 0; i < o->ndests; i++) {
+        struct tl_output_dest *d = &o->dests[i];
+        if (d->sink) {
+            /* the open batch is sent (2xx) or spooled; the spool reaches disk */
+            if (tl_influx_sink_flush(d->sink) || tl_influx_sink_sync(d->sink)) ok = false;
+        } else if (fflush(d->out) || (d->out != stdout && fsync(fileno(d->out)))) {
+            d->failed = true;
+        }
+        if (d->failed) ok = false;
+    }
+    return ok;
+}
+
+struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o)
+{
+    struct tl_influx_sink_stats sum = {0};
+    for (int i = 0; i < o->ndests; i++) {
+        if (!o->dests[i].sink) continue;
+        struct tl_influx_sink_stats s = tl_influx_sink_stats(o->dests[i].sink);
+        sum.points_acked += s.points_acked;
+        sum.points_dropped += s.points_dropped;
+        sum.batches_sent += s.batches_sent;
+        sum.batches_spooled += s.batches_spooled;
+        sum.batches_split += s.batches_split;
+        sum.retries += s.retries;
+        sum.http_errors += s.http_errors;
+        sum.spool.bytes += s.spool.bytes;
+        sum.spool.frames += s.spool.frames;
+        sum.spool.appended_frames += s.spool.appended_frames;
+        sum.spool.drained_frames += s.spool.drained_frames;
+        sum.spool.dropped_frames += s.spool.dropped_frames;
+        sum.spool.dropped_bytes += s.spool.dropped_bytes;
+        sum.spool.corrupt_frames += s.spool.corrupt_frames;
+        sum.spool.corrupt_bytes += s.spool.corrupt_bytes;
+    }
+    return sum;
 }
 
 void tl_output_record(void *ctx, const struct tl_record *r)
@@ -81,13 +139,24 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[5 + TL_REJ_COUNT] = {"lines", "records", "parse_errors", "lag"};
-    uint64_t values[5 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected, lag};
+    const char *names[12 + TL_REJ_COUNT] = {"lines", "records", "parse_errors", "lag"};
+    uint64_t values[12 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected, lag};
     char keys[TL_REJ_COUNT][48];
     int n = 4;
-    if (o->sink) {
-        names[n] = "spool_bytes";
-        values[n++] = tl_influx_sink_stats(o->sink).spool.bytes;
+    bool sinks = false;
+    for (int i = 0; i < o->ndests; i++) sinks |= o->dests[i].sink != NULL;
+    if (sinks) {
+        struct tl_influx_sink_stats ss = tl_output_sink_stats(o);
+        static const char *const sink_names[] = {"spool_bytes", "spool_frames", "points_acked",
+                                                 "points_dropped", "http_errors", "retries",
+                                                 "spool_dropped_frames", "spool_corrupt_frames"};
+        uint64_t sink_values[] = {ss.spool.bytes, ss.spool.frames, ss.points_acked,
+                                  ss.points_dropped, ss.http_errors, ss.retries,
+                                  ss.spool.dropped_frames, ss.spool.corrupt_frames};
+        for (int i = 0; i < 8; i++) {
+            names[n] = sink_names[i];
+            values[n++] = sink_values[i];
+        }
     }
     for (int rj = 0; rj < TL_REJ_COUNT; rj++) {
         if (!in->rejected_by[rj]) continue;
@@ -106,48 +175,68 @@ void tl_output_cumulative(struct tl_output *o)
     tl_agg_flush(o->agg);
 }
 
-int tl_output_close(struct tl_output *o, const char *cmd, const char *spool_dir,
-                    long drain_timeout_ms, const char *stats_path)
+void tl_output_finish(struct tl_output *o)
 {
-    int status = 0;
     tl_agg_close_window(o->agg);
     tl_agg_flush(o->agg);
     tl_output_pass(o, true);
-    if (o->sink) {
-        enum tl_err drc = tl_influx_sink_drain(o->sink, drain_timeout_ms);
-        tl_influx_sink_sync(o->sink);
-        struct tl_influx_sink_stats ss = tl_influx_sink_stats(o->sink);
-        if (drc || o->sink_failed) {
-            const char *why = tl_influx_sink_fatal(o->sink);
+}
+
+static void write_stats(const struct tl_output *o, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    struct tl_influx_sink_stats ss = tl_output_sink_stats(o);
+    fprintf(f,
+            "{\"points_acked\":%llu,\"points_dropped\":%llu,\"batches_sent\":%llu,"
+            "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
+            "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
+            "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
+            "\"spool_corrupt_bytes\":%llu,\"points_unwritable\":%llu}\n",
+            (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
+            (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
+            (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
+            (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
+            (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.dropped_frames,
+            (unsigned long long)ss.spool.corrupt_frames,
+            (unsigned long long)ss.spool.corrupt_bytes,
+            (unsigned long long)o->st.rejected_unwritable);
+    fclose(f);
+}
+
+int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
+                    const char *stats_path)
+{
+    int status = 0;
+    tl_output_pass(o, true);
+    for (int i = 0; i < o->ndests; i++) {
+        struct tl_output_dest *d = &o->dests[i];
+        if (!d->sink) continue;
+        enum tl_err drc = tl_influx_sink_drain(d->sink, drain_timeout_ms);
+        tl_influx_sink_sync(d->sink);
+        struct tl_influx_sink_stats ss = tl_influx_sink_stats(d->sink);
+        if (drc || d->failed) {
+            const char *why = tl_influx_sink_fatal(d->sink);
             fprintf(stderr,
                     "%s: %llu batches (%llu bytes) remain in the spool %s; they are sent on the "
                     "next run%s%s\n",
                     cmd, (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
-                    spool_dir, why ? ": " : "", why ? why : "");
+                    d->name, why ? ": " : "", why ? why : "");
             status = 1;
         }
-        if (stats_path) {
-            FILE *f = fopen(stats_path, "w");
-            if (f) {
-                fprintf(f,
-                        "{\"points_acked\":%llu,\"points_dropped\":%llu,\"batches_sent\":%llu,"
-                        "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
-                        "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
-                        "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
-                        "\"spool_corrupt_bytes\":%llu,\"points_unwritable\":%llu}\n",
-                        (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
-                        (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
-                        (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
-                        (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
-                        (unsigned long long)ss.spool.frames,
-                        (unsigned long long)ss.spool.dropped_frames,
-                        (unsigned long long)ss.spool.corrupt_frames,
-                        (unsigned long long)ss.spool.corrupt_bytes,
-                        (unsigned long long)o->st.rejected_unwritable);
-                fclose(f);
-            }
+    }
+    if (stats_path) write_stats(o, stats_path);
+    for (int i = 0; i < o->ndests; i++) {
+        struct tl_output_dest *d = &o->dests[i];
+        if (d->sink) {
+            tl_influx_sink_free(d->sink);
+            continue;
         }
-        tl_influx_sink_free(o->sink);
+        if (fflush(d->out) || (d->out != stdout && fclose(d->out))) d->failed = true;
+        if (d->failed) {
+            fprintf(stderr, "%s: writing %s failed\n", cmd, d->name);
+            status = 1;
+        }
     }
     if (o->st.rejected_unwritable)
         fprintf(stderr,
@@ -158,8 +247,8 @@ int tl_output_close(struct tl_output *o, const char *cmd, const char *spool_dir,
         fprintf(stderr, "%s: %s\n", cmd, tl_strerror(o->agg_rc));
         status = 1;
     }
-    if (o->write_error || o->buf.oom) {
-        fprintf(stderr, "%s: writing the output failed\n", cmd);
+    if (o->buf.oom) {
+        fprintf(stderr, "%s: out of memory for the output\n", cmd);
         status = 1;
     }
     tl_agg_free(o->agg);

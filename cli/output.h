@@ -1,8 +1,9 @@
 /* Where points go, for `lines` and `run`: records become `task` and
  * `workflow` points, the aggregator's windows and cumulative summaries
- * become `task_quantiles` points, and the text goes to a file (or stdout)
- * or to the InfluxDB sink. Points are handed on when 1 MiB has gathered or
- * a second has passed, so a slow stream does not sit in memory. */
+ * become `task_quantiles` points, and the text goes to every destination:
+ * files (or stdout) and InfluxDB sinks. Points are handed on when 1 MiB has
+ * gathered or a second has passed, so a slow stream does not sit in
+ * memory. */
 #ifndef TL_CLI_OUTPUT_H
 #define TL_CLI_OUTPUT_H
 
@@ -14,9 +15,18 @@
 #include "sink.h"
 #include "summary.h"
 
+#define TL_OUTPUT_MAX_DESTS 8
+
+struct tl_output_dest {
+    FILE *out;                   /* a file destination (owned unless stdout) */
+    struct tl_influx_sink *sink; /* or an InfluxDB one (owned) */
+    const char *name;            /* file path or spool directory, for messages */
+    bool failed;                 /* sink: an add failed; file: a write failed */
+};
+
 struct tl_output {
-    FILE *out;                   /* when no sink */
-    struct tl_influx_sink *sink; /* owned */
+    struct tl_output_dest dests[TL_OUTPUT_MAX_DESTS];
+    int ndests;
     struct tl_buf buf;
     uint32_t buf_lines;
     struct tl_lp_stats st;
@@ -25,13 +35,20 @@ struct tl_output {
     char window_label[32];
     uint32_t since_clock;
     int64_t last_pass_ms;
-    bool sink_failed, write_error;
     enum tl_err agg_rc;
 };
 
-/* window_s: tumbling window length (0: none). sink may be NULL (then out). */
-enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s,
-                           FILE *out, struct tl_influx_sink *sink);
+/* window_s: tumbling window length (0: none). Then add destinations. */
+enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s);
+/* out is closed by tl_output_close unless it is stdout. */
+enum tl_err tl_output_add_file(struct tl_output *o, FILE *out, const char *name);
+/* Takes ownership of sink; spool_dir names it in messages. */
+enum tl_err tl_output_add_sink(struct tl_output *o, struct tl_influx_sink *sink,
+                               const char *spool_dir);
+/* Makes everything produced so far durable: handed on, sent or spooled,
+ * spools and files fsync'ed. true when every destination acknowledged --
+ * only then may a checkpoint say these points are safe. */
+bool tl_output_sync(struct tl_output *o);
 /* A record callback for parsers (ctx = struct tl_output *). */
 void tl_output_record(void *ctx, const struct tl_record *r);
 /* A `tasklens` self-metrics point for one input. */
@@ -41,11 +58,15 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
 void tl_output_pass(struct tl_output *o, bool force);
 /* Cumulative task_quantiles points of every group and metric, now. */
 void tl_output_cumulative(struct tl_output *o);
-/* End: closes the window, writes the cumulative points, flushes, drains the
- * sink up to drain_timeout_ms, writes stats_path (if any), reports, frees.
- * Returns 0, or 1 when points remain spooled or the output failed. */
-int tl_output_close(struct tl_output *o, const char *cmd, const char *spool_dir,
-                    long drain_timeout_ms, const char *stats_path);
+/* Writes the open window and the cumulative points (end of input). */
+void tl_output_finish(struct tl_output *o);
+/* Drains the sinks up to drain_timeout_ms, writes stats_path (the sinks'
+ * counters, if any), reports, closes the destinations, frees. Returns 0,
+ * or 1 when points remain spooled or an output failed. */
+int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
+                    const char *stats_path);
+/* Summed counters of the InfluxDB sinks. */
+struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o);
 
 int64_t tl_mono_ms(void);
 

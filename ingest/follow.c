@@ -30,6 +30,10 @@ struct tl_follow {
     bool pending_newline;  /* owed before the next file's bytes */
     int ino_fd;            /* inotify, -1 if unavailable */
     struct tl_follow_stats st;
+    /* rotated while we were down more than once: the files rotated after
+     * the checkpointed one, oldest first, read whole before the path */
+    char **chain;
+    int nchain, ichain;
 };
 
 static int open_path(struct tl_follow *f)
@@ -72,6 +76,91 @@ static bool holds_position(int fd, const struct tl_follow_pos *at)
            tail_hash(fd, at->offset, &h) && h == at->tail_hash;
 }
 
+struct chain_entry {
+    char *name;
+    struct timespec mtime;
+};
+
+static int by_mtime(const void *a, const void *b)
+{
+    const struct chain_entry *x = a, *y = b;
+    if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+    return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
+}
+
+/* Files rotated after the one we resume in: same directory, named after
+ * the path (`name.1`, `name-2026...`), not the path itself, last written
+ * after the old file. Oldest first. Compressed ones cannot be followed and
+ * are reported. */
+static void find_chain(struct tl_follow *f, DIR *d, const char *old_name,
+                       const struct stat *old)
+{
+    size_t blen = strlen(f->name);
+    struct chain_entry *c = NULL;
+    int n = 0, cap = 0;
+    struct stat live;
+    bool have_live = stat(f->path, &live) == 0;
+    rewinddir(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (strncmp(e->d_name, f->name, blen) || !strcmp(e->d_name, f->name) ||
+            !strcmp(e->d_name, old_name) || fstatat(dirfd(d), e->d_name, &st, 0) ||
+            !S_ISREG(st.st_mode) || (have_live && st.st_ino == live.st_ino) ||
+            st.st_ino == old->st_ino || by_mtime(&(struct chain_entry){NULL, st.st_mtim},
+                                                 &(struct chain_entry){NULL, old->st_mtim}) < 0)
+            continue;
+        size_t nl = strlen(e->d_name);
+        if ((nl > 3 && !strcmp(e->d_name + nl - 3, ".gz")) ||
+            (nl > 4 && !strcmp(e->d_name + nl - 4, ".zst"))) {
+            f->st.chain_skipped++;
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4;
+            struct chain_entry *nc = realloc(c, (size_t)cap * sizeof *c);
+            if (!nc) break;
+            c = nc;
+        }
+        if (!(c[n].name = strdup(e->d_name))) break;
+        c[n++].mtime = st.st_mtim;
+    }
+    if (n > 1) qsort(c, (size_t)n, sizeof *c, by_mtime);
+    f->chain = n ? malloc((size_t)n * sizeof *f->chain) : NULL;
+    for (int i = 0; i < n; i++) {
+        if (f->chain) f->chain[i] = c[i].name;
+        else free(c[i].name);
+    }
+    f->nchain = f->chain ? n : 0;
+    f->st.chain_files = (uint64_t)f->nchain;
+    free(c);
+}
+
+/* Opens the next file of the chain at 0; false when the chain is done. */
+static bool next_in_chain(struct tl_follow *f)
+{
+    while (f->ichain < f->nchain) {
+        const char *name = f->chain[f->ichain++];
+        char p[PATH_MAX];
+        size_t dlen = (size_t)(f->name - f->path);
+        snprintf(p, sizeof p, "%.*s%s", (int)dlen, f->path, name);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0) continue;
+        if (fstat(fd, &st)) {
+            close(fd);
+            continue;
+        }
+        f->fd = fd;
+        f->dev = (uint64_t)st.st_dev;
+        f->ino = (uint64_t)st.st_ino;
+        f->offset = 0;
+        f->last_was_newline = true;
+        return true;
+    }
+    return false;
+}
+
 /* The old file, rotated away while we were not running: a file in the
  * path's directory with the checkpointed identity. Opens it into f. */
 static bool find_rotated(struct tl_follow *f, const struct tl_follow_pos *at)
@@ -97,6 +186,7 @@ static bool find_rotated(struct tl_follow *f, const struct tl_follow_pos *at)
             f->ino = at->ino;
             snprintf(f->st.rotated_name, sizeof f->st.rotated_name, "%s", e->d_name);
             found = true;
+            find_chain(f, d, e->d_name, &st);
         } else {
             close(fd);
         }
@@ -172,6 +262,8 @@ void tl_follow_close(struct tl_follow *f)
     if (!f) return;
     if (f->fd >= 0) close(f->fd);
     if (f->ino_fd >= 0) close(f->ino_fd);
+    for (int i = 0; i < f->nchain; i++) free(f->chain[i]);
+    free(f->chain);
     free(f->path);
     free(f);
 }
@@ -179,6 +271,11 @@ void tl_follow_close(struct tl_follow *f)
 bool tl_follow_uses_inotify(const struct tl_follow *f)
 {
     return f->ino_fd >= 0;
+}
+
+int tl_follow_fd(const struct tl_follow *f)
+{
+    return f->ino_fd;
 }
 
 /* Leaves the current file; a newline is owed if it ended mid-line. */
@@ -199,8 +296,8 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
         f->pending_newline = false;
         return TL_OK;
     }
-    for (int attempt = 0; attempt < 3; attempt++) {
-        if (f->fd < 0) {
+    for (int attempt = 0; attempt < 3 + f->nchain; attempt++) {
+        if (f->fd < 0 && !next_in_chain(f)) {
             if (open_path(f)) return TL_OK; /* not there (yet): wait */
         }
         ssize_t n;
@@ -216,6 +313,16 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
         }
         /* At the end of what the descriptor holds: is the path still ours? */
         struct stat ps, fs;
+        if (f->ichain < f->nchain) { /* a rotated file: complete, on to the next */
+            leave_file(f);
+            if (f->pending_newline) {
+                buf[0] = '\n';
+                *got = 1;
+                f->pending_newline = false;
+                return TL_OK;
+            }
+            continue;
+        }
         if (stat(f->path, &ps)) return TL_OK; /* gone (mid-rotation): keep waiting */
         if ((uint64_t)ps.st_ino != f->ino || (uint64_t)ps.st_dev != f->dev) {
             f->st.rotations++; /* the old file is read to its end: switch */

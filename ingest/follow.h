@@ -18,7 +18,8 @@
  * when the file at the path is still that file (same identity, long
  * enough, same bytes before the offset); when it was rotated away while we
  * were down, the old file is looked for in the same directory by its
- * identity and read to its end first; when it was replaced (an inode number
+ * identity and read to its end first, then any files rotated after it
+ * (named after the path, newer, oldest first); when it was replaced (an inode number
  * reused, a file rewritten), the new file is read from the start. */
 #ifndef TL_FOLLOW_H
 #define TL_FOLLOW_H
@@ -47,6 +48,8 @@ struct tl_follow_stats {
     uint64_t lag; /* bytes in the file not yet read, at the last read */
     enum tl_follow_resume resume;
     char rotated_name[256]; /* TL_RESUME_ROTATED: the name the old file had */
+    uint64_t chain_files;   /* rotated more than once: files read between */
+    uint64_t chain_skipped; /* ... compressed ones that could not be read */
 };
 
 struct tl_follow;
@@ -64,5 +67,8 @@ void tl_follow_wait(struct tl_follow *f, int timeout_ms);
 struct tl_follow_pos tl_follow_position(const struct tl_follow *f);
 struct tl_follow_stats tl_follow_stats(const struct tl_follow *f);
 bool tl_follow_uses_inotify(const struct tl_follow *f);
+/* The inotify descriptor, to poll several files at once (then call
+ * tl_follow_wait(f, 0) to consume its events); -1 when polling. */
+int tl_follow_fd(const struct tl_follow *f);
 
 #endif

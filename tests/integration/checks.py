@@ -4,17 +4,22 @@ CI reads ("N passed, N failed")."""
 import sys
 
 _failures = []
+_passed = [0]
 
 
 def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
+    if cond:
+        _passed[0] += 1
+    else:
         _failures.append(what)
     return cond
 
 
 def finish():
-    print("%d passed, %d failed" % (0 if _failures else 1, 1 if _failures else 0))
+    print("%d checks passed, %d failed" % (_passed[0], len(_failures)))
+    for f in _failures:
+        print("  failed: " + f)
     return 1 if _failures else 0
 
 

@@ -123,6 +123,23 @@ static void resume_after_rotation(void)
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "o\nthree\nfour\n");
     tl_follow_close(f);
+    /* rotated twice while down: the old file's rest, the one rotated after
+     * it, then the path */
+    char old2[300];
+    snprintf(old2, sizeof old2, "%s.2", path);
+    usleep(20000); /* later mtimes */
+    CHECK(rename(path, old2) == 0);
+    append(path, "five\n");
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_ROTATED);
+    CHECK_EQ_INT(tl_follow_stats(f).chain_files, 1);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "o\nthree\nfour\nfive\n");
+    tl_follow_close(f);
+    unlink(old2);
+    unlink(path);
+    append(path, "four\n");
     /* the old file gone as well: the new one from its start, after the
      * newline the parser's partial line is owed */
     unlink(old);

@@ -1,0 +1,370 @@
+/* `tasklens run` settings: the option tables and the YAML layout. See
+ * run_config.h. */
+#include "run_config.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "parser.h"
+
+#define RS(f) offsetof(struct run_settings, f)
+static const struct tl_option run_options[] = {
+    {"checkpoint_dir", TL_OPT_STRING, NULL,
+     "where state is saved so a restart resumes without loss or double counting (none: no "
+     "checkpoints)",
+     RS(checkpoint_dir)},
+    {"flush_interval", TL_OPT_INT, "1000", "ms between hand-offs to the sinks", RS(flush_interval)},
+    {"cumulative_interval", TL_OPT_INT, "10", "s between cumulative task_quantiles points",
+     RS(cumulative_interval)},
+    {"checkpoint_interval", TL_OPT_INT, "5", "s between checkpoints", RS(checkpoint_interval)},
+    {"drain_timeout", TL_OPT_INT, "30000", "ms to wait at exit for InfluxDB to take the spool",
+     RS(drain_timeout)},
+    {"log_level", TL_OPT_STRING, "info", "error, warn, info or debug", RS(log_level)},
+    {"instance", TL_OPT_STRING, NULL, "`instance` tag of the self-metrics (default: host name)",
+     RS(instance)},
+    {"quiet", TL_OPT_BOOL, "false", "no status line, no rejected-line reports", RS(quiet)},
+    {0},
+};
+
+#define AS(f) offsetof(struct agg_settings, f)
+static const struct tl_option agg_options[] = {
+    {"by", TL_OPT_STRING, "source,category", "tags that group the quantiles (list)", AS(by)},
+    {"window", TL_OPT_INT, "60", "tumbling window in s over record time (0: none)", AS(window)},
+    {"alpha", TL_OPT_DOUBLE, "0.005", "relative error of the sketches", AS(alpha)},
+    {"max_keys", TL_OPT_INT, "10000", "groups kept; later ones go to `_other`", AS(max_keys)},
+    {"exact_limit", TL_OPT_INT, "10000", "values kept verbatim per sketch (exact quantiles)",
+     AS(exact_limit)},
+    {0},
+};
+
+#define SS(f) offsetof(struct src_settings, f)
+static const struct tl_option file_source_options[] = {
+    {"path", TL_OPT_STRING, NULL, "a file, or a glob (expanded at start and on SIGHUP)",
+     SS(path)},
+    {"follow", TL_OPT_BOOL, "true", "keep reading as the file grows (tail -F)", SS(follow)},
+    {"from", TL_OPT_STRING, "beginning", "beginning or end: where a first start reads from",
+     SS(from)},
+    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    {0},
+};
+static const struct tl_option dir_source_options[] = {
+    {"path", TL_OPT_STRING, NULL, "a directory; each file in it is read once", SS(path)},
+    {"recursive", TL_OPT_BOOL, "true", "also read subdirectories", SS(recursive)},
+    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    {0},
+};
+static const struct tl_option stdin_source_options[] = {
+    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    {0},
+};
+
+#define KS(f) offsetof(struct sink_settings, f)
+static const struct tl_option influx_sink_options[] = {
+    {"url", TL_OPT_STRING, "http://127.0.0.1:8086", "InfluxDB base URL (http or https)", KS(url)},
+    {"db", TL_OPT_STRING, NULL, "1.x database", KS(db)},
+    {"rp", TL_OPT_STRING, NULL, "1.x retention policy", KS(rp)},
+    {"user", TL_OPT_STRING, NULL, "1.x user", KS(user)},
+    {"password", TL_OPT_STRING, NULL, "1.x password (use ${VAR}; default $INFLUX_PASSWORD)",
+     KS(password)},
+    {"org", TL_OPT_STRING, NULL, "2.x organization", KS(org)},
+    {"bucket", TL_OPT_STRING, NULL, "2.x bucket", KS(bucket)},
+    {"token", TL_OPT_STRING, NULL, "2.x token (use ${VAR}; default $INFLUX_TOKEN)", KS(token)},
+    {"ca_file", TL_OPT_STRING, NULL, "CA bundle for https", KS(ca_file)},
+    {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", KS(insecure)},
+    {"gzip", TL_OPT_BOOL, "true", "gzip request bodies", KS(gzip)},
+    {"timeout", TL_OPT_INT, "10000", "ms per request", KS(timeout)},
+    {"create_db", TL_OPT_BOOL, "false", "create the 1.x database when missing", KS(create_db)},
+    {"batch_lines", TL_OPT_INT, "5000", "points per request at most", KS(batch_lines)},
+    {"batch_bytes", TL_OPT_SIZE, "1M", "bytes per request at most", KS(batch_bytes)},
+    {"spool_dir", TL_OPT_STRING, "tasklens-spool",
+     "where batches wait while InfluxDB is unavailable", KS(spool_dir)},
+    {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", KS(spool_max)},
+    {"spool_drop_oldest", TL_OPT_BOOL, "false",
+     "when the spool is full, drop the oldest batches (counted) instead of pausing",
+     KS(spool_drop_oldest)},
+    {0},
+};
+static const struct tl_option file_sink_options[] = {
+    {"path", TL_OPT_STRING, NULL, "file to append line protocol to ('-': stdout)", KS(path)},
+    {0},
+};
+
+struct kind {
+    const char *name;
+    int value;
+    const struct tl_option *table;
+};
+static const struct kind source_kinds[] = {
+    {"file", SRC_FILE, file_source_options},
+    {"dir", SRC_DIR, dir_source_options},
+    {"stdin", SRC_STDIN, stdin_source_options},
+    {0},
+};
+static const struct kind sink_kinds[] = {
+    {"influxdb", SINK_INFLUX, influx_sink_options},
+    {"file", SINK_FILE, file_sink_options},
+    {0},
+};
+
+void run_config_init(struct run_config *c)
+{
+    memset(c, 0, sizeof *c);
+    tl_options_defaults(run_options, &c->run);
+    tl_options_defaults(agg_options, &c->agg);
+}
+
+static const struct tl_option *source_table(enum src_kind k)
+{
+    for (const struct kind *s = source_kinds; s->name; s++)
+        if (s->value == (int)k) return s->table;
+    return NULL;
+}
+
+struct src_settings *run_config_add_source(struct run_config *c, enum src_kind kind)
+{
+    if (c->nsrc == RUN_MAX_SOURCES) return NULL;
+    struct src_settings *s = &c->src[c->nsrc++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    tl_options_defaults(source_table(kind), s);
+    return s;
+}
+
+struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind kind)
+{
+    if (c->nsink == RUN_MAX_SINKS) return NULL;
+    struct sink_settings *s = &c->sink[c->nsink++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    tl_options_defaults(kind == SINK_INFLUX ? influx_sink_options : file_sink_options, s);
+    return s;
+}
+
+/* The `type:` of a list entry. */
+static const struct kind *entry_kind(const struct tl_cfg_doc *d, const struct tl_cfg_node *m,
+                                     const struct kind *kinds, const char *where, char *err,
+                                     size_t errlen)
+{
+    if (m->kind != TL_CFG_MAP) {
+        snprintf(err, errlen, "%s:%d: %s must be a mapping with a `type`", d->path, m->line, where);
+        return NULL;
+    }
+    const struct tl_cfg_node *t = tl_cfg_get(m, "type");
+    if (!t || t->kind != TL_CFG_SCALAR) {
+        snprintf(err, errlen, "%s:%d: %s: `type` is missing", d->path, m->line, where);
+        return NULL;
+    }
+    for (const struct kind *k = kinds; k->name; k++)
+        if (!strcmp(k->name, t->scalar)) return k;
+    char known[128] = "";
+    for (const struct kind *k = kinds; k->name; k++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                 k == kinds ? "" : ", ", k->name);
+    snprintf(err, errlen, "%s:%d: %s: type '%s' is not one of %s", d->path, t->line, where,
+             t->scalar, known);
+    return NULL;
+}
+
+static enum tl_err load_list(struct run_config *c, const char *key, char *err, size_t errlen)
+{
+    const struct tl_cfg_doc *d = &c->doc;
+    const struct tl_cfg_node *list = tl_cfg_get(d->root, key);
+    if (!list) return TL_OK;
+    if (list->kind != TL_CFG_SEQ) {
+        snprintf(err, errlen, "%s:%d: %s: a list is expected (entries start with '- ')", d->path,
+                 list->line, key);
+        return TL_ERR_USAGE;
+    }
+    bool sources = !strcmp(key, "sources");
+    for (size_t i = 0; i < list->n; i++) {
+        const struct tl_cfg_node *m = list->items[i];
+        char where[64];
+        snprintf(where, sizeof where, "%s[%zu]", key, i);
+        const struct kind *k = entry_kind(d, m, sources ? source_kinds : sink_kinds, where, err,
+                                          errlen);
+        if (!k) return TL_ERR_USAGE;
+        snprintf(where, sizeof where, "%s[%zu] (%s)", key, i, k->name);
+        static const char *const skip_src[] = {"type", "options", NULL};
+        static const char *const skip_sink[] = {"type", NULL};
+        void *cfg;
+        if (sources) {
+            struct src_settings *s = run_config_add_source(c, (enum src_kind)k->value);
+            if (!s) {
+                snprintf(err, errlen, "%s:%d: more than %d sources", d->path, m->line,
+                         RUN_MAX_SOURCES);
+                return TL_ERR_LIMIT;
+            }
+            s->line = m->line;
+            s->parser_options = tl_cfg_get(m, "options");
+            cfg = s;
+        } else {
+            struct sink_settings *s = run_config_add_sink(c, (enum sink_kind)k->value);
+            if (!s) {
+                snprintf(err, errlen, "%s:%d: more than %d sinks", d->path, m->line,
+                         RUN_MAX_SINKS);
+                return TL_ERR_LIMIT;
+            }
+            s->line = m->line;
+            cfg = s;
+        }
+        enum tl_err rc = tl_cfg_apply(d, m, k->table, cfg, where, sources ? skip_src : skip_sink,
+                                      err, errlen);
+        if (rc) return rc;
+        if (sources) {
+            struct src_settings *s = cfg;
+            if (s->kind != SRC_STDIN && !s->path) {
+                snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
+                return TL_ERR_USAGE;
+            }
+            if (s->kind == SRC_FILE && strcmp(s->from, "beginning") && strcmp(s->from, "end")) {
+                snprintf(err, errlen, "%s:%d: %s: from: '%s' is not beginning or end", d->path,
+                         tl_cfg_key_line(m, "from"), where, s->from);
+                return TL_ERR_USAGE;
+            }
+            if (strcmp(s->parser, "auto") && !tl_parser_find(s->parser)) {
+                snprintf(err, errlen, "%s:%d: %s: parser: '%s' is not a known format (see "
+                         "`tasklens formats`)",
+                         d->path, tl_cfg_key_line(m, "parser"), where, s->parser);
+                return TL_ERR_USAGE;
+            }
+            if (s->parser_options) {
+                const struct tl_parser *p = tl_parser_find(s->parser);
+                if (!p) {
+                    snprintf(err, errlen, "%s:%d: %s: parser options need a named parser, not "
+                             "auto",
+                             d->path, s->parser_options->line, where);
+                    return TL_ERR_USAGE;
+                }
+                /* validated here against a scratch config; applied when the
+                 * parser is set up */
+                _Alignas(16) char scratch[1024] = {0};
+                char pw[96];
+                snprintf(pw, sizeof pw, "%s options", where);
+                if (p->config_size > sizeof scratch) return TL_ERR_INTERNAL;
+                tl_options_defaults(p->options, scratch);
+                rc = tl_cfg_apply(d, s->parser_options, p->options, scratch, pw, NULL, err,
+                                  errlen);
+                if (rc) return rc;
+            }
+        } else {
+            struct sink_settings *s = cfg;
+            if (s->kind == SINK_FILE && !s->path) {
+                snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
+                return TL_ERR_USAGE;
+            }
+            if (s->kind == SINK_INFLUX && !s->db && !(s->org && s->bucket)) {
+                snprintf(err, errlen, "%s:%d: %s: name a database (`db`, InfluxDB 1.x) or "
+                         "`org` and `bucket` (2.x)",
+                         d->path, m->line, where);
+                return TL_ERR_USAGE;
+            }
+        }
+    }
+    return TL_OK;
+}
+
+enum tl_err run_config_load(struct run_config *c, const char *path, char *err, size_t errlen)
+{
+    run_config_init(c);
+    c->file = path;
+    enum tl_err rc = tl_cfg_load(path, &c->doc, err, errlen);
+    if (rc) return rc;
+    static const char *const top_skip[] = {"sources", "sinks", "aggregate", NULL};
+    rc = tl_cfg_apply(&c->doc, c->doc.root, run_options, &c->run, "top level", top_skip, err,
+                      errlen);
+    if (rc) {
+        /* name the list keys too when a top-level key is unknown */
+        char *known = strstr(err, "(known: ");
+        if (known && strlen(err) + 40 < errlen) {
+            size_t at = strlen(err) - 1;
+            snprintf(err + at, errlen - at, ", sources, sinks, aggregate)");
+        }
+        return rc;
+    }
+    const struct tl_cfg_node *agg = tl_cfg_get(c->doc.root, "aggregate");
+    if (agg && (rc = tl_cfg_apply(&c->doc, agg, agg_options, &c->agg, "aggregate", NULL, err,
+                                  errlen)))
+        return rc;
+    if ((rc = load_list(c, "sources", err, errlen)) || (rc = load_list(c, "sinks", err, errlen)))
+        return rc;
+    return run_config_validate(c, err, errlen);
+}
+
+enum tl_err run_config_validate(const struct run_config *c, char *err, size_t errlen)
+{
+    const char *f = c->file ? c->file : "command line";
+    if (!c->nsrc) {
+        snprintf(err, errlen, "%s: no sources (give `sources:` or --follow PATH)", f);
+        return TL_ERR_USAGE;
+    }
+    if (!c->nsink) {
+        snprintf(err, errlen, "%s: no sinks (give `sinks:`, --influx-db/--influx-bucket or "
+                 "--lines-out)", f);
+        return TL_ERR_USAGE;
+    }
+    int stdin_sources = 0;
+    for (int i = 0; i < c->nsrc; i++) stdin_sources += c->src[i].kind == SRC_STDIN;
+    if (stdin_sources > 1) {
+        snprintf(err, errlen, "%s: stdin can be a source only once", f);
+        return TL_ERR_USAGE;
+    }
+    struct {
+        const char *name;
+        long long v, min, max;
+    } ranges[] = {
+        {"flush_interval", c->run.flush_interval, 10, 3600000},
+        {"cumulative_interval", c->run.cumulative_interval, 1, 86400},
+        {"checkpoint_interval", c->run.checkpoint_interval, 1, 86400},
+        {"drain_timeout", c->run.drain_timeout, 0, 86400000},
+        {"aggregate.window", c->agg.window, 0, 86400 * 366},
+        {"aggregate.max_keys", c->agg.max_keys, 1, 100000000},
+        {"aggregate.exact_limit", c->agg.exact_limit, 0, 100000000},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++)
+        if (ranges[i].v < ranges[i].min || ranges[i].v > ranges[i].max) {
+            snprintf(err, errlen, "%s: %s: %lld is outside %lld..%lld", f, ranges[i].name,
+                     ranges[i].v, ranges[i].min, ranges[i].max);
+            return TL_ERR_USAGE;
+        }
+    if (!(c->agg.alpha > 0 && c->agg.alpha < 0.5)) {
+        snprintf(err, errlen, "%s: aggregate.alpha: %g is outside (0, 0.5)", f, c->agg.alpha);
+        return TL_ERR_USAGE;
+    }
+    static const char *const levels[] = {"error", "warn", "info", "debug"};
+    bool level_ok = false;
+    for (int i = 0; i < 4; i++) level_ok |= !strcmp(c->run.log_level, levels[i]);
+    if (!level_ok) {
+        snprintf(err, errlen, "%s: log_level: '%s' is not error, warn, info or debug", f,
+                 c->run.log_level);
+        return TL_ERR_USAGE;
+    }
+    return TL_OK;
+}
+
+void run_config_free(struct run_config *c)
+{
+    tl_cfg_free(&c->doc);
+}
+
+void run_config_help(FILE *out)
+{
+    fprintf(out, "Settings of `tasklens run -c FILE` (YAML). Values may use ${VAR} or "
+                 "${VAR:-default}.\n\ntop level:\n");
+    tl_options_help(run_options, "", out);
+    fprintf(out, "\naggregate:\n");
+    tl_options_help(agg_options, "", out);
+    for (const struct kind *k = source_kinds; k->name; k++) {
+        fprintf(out, "\nsources: - type: %s\n", k->name);
+        tl_options_help(k->table, "", out);
+        fprintf(out, "  %-22s the parser's own options (below)\n", "options");
+    }
+    for (const struct kind *k = sink_kinds; k->name; k++) {
+        fprintf(out, "\nsinks: - type: %s\n", k->name);
+        tl_options_help(k->table, "", out);
+    }
+    for (int i = 0; tl_parsers[i]; i++) {
+        fprintf(out, "\nparser %s (%s), under a source's `options:`\n", tl_parsers[i]->name,
+                tl_parsers[i]->help);
+        tl_options_help(tl_parsers[i]->options, "", out);
+    }
+}

@@ -1,0 +1,106 @@
+/* What `tasklens run` is told to do, from a YAML file (-c) or from quick
+ * flags: sources, sinks, aggregation and run settings. Every setting is
+ * declared once, in the option tables of run_config.c, which drive the
+ * YAML reader, validation and `tasklens run --help-config`.
+ *
+ *   sources:                      # one or more
+ *     - type: file                # file | dir | stdin
+ *       path: /var/log/wq/run*.log # a path or a glob
+ *       follow: true
+ *       from: beginning           # or end (first start only)
+ *       parser: auto              # or a name from `tasklens formats`
+ *       options: {max_line: 4M}   # the parser's own options
+ *   sinks:                        # one or more
+ *     - type: influxdb
+ *       url: http://127.0.0.1:8086
+ *       db: tasklens              # 1.x; or org + bucket (2.x)
+ *       token: ${INFLUX_TOKEN}
+ *     - type: file
+ *       path: points.lp
+ *   aggregate: {by: [source, category], window: 60}
+ *   checkpoint_dir: /var/lib/tasklens
+ *   flush_interval: 1000
+ */
+#ifndef TL_RUN_CONFIG_H
+#define TL_RUN_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "options.h"
+
+#define RUN_MAX_SOURCES 64
+#define RUN_MAX_SINKS 8
+
+struct run_settings {
+    const char *checkpoint_dir;
+    long long flush_interval;      /* ms */
+    long long cumulative_interval; /* s */
+    long long checkpoint_interval; /* s */
+    long long drain_timeout;       /* ms, at exit */
+    const char *log_level;
+    const char *instance;
+    bool quiet;
+};
+
+struct agg_settings {
+    const char *by;
+    long long window; /* s */
+    double alpha;
+    long long max_keys;
+    long long exact_limit;
+};
+
+enum src_kind { SRC_FILE, SRC_DIR, SRC_STDIN };
+
+struct src_settings {
+    enum src_kind kind;
+    const char *path;
+    bool follow;
+    const char *from;
+    const char *parser;
+    bool recursive;
+    const struct tl_cfg_node *parser_options; /* may be NULL */
+    int line;                                 /* where it was declared, 0 for flags */
+};
+
+enum sink_kind { SINK_INFLUX, SINK_FILE };
+
+struct sink_settings {
+    enum sink_kind kind;
+    const char *url, *db, *rp, *user, *password, *org, *bucket, *token, *ca_file;
+    bool insecure, gzip, create_db, spool_drop_oldest;
+    long long timeout, batch_lines;
+    size_t spool_max, batch_bytes;
+    const char *spool_dir;
+    const char *path; /* file */
+    int line;
+};
+
+struct run_config {
+    struct tl_cfg_doc doc; /* owns the strings when loaded from a file */
+    const char *file;      /* NULL: from flags */
+    struct run_settings run;
+    struct agg_settings agg;
+    struct src_settings src[RUN_MAX_SOURCES];
+    int nsrc;
+    struct sink_settings sink[RUN_MAX_SINKS];
+    int nsink;
+};
+
+/* Defaults everywhere, no sources or sinks. */
+void run_config_init(struct run_config *c);
+/* Loads and validates a file; err names file:line and key. */
+enum tl_err run_config_load(struct run_config *c, const char *path, char *err, size_t errlen);
+/* Adds a source / sink with defaults (for flags). NULL when full. */
+struct src_settings *run_config_add_source(struct run_config *c, enum src_kind kind);
+struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind kind);
+/* Checks what flags and files both need: at least one source and sink,
+ * values in range. */
+enum tl_err run_config_validate(const struct run_config *c, char *err, size_t errlen);
+void run_config_free(struct run_config *c);
+/* Every setting with its type, default and help. */
+void run_config_help(FILE *out);
+
+#endif
