@@ -18,7 +18,9 @@ static void usage(FILE *out)
             "commands:\n"
             "  summary INPUT...   per-category task counts, results and resource quantiles\n"
             "  lines INPUT...     InfluxDB line protocol (task and task_quantiles points)\n"
-            "  run --follow PATH  follow a live log and push points continuously\n"
+            "  run -c FILE        the daemon: follow logs, push points continuously\n"
+            "  run --follow PATH  the same, configured by flags\n"
+            "  check -c FILE      validate a run configuration and try its sources and sinks\n"
             "  formats            list the input formats tasklens reads\n"
             "  version            print the version\n"
             "\n"
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "summary")) return tl_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "lines")) return tl_cmd_lines(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check")) return tl_cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "formats")) return cmd_formats();
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("tasklens %s\n", TASKLENS_VERSION);

@@ -234,9 +234,12 @@ enum tl_err tl_cfg_parse(const char *name, const char *text, size_t len, struct 
     if (!yaml_parser_initialize(&p)) return TL_ERR_NOMEM;
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     if (!yaml_parser_load(&p, &y)) {
-        snprintf(err, errlen, "%s:%d:%d: %s%s%s", name, (int)p.problem_mark.line + 1,
-                 (int)p.problem_mark.column + 1, p.problem ? p.problem : "not valid YAML",
-                 p.context ? " " : "", p.context ? p.context : "");
+        char ctx[160] = "";
+        if (p.context)
+            snprintf(ctx, sizeof ctx, " %s (started on line %d)", p.context,
+                     (int)p.context_mark.line + 1);
+        snprintf(err, errlen, "%s:%d:%d: %s%s", name, (int)p.problem_mark.line + 1,
+                 (int)p.problem_mark.column + 1, p.problem ? p.problem : "not valid YAML", ctx);
         yaml_parser_delete(&p);
         return TL_ERR_USAGE;
     }

@@ -1,0 +1,229 @@
+/* tasklens check -c FILE: is this configuration going to work?
+ *
+ * Loads and validates the file (errors name file:line and key), then looks
+ * at each part the way `run` would use it and says what it found: each
+ * source's files (present, size, detected format), each InfluxDB sink
+ * (reachable, database or bucket present, credentials accepted -- through
+ * an empty write, which stores nothing), each file sink and directory
+ * (writable), the checkpoint (present, readable). Secrets are reported as
+ * set or not set, never shown. Exit 0 when everything is usable, 1 when a
+ * part is not, 2 when the file itself is wrong. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "cli.h"
+#include "http.h"
+#include "parser.h"
+#include "run_config.h"
+
+static void say(int *problems, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(int *problems, bool ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(ok ? "  ok    " : "  FAIL  ", stdout);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    if (!ok) (*problems)++;
+}
+
+/* The directory part of path is writable (or creatable). */
+static bool dir_writable(const char *path, bool is_dir, char *why, size_t cap)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (!is_dir) {
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        else snprintf(dir, sizeof dir, ".");
+    }
+    struct stat st;
+    while (stat(dir, &st) && errno == ENOENT) { /* the nearest existing parent */
+        char *slash = strrchr(dir, '/');
+        if (!slash) {
+            snprintf(dir, sizeof dir, ".");
+            break;
+        }
+        *slash = '\0';
+        if (!dir[0]) snprintf(dir, sizeof dir, "/");
+    }
+    if (access(dir, W_OK)) {
+        snprintf(why, cap, "%.400s: %s", dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static void check_source(int *pr, const struct src_settings *s, int i)
+{
+    if (s->kind == SRC_STDIN) {
+        say(pr, true, "sources[%d]: stdin (parser %s)", i, s->parser);
+        return;
+    }
+    glob_t g;
+    int gr = glob(s->path, GLOB_BRACE, NULL, &g);
+    size_t n = gr == 0 ? g.gl_pathc : 0;
+    if (!n) {
+        bool wild = strpbrk(s->path, "*?[{") != NULL;
+        say(pr, s->follow && s->kind == SRC_FILE,
+            "sources[%d]: %s: %s", i, s->path,
+            s->follow && s->kind == SRC_FILE
+                ? (wild ? "matches no file yet (expanded again on SIGHUP)"
+                        : "does not exist yet; it is waited for")
+                : "does not exist");
+    }
+    for (size_t k = 0; k < n; k++) {
+        const char *p = g.gl_pathv[k];
+        char head[65536];
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            say(pr, false, "sources[%d]: %s: %s", i, p, strerror(errno));
+            continue;
+        }
+        struct stat st;
+        fstat(fd, &st);
+        ssize_t got = read(fd, head, sizeof head);
+        close(fd);
+        const struct tl_parser *fmt =
+            strcmp(s->parser, "auto") ? tl_parser_find(s->parser)
+                                      : tl_parser_detect(head, got > 0 ? (size_t)got : 0, NULL);
+        say(pr, fmt || got <= 0, "sources[%d]: %s: %lld bytes, format %s%s", i, p,
+            (long long)st.st_size, fmt ? fmt->name : "not recognized",
+            strcmp(s->parser, "auto") ? " (named)" : got > 0 ? " (detected)" : " (empty yet)");
+    }
+    if (gr == 0) globfree(&g);
+}
+
+static void check_influx(int *pr, const struct sink_settings *k, int i)
+{
+    struct tl_influx_cfg c;
+    tl_influx_cfg_default(&c);
+    c.url = k->url;
+    c.db = k->db;
+    c.rp = k->rp;
+    c.user = k->user;
+    c.org = k->org;
+    c.bucket = k->bucket;
+    c.version = k->db ? 1 : 2;
+    c.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
+    c.token = k->token ? k->token : getenv("INFLUX_TOKEN");
+    c.ca_file = k->ca_file;
+    c.insecure = k->insecure;
+    c.gzip = false;
+    c.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
+    char err[512];
+    struct tl_influx *h;
+    if (tl_influx_new(&c, &h, err, sizeof err)) {
+        say(pr, false, "sinks[%d] influxdb: %s", i, err);
+        return;
+    }
+    printf("  ..    sinks[%d] influxdb %s, %s%s\n", i, tl_influx_where(h),
+           c.version == 1 ? (c.user ? "user set, password " : "no user")
+                          : "token ",
+           c.version == 1 ? (c.user ? (c.password ? "set" : "NOT set") : "")
+                          : (c.token ? "set" : "NOT set"));
+    struct tl_http_reply r;
+    enum tl_http_result res = tl_influx_ping(h, &r);
+    if (res != TL_HTTP_OK) {
+        say(pr, false, "sinks[%d] influxdb: not reachable: %s", i,
+            r.message[0] ? r.message : "no answer");
+        tl_influx_free(h);
+        return;
+    }
+    say(pr, true, "sinks[%d] influxdb: reachable", i);
+    /* an empty write: the server checks the database and credentials and
+     * stores nothing */
+    res = tl_influx_write(h, "", 0, &r);
+    if (res == TL_HTTP_OK)
+        say(pr, true, "sinks[%d] influxdb: %s %s accepts writes", i, c.version == 1 ? "database" : "bucket",
+            c.version == 1 ? c.db : c.bucket);
+    else if (res == TL_HTTP_NOT_FOUND && k->create_db)
+        say(pr, true, "sinks[%d] influxdb: database %s does not exist; create_db makes it", i, c.db);
+    else
+        say(pr, false, "sinks[%d] influxdb: a write is refused (HTTP %ld): %s", i, r.status,
+            r.message[0] ? r.message : "no reason given");
+    tl_influx_free(h);
+    char why[512];
+    bool w = dir_writable(k->spool_dir, true, why, sizeof why);
+    say(pr, w, "sinks[%d] spool_dir %s: %s", i, k->spool_dir, w ? "writable" : why);
+}
+
+int tl_cmd_check(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *path = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+        if (c == 'c') path = optarg;
+        else {
+            fprintf(c == 'h' ? stdout : stderr,
+                    "usage: tasklens check -c FILE\n\nValidates a `tasklens run` configuration and "
+                    "tries each source and sink.\n");
+            return c == 'h' ? TL_EXIT_OK : TL_EXIT_USAGE;
+        }
+    }
+    if (!path || optind != argc) {
+        fprintf(stderr, "usage: tasklens check -c FILE\n");
+        return TL_EXIT_USAGE;
+    }
+    struct run_config cfg;
+    char err[1024];
+    if (run_config_load(&cfg, path, err, sizeof err)) {
+        fprintf(stderr, "tasklens check: %s\n", err);
+        run_config_free(&cfg);
+        return TL_EXIT_USAGE;
+    }
+    int problems = 0, *pr = &problems;
+    printf("%s: valid (%d sources, %d sinks)\n", path, cfg.nsrc, cfg.nsink);
+    for (int i = 0; i < cfg.nsrc; i++) check_source(pr, &cfg.src[i], i);
+    for (int i = 0; i < cfg.nsink; i++) {
+        const struct sink_settings *k = &cfg.sink[i];
+        if (k->kind == SINK_INFLUX) {
+            check_influx(pr, k, i);
+        } else if (strcmp(k->path, "-")) {
+            char why[512];
+            bool ok = dir_writable(k->path, false, why, sizeof why);
+            say(pr, ok, "sinks[%d] file %s: %s", i, k->path, ok ? "writable" : why);
+        } else {
+            say(pr, true, "sinks[%d] file: stdout", i);
+        }
+    }
+    if (cfg.run.checkpoint_dir) {
+        char ck[4200], why[512];
+        snprintf(ck, sizeof ck, "%s/tasklens.ckpt", cfg.run.checkpoint_dir);
+        struct tl_ckpt cp;
+        enum tl_err rc = tl_ckpt_load(ck, &cp, err, sizeof err);
+        if (rc == TL_OK) {
+            say(pr, true, "checkpoint %s: readable, %zu sections (a restart resumes from it)", ck,
+                cp.nsections);
+            tl_ckpt_free(&cp);
+        } else if (rc == TL_ERR_OPEN) {
+            bool ok = dir_writable(cfg.run.checkpoint_dir, true, why, sizeof why);
+            say(pr, ok, "checkpoint_dir %s: %s", cfg.run.checkpoint_dir,
+                ok ? "no checkpoint yet; writable" : why);
+        } else {
+            say(pr, false, "checkpoint: %s", err);
+        }
+    } else {
+        printf("  ..    no checkpoint_dir: a restart reads the sources again from where `from` "
+               "says\n");
+    }
+    run_config_free(&cfg);
+    printf("%s\n", problems ? "problems found" : "everything usable");
+    return problems ? TL_EXIT_INPUT : TL_EXIT_OK;
+}
