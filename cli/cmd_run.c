@@ -46,10 +46,12 @@
 #include "bytes.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "dirwatch.h"
 #include "follow.h"
 #include "intern.h"
 #include "input.h"
 #include "output.h"
+#include "reader.h"
 #include "run_config.h"
 
 #define CHUNK (256 * 1024)
@@ -67,9 +69,13 @@ struct feed_ctx { /* the parser's emit context */
 
 struct source {
     struct src_settings cfg;
-    char *path;   /* the file (a glob expanded); NULL for stdin */
+    char *path;   /* the file (a glob expanded) or directory; NULL for stdin */
     char key[64]; /* checkpoint section: "s:" + hash of the path */
     struct tl_follow *fl;
+    struct tl_dirwatch *dw;    /* a directory: each file read once */
+    const char *cur;           /* the directory's file being read, for reports */
+    struct tl_parse_stats dir_stats; /* summed over the directory's files */
+    const char *dir_format;
     bool done;     /* read once and finished (not followed, or stdin at EOF) */
     bool finished; /* the parser's finish() ran */
     struct tl_parser_inst inst;
@@ -150,7 +156,8 @@ static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *
 {
     struct feed_ctx *fc = ctx;
     if (fc->R->quiet || fc->src->reported++ >= MAX_REPORTS) return;
-    fprintf(stderr, "%s:%llu: %s%s%s%s\n", fc->src->path ? fc->src->path : "stdin",
+    fprintf(stderr, "%s:%llu: %s%s%s%s\n",
+            fc->src->cur ? fc->src->cur : fc->src->path ? fc->src->path : "stdin",
             (unsigned long long)line, tl_reject_str(why), detail ? " (" : "", detail ? detail : "",
             detail ? ")" : "");
 }
@@ -177,6 +184,7 @@ static void source_free(struct source *s)
 {
     if (!s) return;
     tl_follow_close(s->fl);
+    tl_dirwatch_close(s->dw);
     tl_parser_inst_free(&s->inst);
     free(s->path);
     free(s);
@@ -206,6 +214,13 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
 {
     if (!s->path) return TL_OK; /* stdin */
     char err[512];
+    if (s->cfg.kind == SRC_DIR) {
+        if (tl_dirwatch_open(s->path, s->cfg.recursive, 1000, &s->dw, err, sizeof err)) {
+            logm(R, LOG_ERROR, "%s", err);
+            return TL_ERR_OPEN;
+        }
+        return TL_OK;
+    }
     bool from_end = !strcmp(s->cfg.from, "end");
     if (tl_follow_open(s->path, from_end, at, &s->fl, err, sizeof err)) {
         logm(R, LOG_ERROR, "%s", err);
@@ -227,10 +242,51 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
     return TL_OK;
 }
 
+/* A directory's next settled file, read whole through its own parser (the
+ * files are independent documents: a metadata file per quantum). */
+static size_t dir_step(struct runner *R, struct source *s)
+{
+    const char *path = tl_dirwatch_next(s->dw);
+    if (!path) return 0;
+    char err[512];
+    struct tl_reader *rd;
+    if (tl_reader_open(path, &rd, err, sizeof err)) {
+        logm(R, LOG_WARN, "%s", err);
+        return 1;
+    }
+    struct tl_parser_inst keep = s->inst;
+    memset(&s->inst, 0, sizeof s->inst);
+    s->cur = path;
+    size_t total = 0, got;
+    enum tl_err rc;
+    while ((rc = tl_reader_read(rd, R->buf, CHUNK, &got, err, sizeof err)) == TL_OK && got) {
+        if (!s->inst.p && source_parser(R, s, R->buf, got, NULL)) break;
+        s->inst.p->feed(s->inst.state, R->buf, got);
+        total += got;
+    }
+    if (rc) logm(R, LOG_WARN, "%s: %s", path, err);
+    if (s->inst.p) {
+        s->inst.p->finish(s->inst.state);
+        const struct tl_parse_stats *ps = s->inst.p->stats(s->inst.state);
+        s->dir_stats.lines += ps->lines;
+        s->dir_stats.records += ps->records;
+        s->dir_stats.rejected += ps->rejected;
+        for (int i = 0; i < TL_REJ_COUNT; i++) s->dir_stats.rejected_by[i] += ps->rejected_by[i];
+        s->dir_format = s->inst.p->name;
+    }
+    tl_parser_inst_free(&s->inst);
+    s->inst = keep;
+    s->cur = NULL;
+    s->reported = 0;
+    tl_reader_close(rd);
+    return total ? total : 1;
+}
+
 /* Reads one chunk and feeds it. Returns the bytes read (0: nothing now). */
 static size_t source_step(struct runner *R, struct source *s)
 {
     if (s->done) return 0;
+    if (s->dw) return dir_step(R, s);
     size_t got = 0;
     if (s->path) {
         if (tl_follow_read(s->fl, R->buf, CHUNK, &got)) {
@@ -295,14 +351,23 @@ static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
 /* ---------------------------------------------------------------- checkpoints
  *
  * Sections: "agg" (the aggregator), and per source "s:<hash of path>":
- *   u8 version | u8 flags (1 done, 2 finished) | str parser name ("" none)
- *   | dev | ino | offset | tail hash | u8 mid_line | varint len | parser state */
+ *   file: u8 version | 'F' | u8 flags (1 done, 2 finished) | str parser name
+ *         ("" none) | dev | ino | offset | tail hash | u8 mid_line
+ *         | varint len | parser state
+ *   dir:  u8 version | 'D' | lines | records | rejected | the files read */
 
 #define SRC_CKPT_VERSION 1
 
 static enum tl_err source_save(const struct source *s, struct tl_buf *b)
 {
     tl_put_u8(b, SRC_CKPT_VERSION);
+    tl_put_u8(b, s->dw ? 'D' : 'F');
+    if (s->dw) {
+        tl_put_varint(b, s->dir_stats.lines);
+        tl_put_varint(b, s->dir_stats.records);
+        tl_put_varint(b, s->dir_stats.rejected);
+        return tl_dirwatch_save(s->dw, b);
+    }
     tl_put_u8(b, (uint8_t)(s->done | s->finished << 1));
     tl_put_str(b, s->inst.p ? s->inst.p->name : "");
     struct tl_follow_pos pos = {0};
@@ -400,13 +465,25 @@ static enum tl_err restore_and_open(struct runner *R)
             continue;
         }
         const uint8_t *p = sec->data, *end = sec->data + sec->len;
-        uint8_t ver, flags, mid;
+        uint8_t ver, kind, flags, mid;
+        if (!tl_get_u8(&p, end, &ver) || ver != SRC_CKPT_VERSION || !tl_get_u8(&p, end, &kind) ||
+            kind != (s->cfg.kind == SRC_DIR ? 'D' : 'F'))
+            goto corrupt;
+        if (kind == 'D') {
+            if (source_open(R, s, NULL)) goto fail;
+            if (!tl_get_varint(&p, end, &s->dir_stats.lines) ||
+                !tl_get_varint(&p, end, &s->dir_stats.records) ||
+                !tl_get_varint(&p, end, &s->dir_stats.rejected) ||
+                tl_dirwatch_restore(s->dw, p, (size_t)(end - p)))
+                goto corrupt;
+            continue;
+        }
         const char *pname;
         size_t plen;
         uint64_t slen;
         struct tl_follow_pos pos = {0};
         char name[64];
-        if (!tl_get_u8(&p, end, &ver) || ver != SRC_CKPT_VERSION || !tl_get_u8(&p, end, &flags) ||
+        if (!tl_get_u8(&p, end, &flags) ||
             !tl_get_str(&p, end, 63, &pname, &plen) || !tl_get_varint(&p, end, &pos.dev) ||
             !tl_get_varint(&p, end, &pos.ino) || !tl_get_varint(&p, end, &pos.offset) ||
             !tl_get_varint(&p, end, &pos.tail_hash) || !tl_get_u8(&p, end, &mid) ||
@@ -540,13 +617,15 @@ static void self_metrics(struct runner *R)
 {
     for (int i = 0; i < R->nsrc; i++) {
         struct source *s = R->src[i];
-        if (!s->inst.p) continue;
-        const struct tl_parse_stats *ps = s->inst.p->stats(s->inst.state);
-        struct tl_summary_input in = {.path = s->path ? s->path : "-", .format = s->inst.p->name,
+        if (!s->inst.p && !s->dir_format) continue;
+        const struct tl_parse_stats *ps = s->dw ? &s->dir_stats : s->inst.p->stats(s->inst.state);
+        struct tl_summary_input in = {.path = s->path ? s->path : "-",
+                                      .format = s->dw ? s->dir_format : s->inst.p->name,
                                       .lines = ps->lines, .records = ps->records,
                                       .rejected = ps->rejected};
         memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
-        tl_output_self(&R->out, R->instance, &in, s->fl ? tl_follow_stats(s->fl).lag : 0);
+        tl_output_self(&R->out, R->instance, &in,
+                       s->fl ? tl_follow_stats(s->fl).lag : s->dw ? tl_dirwatch_pending(s->dw) : 0);
     }
 }
 
@@ -556,8 +635,8 @@ static void status_line(struct runner *R)
     for (int i = 0; i < R->nsrc; i++) {
         struct source *s = R->src[i];
         if (s->fl) lag += tl_follow_stats(s->fl).lag;
-        if (!s->inst.p) continue;
-        const struct tl_parse_stats *ps = s->inst.p->stats(s->inst.state);
+        if (!s->inst.p && !s->dw) continue;
+        const struct tl_parse_stats *ps = s->dw ? &s->dir_stats : s->inst.p->stats(s->inst.state);
         lines += ps->lines;
         records += ps->records;
         rejected += ps->rejected;
@@ -687,7 +766,10 @@ static int run_loop(struct runner *R)
                 struct source *s = R->src[i];
                 if (s->done) continue;
                 if (!s->path) pf[np++] = (struct pollfd){0, POLLIN, 0};
-                else if (tl_follow_uses_inotify(s->fl)) pf[np++] = (struct pollfd){tl_follow_fd(s->fl), POLLIN, 0};
+                else if (s->dw) {
+                    if (tl_dirwatch_fd(s->dw) >= 0) pf[np++] = (struct pollfd){tl_dirwatch_fd(s->dw), POLLIN, 0};
+                    polling = true; /* settling files are looked at again */
+                } else if (tl_follow_uses_inotify(s->fl)) pf[np++] = (struct pollfd){tl_follow_fd(s->fl), POLLIN, 0};
                 else polling = true;
             }
             int64_t wait = rs->flush_interval - (now - last_flush);
@@ -695,8 +777,10 @@ static int run_loop(struct runner *R)
             if (polling && wait > 100) wait = 100;
             if (wait < 5) wait = 5;
             if (poll(pf, (nfds_t)np, (int)wait) > 0)
-                for (int i = 0; i < R->nsrc; i++)
-                    if (R->src[i]->fl) tl_follow_wait(R->src[i]->fl, 0); /* drain events */
+                for (int i = 0; i < R->nsrc; i++) { /* consume the events */
+                    if (R->src[i]->fl) tl_follow_wait(R->src[i]->fl, 0);
+                    if (R->src[i]->dw) tl_dirwatch_events(R->src[i]->dw);
+                }
             now = tl_mono_ms();
         }
         if (now - last_cum >= rs->cumulative_interval * 1000) {

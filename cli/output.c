@@ -35,6 +35,8 @@ void tl_output_pass(struct tl_output *o, bool force)
                 /* spool full: stop reading until InfluxDB takes some (backpressure) */
                 while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(d->sink, 5000);
                 if (rc) d->failed = true;
+                /* a forced pass is a flush tick: send now, not one tick later */
+                if (force) tl_influx_sink_flush(d->sink);
             } else {
                 tl_influx_sink_flush(d->sink); /* age out the open batch */
             }

@@ -30,7 +30,7 @@ bool tl_buf_reserve(struct tl_buf *b, size_t extra)
 
 void tl_buf_append(struct tl_buf *b, const void *p, size_t n)
 {
-    if (!tl_buf_reserve(b, n)) return;
+    if (!n || !tl_buf_reserve(b, n)) return; /* n == 0: p may be NULL */
     memcpy(b->data + b->len, p, n);
     b->len += n;
 }

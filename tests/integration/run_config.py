@@ -8,6 +8,8 @@
    database -- each says which sink and why.
 5. SIGHUP reloads the file: a sink that changed is reopened, and the
    followed file goes on where it was (nothing lost or repeated).
+6. A `dir` source: files present at start and files that appear later are
+   each read once, hidden and .tmp files never; a restart reads none again.
 
 usage: run_config.py TASKLENS DEMO_LOG
 """
@@ -170,6 +172,42 @@ def sighup_reload(tasklens, demo, tmp):
           "(want %d, none lost or repeated)" % (len(t1), len(t2), len(t1) + len(t2), len(want)))
 
 
+def dir_source(tasklens, demo, tmp):
+    d = os.path.join(tmp, "meta")
+    os.makedirs(os.path.join(d, "sub"))
+    out, cfg, ck = (os.path.join(tmp, n) for n in ("dir.lp", "dir.yaml", "dir-ck"))
+    shutil.copy(demo, os.path.join(d, "a.log"))
+    shutil.copy(demo, os.path.join(d, "sub", "b.log"))
+    with open(os.path.join(d, ".hidden"), "w") as f:
+        f.write("not read\n")
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: dir\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n"
+                "    path: %s\ncheckpoint_dir: %s\nflush_interval: 100\naggregate: {window: 0}\n" % (d, out, ck))
+    per_file = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
+
+    def tasks():
+        return sum(1 for x in open(out, encoding="utf-8") if x.startswith("task,")) if os.path.exists(out) else 0
+
+    p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)  # files settle for 1 s before they are read
+    n_two = tasks()
+    shutil.copy(demo, os.path.join(d, "sub", "c.log.tmp"))
+    os.rename(os.path.join(d, "sub", "c.log.tmp"), os.path.join(d, "sub", "c.log"))  # appears whole
+    time.sleep(2.5)
+    n_three = tasks()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    check(p.returncode == 0 and n_two == 2 * per_file and n_three == 3 * per_file,
+          "dir: the two files at start (%d task points), then the new one (%d), want %d and %d (%s)"
+          % (n_two, n_three, 2 * per_file, 3 * per_file, err.strip()[-200:]))
+    # a restart reads nothing twice: the checkpoint remembers the files
+    p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=30)
+    check(tasks() == 3 * per_file, "dir: after a restart no file is read again (%d task points)" % tasks())
+
+
 def main():
     tasklens, demo = sys.argv[1:3]
     with tempfile.TemporaryDirectory(prefix="tl-cfg-") as tmp:
@@ -177,6 +215,7 @@ def main():
         secrets_and_help(tasklens, tmp)
         check_influx(tasklens, tmp)
         sighup_reload(tasklens, demo, tmp)
+        dir_source(tasklens, demo, tmp)
     return finish()
 
 

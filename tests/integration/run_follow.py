@@ -9,7 +9,11 @@
    attempt arrives once, and the final cumulative quantiles in InfluxDB equal
    `summary` on the finished log.
 
-usage: run_follow.py TASKLENS WQ_MANAGER DEMO_LOG
+3. InfluxDB stopped for 30 s while a writer appends and `run` follows:
+   the points wait in the spool and drain when it is back; every task point
+   arrives exactly once and the spool ends empty.
+
+usage: run_follow.py TASKLENS WQ_MANAGER DEMO_LOG [GEN_WQ]
 """
 import json
 import os
@@ -120,12 +124,63 @@ def live_wq(tasklens, manager, tmp):
         check(same and len(got) >= 4, "live: final cumulative quantiles equal summary (%d categories)" % len(got))
 
 
+def outage(tasklens, gen, tmp):
+    full, log, stats = (os.path.join(tmp, n) for n in ("outage-full.log", "outage.log", "outage.json"))
+    with open(full, "wb") as f:
+        subprocess.run([gen, "6000", "6", "3", "1000"], stdout=f, check=True)
+    data = open(full, "rb").read()
+    want_tasks = 6000
+    with Influxd() as db:
+        db.query("CREATE DATABASE outage")
+        run = subprocess.Popen([tasklens, "run", "--follow", log, "--influx-url", db.url, "--influx-db", "outage",
+                                "--spool-dir", os.path.join(tmp, "outage-spool"), "--flush-interval", "200",
+                                "--checkpoint-dir", os.path.join(tmp, "outage-ckpt"),
+                                "--influx-timeout", "2000", "--stats", stats, "--quiet"])
+        t0, off, stopped_at, restarted = time.time(), 0, None, False
+        with open(log, "ab", buffering=0) as w:
+            # about 45 s of writing; influxd is down from 5 s to 35 s
+            while off < len(data):
+                n = max(1, len(data) // 450)
+                w.write(data[off:off + n])
+                off += n
+                time.sleep(0.1)
+                if stopped_at is None and time.time() - t0 > 5:
+                    db.stop()
+                    stopped_at = time.time()
+                elif stopped_at and not restarted and time.time() - stopped_at > 30:
+                    db.start()
+                    restarted = True
+        if not restarted:
+            time.sleep(max(0, 30 - (time.time() - stopped_at)))
+            db.start()
+        deadline, n = time.time() + 90, 0
+        while time.time() < deadline:
+            rows = db.rows("SELECT count(attempt) FROM task", "outage")
+            n = rows[0]["count"] if rows else 0
+            if n >= want_tasks:
+                break
+            time.sleep(0.5)
+        time.sleep(1)
+        run.send_signal(signal.SIGTERM)
+        rc = run.wait(60)
+        check(rc == 0, "outage: SIGTERM -> exit 0")
+        rows = db.rows("SELECT count(attempt) FROM task", "outage")
+        n = rows[0]["count"] if rows else 0
+        check(n == want_tasks, "outage: %d task points in InfluxDB, want %d (nothing lost)" % (n, want_tasks))
+        st = json.load(open(stats))
+        check(st["batches_spooled"] > 0 and st["spool_frames"] == 0 and st["spool_bytes"] == 0,
+              "outage: %d batches waited in the spool, which ended empty" % st["batches_spooled"])
+
+
 def main():
     tasklens, manager, demo = sys.argv[1:4]
+    gen = sys.argv[4] if len(sys.argv) > 4 else None
     with tempfile.TemporaryDirectory(prefix="tl-run-") as tmp:
         file_follow(tasklens, demo, tmp)
         if manager != "-":
             live_wq(tasklens, manager, tmp)
+        if gen:
+            outage(tasklens, gen, tmp)
     return finish()
 
 

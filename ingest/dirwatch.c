@@ -1,0 +1,271 @@
+/* A directory read file by file: see dirwatch.h.
+ *
+ * State: the set of files handed out (path -> size and mtime), a queue of
+ * settled files found by the last scan and not handed out yet, and an
+ * inotify descriptor watching every directory. A scan walks the tree with
+ * openat/fstatat; it runs when inotify said something changed, when files
+ * were waiting to settle, and at least every few seconds (a missed event,
+ * a watch limit reached). */
+#include "dirwatch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "intern.h"
+#include "map64.h"
+
+#define MAX_DEPTH 32
+#define RESCAN_MS 5000
+
+struct seen {
+    char *path;
+    uint64_t size;
+    int64_t mtime_ns;
+};
+
+struct tl_dirwatch {
+    char *dir;
+    bool recursive;
+    long settle_ms;
+    int ino_fd;
+    struct tl_map64 index; /* hash(path) -> seen index + 1 (collisions chain by probing) */
+    struct seen *seen;
+    size_t nseen, cap_seen;
+    char **queue;
+    size_t nqueue, qhead, cap_queue;
+    bool dirty;        /* inotify said something changed */
+    int64_t last_scan; /* ms */
+    uint64_t pending;
+    char current[PATH_MAX];
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Index of path in seen, or -1. Keys are hash(path) with linear re-hash
+ * on collision (different path under the same key). */
+static long seen_find(const struct tl_dirwatch *w, const char *path, uint64_t *key_out)
+{
+    uint64_t key = tl_hash_bytes(path, strlen(path));
+    for (;; key = tl_mix64(key + 1)) {
+        if (key == TL_MAP64_EMPTY) continue;
+        uint64_t *v = tl_map64_get(&w->index, key);
+        if (!v) {
+            if (key_out) *key_out = key;
+            return -1;
+        }
+        if (!strcmp(w->seen[*v - 1].path, path)) {
+            if (key_out) *key_out = key;
+            return (long)(*v - 1);
+        }
+    }
+}
+
+static bool seen_put(struct tl_dirwatch *w, const char *path, uint64_t size, int64_t mtime)
+{
+    uint64_t key;
+    long i = seen_find(w, path, &key);
+    if (i >= 0) {
+        w->seen[i].size = size;
+        w->seen[i].mtime_ns = mtime;
+        return true;
+    }
+    if (w->nseen == w->cap_seen) {
+        size_t cap = w->cap_seen ? w->cap_seen * 2 : 64;
+        struct seen *s = realloc(w->seen, cap * sizeof *s);
+        if (!s) return false;
+        w->seen = s;
+        w->cap_seen = cap;
+    }
+    char *p = strdup(path);
+    if (!p || !tl_map64_put(&w->index, key, w->nseen + 1)) {
+        free(p);
+        return false;
+    }
+    w->seen[w->nseen++] = (struct seen){p, size, mtime};
+    return true;
+}
+
+static void queue_push(struct tl_dirwatch *w, const char *path)
+{
+    for (size_t i = w->qhead; i < w->nqueue; i++)
+        if (!strcmp(w->queue[i], path)) return;
+    if (w->nqueue == w->cap_queue) {
+        size_t cap = w->cap_queue ? w->cap_queue * 2 : 64;
+        char **q = realloc(w->queue, cap * sizeof *q);
+        if (!q) return;
+        w->queue = q;
+        w->cap_queue = cap;
+    }
+    char *p = strdup(path);
+    if (p) w->queue[w->nqueue++] = p;
+}
+
+static void scan_dir(struct tl_dirwatch *w, const char *dir, int depth, int64_t now)
+{
+    if (w->ino_fd >= 0)
+        inotify_add_watch(w->ino_fd, dir, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_MODIFY);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        size_t nl = strlen(n);
+        if (n[0] == '.' || (nl > 4 && !strcmp(n + nl - 4, ".tmp"))) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), n, &st, 0)) continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, n) >= (int)sizeof path) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (w->recursive && depth < MAX_DEPTH) scan_dir(w, path, depth + 1, now);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode)) continue;
+        int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        long i = seen_find(w, path, NULL);
+        if (i >= 0 && w->seen[i].size == (uint64_t)st.st_size && w->seen[i].mtime_ns == mtime)
+            continue; /* handed out already, unchanged */
+        if (now - mtime < (int64_t)w->settle_ms * 1000000) {
+            w->pending++; /* still being written, perhaps */
+            continue;
+        }
+        queue_push(w, path);
+    }
+    closedir(d);
+}
+
+static void scan(struct tl_dirwatch *w)
+{
+    w->pending = 0;
+    w->dirty = false;
+    w->last_scan = now_ms();
+    scan_dir(w, w->dir, 0, wall_ns());
+}
+
+enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms,
+                             struct tl_dirwatch **out, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s", dir, S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+        return TL_ERR_OPEN;
+    }
+    struct tl_dirwatch *w = calloc(1, sizeof *w);
+    if (!w || !(w->dir = strdup(dir))) {
+        free(w);
+        return TL_ERR_NOMEM;
+    }
+    size_t l = strlen(w->dir);
+    while (l > 1 && w->dir[l - 1] == '/') w->dir[--l] = '\0';
+    w->recursive = recursive;
+    w->settle_ms = settle_ms;
+    w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    w->dirty = true;
+    *out = w;
+    return TL_OK;
+}
+
+void tl_dirwatch_close(struct tl_dirwatch *w)
+{
+    if (!w) return;
+    if (w->ino_fd >= 0) close(w->ino_fd);
+    for (size_t i = 0; i < w->nseen; i++) free(w->seen[i].path);
+    for (size_t i = w->qhead; i < w->nqueue; i++) free(w->queue[i]);
+    free(w->seen);
+    free(w->queue);
+    tl_map64_free(&w->index);
+    free(w->dir);
+    free(w);
+}
+
+const char *tl_dirwatch_next(struct tl_dirwatch *w)
+{
+    if (w->qhead == w->nqueue) {
+        w->qhead = w->nqueue = 0;
+        int64_t t = now_ms();
+        if (w->dirty || (w->pending && t - w->last_scan >= w->settle_ms / 2) ||
+            t - w->last_scan >= RESCAN_MS)
+            scan(w);
+        if (w->qhead == w->nqueue) return NULL;
+    }
+    char *p = w->queue[w->qhead++];
+    snprintf(w->current, sizeof w->current, "%s", p);
+    free(p);
+    struct stat st;
+    if (stat(w->current, &st) == 0)
+        seen_put(w, w->current, (uint64_t)st.st_size,
+                 (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    return w->current;
+}
+
+int tl_dirwatch_fd(const struct tl_dirwatch *w)
+{
+    return w->ino_fd;
+}
+
+void tl_dirwatch_events(struct tl_dirwatch *w)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (w->ino_fd >= 0 && read(w->ino_fd, buf, sizeof buf) > 0) w->dirty = true;
+}
+
+uint64_t tl_dirwatch_count(const struct tl_dirwatch *w)
+{
+    return w->nseen;
+}
+
+uint64_t tl_dirwatch_pending(const struct tl_dirwatch *w)
+{
+    return w->pending + (w->nqueue - w->qhead);
+}
+
+enum tl_err tl_dirwatch_save(const struct tl_dirwatch *w, struct tl_buf *b)
+{
+    tl_put_varint(b, w->nseen);
+    for (size_t i = 0; i < w->nseen; i++) {
+        tl_put_str(b, w->seen[i].path);
+        tl_put_varint(b, w->seen[i].size);
+        tl_put_varint(b, tl_zigzag(w->seen[i].mtime_ns));
+    }
+    return b->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+enum tl_err tl_dirwatch_restore(struct tl_dirwatch *w, const uint8_t *p, size_t len)
+{
+    const uint8_t *end = p + len;
+    uint64_t n, size, mt;
+    if (!tl_get_varint(&p, end, &n) || n > len) return TL_ERR_CORRUPT;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *s;
+        size_t sl;
+        char path[PATH_MAX];
+        if (!tl_get_str(&p, end, PATH_MAX - 1, &s, &sl) || !tl_get_varint(&p, end, &size) ||
+            !tl_get_varint(&p, end, &mt))
+            return TL_ERR_CORRUPT;
+        memcpy(path, s, sl);
+        path[sl] = '\0';
+        if (!seen_put(w, path, size, tl_unzigzag(mt))) return TL_ERR_NOMEM;
+    }
+    return p == end ? TL_OK : TL_ERR_CORRUPT;
+}

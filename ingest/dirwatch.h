@@ -1,0 +1,43 @@
+/* A directory whose files are each read once, as they appear.
+ *
+ * For inputs that arrive as many small files (LSST writes one metadata file
+ * per quantum): every regular file under the directory (recursively, if
+ * asked) is handed out once, when it has settled -- not modified for
+ * settle_ms, so a file still being written is not read half. Hidden files
+ * (`.name`) and temporary ones (`*.tmp`) are skipped.
+ *
+ * inotify on every directory wakes the caller and triggers a rescan; without
+ * inotify (or past the watch limit) the caller's periodic call rescans.
+ * What was handed out is remembered by path, size and mtime, and can be
+ * saved in a checkpoint, so a restart does not read a file twice; a file
+ * that changed afterwards (other size or mtime) is read again. */
+#ifndef TL_DIRWATCH_H
+#define TL_DIRWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "error.h"
+
+struct tl_dirwatch;
+
+enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms,
+                             struct tl_dirwatch **out, char *err, size_t errlen);
+void tl_dirwatch_close(struct tl_dirwatch *w);
+/* The next settled file not handed out before (path valid until the next
+ * call), or NULL when there is none now. The file counts as handed out. */
+const char *tl_dirwatch_next(struct tl_dirwatch *w);
+/* inotify descriptor to poll (-1: none); consume with tl_dirwatch_events. */
+int tl_dirwatch_fd(const struct tl_dirwatch *w);
+void tl_dirwatch_events(struct tl_dirwatch *w);
+/* Files handed out so far. */
+uint64_t tl_dirwatch_count(const struct tl_dirwatch *w);
+/* Files waiting to settle, at the last scan. */
+uint64_t tl_dirwatch_pending(const struct tl_dirwatch *w);
+
+enum tl_err tl_dirwatch_save(const struct tl_dirwatch *w, struct tl_buf *out);
+enum tl_err tl_dirwatch_restore(struct tl_dirwatch *w, const uint8_t *p, size_t len);
+
+#endif
