@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "input.h"
@@ -160,6 +161,7 @@ int tl_cmd_summary(int argc, char **argv)
     enum tl_err add_rc = TL_OK;
     void *ctx[2] = {s, &add_rc};
     for (int i = 0; i < ninputs; i++) {
+        io.progress = !io.quiet && isatty(2); /* a progress line for big inputs */
         enum tl_err rc = tl_read_input(argv[optind + i], &io, add_record, ctx, &infos[i]);
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;

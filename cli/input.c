@@ -1,8 +1,11 @@
 #include "input.h"
 
+#define PROGRESS_MIN_BYTES (100ULL * 1000 * 1000)
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "reader.h"
 
@@ -134,9 +137,26 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
     if (!rc) rc = tl_parser_inst_open(&inst, &emit);
     if (!rc) {
         info->format = p->name;
+        uint64_t size = tl_reader_raw_size(rd);
+        bool progress = opts->progress && size > PROGRESS_MIN_BYTES;
+        struct timespec t0, tn;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double last = 0;
+        unsigned chunks = 0;
         while (got > 0) {
             rc = p->feed(inst.state, buf, got);
             if (rc) break;
+            if (progress && (++chunks & 15) == 0) {
+                clock_gettime(CLOCK_MONOTONIC, &tn);
+                double el = (double)(tn.tv_sec - t0.tv_sec) + (tn.tv_nsec - t0.tv_nsec) * 1e-9;
+                if (el - last >= 0.25) {
+                    uint64_t at = tl_reader_raw_offset(rd);
+                    fprintf(stderr, "\r%s: %3.0f%%  %.2f / %.2f GB  %.0f MB/s ", path,
+                            100.0 * (double)at / (double)size, (double)at / 1e9, (double)size / 1e9,
+                            (double)at / 1e6 / el);
+                    last = el;
+                }
+            }
             rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
             if (rc) {
                 fprintf(stderr, "tasklens: %s: %s\n", path, err[0] ? err : tl_strerror(rc));
@@ -144,6 +164,7 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
                 break;
             }
         }
+        if (progress && last > 0) fputs("\r\033[K", stderr); /* the table starts clean */
         /* Even after a decode error, what did decode is parsed to the end. */
         enum tl_err frc = p->finish(inst.state);
         if (!rc) rc = frc;

@@ -22,6 +22,7 @@ struct tl_input_opts {
     int nsettings;
     int max_reports; /* rejected lines printed per input */
     bool quiet;
+    bool progress; /* a progress line on stderr for inputs over 100 MB */
 };
 
 /* Splits "category,host" in place into at most max tag names; the count,

@@ -122,5 +122,17 @@ w=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$tmp/t.txt")
 [ "$w" -le 100 ] && ok || bad "table is $w columns wide"
 grep -q "category=hog" "$tmp/t.txt" && ok || bad "table lacks the hog group"
 
+# a progress line on a terminal for inputs over 100 MB, none otherwise
+for i in $(seq 800); do cat "$LOG"; done >"$tmp/big.log"
+if command -v script >/dev/null; then
+    script -qc "'$TL' summary '$tmp/big.log' >/dev/null" /dev/null | tr '\r' '\n' >"$tmp/tty.txt"
+    grep -Eq "big.log: +[0-9]+%" "$tmp/tty.txt" && ok || bad "no progress line on a terminal"
+else
+    echo "SKIP: script(1) not installed; progress line on a terminal not checked"
+fi
+"$TL" summary "$tmp/big.log" >/dev/null 2>"$tmp/notty.txt"
+grep -q "%" "$tmp/notty.txt" && bad "progress printed while stderr is not a terminal" || ok
+rm -f "$tmp/big.log"
+
 echo "cli_summary: $pass passed, $fail failed"
 [ "$fail" = 0 ]
