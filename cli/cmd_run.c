@@ -76,6 +76,7 @@ struct source {
     const char *cur;           /* the directory's file being read, for reports */
     struct tl_parse_stats dir_stats; /* summed over the directory's files */
     const char *dir_format;
+    uint64_t bytes; /* read from this source, this process */
     bool done;     /* read once and finished (not followed, or stdin at EOF) */
     bool finished; /* the parser's finish() ran */
     struct tl_parser_inst inst;
@@ -263,6 +264,7 @@ static size_t dir_step(struct runner *R, struct source *s)
         if (!s->inst.p && source_parser(R, s, R->buf, got, NULL)) break;
         s->inst.p->feed(s->inst.state, R->buf, got);
         total += got;
+        s->bytes += got;
     }
     if (rc) logm(R, LOG_WARN, "%s: %s", path, err);
     if (s->inst.p) {
@@ -300,6 +302,7 @@ static size_t source_step(struct runner *R, struct source *s)
         else if (n == 0 || (errno != EAGAIN && errno != EINTR)) s->done = true;
     }
     if (got) {
+        s->bytes += got;
         if (!s->inst.p && source_parser(R, s, R->buf, got, NULL)) {
             s->done = true;
             return 0;
@@ -622,7 +625,7 @@ static void self_metrics(struct runner *R)
         struct tl_summary_input in = {.path = s->path ? s->path : "-",
                                       .format = s->dw ? s->dir_format : s->inst.p->name,
                                       .lines = ps->lines, .records = ps->records,
-                                      .rejected = ps->rejected};
+                                      .rejected = ps->rejected, .bytes = s->bytes};
         memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
         tl_output_self(&R->out, R->instance, &in,
                        s->fl ? tl_follow_stats(s->fl).lag : s->dw ? tl_dirwatch_pending(s->dw) : 0);

@@ -144,6 +144,7 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
         double last = 0;
         unsigned chunks = 0;
         while (got > 0) {
+            info->bytes += got;
             rc = p->feed(inst.state, buf, got);
             if (rc) break;
             if (progress && (++chunks & 15) == 0) {

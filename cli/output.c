@@ -141,10 +141,12 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[12 + TL_REJ_COUNT] = {"lines", "records", "parse_errors", "lag"};
-    uint64_t values[12 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected, lag};
+    const char *names[14 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+                                            "lag",      "bytes_read", "queue_bytes"};
+    uint64_t values[14 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+                                          lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
-    int n = 4;
+    int n = 6;
     bool sinks = false;
     for (int i = 0; i < o->ndests; i++) sinks |= o->dests[i].sink != NULL;
     if (sinks) {

@@ -50,6 +50,7 @@ struct tl_summary_input {
     const char *codec;  /* plain, gzip, zstd */
     uint64_t lines, records, rejected;
     uint64_t rejected_by[TL_REJ_COUNT];
+    uint64_t bytes; /* read (decoded), when the caller counts them */
     const char *const *counter_names;
     const uint64_t *counters;
     size_t ncounters;

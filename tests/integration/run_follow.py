@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`tasklens run --follow` on live files.
 
-1. A log written in pieces, rotated (rename + new file) halfway, followed
-   into a line-protocol file: every task point exactly once, SIGTERM exits 0,
+1. A log written in pieces, rotated 9 times (rename + create and
+   copytruncate in turn), followed into a line-protocol file: every task point exactly once, SIGTERM exits 0,
    and the last cumulative quantiles equal `summary` on the whole log.
 2. A real Work Queue manager (tests/integration/wq_manager.c) writes its
    transaction log while `run` follows it into a real influxd: every task
@@ -51,25 +51,35 @@ def parse_lp_cumulative(path):
 
 
 def file_follow(tasklens, demo, tmp):
+    """10 rounds: the log grows, then is rotated -- rename + create and
+    copytruncate in turn -- while `run` follows it. The writer waits a
+    little before each rotation, as logrotate's delay does: what was written
+    to a file that copytruncate empties before anyone read it is gone for
+    every follower (tail -F included), so that is not what is tested."""
+    import shutil
     log, out = os.path.join(tmp, "live.log"), os.path.join(tmp, "out.lp")
     lines = open(demo, encoding="utf-8").read().splitlines(keepends=True)
-    half = len(lines) // 2
+    rounds = 10
+    per = len(lines) // rounds + 1
     p = subprocess.Popen([tasklens, "run", "--follow", log, "--lines-out", out, "--flush-interval", "200",
                           "--window", "0", "--quiet"])
     time.sleep(0.5)  # the file does not exist yet
-    with open(log, "w") as f:
-        for i, line in enumerate(lines[:half]):
-            f.write(line)
-            if i % 100 == 0:
-                f.flush()
-                time.sleep(0.05)
-    os.rename(log, log + ".1")  # rotation
-    with open(log, "w") as f:
-        for i, line in enumerate(lines[half:]):
-            f.write(line)
-            if i % 100 == 0:
-                f.flush()
-                time.sleep(0.05)
+    for r in range(rounds):
+        with open(log, "a") as f:
+            for i, line in enumerate(lines[r * per:(r + 1) * per]):
+                f.write(line)
+                if i % 50 == 0:
+                    f.flush()
+                    time.sleep(0.02)
+        time.sleep(0.4)
+        if r == rounds - 1:
+            break
+        if r % 2 == 0:
+            os.rename(log, "%s.%d" % (log, r))  # rename + create (the next append creates it)
+        else:
+            shutil.copy(log, "%s.%d" % (log, r))  # copytruncate
+            with open(log, "r+") as f:
+                f.truncate(0)
     time.sleep(1.5)
     p.send_signal(signal.SIGTERM)
     rc = p.wait(30)
@@ -77,7 +87,7 @@ def file_follow(tasklens, demo, tmp):
     tasks = [line for line in open(out, encoding="utf-8") if line.startswith("task,")]
     want = sum(g["attempts"] for g in summary(tasklens, demo).values())
     check(len(tasks) == want and len(set(tasks)) == want,
-          "file: %d task points, %d distinct, want %d (nothing lost or repeated across the rotation)"
+          "file: %d task points, %d distinct, want %d (nothing lost or repeated across 9 rotations)"
           % (len(tasks), len(set(tasks)), want))
     got = parse_lp_cumulative(out)
     # the reference is the whole log as one input: run keeps one parser (and
