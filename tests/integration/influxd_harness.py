@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -25,12 +26,29 @@ def free_port():
 
 
 class Influxd:
-    def __init__(self, http_extra=""):
+    def __init__(self, http_extra="", tls=False):
+        """tls: serve HTTPS with a self-signed certificate for 127.0.0.1
+        (self.ca is its file, for clients that must trust it)."""
         self.dir = tempfile.mkdtemp(prefix="tl-influxd-")
         self.http_port = free_port()
         self.rpc_port = free_port()
-        self.url = "http://127.0.0.1:%d" % self.http_port
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http", self.http_port)
         self.proc = None
+        self.ca = None
+        self.ctx = None
+        if tls:
+            self.ca = os.path.join(self.dir, "cert.pem")
+            key = os.path.join(self.dir, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", key, "-out", self.ca],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            http_extra += f"""
+  https-enabled = true
+  https-certificate = "{self.ca}"
+  https-private-key = "{key}"
+"""
+            self.ctx = ssl.create_default_context(cafile=self.ca)
         cfg = f"""
 reporting-disabled = true
 bind-address = "127.0.0.1:{self.rpc_port}"
@@ -63,7 +81,7 @@ bind-address = "127.0.0.1:{self.rpc_port}"
             if self.proc.poll() is not None:
                 raise RuntimeError("influxd exited: see " + self.log.name)
             try:
-                with urllib.request.urlopen(self.url + "/ping", timeout=1) as r:
+                with urllib.request.urlopen(self.url + "/ping", timeout=1, context=self.ctx) as r:
                     if r.status == 204:
                         return self
             except (urllib.error.URLError, ConnectionError, OSError):
@@ -103,7 +121,7 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         if db:
             params["db"] = db
         data = urllib.parse.urlencode(params).encode()
-        with urllib.request.urlopen(self.url + "/query", data=data, timeout=30) as r:
+        with urllib.request.urlopen(self.url + "/query", data=data, timeout=30, context=self.ctx) as r:
             doc = json.loads(r.read())
         for res in doc.get("results", []):
             if "error" in res:
@@ -125,5 +143,5 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         req = urllib.request.Request(
             self.url + "/write?" + urllib.parse.urlencode({"db": db, "precision": precision}),
             data=body, method="POST")
-        with urllib.request.urlopen(req, timeout=60) as r:
+        with urllib.request.urlopen(req, timeout=60, context=self.ctx) as r:
             return r.status
