@@ -1604,6 +1604,18 @@ static bool get_map(const uint8_t **p, const uint8_t *end, struct tl_map64 *m)
     return true;
 }
 
+/* Keys below kmax and values below vmax (UINT64_MAX: anything). */
+static bool map_within(const struct tl_map64 *m, uint64_t kmax, uint64_t vmax)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        const struct tl_map64_slot *sl = &m->slots[i];
+        if (sl->key == TL_MAP64_EMPTY) continue;
+        if ((kmax != UINT64_MAX && sl->key >= kmax) || (vmax != UINT64_MAX && sl->val >= vmax))
+            return false;
+    }
+    return true;
+}
+
 static uint64_t wq_layout(void)
 {
     return (uint64_t)sizeof(struct task) << 32 | (uint64_t)sizeof(struct measured) << 16 |
@@ -1726,6 +1738,18 @@ static enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
     }
     if (!get_map(&p, end, &st->pid_to_run) || !get_map(&p, end, &st->host_of))
         return TL_ERR_CORRUPT;
+    /* every index and name id must point inside what was restored */
+    uint64_t nnames = tl_intern_count(st->names);
+    if (!map_within(&st->pid_to_run, UINT64_MAX, st->nruns) ||
+        !map_within(&st->host_of, nnames, nnames))
+        return TL_ERR_CORRUPT;
+    for (size_t i = 0; i < st->nruns; i++) {
+        const struct run *r = &st->runs[i];
+        if (!map_within(&r->addr_to_worker, nnames, nnames) ||
+            !map_within(&r->worker_to_addr, nnames, nnames) ||
+            !map_within(&r->worker_cores, nnames, UINT64_MAX))
+            return TL_ERR_CORRUPT;
+    }
     if (!tl_get_varint(&p, end, &n) || n > (uint64_t)(end - p) / sizeof(struct task) ||
         (long long)n > st->cfg.max_open_tasks)
         return TL_ERR_CORRUPT;
