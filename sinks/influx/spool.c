@@ -1,6 +1,8 @@
 /* The disk spool: see spool.h for the format and the guarantees. */
 #include "spool.h"
 
+#include "checkpoint.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -137,19 +139,12 @@ static bool push_seg(struct tl_spool *sp, uint64_t seq, uint64_t size)
 
 static enum tl_err write_pos(struct tl_spool *sp)
 {
-    char path[4096], tmp[4200];
+    char path[4096], line[64], err[256];
     snprintf(path, sizeof path, "%s/pos", sp->dir);
-    snprintf(tmp, sizeof tmp, "%s/pos.tmp", sp->dir);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return TL_ERR_IO;
-    char line[64];
     int n = snprintf(line, sizeof line, "%llu %llu\n",
                      (unsigned long long)(sp->nsegs ? sp->segs[0].seq : sp->next_seq),
                      (unsigned long long)(sp->nsegs ? sp->read_off : 0));
-    bool ok = write_all(fd, line, (size_t)n) && fsync(fd) == 0;
-    close(fd);
-    if (!ok || rename(tmp, path)) return TL_ERR_IO;
-    return TL_OK;
+    return tl_write_atomic(path, line, (size_t)n, err, sizeof err);
 }
 
 /* Scans one segment from `from`: counts frames, truncates a corrupt tail. */
