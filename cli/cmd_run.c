@@ -208,7 +208,9 @@ static enum tl_err source_parser(struct runner *R, struct source *s, const char 
         logm(R, LOG_ERROR, "%s", err);
         return TL_ERR_USAGE;
     }
-    return tl_parser_inst_open(&s->inst, &s->emit);
+    enum tl_err rc = tl_parser_inst_open(&s->inst, &s->emit);
+    if (!rc && p->set_name) p->set_name(s->inst.state, s->cur ? s->cur : s->path);
+    return rc;
 }
 
 static enum tl_err source_open(struct runner *R, struct source *s, const struct tl_follow_pos *at)

@@ -57,6 +57,8 @@ static void add_record(void *ctx, const struct tl_record *r)
 
 int tl_cmd_summary(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* a different table: its own options */
+        if (!strcmp(argv[i], "--lsst-summary")) return tl_cmd_lsst_summary(argc, argv);
     static const struct option longopts[] = {
         {"by", required_argument, NULL, 'b'},
         {"quantiles", required_argument, NULL, 'Q'},

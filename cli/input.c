@@ -135,6 +135,7 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
     if (!rc) rc = tl_parser_inst_init(&inst, p);
     if (!rc) rc = apply_settings(&inst, opts);
     if (!rc) rc = tl_parser_inst_open(&inst, &emit);
+    if (!rc && p->set_name) p->set_name(inst.state, path);
     if (!rc) {
         info->format = p->name;
         uint64_t size = tl_reader_raw_size(rd);

@@ -24,6 +24,8 @@ enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
 #define TL_METRICS(X)                                                                              \
     X(WALL_TIME_S, "wall_time_s", TL_UNIT_SECONDS, "wall time of the attempt (measured; else worker/lifecycle)") \
     X(CPU_TIME_S, "cpu_time_s", TL_UNIT_SECONDS, "CPU time (user + system)")                        \
+    X(USER_TIME_S, "user_time_s", TL_UNIT_SECONDS, "user CPU time")                                  \
+    X(SYSTEM_TIME_S, "system_time_s", TL_UNIT_SECONDS, "system CPU time")                            \
     X(QUEUE_TIME_S, "queue_time_s", TL_UNIT_SECONDS, "waiting/ready -> running")                    \
     X(EXEC_TIME_S, "exec_time_s", TL_UNIT_SECONDS, "running -> waiting_retrieval (lifecycle)")      \
     X(RETRIEVAL_TIME_S, "retrieval_time_s", TL_UNIT_SECONDS, "waiting_retrieval -> retrieved")      \
@@ -44,6 +46,12 @@ enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
     X(CORES_AVG, "cores_avg", TL_UNIT_COUNT, "average cores used (measured)")                       \
     X(GPUS, "gpus", TL_UNIT_COUNT, "GPUs used (measured)")                                          \
     X(CONTEXT_SWITCHES, "context_switches", TL_UNIT_COUNT, "context switches")                      \
+    X(INVOL_CONTEXT_SWITCHES, "involuntary_context_switches", TL_UNIT_COUNT,                        \
+      "involuntary context switches (when counted apart)")                                         \
+    X(MINOR_PAGE_FAULTS, "minor_page_faults", TL_UNIT_COUNT, "minor page faults")                   \
+    X(MAJOR_PAGE_FAULTS, "major_page_faults", TL_UNIT_COUNT, "major page faults")                   \
+    X(BLOCK_INPUTS, "block_inputs", TL_UNIT_COUNT, "block input operations")                        \
+    X(BLOCK_OUTPUTS, "block_outputs", TL_UNIT_COUNT, "block output operations")                     \
     X(TOTAL_PROCESSES, "total_processes", TL_UNIT_COUNT, "processes started")                       \
     X(MAX_CONCURRENT_PROCESSES, "max_concurrent_processes", TL_UNIT_COUNT, "peak concurrent processes") \
     X(TOTAL_FILES, "total_files", TL_UNIT_COUNT, "files in the sandbox")                            \

@@ -12,6 +12,9 @@ static const struct {
     [TL_REJ_BAD_JSON] = {"bad_json", "malformed JSON"},
     [TL_REJ_TRUNCATED] = {"truncated", "input ends inside a record"},
     [TL_REJ_LIMIT] = {"limit", "memory limit reached"},
+    [TL_REJ_BAD_DOCUMENT] = {"bad_document", "document does not parse"},
+    [TL_REJ_NO_RESOURCES] = {"no_resources", "document lacks the resource usage keys"},
+    [TL_REJ_TOO_LARGE] = {"too_large", "document over the size or depth limit"},
 };
 
 const char *tl_reject_str(enum tl_reject r)

@@ -16,6 +16,9 @@ enum tl_reject {
     TL_REJ_BAD_JSON,      /* a JSON object that does not parse */
     TL_REJ_TRUNCATED,     /* input ended in the middle of a unit */
     TL_REJ_LIMIT,         /* a memory bound (open tasks, names) was reached */
+    TL_REJ_BAD_DOCUMENT,  /* a whole document (YAML/JSON file) that does not parse */
+    TL_REJ_NO_RESOURCES,  /* a document that parses but lacks what a record needs */
+    TL_REJ_TOO_LARGE,     /* a document over the size or depth limit */
     TL_REJ_COUNT
 };
 

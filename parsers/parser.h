@@ -54,6 +54,9 @@ struct tl_parser {
      * with the same config. A parser without them cannot resume mid-input. */
     enum tl_err (*save)(const void *state, struct tl_buf *out);
     enum tl_err (*restore)(void *state, const uint8_t *p, size_t len);
+    /* Optional: the input's name (a file path), before the first feed, for
+     * parsers that take tags from it (LSST data ids). */
+    void (*set_name)(void *state, const char *name);
 };
 
 /* All parsers, NULL-terminated. */

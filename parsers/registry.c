@@ -5,9 +5,11 @@
 #include <string.h>
 
 extern const struct tl_parser tl_parser_wq;
+extern const struct tl_parser tl_parser_lsst;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
+    &tl_parser_lsst,
     NULL,
 };
 

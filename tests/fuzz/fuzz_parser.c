@@ -48,8 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[128];
     tl_options_set(p->options, inst.config, "max_line", "4K", err, sizeof err);
     tl_options_set(p->options, inst.config, "max_open_tasks", "64", err, sizeof err);
+    tl_options_set(p->options, inst.config, "max_nodes", "5000", err, sizeof err);
+    tl_options_set(p->options, inst.config, "max_doc", "64K", err, sizeof err);
     struct tl_emit emit = {on_record, on_reject, NULL};
     if (tl_parser_inst_open(&inst, &emit) == TL_OK) {
+        if (p->set_name)
+            p->set_name(inst.state, "repo/u/x/run/calibrateImage_metadata/9813/42/i/"
+                                    "calibrateImage_metadata_R22_S11_u_x_run.json");
         for (size_t off = 0; off < size; off += step)
             p->feed(inst.state, (const char *)data + off, size - off < step ? size - off : step);
         p->finish(inst.state);
