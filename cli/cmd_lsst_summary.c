@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "input.h"
+#include "reader.h"
 #include "numfmt.h"
 #include "quantile.h"
 
@@ -85,9 +86,32 @@ static struct label_rows *rows_for(struct collect *c, const char *label)
     return r;
 }
 
+#define MAX_REPORTS 20
+
+struct reject_ctx {
+    const char *path;
+    bool quiet;
+    int reported;
+};
+
+struct emit_ctx {
+    struct collect *col;
+    struct reject_ctx *rj;
+};
+
+/* Rejected files: `path: reason (detail)`, the first MAX_REPORTS. */
+static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
+{
+    (void)line;
+    struct reject_ctx *r = ((struct emit_ctx *)ctx)->rj;
+    if (r->quiet || r->reported++ >= MAX_REPORTS) return;
+    fprintf(stderr, "%s: %s%s%s%s\n", r->path, tl_reject_str(why), detail ? " (" : "",
+            detail ? detail : "", detail ? ")" : "");
+}
+
 static void on_record(void *ctx, const struct tl_record *r)
 {
-    struct collect *c = ctx;
+    struct collect *c = ((struct emit_ctx *)ctx)->col;
     if (r->kind != TL_REC_TASK || !r->final) return; /* one row per quantum */
     struct label_rows *row = rows_for(c, r->category ? r->category : "(unknown)");
     if (!row) return;
@@ -269,19 +293,54 @@ int tl_cmd_lsst_summary(int argc, char **argv)
     uint64_t rejected = 0, bytes = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (size_t i = 0; i < fl.n; i++) {
-        struct tl_summary_input info;
-        enum tl_err rc = tl_read_input(fl.paths[i], &io, on_record, &col, &info);
-        if (rc == TL_ERR_USAGE) {
+    /* one parser for every file: its pattern is compiled once, its buffers
+     * reused; finish() ends each document */
+    const struct tl_parser *lp = io.forced;
+    struct tl_parser_inst inst = {0};
+    struct reject_ctx rj = {NULL, io.quiet, 0};
+    struct tl_emit emit = {on_record, on_reject, NULL};
+    struct emit_ctx ec = {&col, &rj};
+    emit.ctx = &ec;
+    char err[512];
+    char *buf = malloc(TL_READ_CHUNK);
+    if (!buf || tl_parser_inst_init(&inst, lp)) status = TL_EXIT_INPUT;
+    for (int k = 0; status == TL_EXIT_OK && k < io.nsettings; k++)
+        if (tl_options_set(lp->options, inst.config, settings[k].key, settings[k].value, err,
+                           sizeof err)) {
+            fprintf(stderr, "tasklens: --lsst-%s: %s\n", settings[k].key, err);
             status = TL_EXIT_USAGE;
-            tl_input_info_free(&info);
-            break;
         }
-        if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        rejected += info.rejected;
-        bytes += info.bytes;
-        tl_input_info_free(&info);
+    if (status == TL_EXIT_OK && tl_parser_inst_open(&inst, &emit)) {
+        fprintf(stderr, "tasklens: bad --lsst-rss-unit or --lsst-path-regex\n");
+        status = TL_EXIT_USAGE;
     }
+    for (size_t i = 0; status != TL_EXIT_USAGE && inst.state && i < fl.n; i++) {
+        struct tl_reader *rd;
+        rj.path = fl.paths[i];
+        if (tl_reader_open(fl.paths[i], &rd, err, sizeof err)) {
+            fprintf(stderr, "tasklens: %s\n", err);
+            status = TL_EXIT_INPUT;
+            continue;
+        }
+        lp->set_name(inst.state, fl.paths[i]);
+        size_t got;
+        enum tl_err rc;
+        while ((rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err)) == TL_OK && got) {
+            lp->feed(inst.state, buf, got);
+            bytes += got;
+        }
+        if (rc) {
+            fprintf(stderr, "tasklens: %s: %s\n", fl.paths[i], err);
+            status = TL_EXIT_INPUT;
+        }
+        lp->finish(inst.state);
+        tl_reader_close(rd);
+    }
+    if (inst.state) rejected = lp->stats(inst.state)->rejected;
+    if (rj.reported > MAX_REPORTS)
+        fprintf(stderr, "tasklens: ... %d more rejected files not shown\n", rj.reported - MAX_REPORTS);
+    tl_parser_inst_free(&inst);
+    free(buf);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (!io.quiet)

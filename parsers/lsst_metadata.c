@@ -126,6 +126,10 @@ static bool parse_utc(const char *s, int64_t *ns)
     if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 &&
         sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
         return false;
+    /* 1970..2200: differences of two times fit in int64 nanoseconds */
+    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 24 ||
+        mi < 0 || mi > 59 || sec < 0 || sec > 61)
+        return false;
     tm.tm_year = y - 1900;
     tm.tm_mon = mo - 1;
     tm.tm_mday = d;
