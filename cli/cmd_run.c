@@ -218,7 +218,7 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
     if (!s->path) return TL_OK; /* stdin */
     char err[512];
     if (s->cfg.kind == SRC_DIR) {
-        if (tl_dirwatch_open(s->path, s->cfg.recursive, 1000, &s->dw, err, sizeof err)) {
+        if (tl_dirwatch_open(s->path, s->cfg.recursive, 1000, s->cfg.match, &s->dw, err, sizeof err)) {
             logm(R, LOG_ERROR, "%s", err);
             return TL_ERR_OPEN;
         }

@@ -50,6 +50,8 @@ static const struct tl_option file_source_options[] = {
 static const struct tl_option dir_source_options[] = {
     {"path", TL_OPT_STRING, NULL, "a directory; each file in it is read once", SS(path)},
     {"recursive", TL_OPT_BOOL, "true", "also read subdirectories", SS(recursive)},
+    {"match", TL_OPT_STRING, "*",
+     "file names to read (a glob; e.g. *_metadata* for an LSST datastore)", SS(match)},
     {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
     {0},
 };

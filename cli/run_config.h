@@ -61,6 +61,7 @@ struct src_settings {
     const char *from;
     const char *parser;
     bool recursive;
+    const char *match;
     const struct tl_cfg_node *parser_options; /* may be NULL */
     int line;                                 /* where it was declared, 0 for flags */
 };

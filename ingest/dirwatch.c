@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct tl_dirwatch {
     char *dir;
     bool recursive;
     long settle_ms;
+    char *match;
     int ino_fd;
     struct tl_map64 index; /* hash(path) -> seen index + 1 (collisions chain by probing) */
     struct seen *seen;
@@ -141,7 +143,7 @@ static void scan_dir(struct tl_dirwatch *w, const char *dir, int depth, int64_t 
             if (w->recursive && depth < MAX_DEPTH) scan_dir(w, path, depth + 1, now);
             continue;
         }
-        if (!S_ISREG(st.st_mode)) continue;
+        if (!S_ISREG(st.st_mode) || (w->match && fnmatch(w->match, n, 0))) continue;
         int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         long i = seen_find(w, path, NULL);
         if (i >= 0 && w->seen[i].size == (uint64_t)st.st_size && w->seen[i].mtime_ns == mtime)
@@ -163,7 +165,7 @@ static void scan(struct tl_dirwatch *w)
     scan_dir(w, w->dir, 0, wall_ns());
 }
 
-enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms,
+enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms, const char *match,
                              struct tl_dirwatch **out, char *err, size_t errlen)
 {
     struct stat st;
@@ -180,6 +182,10 @@ enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms,
     while (l > 1 && w->dir[l - 1] == '/') w->dir[--l] = '\0';
     w->recursive = recursive;
     w->settle_ms = settle_ms;
+    if (match && strcmp(match, "*") && !(w->match = strdup(match))) {
+        tl_dirwatch_close(w);
+        return TL_ERR_NOMEM;
+    }
     w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     w->dirty = true;
     *out = w;
@@ -194,6 +200,7 @@ void tl_dirwatch_close(struct tl_dirwatch *w)
     for (size_t i = w->qhead; i < w->nqueue; i++) free(w->queue[i]);
     free(w->seen);
     free(w->queue);
+    free(w->match);
     tl_map64_free(&w->index);
     free(w->dir);
     free(w);

@@ -23,7 +23,8 @@
 
 struct tl_dirwatch;
 
-enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms,
+/* match: a glob for file names (fnmatch; NULL or "*": every file). */
+enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms, const char *match,
                              struct tl_dirwatch **out, char *err, size_t errlen);
 void tl_dirwatch_close(struct tl_dirwatch *w);
 /* The next settled file not handed out before (path valid until the next

@@ -180,8 +180,10 @@ def dir_source(tasklens, demo, tmp):
     shutil.copy(demo, os.path.join(d, "sub", "b.log"))
     with open(os.path.join(d, ".hidden"), "w") as f:
         f.write("not read\n")
+    with open(os.path.join(d, "sub", "notes.txt"), "w") as f:
+        f.write("not a log: not matched\n")
     with open(cfg, "w") as f:
-        f.write("sources:\n  - type: dir\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n"
+        f.write("sources:\n  - type: dir\n    path: %s\n    parser: wq\n    match: '*.log'\nsinks:\n  - type: file\n"
                 "    path: %s\ncheckpoint_dir: %s\nflush_interval: 100\naggregate: {window: 0}\n" % (d, out, ck))
     per_file = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
 
@@ -197,6 +199,7 @@ def dir_source(tasklens, demo, tmp):
     n_three = tasks()
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=30)
+    check("notes.txt" not in err, "dir: names not matching `match` are not read")
     check(p.returncode == 0 and n_two == 2 * per_file and n_three == 3 * per_file,
           "dir: the two files at start (%d task points), then the new one (%d), want %d and %d (%s)"
           % (n_two, n_three, 2 * per_file, 3 * per_file, err.strip()[-200:]))
