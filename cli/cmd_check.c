@@ -106,19 +106,9 @@ static void check_source(int *pr, const struct src_settings *s, int i)
 
 static void check_influx(int *pr, const struct sink_settings *k, int i)
 {
-    struct tl_influx_cfg c;
-    tl_influx_cfg_default(&c);
-    c.url = k->url;
-    c.db = k->db;
-    c.rp = k->rp;
-    c.user = k->user;
-    c.org = k->org;
-    c.bucket = k->bucket;
-    c.version = k->db ? 1 : 2;
-    c.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
-    c.token = k->token ? k->token : getenv("INFLUX_TOKEN");
-    c.ca_file = k->ca_file;
-    c.insecure = k->insecure;
+    struct tl_influx_sink_cfg sc;
+    run_config_influx(k, 1000, &sc);
+    struct tl_influx_cfg c = sc.http;
     c.gzip = false;
     c.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
     char err[512];

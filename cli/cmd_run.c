@@ -521,33 +521,6 @@ fail:
 
 /* ---------------------------------------------------------------- sinks */
 
-static void sink_cfg_from(const struct sink_settings *k, struct tl_influx_sink_cfg *sc,
-                          long flush_ms)
-{
-    tl_influx_sink_cfg_default(sc);
-    sc->http.url = k->url;
-    sc->http.db = k->db;
-    sc->http.rp = k->rp;
-    sc->http.user = k->user;
-    sc->http.org = k->org;
-    sc->http.bucket = k->bucket;
-    sc->http.version = k->db ? 1 : 2;
-    /* secrets: the file (through ${VAR}), else the environment */
-    sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
-    sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
-    sc->http.ca_file = k->ca_file;
-    sc->http.insecure = k->insecure;
-    sc->http.gzip = k->gzip;
-    sc->http.timeout_ms = (long)k->timeout;
-    sc->create_db = k->create_db;
-    sc->batch_lines = (uint32_t)k->batch_lines;
-    sc->batch_bytes = (uint32_t)k->batch_bytes;
-    sc->spool.dir = k->spool_dir;
-    sc->spool.max_bytes = k->spool_max;
-    sc->spool.drop_oldest = k->spool_drop_oldest;
-    sc->flush_interval_ms = flush_ms;
-}
-
 static enum tl_err sinks_open(struct runner *R)
 {
     for (int i = 0; i < R->cfg.nsink; i++) {
@@ -563,7 +536,7 @@ static enum tl_err sinks_open(struct runner *R)
             continue;
         }
         struct tl_influx_sink_cfg sc;
-        sink_cfg_from(k, &sc, (long)R->cfg.run.flush_interval);
+        run_config_influx(k, (long)R->cfg.run.flush_interval, &sc);
         sc.quiet = R->quiet;
         struct tl_influx_sink *sink;
         if (tl_influx_sink_new(&sc, &sink, err, sizeof err)) {
@@ -683,7 +656,6 @@ static void reload(struct runner *R)
     /* sinks: everything acknowledged, then reopened from the new settings */
     checkpoint(R, "reload");
     tl_output_pass(&R->out, true);
-    int kept = 0;
     for (int i = 0; i < R->out.ndests; i++) {
         struct tl_output_dest *d = &R->out.dests[i];
         if (d->sink) {
@@ -694,7 +666,7 @@ static void reload(struct runner *R)
             fclose(d->out);
         }
     }
-    R->out.ndests = kept;
+    R->out.ndests = 0;
     /* sources: keep those still configured (with their state), add new ones;
      * the checkpoint directory stays (its lock is held) */
     struct tl_cfg_doc old_doc = R->cfg.doc;

@@ -3,6 +3,7 @@
 #include "run_config.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parser.h"
@@ -369,4 +370,30 @@ void run_config_help(FILE *out)
                 tl_parsers[i]->help);
         tl_options_help(tl_parsers[i]->options, "", out);
     }
+}
+
+void run_config_influx(const struct sink_settings *k, long flush_ms,
+                       struct tl_influx_sink_cfg *sc)
+{
+    tl_influx_sink_cfg_default(sc);
+    sc->http.url = k->url;
+    sc->http.db = k->db;
+    sc->http.rp = k->rp;
+    sc->http.user = k->user;
+    sc->http.org = k->org;
+    sc->http.bucket = k->bucket;
+    sc->http.version = k->db ? 1 : 2;
+    sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
+    sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
+    sc->http.ca_file = k->ca_file;
+    sc->http.insecure = k->insecure;
+    sc->http.gzip = k->gzip;
+    sc->http.timeout_ms = (long)k->timeout;
+    sc->create_db = k->create_db;
+    sc->batch_lines = (uint32_t)k->batch_lines;
+    sc->batch_bytes = (uint32_t)k->batch_bytes;
+    sc->spool.dir = k->spool_dir;
+    sc->spool.max_bytes = k->spool_max;
+    sc->spool.drop_oldest = k->spool_drop_oldest;
+    sc->flush_interval_ms = flush_ms;
 }

@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "options.h"
+#include "sink.h"
 
 #define RUN_MAX_SOURCES 64
 #define RUN_MAX_SINKS 8
@@ -101,6 +102,10 @@ struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind k
  * values in range. */
 enum tl_err run_config_validate(const struct run_config *c, char *err, size_t errlen);
 void run_config_free(struct run_config *c);
+/* The InfluxDB sink's settings as the sink takes them; the password and
+ * token come from the file (${VAR}) or else $INFLUX_PASSWORD / $INFLUX_TOKEN. */
+void run_config_influx(const struct sink_settings *k, long flush_ms,
+                       struct tl_influx_sink_cfg *sc);
 /* Every setting with its type, default and help. */
 void run_config_help(FILE *out);
 
