@@ -286,16 +286,21 @@ static void leave_file(struct tl_follow *f)
     if (!f->last_was_newline) f->pending_newline = true;
 }
 
+/* Delivers the newline owed after a file that ended mid-line, if any. */
+static bool give_owed_newline(struct tl_follow *f, char *buf, size_t *got)
+{
+    if (!f->pending_newline) return false;
+    buf[0] = '\n';
+    *got = 1;
+    f->pending_newline = false;
+    return true;
+}
+
 enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *got)
 {
     *got = 0;
     if (cap == 0) return TL_OK;
-    if (f->pending_newline) {
-        buf[0] = '\n';
-        *got = 1;
-        f->pending_newline = false;
-        return TL_OK;
-    }
+    if (give_owed_newline(f, buf, got)) return TL_OK;
     for (int attempt = 0; attempt < 3 + f->nchain; attempt++) {
         if (f->fd < 0 && !next_in_chain(f)) {
             if (open_path(f)) return TL_OK; /* not there (yet): wait */
@@ -315,24 +320,14 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
         struct stat ps, fs;
         if (f->ichain < f->nchain) { /* a rotated file: complete, on to the next */
             leave_file(f);
-            if (f->pending_newline) {
-                buf[0] = '\n';
-                *got = 1;
-                f->pending_newline = false;
-                return TL_OK;
-            }
+            if (give_owed_newline(f, buf, got)) return TL_OK;
             continue;
         }
         if (stat(f->path, &ps)) return TL_OK; /* gone (mid-rotation): keep waiting */
         if ((uint64_t)ps.st_ino != f->ino || (uint64_t)ps.st_dev != f->dev) {
             f->st.rotations++; /* the old file is read to its end: switch */
             leave_file(f);
-            if (f->pending_newline) {
-                buf[0] = '\n';
-                *got = 1;
-                f->pending_newline = false;
-                return TL_OK;
-            }
+            if (give_owed_newline(f, buf, got)) return TL_OK;
             continue;
         }
         if (fstat(f->fd, &fs) == 0 && (uint64_t)fs.st_size < f->offset) {
@@ -341,12 +336,7 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
             f->offset = 0;
             f->last_was_newline = true;
             lseek(f->fd, 0, SEEK_SET);
-            if (f->pending_newline) {
-                buf[0] = '\n';
-                *got = 1;
-                f->pending_newline = false;
-                return TL_OK;
-            }
+            if (give_owed_newline(f, buf, got)) return TL_OK;
             continue;
         }
         f->st.lag = 0;
