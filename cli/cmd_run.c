@@ -722,6 +722,9 @@ static int run_loop(struct runner *R)
     int64_t now = tl_mono_ms();
     int64_t last_flush = now, last_cum = now, last_status = now, last_ckpt = now;
     bool stop = false, input_over = false;
+    /* at once: from now on the files' identities are known, so a rotation
+     * while we are down finds the old file even if no interval passed */
+    checkpoint(R, "start");
     while (!stop) {
         size_t read_now = 0;
         bool any_open = false;

@@ -108,6 +108,13 @@ def main():
         open(log, "wb").close()
         errlog = open(os.path.join(tmp, "crash.err"), "w")
         proc = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=errlog)
+        # the first start writes a checkpoint at once; before it exists no
+        # run could know a rotated file (nothing identified it yet)
+        ckpt = os.path.join(tmp, "crash-ckpt", "tasklens.ckpt")
+        deadline = time.time() + 30
+        while not os.path.exists(ckpt) and time.time() < deadline:
+            time.sleep(0.01)
+        check(os.path.exists(ckpt), "the first start wrote a checkpoint at once")
         next_kill = time.time() + rnd.uniform(0.3, 1.2)
         off, restarts, bad_exit = 0, 0, []
         rotated = 0
