@@ -19,7 +19,7 @@
 #define CKPT_HEADER 9
 #define CKPT_MAX_RAW (1ULL << 34) /* 16 GiB: far above any real state */
 
-static bool write_all(int fd, const void *p, size_t n)
+bool tl_write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
@@ -59,7 +59,7 @@ enum tl_err tl_write_atomic(const char *path, const void *data, size_t len, char
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         return TL_ERR_IO;
     }
-    bool ok = write_all(fd, data, len) && fsync(fd) == 0;
+    bool ok = tl_write_all(fd, data, len) && fsync(fd) == 0;
     int saved = errno;
     close(fd);
     if (!ok || rename(tmp, path)) {

@@ -19,6 +19,7 @@
 #ifndef TL_CHECKPOINT_H
 #define TL_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,9 @@ enum tl_err tl_ckpt_load(const char *path, struct tl_ckpt *c, char *err, size_t 
 /* The section called name, or NULL. */
 const struct tl_ckpt_section *tl_ckpt_find(const struct tl_ckpt *c, const char *name);
 void tl_ckpt_free(struct tl_ckpt *c);
+
+/* write(2) until everything is written (EINTR retried); false on error. */
+bool tl_write_all(int fd, const void *p, size_t n);
 
 /* Writes len bytes to path atomically (tmp, fsync, rename, fsync dir). */
 enum tl_err tl_write_atomic(const char *path, const void *data, size_t len, char *err,

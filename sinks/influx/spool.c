@@ -67,19 +67,6 @@ static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
     return true;
 }
 
-static bool write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* Reads and checks the frame at off; returns its total size, or 0 if the
  * frame is truncated or corrupt (why in *why). payload gets the bytes. */
 static uint32_t read_frame(const struct tl_spool *sp, int fd, uint64_t off, uint64_t size,
@@ -336,7 +323,7 @@ enum tl_err tl_spool_append(struct tl_spool *sp, const char *data, size_t len)
         sp->wfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
         if (sp->wfd < 0) return TL_ERR_IO;
     }
-    if (!write_all(sp->wfd, sp->io.data, (size_t)frame)) {
+    if (!tl_write_all(sp->wfd, sp->io.data, (size_t)frame)) {
         /* a partial write leaves a corrupt tail that the next open trims */
         return TL_ERR_IO;
     }

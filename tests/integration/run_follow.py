@@ -50,6 +50,23 @@ def parse_lp_cumulative(path):
     return last
 
 
+def task_count(db, dbname):
+    rows = db.rows("SELECT count(attempt) FROM task", dbname)
+    return rows[0]["count"] if rows else 0
+
+
+def drain_and_stop(db, dbname, run, want, timeout):
+    """Waits until InfluxDB holds `want` task points (or timeout), then
+    SIGTERMs the run. Returns (exit code, task points after the exit)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and task_count(db, dbname) < want:
+        time.sleep(0.5)
+    time.sleep(1)
+    run.send_signal(signal.SIGTERM)
+    rc = run.wait(60)
+    return rc, task_count(db, dbname)
+
+
 def file_follow(tasklens, demo, tmp):
     """10 rounds: the log grows, then is rotated -- rename + create and
     copytruncate in turn -- while `run` follows it. The writer waits a
@@ -111,19 +128,8 @@ def live_wq(tasklens, manager, tmp):
         check(m.returncode == 0, "live: the manager finished")
         ref = summary(tasklens, log)
         want = sum(g["attempts"] for g in ref.values())
-        deadline, n = time.time() + 30, 0
-        while time.time() < deadline:
-            rows = db.rows("SELECT count(attempt) FROM task", "live")
-            n = rows[0]["count"] if rows else 0
-            if n >= want:
-                break
-            time.sleep(0.5)
-        time.sleep(1)
-        run.send_signal(signal.SIGTERM)
-        rc = run.wait(60)
+        rc, n = drain_and_stop(db, "live", run, want, 30)
         check(rc == 0, "live: SIGTERM -> exit 0")
-        rows = db.rows("SELECT count(attempt) FROM task", "live")
-        n = rows[0]["count"] if rows else 0
         check(n == want, "live: %d task attempts in InfluxDB, summary says %d" % (n, want))
         q = db.rows("SELECT last(q50) AS q50, last(\"count\") AS n FROM task_quantiles "
                     "WHERE window = 'cumulative' AND metric = 'wall_time_s' GROUP BY category", "live")
@@ -163,19 +169,8 @@ def outage(tasklens, gen, tmp):
         if not restarted:
             time.sleep(max(0, 30 - (time.time() - stopped_at)))
             db.start()
-        deadline, n = time.time() + 90, 0
-        while time.time() < deadline:
-            rows = db.rows("SELECT count(attempt) FROM task", "outage")
-            n = rows[0]["count"] if rows else 0
-            if n >= want_tasks:
-                break
-            time.sleep(0.5)
-        time.sleep(1)
-        run.send_signal(signal.SIGTERM)
-        rc = run.wait(60)
+        rc, n = drain_and_stop(db, "outage", run, want_tasks, 90)
         check(rc == 0, "outage: SIGTERM -> exit 0")
-        rows = db.rows("SELECT count(attempt) FROM task", "outage")
-        n = rows[0]["count"] if rows else 0
         check(n == want_tasks, "outage: %d task points in InfluxDB, want %d (nothing lost)" % (n, want_tasks))
         st = json.load(open(stats))
         check(st["batches_spooled"] > 0 and st["spool_frames"] == 0 and st["spool_bytes"] == 0,
