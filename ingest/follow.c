@@ -221,7 +221,7 @@ enum tl_err tl_follow_open(const char *path, bool from_end, const struct tl_foll
         } else {
             int fresh = f->fd;
             f->fd = -1;
-            if (at->offset && find_rotated(f, at)) {
+            if (find_rotated(f, at)) { /* even at offset 0: its bytes are still unread */
                 if (fresh >= 0) close(fresh); /* reopened once the old file is done */
                 f->st.resume = TL_RESUME_ROTATED;
             } else {

@@ -138,6 +138,23 @@ static void resume_after_rotation(void)
     CHECK_STR(tl_buf_cstr(&out), "o\nthree\nfour\nfive\n");
     tl_follow_close(f);
     unlink(old2);
+    /* a position at offset 0 (checkpointed before anything was read), then
+     * rotated: the old file is still found, and read whole */
+    unlink(old);
+    unlink(path);
+    append(path, "");
+    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    struct tl_follow_pos zero = tl_follow_position(f);
+    tl_follow_close(f);
+    append(path, "early\n");
+    CHECK(rename(path, old) == 0);
+    append(path, "late\n");
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, false, &zero, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_ROTATED);
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "early\nlate\n");
+    tl_follow_close(f);
     unlink(path);
     append(path, "four\n");
     /* the old file gone as well: the new one from its start, after the
