@@ -32,7 +32,7 @@ static void summary_usage(FILE *out)
             "  --quantiles LIST    probabilities (default: 0,0.01,0.05,0.32,0.5,0.68,0.95,0.99,1)\n"
             "  --metrics LIST      metrics to summarize (default: wall_time_s,cpu_time_s,\n"
             "                      max_rss_bytes,disk_bytes,cores,queue_time_s,exec_time_s,\n"
-            "                      alloc_cores,alloc_memory_bytes)\n"
+            "                      alloc_cores,alloc_memory_bytes,value)\n"
             "  --format FMT        table (default), csv or json\n"
             "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
             "  -O PARSER.KEY=VAL   parser option, e.g. -O wq.max_line=4M\n"

@@ -14,7 +14,7 @@
 #include "intern.h"
 
 #define AGG_MAGIC "TLAG"
-#define AGG_VERSION 1
+#define AGG_VERSION 2 /* 2: samples per group */
 
 struct tl_agg {
     struct tl_agg_opts o;
@@ -32,7 +32,7 @@ struct tl_agg {
 static const int default_metrics[] = {
     TL_M_WALL_TIME_S, TL_M_CPU_TIME_S,   TL_M_MAX_RSS_BYTES, TL_M_DISK_BYTES,
     TL_M_CORES,       TL_M_QUEUE_TIME_S, TL_M_EXEC_TIME_S,   TL_M_ALLOC_CORES,
-    TL_M_ALLOC_MEMORY_BYTES,
+    TL_M_ALLOC_MEMORY_BYTES, TL_M_SAMPLE_VALUE,
 };
 
 void tl_agg_opts_default(struct tl_agg_opts *o)
@@ -268,30 +268,10 @@ void tl_agg_flush(struct tl_agg *a)
         }
 }
 
-enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
+/* The record's time moves the window; its metrics go into the group's
+ * cumulative sketches and, when it falls in the open window, that one. */
+static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl_record *r)
 {
-    if (r->kind != TL_REC_TASK && r->kind != TL_REC_TASK_OPEN) return TL_OK;
-    a->c.records++;
-    struct tl_agg_group *g = group_for(a, r);
-    if (!g) return TL_ERR_NOMEM;
-    if (r->kind == TL_REC_TASK_OPEN) {
-        g->open++;
-        return TL_OK;
-    }
-    g->attempts++;
-    if (!r->final) return TL_OK;
-    g->tasks++;
-    bool ok = count_add(&g->results, &g->nresults, r->result ? r->result : "(none)", 1);
-    if (r->has_exit_code) {
-        char code[16];
-        snprintf(code, sizeof code, "%d", r->exit_code);
-        ok = ok && count_add(&g->exits, &g->nexits, code, 1);
-    }
-    if (tl_record_has(r, TL_M_WALL_TIME_S)) {
-        double v = r->v[TL_M_WALL_TIME_S], t = g->runtime_s + v;
-        g->runtime_c += fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s;
-        g->runtime_s = t;
-    }
     bool in_window = false;
     if (r->time_ns > a->latest_ns) a->latest_ns = r->time_ns;
     if (a->o.window_ns && r->time_ns) {
@@ -313,6 +293,39 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
             g->win_dirty = true;
         }
     }
+}
+
+enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
+{
+    if (r->kind != TL_REC_TASK && r->kind != TL_REC_TASK_OPEN && r->kind != TL_REC_SAMPLE)
+        return TL_OK;
+    a->c.records++;
+    struct tl_agg_group *g = group_for(a, r);
+    if (!g) return TL_ERR_NOMEM;
+    if (r->kind == TL_REC_SAMPLE) {
+        g->samples++;
+        add_values(a, g, r);
+        return TL_OK;
+    }
+    if (r->kind == TL_REC_TASK_OPEN) {
+        g->open++;
+        return TL_OK;
+    }
+    g->attempts++;
+    if (!r->final) return TL_OK;
+    g->tasks++;
+    bool ok = count_add(&g->results, &g->nresults, r->result ? r->result : "(none)", 1);
+    if (r->has_exit_code) {
+        char code[16];
+        snprintf(code, sizeof code, "%d", r->exit_code);
+        ok = ok && count_add(&g->exits, &g->nexits, code, 1);
+    }
+    if (tl_record_has(r, TL_M_WALL_TIME_S)) {
+        double v = r->v[TL_M_WALL_TIME_S], t = g->runtime_s + v;
+        g->runtime_c += fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s;
+        g->runtime_s = t;
+    }
+    add_values(a, g, r);
     return ok ? TL_OK : TL_ERR_NOMEM;
 }
 
@@ -349,6 +362,7 @@ enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
         tl_put_varint(&raw, g->tasks);
         tl_put_varint(&raw, g->attempts);
         tl_put_varint(&raw, g->open);
+        tl_put_varint(&raw, g->samples);
         tl_put_f64(&raw, g->runtime_s);
         tl_put_f64(&raw, g->runtime_c);
         put_counts(&raw, g->results, g->nresults);
@@ -431,7 +445,8 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
         if (!g) goto fail;
         uint8_t dirty;
         if (!tl_get_varint(&p, end, &g->tasks) || !tl_get_varint(&p, end, &g->attempts) ||
-            !tl_get_varint(&p, end, &g->open) || !tl_get_f64(&p, end, &g->runtime_s) ||
+            !tl_get_varint(&p, end, &g->open) || !tl_get_varint(&p, end, &g->samples) ||
+            !tl_get_f64(&p, end, &g->runtime_s) ||
             !tl_get_f64(&p, end, &g->runtime_c) || !get_counts(&p, end, &g->results, &g->nresults) ||
             !get_counts(&p, end, &g->exits, &g->nexits) || !tl_get_u8(&p, end, &dirty) || dirty > 1)
             goto fail;

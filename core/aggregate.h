@@ -51,6 +51,7 @@ struct tl_count {
 struct tl_agg_group {
     const char *key; /* tag values joined by \x1f; \x1e = absent */
     uint64_t tasks, attempts, open;
+    uint64_t samples; /* resource samples (counters, instants): the group is a series */
     double runtime_s, runtime_c; /* Kahan-compensated sum of wall_time_s */
     struct tl_count *results;
     size_t nresults;
@@ -78,8 +79,9 @@ struct tl_agg;
 
 struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_window, void *ctx);
 void tl_agg_free(struct tl_agg *a);
-/* Takes TL_REC_TASK (every attempt; metrics from final ones) and
- * TL_REC_TASK_OPEN records; ignores the rest. */
+/* Takes TL_REC_TASK (every attempt; metrics from final ones),
+ * TL_REC_TASK_OPEN and TL_REC_SAMPLE records (a sample's series is its
+ * category, its value the `value` metric); ignores the rest. */
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r);
 /* Emits the open window of every group (end of input, or shutdown). */
 void tl_agg_close_window(struct tl_agg *a);

@@ -6,10 +6,12 @@
 
 extern const struct tl_parser tl_parser_wq;
 extern const struct tl_parser tl_parser_lsst;
+extern const struct tl_parser tl_parser_chrome;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
     &tl_parser_lsst,
+    &tl_parser_chrome,
     NULL,
 };
 

@@ -15,6 +15,8 @@ PKGS=(
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy gzip zstd
   # a real InfluxDB 1.x for the sink tests (started by the tests on 127.0.0.1)
   influxdb
+  # real Chrome trace producers for the trace parser tests (node; cmake is above)
+  nodejs
 )
 missing=()
 for p in "${PKGS[@]}"; do

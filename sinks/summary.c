@@ -222,9 +222,11 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
             if (v) tl_buf_put_json_string(b, v);
             else tl_buf_puts(b, "null");
         }
-        tl_buf_printf(b, "},\"tasks\":%llu,\"attempts\":%llu,\"open\":%llu,\"results\":{",
+        tl_buf_printf(b,
+                      "},\"tasks\":%llu,\"attempts\":%llu,\"open\":%llu,\"samples\":%llu,"
+                      "\"results\":{",
                       (unsigned long long)g->tasks, (unsigned long long)g->attempts,
-                      (unsigned long long)g->open);
+                      (unsigned long long)g->open, (unsigned long long)g->samples);
         sort_counts(g->results, g->nresults);
         for (size_t i = 0; i < g->nresults; i++) {
             if (i) tl_buf_putc(b, ',');
@@ -296,7 +298,7 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
         csv_field(b, s->opts.by[k]);
         tl_buf_putc(b, ',');
     }
-    tl_buf_puts(b, "tasks,attempts,open,results,integrated_runtime_hrs");
+    tl_buf_puts(b, "tasks,attempts,open,samples,results,integrated_runtime_hrs");
     for (int mi = 0; mi < s->opts.nmetrics; mi++) {
         const char *m = tl_metric_info[s->opts.metrics[mi]].name;
         tl_buf_printf(b, ",%s_count,%s_sum,%s_mean", m, m, m);
@@ -313,8 +315,9 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
             csv_field(b, tl_agg_key_part(key, k, part, sizeof part));
             tl_buf_putc(b, ',');
         }
-        tl_buf_printf(b, "%llu,%llu,%llu,", (unsigned long long)g->tasks,
-                      (unsigned long long)g->attempts, (unsigned long long)g->open);
+        tl_buf_printf(b, "%llu,%llu,%llu,%llu,", (unsigned long long)g->tasks,
+                      (unsigned long long)g->attempts, (unsigned long long)g->open,
+                      (unsigned long long)g->samples);
         sort_counts(g->results, g->nresults);
         struct tl_buf r = {0};
         for (size_t i = 0; i < g->nresults; i++)
@@ -393,15 +396,18 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             const char *v = tl_agg_key_part(key, k, part, sizeof part);
             tl_buf_printf(b, "%s%s=%s", k ? " " : "", s->opts.by[k], v ? v : "-");
         }
-        tl_buf_printf(b, "\n  tasks %llu  attempts %llu", (unsigned long long)g->tasks,
-                      (unsigned long long)g->attempts);
-        if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
-        human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
-        tl_buf_printf(b, "  integrated runtime %s", cell);
-        sort_counts(g->results, g->nresults);
-        tl_buf_puts(b, "\n  results");
-        for (size_t i = 0; i < g->nresults; i++)
-            tl_buf_printf(b, " %s=%llu", g->results[i].name, (unsigned long long)g->results[i].n);
+        if (g->tasks || g->attempts || g->open || !g->samples) {
+            tl_buf_printf(b, "\n  tasks %llu  attempts %llu", (unsigned long long)g->tasks,
+                          (unsigned long long)g->attempts);
+            if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
+            human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
+            tl_buf_printf(b, "  integrated runtime %s", cell);
+            sort_counts(g->results, g->nresults);
+            tl_buf_puts(b, "\n  results");
+            for (size_t i = 0; i < g->nresults; i++)
+                tl_buf_printf(b, " %s=%llu", g->results[i].name, (unsigned long long)g->results[i].n);
+        }
+        if (g->samples) tl_buf_printf(b, "\n  samples %llu", (unsigned long long)g->samples);
         tl_buf_putc(b, '\n');
         bool header = false;
         for (int mi = 0; mi < s->opts.nmetrics; mi++) {

@@ -82,7 +82,7 @@ python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["inputs"][0][
 # CSV: one row per group, LSST-style quantile columns
 "$TL" summary --format csv "$LOG" >"$tmp/s.csv"
 head -1 "$tmp/s.csv" | grep -q "wall_time_s_p095" && ok || bad "csv lacks wall_time_s_p095"
-head -1 "$tmp/s.csv" | grep -q "^category,tasks,attempts,open,results,integrated_runtime_hrs," && ok || bad "csv header"
+head -1 "$tmp/s.csv" | grep -q "^category,tasks,attempts,open,samples,results,integrated_runtime_hrs," && ok || bad "csv header"
 [ "$(wc -l <"$tmp/s.csv")" = 7 ] && ok || bad "csv rows: $(wc -l <"$tmp/s.csv")"
 python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert {x["category"] for x in r} >= {"odd name","short","hog"}' "$tmp/s.csv" \
     && ok || bad "csv category with a space"

@@ -80,7 +80,7 @@ static inline const struct tl_parse_stats *parse_buffer(const struct tl_parser *
     return p->stats(inst->state);
 }
 
-/* Reads a whole file; NULL if it cannot be read. */
+/* Reads a whole file (as stored, not decompressed); NULL if it cannot be read. */
 static inline char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -1,0 +1,435 @@
+/* The Chrome trace parser: a fixture whose every record is worked out by
+ * hand (tests/data/chrome/edge.json), exact µs -> ns conversion, truncated
+ * containers, and byte-split independence: each real sample in
+ * ../shared/chrome/samples fed in 1-, 7- and 64 KiB pieces gives the same
+ * records, rejects and counters as fed whole. */
+#include <dirent.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "collect.h"
+#include "reader.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BY_FEATURE 1
+#endif
+#endif
+#ifndef ASAN_BY_FEATURE
+#define ASAN_BY_FEATURE 0
+#endif
+
+static const struct tl_parser *chrome(void)
+{
+    return tl_parser_find("chrome");
+}
+
+/* ---------------------------------------------------------------- a digest of everything emitted */
+
+struct digest {
+    uint64_t h;
+    size_t records, rejects;
+};
+
+static void mix(struct digest *d, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) d->h = (d->h ^ s[i]) * 0x100000001b3ULL;
+}
+
+static void mix_str(struct digest *d, const char *s)
+{
+    mix(d, s ? s : "\x01(null)", s ? strlen(s) + 1 : 8);
+}
+
+static void digest_record(void *ctx, const struct tl_record *r)
+{
+    struct digest *d = ctx;
+    d->records++;
+    mix(d, &r->kind, sizeof r->kind);
+    mix_str(d, r->category);
+    mix_str(d, r->host);
+    mix_str(d, r->worker);
+    mix_str(d, r->workflow);
+    mix(d, &r->time_ns, sizeof r->time_ns);
+    mix(d, &r->task_id, sizeof r->task_id);
+    mix(d, &r->line, sizeof r->line);
+    mix(d, &r->present, sizeof r->present);
+    for (int m = 0; m < TL_M_COUNT; m++)
+        if (tl_record_has(r, (enum tl_metric)m)) mix(d, &r->v[m], sizeof r->v[m]);
+}
+
+static void digest_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
+{
+    struct digest *d = ctx;
+    d->rejects++;
+    mix(d, &line, sizeof line);
+    mix(d, &why, sizeof why);
+    mix_str(d, detail);
+}
+
+/* Feeds buf in pieces of `chunk` bytes (0 = whole) and digests the output,
+ * counters included. */
+static struct digest run_chunked(const char *buf, size_t len, size_t chunk)
+{
+    struct digest d = {0xcbf29ce484222325ULL, 0, 0};
+    struct tl_emit emit = {digest_record, digest_reject, &d};
+    struct tl_parser_inst inst;
+    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) {
+        CHECK(!"open");
+        return d;
+    }
+    inst.p->set_name(inst.state, "x/trace.json");
+    if (!chunk) chunk = len ? len : 1;
+    for (size_t off = 0; off < len; off += chunk)
+        inst.p->feed(inst.state, buf + off, len - off < chunk ? len - off : chunk);
+    inst.p->finish(inst.state);
+    const char *const *names;
+    const uint64_t *values;
+    size_t n = inst.p->counters(inst.state, &names, &values);
+    for (size_t i = 0; i < n; i++) {
+        mix_str(&d, names[i]);
+        mix(&d, &values[i], sizeof values[i]);
+    }
+    tl_parser_inst_free(&inst);
+    return d;
+}
+
+static char *slurp_decoded(const char *path, size_t *len)
+{
+    struct tl_reader *r;
+    char err[256];
+    if (tl_reader_open(path, &r, err, sizeof err)) return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (cap - n < TL_READ_CHUNK) buf = realloc(buf, cap *= 2);
+        size_t got;
+        if (tl_reader_read(r, buf + n, cap - n, &got, err, sizeof err) || !got) break;
+        n += got;
+    }
+    tl_reader_close(r);
+    *len = n;
+    return buf;
+}
+
+static void check_chunk_invariance(const char *name, const char *buf, size_t len, bool bytewise)
+{
+    struct digest whole = run_chunked(buf, len, 0);
+    static const size_t chunks[] = {1, 7, 65536};
+    for (size_t k = 0; k < sizeof chunks / sizeof *chunks; k++) {
+        if (chunks[k] == 1 && !bytewise) continue;
+        struct digest d = run_chunked(buf, len, chunks[k]);
+        check_count++;
+        if (d.h != whole.h || d.records != whole.records || d.rejects != whole.rejects) {
+            check_failures++;
+            fprintf(stderr, "%s in %zu-byte pieces: %zu records %zu rejects, whole: %zu %zu\n",
+                    name, chunks[k], d.records, d.rejects, whole.records, whole.rejects);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- collect everything */
+
+struct run {
+    struct collected c;
+    uint64_t counters[64];
+    const char *const *names;
+    size_t ncounters;
+};
+
+static uint64_t counter(const struct run *r, const char *name)
+{
+    for (size_t i = 0; i < r->ncounters; i++)
+        if (!strcmp(r->names[i], name)) return r->counters[i];
+    fprintf(stderr, "no counter %s\n", name);
+    return UINT64_MAX;
+}
+
+static void run_text(struct run *out, const char *text, size_t len)
+{
+    memset(out, 0, sizeof *out);
+    struct tl_emit emit = {collect_record, collect_reject, &out->c};
+    struct tl_parser_inst inst;
+    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) return;
+    inst.p->feed(inst.state, text, len);
+    inst.p->finish(inst.state);
+    const uint64_t *values;
+    out->ncounters = inst.p->counters(inst.state, &out->names, &values);
+    if (out->ncounters > 64) out->ncounters = 64;
+    memcpy(out->counters, values, out->ncounters * sizeof *values);
+    tl_parser_inst_free(&inst);
+}
+
+static const struct tl_record *find(const struct run *r, enum tl_record_kind kind, const char *category)
+{
+    for (size_t i = 0; i < r->c.n; i++)
+        if (r->c.recs[i].kind == kind && r->c.recs[i].category &&
+            !strcmp(r->c.recs[i].category, category))
+            return &r->c.recs[i];
+    fprintf(stderr, "no record %s\n", category);
+    return NULL;
+}
+
+static uint64_t line_of(const char *text, const char *needle)
+{
+    const char *at = strstr(text, needle);
+    uint64_t line = 1;
+    for (const char *p = text; at && p < at; p++) line += *p == '\n';
+    return at ? line : 0;
+}
+
+static void test_edge_fixture(void)
+{
+    char path[1024];
+    const char *data = getenv("TL_TEST_DATA");
+    snprintf(path, sizeof path, "%s/chrome/edge.json", data ? data : "tests/data");
+    size_t len;
+    char *text = slurp(path, &len);
+    CHECK(text != NULL);
+    if (!text) return;
+    text = realloc(text, len + 1);
+    text[len] = '\0';
+    check_chunk_invariance("edge.json", text, len, true);
+
+    struct run r;
+    run_text(&r, text, len);
+    CHECK_EQ_INT(counter(&r, "ph_X"), 5);
+    CHECK_EQ_INT(counter(&r, "ph_B"), 3);
+    CHECK_EQ_INT(counter(&r, "ph_E"), 3);
+    CHECK_EQ_INT(counter(&r, "ph_I"), 1);
+    CHECK_EQ_INT(counter(&r, "ph_i"), 1);
+    CHECK_EQ_INT(counter(&r, "ph_C"), 1);
+    CHECK_EQ_INT(counter(&r, "ph_M"), 2);
+    CHECK_EQ_INT(counter(&r, "ph_s"), 1);
+    CHECK_EQ_INT(counter(&r, "durations"), 5);
+    CHECK_EQ_INT(counter(&r, "samples"), 8);
+    CHECK_EQ_INT(counter(&r, "open"), 2);
+    CHECK_EQ_INT(counter(&r, "unmatched_end"), 1);
+    CHECK_EQ_INT(counter(&r, "empty_events"), 1);
+    CHECK_EQ_INT(counter(&r, "non_object_elements"), 1);
+    CHECK_EQ_INT(counter(&r, "no_ph"), 1);
+    CHECK_EQ_INT(counter(&r, "unterminated_array"), 0);
+    CHECK_EQ_INT(r.c.n, 5 + 8 + 2);
+    CHECK_EQ_INT(r.c.nrejects, 2);
+    if (r.c.nrejects == 2) {
+        CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_BAD_FIELDS);
+        CHECK_EQ_INT(r.c.reject_lines[0], line_of(text, "\"bad ts\""));
+        CHECK_EQ_INT(r.c.reject_why[1], TL_REJ_BAD_FIELDS);
+        CHECK_EQ_INT(r.c.reject_lines[1], line_of(text, "\"no phase\""));
+    }
+
+    /* "1769627046285342.0123456" µs: 19 digits kept, the rest rounds down */
+    const struct tl_record *x = find(&r, TL_REC_TASK, "multi line");
+    if (x) {
+        CHECK_EQ_INT(x->time_ns, 1769627046285342012LL + 1500);
+        CHECK(x->v[TL_M_WALL_TIME_S] == 1500 / 1e9);
+        CHECK_STR(x->host, "host-a");
+        CHECK_STR(x->worker, "worker \"two\"");
+        CHECK_STR(x->workflow, "trace");
+        CHECK_EQ_INT(x->line, line_of(text, "\"multi line\"") - 1); /* the line of its '{' */
+    }
+    x = find(&r, TL_REC_TASK, "caf\xC3\xA9 \xF0\x9F\x98\x80");
+    if (x) {
+        CHECK_EQ_INT(x->time_ns, 10000 + 2500000);
+        CHECK(x->v[TL_M_WALL_TIME_S] == 2500000 / 1e9);
+        CHECK_STR(x->host, "node-7"); /* a string pid names its host */
+        CHECK(x->worker == NULL);
+    }
+    x = find(&r, TL_REC_TASK, "inner");
+    if (x) CHECK(x->v[TL_M_WALL_TIME_S] == 20000 / 1e9);
+    x = find(&r, TL_REC_TASK, "outer");
+    if (x) {
+        CHECK(x->v[TL_M_WALL_TIME_S] == 100000 / 1e9);
+        CHECK_EQ_INT(x->time_ns, 200000);
+    }
+    x = find(&r, TL_REC_TASK, "first char");
+    if (x) CHECK(x->v[TL_M_WALL_TIME_S] == 0);
+    CHECK(find(&r, TL_REC_TASK_OPEN, "never closed") != NULL);
+    CHECK(find(&r, TL_REC_TASK_OPEN, "no dur") != NULL);
+
+    static const struct {
+        const char *series;
+        double v;
+    } samples[] = {
+        {"Resource Usage cpu", 12.5},
+        {"Resource Usage memory", 1048576},
+        {"Resource Usage host_net_io.read_bps", 10},
+        {"[memory] Bytes (cuda:0)", -512},
+        {"[memory] Total Allocated (cuda:0)", 4096},
+        {"[memory] Total Reserved (cuda:0)", 8192},
+        {"ctr[0x44] value", 0.75},
+        {"ctr[0x44] other", 3},
+    };
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
+        x = find(&r, TL_REC_SAMPLE, samples[i].series);
+        if (x) CHECK(x->v[TL_M_SAMPLE_VALUE] == samples[i].v);
+    }
+    x = find(&r, TL_REC_SAMPLE, "Resource Usage cpu");
+    if (x) {
+        CHECK_STR(x->host, "c096");
+        CHECK_EQ_INT(x->time_ns, 500000);
+    }
+    collected_free(&r.c);
+    free(text);
+}
+
+/* ts as text -> the record's time (dur 0), or -1 when rejected. */
+static int64_t time_of(const char *ts)
+{
+    char ev[256];
+    snprintf(ev, sizeof ev, "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":%s,\"dur\":0}]", ts);
+    struct run r;
+    run_text(&r, ev, strlen(ev));
+    int64_t t = r.c.n == 1 ? r.c.recs[0].time_ns : -1;
+    collected_free(&r.c);
+    return t;
+}
+
+static void test_exact_times(void)
+{
+    CHECK_EQ_INT(time_of("1699014078000000.0"), 1699014078000000000LL);
+    CHECK_EQ_INT(time_of("4203669604595.407"), 4203669604595407LL);
+    CHECK_EQ_INT(time_of("\"200.5\""), 200500);
+    CHECK_EQ_INT(time_of("1.0005"), 1001); /* half away from zero, as llround */
+    CHECK_EQ_INT(time_of("1.0004999"), 1000);
+    CHECK_EQ_INT(time_of("1e3"), 1000000);
+    CHECK_EQ_INT(time_of("2.5E-1"), 250);
+    CHECK_EQ_INT(time_of("0.0004"), 0);
+    CHECK_EQ_INT(time_of("9223372036854775.807"), INT64_MAX);
+    CHECK_EQ_INT(time_of("9223372036854775.808"), -1); /* beyond int64 ns: rejected */
+    CHECK_EQ_INT(time_of("\"1.5e\""), -1);
+    CHECK_EQ_INT(time_of("\"\""), -1);
+    CHECK_EQ_INT(time_of("null"), -1);
+}
+
+static void test_containers(void)
+{
+    struct run r;
+    /* array without its ']' (catapult's writer): fine, no reject */
+    const char *t1 = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2},\n";
+    run_text(&r, t1, strlen(t1));
+    CHECK_EQ_INT(r.c.n, 1);
+    CHECK_EQ_INT(r.c.nrejects, 0);
+    CHECK_EQ_INT(counter(&r, "unterminated_array"), 1);
+    collected_free(&r.c);
+    /* a half-written last event: dropped, reported on its line */
+    const char *t2 = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2},\n{\"ph\":\"X\",\"na";
+    run_text(&r, t2, strlen(t2));
+    CHECK_EQ_INT(r.c.n, 1);
+    CHECK_EQ_INT(r.c.nrejects, 1);
+    if (r.c.nrejects == 1) {
+        CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_TRUNCATED);
+        CHECK_EQ_INT(r.c.reject_lines[0], 2);
+    }
+    collected_free(&r.c);
+    /* an object form that never closed (a crashed profiler): events kept */
+    const char *t3 = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2}";
+    run_text(&r, t3, strlen(t3));
+    CHECK_EQ_INT(r.c.n, 1);
+    CHECK_EQ_INT(r.c.nrejects, 1);
+    if (r.c.nrejects == 1) CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_TRUNCATED);
+    collected_free(&r.c);
+    /* not a trace */
+    const char *t4 = "hello\n";
+    run_text(&r, t4, strlen(t4));
+    CHECK_EQ_INT(r.c.n, 0);
+    CHECK_EQ_INT(r.c.nrejects, 1);
+    if (r.c.nrejects == 1) CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_BAD_DOCUMENT);
+    collected_free(&r.c);
+    /* invalid JSON inside one event: that event only */
+    const char *t5 = "[{\"ph\":\"X\",\"ts\":1,\"dur\":2,\"name\":\"a\" \"oops\"},"
+                     "{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":2}]";
+    run_text(&r, t5, strlen(t5));
+    CHECK_EQ_INT(r.c.n, 1);
+    CHECK_EQ_INT(r.c.nrejects, 1);
+    if (r.c.nrejects == 1) CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_BAD_JSON);
+    collected_free(&r.c);
+    /* nesting deeper than the parser follows: rejected, the run goes on */
+    char deep[2048] = "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"name\":\"d\",\"args\":";
+    for (int i = 0; i < 200; i++) strcat(deep, "[");
+    for (int i = 0; i < 200; i++) strcat(deep, "]");
+    strcat(deep, "},{\"ph\":\"X\",\"name\":\"ok\",\"ts\":1,\"dur\":1}]");
+    run_text(&r, deep, strlen(deep));
+    CHECK_EQ_INT(r.c.n, 1);
+    CHECK_EQ_INT(r.c.nrejects, 1);
+    collected_free(&r.c);
+    /* an object without traceEvents */
+    const char *t6 = "{\"a\": 1}";
+    run_text(&r, t6, strlen(t6));
+    CHECK_EQ_INT(r.c.nrejects, 1);
+    if (r.c.nrejects == 1) CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_NO_RESOURCES);
+    collected_free(&r.c);
+}
+
+/* An event bigger than max_event is skipped without being kept. */
+static void test_max_event(void)
+{
+    struct digest d = {0xcbf29ce484222325ULL, 0, 0};
+    struct tl_emit emit = {digest_record, digest_reject, &d};
+    struct tl_parser_inst inst;
+    CHECK(!tl_parser_inst_init(&inst, chrome()));
+    char err[128];
+    CHECK(!tl_options_set(chrome()->options, inst.config, "max_event", "1K", err, sizeof err));
+    CHECK(!tl_parser_inst_open(&inst, &emit));
+    const char *head = "[{\"ph\":\"X\",\"name\":\"big\",\"ts\":1,\"dur\":1,\"args\":{\"s\":\"";
+    inst.p->feed(inst.state, head, strlen(head));
+    char pad[4096];
+    memset(pad, 'x', sizeof pad);
+    for (int i = 0; i < 4; i++) inst.p->feed(inst.state, pad, sizeof pad);
+    const char *tail = "\"}},{\"ph\":\"X\",\"name\":\"small\",\"ts\":1,\"dur\":1}]";
+    inst.p->feed(inst.state, tail, strlen(tail));
+    inst.p->finish(inst.state);
+    CHECK_EQ_INT(d.records, 1);
+    CHECK_EQ_INT(d.rejects, 1);
+    CHECK_EQ_INT(inst.p->stats(inst.state)->rejected_by[TL_REJ_TOO_LARGE], 1);
+    tl_parser_inst_free(&inst);
+}
+
+static void test_real_samples(void)
+{
+    const char *shared = getenv("TL_SHARED_DIR");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/chrome/samples", shared ? shared : "../shared");
+    DIR *dp = opendir(dir);
+    if (!dp) {
+        printf("SKIP real samples: %s absent\n", dir);
+        return;
+    }
+    struct dirent *de;
+    int files = 0;
+    while ((de = readdir(dp))) {
+        const char *n = de->d_name;
+        size_t nl = strlen(n);
+        if (!(nl > 5 && !strcmp(n + nl - 5, ".json")) && !(nl > 8 && !strcmp(n + nl - 8, ".json.gz")))
+            continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, n);
+        size_t len;
+        char *buf = slurp_decoded(path, &len);
+        CHECK(buf != NULL);
+        if (!buf) continue;
+#if defined(__SANITIZE_ADDRESS__) || ASAN_BY_FEATURE
+        bool bytewise = len < (4u << 20); /* 1-byte feeds of 50 MB are minutes under ASan */
+#else
+        bool bytewise = true;
+#endif
+        check_chunk_invariance(n, buf, len, bytewise);
+        printf("%-70s %10zu bytes%s\n", n, len, bytewise ? "" : " (1-byte pieces skipped)");
+        free(buf);
+        files++;
+    }
+    closedir(dp);
+    CHECK(files >= 8);
+}
+
+int main(void)
+{
+    test_edge_fixture();
+    test_exact_times();
+    test_containers();
+    test_max_event();
+    test_real_samples();
+    printf("%d checks, %d failed\n", check_count, check_failures);
+    return check_failures ? 1 : 0;
+}
