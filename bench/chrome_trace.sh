@@ -3,7 +3,7 @@
 # on the same file in the same run (warm cache, interleaved A B A B, 3 runs,
 # median and min-max), on
 #   - the 53.7 MB hta_df_index_resolver trace, decompressed;
-#   - a >= 1 GB array-form concatenation of its events (20 copies).
+#   - a >= 1 GB array-form concatenation of its events (26 copies).
 # Also the parser alone (bench/chrome_bench: in memory, no I/O) vs Jansson
 # per event.
 # usage: bench/chrome_trace.sh BUILD_DIR   (configured with -DTL_BENCH=ON)
@@ -14,7 +14,7 @@ SHARED=$(dirname "$0")/../../shared
 OUT=$(dirname "$0")/out
 mkdir -p "$OUT"
 hta=$OUT/hta.json
-big=$OUT/hta-x20-array.json
+big=$OUT/hta-x26-array.json
 [ -s "$hta" ] || gzip -dc "$SHARED/chrome/samples/hta_df_index_resolver.json.gz" > "$hta"
 if [ ! -s "$big" ]; then
   /usr/bin/python3 - "$hta" "$big" <<'PY'
@@ -23,9 +23,9 @@ events = json.load(open(sys.argv[1]))["traceEvents"]
 lines = [json.dumps(e, separators=(",", ":")) for e in events]
 with open(sys.argv[2], "w") as f:
     f.write("[\n")
-    for k in range(20):
+    for k in range(26):
         f.write(",\n".join(lines))
-        f.write(",\n" if k < 19 else "\n]\n")
+        f.write(",\n" if k < 25 else "\n]\n")
 PY
 fi
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"

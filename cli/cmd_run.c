@@ -50,6 +50,7 @@
 #include "follow.h"
 #include "intern.h"
 #include "input.h"
+#include "kafka.h"
 #include "output.h"
 #include "reader.h"
 #include "run_config.h"
@@ -57,6 +58,7 @@
 #define CHUNK (256 * 1024)
 #define MAX_REPORTS 10
 #define CKPT_NAME "tasklens.ckpt"
+#define SRC_CKPT_VERSION 1
 
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
@@ -65,6 +67,32 @@ struct source;
 struct feed_ctx { /* the parser's emit context */
     struct runner *R;
     struct source *src;
+};
+
+/* A Kafka source keeps one parser per stream: (topic, partition, key), so
+ * managers interleaved in one topic never share an open-task table. */
+struct kstream {
+    char *topic, *key;
+    int32_t partition;
+    struct tl_parser_inst inst;
+    struct kfeed {
+        struct runner *R;
+        struct source *src;
+        struct kstream *ks;
+        int64_t offset; /* of the message being fed */
+    } fc;
+    struct tl_emit emit;
+    bool chrome_array; /* events one per message: the stream is an open array */
+    int reported;
+};
+
+/* From a checkpoint, until the partition is assigned again. */
+struct kpending {
+    char *topic;
+    int32_t partition;
+    int64_t next;
+    uint8_t *states; /* the streams of the partition, as saved */
+    size_t len;
 };
 
 struct source {
@@ -84,6 +112,14 @@ struct source {
     struct tl_emit emit;
     int reported;
     bool keep; /* SIGHUP reload: still configured */
+    /* kafka */
+    struct tl_kafka *kafka;
+    struct tl_intern *stream_ids; /* "topic\x1fpartition\x1fkey" -> index */
+    struct kstream **streams;     /* by id; NULL once revoked */
+    size_t nstreams;
+    struct kpending *pending;
+    int npending;
+    uint64_t kafka_rejected_streams;
 };
 
 struct runner {
@@ -101,6 +137,7 @@ struct runner {
     int lock_fd;
     char *buf;
     uint64_t checkpoints, checkpoints_deferred;
+    bool closing; /* the run is over: a revoke only commits */
 };
 
 static void logm(const struct runner *R, enum log_level lv, const char *fmt, ...)
@@ -148,6 +185,10 @@ static void run_usage(FILE *out)
 
 /* ---------------------------------------------------------------- sources */
 
+static bool checkpoint(struct runner *R, const char *why);
+static enum tl_err kafka_source_open(struct runner *R, struct source *s);
+static void kafka_message(void *ctx, const struct tl_kafka_msg *m);
+
 static void on_record(void *ctx, const struct tl_record *r)
 {
     tl_output_record(&((struct feed_ctx *)ctx)->R->out, r);
@@ -174,6 +215,11 @@ static struct source *source_new(struct runner *R, const struct src_settings *cf
         return NULL;
     }
     const char *id = path ? path : "-";
+    char kid[2048];
+    if (cfg->kind == SRC_KAFKA) { /* one consumer: its brokers, topics and group */
+        snprintf(kid, sizeof kid, "%s|%s|%s", cfg->brokers, cfg->topics, cfg->group);
+        id = kid;
+    }
     snprintf(s->key, sizeof s->key, "s:%016llx",
              (unsigned long long)tl_hash_bytes(id, strlen(id)));
     s->fc = (struct feed_ctx){R, s};
@@ -181,9 +227,38 @@ static struct source *source_new(struct runner *R, const struct src_settings *cf
     return s;
 }
 
+static void kstream_free(struct kstream *ks)
+{
+    if (!ks) return;
+    tl_parser_inst_free(&ks->inst);
+    free(ks->topic);
+    free(ks->key);
+    free(ks);
+}
+
+static void kafka_source_close(struct source *s)
+{
+    tl_kafka_close(s->kafka);
+    s->kafka = NULL;
+    for (size_t i = 0; i < s->nstreams; i++) kstream_free(s->streams[i]);
+    free(s->streams);
+    s->streams = NULL;
+    s->nstreams = 0;
+    tl_intern_free(s->stream_ids);
+    s->stream_ids = NULL;
+    for (int i = 0; i < s->npending; i++) {
+        free(s->pending[i].topic);
+        free(s->pending[i].states);
+    }
+    free(s->pending);
+    s->pending = NULL;
+    s->npending = 0;
+}
+
 static void source_free(struct source *s)
 {
     if (!s) return;
+    kafka_source_close(s);
     tl_follow_close(s->fl);
     tl_dirwatch_close(s->dw);
     tl_parser_inst_free(&s->inst);
@@ -215,6 +290,7 @@ static enum tl_err source_parser(struct runner *R, struct source *s, const char 
 
 static enum tl_err source_open(struct runner *R, struct source *s, const struct tl_follow_pos *at)
 {
+    if (s->cfg.kind == SRC_KAFKA) return kafka_source_open(R, s);
     if (!s->path) return TL_OK; /* stdin */
     char err[512];
     if (s->cfg.kind == SRC_DIR) {
@@ -291,6 +367,8 @@ static size_t source_step(struct runner *R, struct source *s)
 {
     if (s->done) return 0;
     if (s->dw) return dir_step(R, s);
+    if (s->cfg.kind == SRC_KAFKA)
+        return s->kafka ? tl_kafka_poll(s->kafka, 20000, (size_t)CHUNK * 16, kafka_message, s) : 0;
     size_t got = 0;
     if (s->path) {
         if (tl_follow_read(s->fl, R->buf, CHUNK, &got)) {
@@ -318,11 +396,316 @@ static size_t source_step(struct runner *R, struct source *s)
     return got;
 }
 
+/* ---------------------------------------------------------------- kafka */
+
+static void kafka_on_record(void *ctx, const struct tl_record *r)
+{
+    struct kfeed *fc = ctx;
+    const char *tag = fc->src->cfg.key_tag;
+    if (!tag || !fc->ks->key[0] || r->n_tags >= TL_MAX_EXTRA_TAGS) {
+        tl_output_record(&fc->R->out, r);
+        return;
+    }
+    struct tl_record copy = *r; /* the key as a tag, e.g. the manager's host */
+    copy.tags[copy.n_tags++] = (struct tl_tag){tag, fc->ks->key};
+    tl_output_record(&fc->R->out, &copy);
+}
+
+static void kafka_on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
+{
+    struct kfeed *fc = ctx;
+    (void)line; /* within a stream; the offset says where it is */
+    if (fc->R->quiet || fc->ks->reported++ >= MAX_REPORTS) return;
+    fprintf(stderr, "kafka:%s/%d@%lld%s%s: %s%s%s%s\n", fc->ks->topic, (int)fc->ks->partition,
+            (long long)fc->offset, fc->ks->key[0] ? " key " : "", fc->ks->key, tl_reject_str(why),
+            detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+}
+
+static size_t stream_key(char *out, size_t cap, const char *topic, int32_t partition,
+                         const char *key, size_t key_len)
+{
+    int n = snprintf(out, cap, "%s\x1f%d\x1f", topic, (int)partition);
+    if (n < 0 || (size_t)n >= cap) return 0;
+    if (key_len > cap - (size_t)n) key_len = cap - (size_t)n;
+    memcpy(out + n, key, key_len);
+    return (size_t)n + key_len;
+}
+
+/* The stream's parser state; created (format named or detected from
+ * `first`) when new. NULL past max_streams. */
+static struct kstream *stream_get(struct runner *R, struct source *s, const char *topic,
+                                  int32_t partition, const char *key, size_t key_len,
+                                  const char *first, size_t first_len, const char *format)
+{
+    char k[1024];
+    size_t n = stream_key(k, sizeof k, topic, partition, key, key_len);
+    int32_t id = tl_intern_find(s->stream_ids, k, n);
+    if (id >= 0 && (size_t)id < s->nstreams && s->streams[id]) return s->streams[id];
+    if (id < 0) {
+        if ((long long)tl_intern_count(s->stream_ids) >= s->cfg.max_streams) return NULL;
+        id = tl_intern(s->stream_ids, k, n);
+        if (id < 0) return NULL;
+    }
+    if ((size_t)id >= s->nstreams) {
+        size_t cap = (size_t)id + 64;
+        struct kstream **v = realloc(s->streams, cap * sizeof *v);
+        if (!v) return NULL;
+        for (size_t i = s->nstreams; i < cap; i++) v[i] = NULL;
+        s->streams = v;
+        s->nstreams = cap;
+    }
+    struct kstream *ks = calloc(1, sizeof *ks);
+    if (!ks || !(ks->topic = strdup(topic)) || !(ks->key = strndup(key ? key : "", key_len))) {
+        kstream_free(ks);
+        return NULL;
+    }
+    ks->partition = partition;
+    ks->fc = (struct kfeed){R, s, ks, -1};
+    ks->emit = (struct tl_emit){kafka_on_record, kafka_on_reject, &ks->fc};
+    const struct tl_parser *p = format ? tl_parser_find(format)
+                                : strcmp(s->cfg.parser, "auto") ? tl_parser_find(s->cfg.parser)
+                                                                : tl_parser_detect(first, first_len, NULL);
+    if (!p) p = tl_parser_find("wq");
+    char err[512];
+    if (tl_parser_inst_init(&ks->inst, p) ||
+        (s->cfg.parser_options &&
+         tl_cfg_apply(&R->cfg.doc, s->cfg.parser_options, p->options, ks->inst.config,
+                      "parser options", NULL, err, sizeof err)) ||
+        tl_parser_inst_open(&ks->inst, &ks->emit)) {
+        kstream_free(ks);
+        return NULL;
+    }
+    if (p->set_name) p->set_name(ks->inst.state, ks->topic);
+    s->streams[id] = ks;
+    return ks;
+}
+
+static bool is_whole_trace(const char *v, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (v[i] == ' ' || v[i] == '\n' || v[i] == '\r' || v[i] == '\t')) i++;
+    return i < n && (v[i] == '[' || memmem(v, n < 4096 ? n : 4096, "\"traceEvents\"", 13));
+}
+
+/* One message into its stream's parser. Work Queue: lines (a missing last
+ * newline added); LSST: one document; Chrome: one event (the stream is an
+ * open array, as catapult's writer makes it) or a whole trace. */
+static void kafka_message(void *ctx, const struct tl_kafka_msg *m)
+{
+    struct source *s = ctx;
+    struct runner *R = s->fc.R;
+    s->bytes += m->len;
+    if (!m->value || !m->len) return;
+    struct kstream *ks = stream_get(R, s, m->topic, m->partition, m->key, m->key_len, m->value,
+                                    m->len, NULL);
+    if (!ks) {
+        if (s->kafka_rejected_streams++ < MAX_REPORTS)
+            logm(R, LOG_WARN, "kafka:%s/%d@%lld: no parser state for this key (max_streams %lld "
+                 "reached); message skipped", m->topic, (int)m->partition, (long long)m->offset,
+                 s->cfg.max_streams);
+        return;
+    }
+    ks->fc.offset = m->offset;
+    const struct tl_parser *p = ks->inst.p;
+    if (!strcmp(p->name, "wq")) {
+        p->feed(ks->inst.state, m->value, m->len);
+        if (m->value[m->len - 1] != '\n') p->feed(ks->inst.state, "\n", 1);
+    } else if (!strcmp(p->name, "chrome") && !is_whole_trace(m->value, m->len)) {
+        if (!ks->chrome_array) p->feed(ks->inst.state, "[", 1);
+        ks->chrome_array = true;
+        p->feed(ks->inst.state, m->value, m->len);
+        p->feed(ks->inst.state, ",", 1);
+    } else {
+        p->feed(ks->inst.state, m->value, m->len); /* a document, whole */
+        p->finish(ks->inst.state);
+    }
+}
+
+static void kafka_log(void *ctx, int level, const char *msg)
+{
+    logm(((struct source *)ctx)->fc.R, level <= 0 ? LOG_ERROR : level == 1 ? LOG_WARN : level == 2 ? LOG_INFO : LOG_DEBUG,
+         "%s", msg);
+}
+
+/* The partition's state from the checkpoint: its streams, and the offset
+ * they stop at (read on from there, not from an older commit). */
+static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition)
+{
+    struct source *s = ctx;
+    struct runner *R = s->fc.R;
+    for (int i = 0; i < s->npending; i++) {
+        struct kpending *kp = &s->pending[i];
+        if (kp->partition != partition || strcmp(kp->topic, topic)) continue;
+        int64_t next = kp->next;
+        const uint8_t *p = kp->states, *end = kp->states + kp->len;
+        uint64_t n = 0;
+        bool ok = tl_get_varint(&p, end, &n);
+        for (uint64_t j = 0; ok && j < n; j++) {
+            const char *key, *pname;
+            size_t klen, plen;
+            uint64_t slen;
+            uint8_t arr;
+            char name[64];
+            ok = tl_get_str(&p, end, 1 << 16, &key, &klen) && tl_get_str(&p, end, 63, &pname, &plen) &&
+                 tl_get_u8(&p, end, &arr) && tl_get_varint(&p, end, &slen) &&
+                 slen <= (uint64_t)(end - p);
+            if (!ok) break;
+            memcpy(name, pname, plen);
+            name[plen] = '\0';
+            struct kstream *ks = stream_get(R, s, topic, partition, key, klen, NULL, 0, name);
+            if (ks && slen && ks->inst.p->restore) ok = !ks->inst.p->restore(ks->inst.state, p, slen);
+            if (ks) ks->chrome_array = arr;
+            p += slen;
+        }
+        if (!ok) {
+            logm(R, LOG_ERROR, "kafka:%s/%d: damaged state in the checkpoint; reading from the "
+                 "committed offset", topic, (int)partition);
+            next = -1;
+        }
+        free(kp->topic);
+        free(kp->states);
+        s->pending[i] = s->pending[--s->npending];
+        return next;
+    }
+    return -1;
+}
+
+/* Before partitions go: everything they produced acknowledged and
+ * checkpointed, their offsets committed; then their streams are dropped
+ * (another instance reads on from the commit). */
+static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *parts, int n)
+{
+    struct source *s = ctx;
+    struct runner *R = s->fc.R;
+    if (!R->closing) {
+        tl_output_pass(&R->out, true);
+        if (checkpoint(R, "revoke")) tl_kafka_commit(s->kafka);
+        else logm(R, LOG_WARN, "kafka: partitions revoked before their output was acknowledged; "
+                  "the next owner reads them again from the last commit");
+    } else {
+        tl_kafka_commit(s->kafka);
+    }
+    for (int i = 0; i < n; i++)
+        for (size_t j = 0; j < s->nstreams; j++) {
+            struct kstream *ks = s->streams[j];
+            if (ks && ks->partition == parts[i]->partition && !strcmp(ks->topic, parts[i]->topic)) {
+                kstream_free(ks);
+                s->streams[j] = NULL;
+            }
+        }
+}
+
+static enum tl_err kafka_source_open(struct runner *R, struct source *s)
+{
+    struct tl_kafka_prop props[128];
+    int np = 0;
+    const struct tl_cfg_node *pr = s->cfg.properties;
+    for (size_t i = 0; pr && i < pr->n && np < 128; i++)
+        props[np++] = (struct tl_kafka_prop){pr->keys[i], pr->items[i]->scalar};
+    struct tl_kafka_cfg kc = {s->cfg.brokers, s->cfg.topics, s->cfg.group, s->cfg.start, props, np};
+    struct tl_kafka_hooks hooks = {s, kafka_revoke, kafka_assign, kafka_log};
+    char err[1024];
+    if (!s->stream_ids && !(s->stream_ids = tl_intern_new((size_t)64 << 20))) return TL_ERR_NOMEM;
+    if (tl_kafka_open(&kc, &hooks, &s->kafka, err, sizeof err)) {
+        logm(R, LOG_ERROR, "%s", err);
+        return TL_ERR_OPEN;
+    }
+    logm(R, LOG_INFO, "kafka: %s, topics %s, group %s", s->cfg.brokers, s->cfg.topics, s->cfg.group);
+    return TL_OK;
+}
+
+/*   kafka: u8 version | 'K' | varint partitions | per partition: str topic |
+ *          zigzag partition | zigzag next | varint len | its streams:
+ *          [varint n | n x (str key | str parser | u8 chrome_array |
+ *          varint len | state)] */
+static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
+{
+    tl_put_u8(b, SRC_CKPT_VERSION);
+    tl_put_u8(b, 'K');
+    const struct tl_kafka_partition *parts;
+    int n = s->kafka ? tl_kafka_partitions(s->kafka, &parts) : 0;
+    int keep = 0;
+    for (int i = 0; i < n; i++) keep += parts[i].assigned && parts[i].next >= 0;
+    tl_put_varint(b, (uint64_t)(keep + s->npending));
+    struct tl_buf st = {0}, one = {0};
+    for (int i = 0; i < n; i++) {
+        if (!parts[i].assigned || parts[i].next < 0) continue;
+        tl_put_str(b, parts[i].topic);
+        tl_put_varint(b, tl_zigzag(parts[i].partition));
+        tl_put_varint(b, tl_zigzag(parts[i].next));
+        st.len = 0;
+        uint64_t count = 0;
+        struct tl_buf body = {0};
+        for (size_t j = 0; j < s->nstreams; j++) {
+            struct kstream *ks = s->streams[j];
+            if (!ks || ks->partition != parts[i].partition || strcmp(ks->topic, parts[i].topic)) continue;
+            one.len = 0;
+            if (ks->inst.p->save && ks->inst.p->save(ks->inst.state, &one)) one.len = 0;
+            tl_put_str(&body, ks->key);
+            tl_put_str(&body, ks->inst.p->name);
+            tl_put_u8(&body, ks->chrome_array);
+            tl_put_varint(&body, one.len);
+            tl_buf_append(&body, one.data, one.len);
+            count++;
+        }
+        tl_put_varint(&st, count);
+        tl_buf_append(&st, body.data, body.len);
+        tl_buf_free(&body);
+        tl_put_varint(b, st.len);
+        tl_buf_append(b, st.data, st.len);
+    }
+    /* partitions restored but not assigned yet keep their saved state */
+    for (int i = 0; i < s->npending; i++) {
+        tl_put_str(b, s->pending[i].topic);
+        tl_put_varint(b, tl_zigzag(s->pending[i].partition));
+        tl_put_varint(b, tl_zigzag(s->pending[i].next));
+        tl_put_varint(b, s->pending[i].len);
+        tl_buf_append(b, s->pending[i].states, s->pending[i].len);
+    }
+    tl_buf_free(&st);
+    tl_buf_free(&one);
+    return b->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+static bool kafka_restore(struct source *s, const uint8_t *p, const uint8_t *end)
+{
+    uint64_t n;
+    if (!tl_get_varint(&p, end, &n) || n > 100000) return false;
+    s->pending = calloc(n ? n : 1, sizeof *s->pending);
+    if (!s->pending) return false;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *t;
+        size_t tlen;
+        uint64_t part, next, len;
+        if (!tl_get_str(&p, end, 4096, &t, &tlen) || !tl_get_varint(&p, end, &part) ||
+            !tl_get_varint(&p, end, &next) || !tl_get_varint(&p, end, &len) ||
+            len > (uint64_t)(end - p))
+            return false;
+        struct kpending *kp = &s->pending[s->npending++];
+        kp->topic = strndup(t, tlen);
+        kp->partition = (int32_t)tl_unzigzag(part);
+        kp->next = tl_unzigzag(next);
+        kp->states = malloc(len ? len : 1);
+        if (!kp->topic || !kp->states) return false;
+        memcpy(kp->states, p, len);
+        kp->len = len;
+        p += len;
+    }
+    return p == end;
+}
+
 /* Expands the configured sources (globs) into R->src. */
 static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
 {
     for (int i = 0; i < c->nsrc; i++) {
         const struct src_settings *sc = &c->src[i];
+        if (sc->kind == SRC_KAFKA) {
+            if (R->nsrc == (int)(sizeof R->src / sizeof *R->src)) return TL_ERR_LIMIT;
+            char name[1024];
+            snprintf(name, sizeof name, "kafka:%s", sc->topics);
+            if (!(R->src[R->nsrc++] = source_new(R, sc, name))) return TL_ERR_NOMEM;
+            continue;
+        }
         if (sc->kind == SRC_STDIN) {
             if (R->nsrc == (int)(sizeof R->src / sizeof *R->src)) return TL_ERR_LIMIT;
             if (!(R->src[R->nsrc++] = source_new(R, sc, NULL))) return TL_ERR_NOMEM;
@@ -361,10 +744,10 @@ static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
  *         | varint len | parser state
  *   dir:  u8 version | 'D' | lines | records | rejected | the files read */
 
-#define SRC_CKPT_VERSION 1
 
-static enum tl_err source_save(const struct source *s, struct tl_buf *b)
+static enum tl_err source_save(struct source *s, struct tl_buf *b)
 {
+    if (s->cfg.kind == SRC_KAFKA) return kafka_save(s, b);
     tl_put_u8(b, SRC_CKPT_VERSION);
     tl_put_u8(b, s->dw ? 'D' : 'F');
     if (s->dw) {
@@ -397,14 +780,17 @@ static enum tl_err source_save(const struct source *s, struct tl_buf *b)
     return b->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
-static void checkpoint(struct runner *R, const char *why)
+/* True when everything produced so far is acknowledged and, with a
+ * checkpoint_dir, saved with the state that produced it: only then may
+ * Kafka offsets be committed. */
+static bool checkpoint(struct runner *R, const char *why)
 {
-    if (!R->ckpt_dir) return;
     if (!tl_output_sync(&R->out)) {
         R->checkpoints_deferred++;
         logm(R, LOG_WARN, "checkpoint deferred: the output is not acknowledged yet");
-        return;
+        return false;
     }
+    if (!R->ckpt_dir) return true;
     struct tl_buf agg = {0};
     struct tl_buf srcs[RUN_MAX_SOURCES * 8];
     struct tl_ckpt_section sec[TL_CKPT_MAX_SECTIONS];
@@ -434,6 +820,14 @@ static void checkpoint(struct runner *R, const char *why)
     }
     tl_buf_free(&agg);
     for (int i = 0; i < ns; i++) tl_buf_free(&srcs[i]);
+    return rc == TL_OK;
+}
+
+/* After a checkpoint: what it covers may be committed. */
+static void kafka_commit_all(struct runner *R)
+{
+    for (int i = 0; i < R->nsrc; i++)
+        if (R->src[i]->kafka) tl_kafka_commit(R->src[i]->kafka);
 }
 
 /* Restores what a checkpoint holds and opens every source. */
@@ -472,8 +866,13 @@ static enum tl_err restore_and_open(struct runner *R)
         const uint8_t *p = sec->data, *end = sec->data + sec->len;
         uint8_t ver, kind, flags, mid;
         if (!tl_get_u8(&p, end, &ver) || ver != SRC_CKPT_VERSION || !tl_get_u8(&p, end, &kind) ||
-            kind != (s->cfg.kind == SRC_DIR ? 'D' : 'F'))
+            kind != (s->cfg.kind == SRC_DIR ? 'D' : s->cfg.kind == SRC_KAFKA ? 'K' : 'F'))
             goto corrupt;
+        if (kind == 'K') {
+            if (!kafka_restore(s, p, end)) goto corrupt;
+            if (source_open(R, s, NULL)) goto fail;
+            continue;
+        }
         if (kind == 'D') {
             if (source_open(R, s, NULL)) goto fail;
             if (!tl_get_varint(&p, end, &s->dir_stats.lines) ||
@@ -591,10 +990,54 @@ static enum tl_err lock_checkpoint_dir(struct runner *R)
     return TL_OK;
 }
 
+/* Lines, records and rejects of a Kafka source's streams of one partition
+ * (partition < 0: all). */
+static void kafka_stats(const struct source *s, const char *topic, int32_t partition,
+                        struct tl_parse_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t j = 0; j < s->nstreams; j++) {
+        const struct kstream *ks = s->streams[j];
+        if (!ks || (partition >= 0 && (ks->partition != partition || strcmp(ks->topic, topic))))
+            continue;
+        const struct tl_parse_stats *ps = ks->inst.p->stats(ks->inst.state);
+        out->lines += ps->lines;
+        out->records += ps->records;
+        out->rejected += ps->rejected;
+        for (int r = 0; r < TL_REJ_COUNT; r++) out->rejected_by[r] += ps->rejected_by[r];
+    }
+}
+
+/* One `tasklens` point per assigned partition: its lag (high watermark -
+ * next offset) and what its streams parsed. */
+static void kafka_self_metrics(struct runner *R, struct source *s)
+{
+    const struct tl_kafka_partition *parts;
+    int n = s->kafka ? tl_kafka_partitions(s->kafka, &parts) : 0;
+    for (int i = 0; i < n; i++) {
+        if (!parts[i].assigned) continue;
+        struct tl_parse_stats ps;
+        kafka_stats(s, parts[i].topic, parts[i].partition, &ps);
+        char path[1024];
+        snprintf(path, sizeof path, "kafka:%s/%d", parts[i].topic, (int)parts[i].partition);
+        struct tl_summary_input in = {.path = path, .format = s->cfg.parser, .lines = ps.lines,
+                                      .records = ps.records, .rejected = ps.rejected};
+        memcpy(in.rejected_by, ps.rejected_by, sizeof in.rejected_by);
+        int64_t lag = parts[i].high >= 0 && parts[i].next >= 0 && parts[i].high > parts[i].next
+                          ? parts[i].high - parts[i].next
+                          : 0;
+        tl_output_self(&R->out, R->instance, &in, (uint64_t)lag);
+    }
+}
+
 static void self_metrics(struct runner *R)
 {
     for (int i = 0; i < R->nsrc; i++) {
         struct source *s = R->src[i];
+        if (s->cfg.kind == SRC_KAFKA) {
+            kafka_self_metrics(R, s);
+            continue;
+        }
         if (!s->inst.p && !s->dir_format) continue;
         const struct tl_parse_stats *ps = s->dw ? &s->dir_stats : s->inst.p->stats(s->inst.state);
         struct tl_summary_input in = {.path = s->path ? s->path : "-",
@@ -613,6 +1056,14 @@ static void status_line(struct runner *R)
     for (int i = 0; i < R->nsrc; i++) {
         struct source *s = R->src[i];
         if (s->fl) lag += tl_follow_stats(s->fl).lag;
+        if (s->cfg.kind == SRC_KAFKA) {
+            struct tl_parse_stats ps;
+            kafka_stats(s, NULL, -1, &ps);
+            lines += ps.lines;
+            records += ps.records;
+            rejected += ps.rejected;
+            continue;
+        }
         if (!s->inst.p && !s->dw) continue;
         const struct tl_parse_stats *ps = s->dw ? &s->dir_stats : s->inst.p->stats(s->inst.state);
         lines += ps->lines;
@@ -721,7 +1172,8 @@ static int run_loop(struct runner *R)
     bool tty = isatty(2) && !R->quiet;
     int64_t now = tl_mono_ms();
     int64_t last_flush = now, last_cum = now, last_status = now, last_ckpt = now;
-    bool stop = false, input_over = false;
+    bool stop = false, input_over = false, have_kafka = false;
+    for (int i = 0; i < R->nsrc; i++) have_kafka |= R->src[i]->kafka != NULL;
     /* at once: from now on the files' identities are known, so a rotation
      * while we are down finds the old file even if no interval passed */
     checkpoint(R, "start");
@@ -745,7 +1197,10 @@ static int run_loop(struct runner *R)
             for (int i = 0; i < R->nsrc; i++) {
                 struct source *s = R->src[i];
                 if (s->done) continue;
-                if (!s->path) pf[np++] = (struct pollfd){0, POLLIN, 0};
+                if (s->kafka) {
+                    if (tl_kafka_fd(s->kafka) >= 0) pf[np++] = (struct pollfd){tl_kafka_fd(s->kafka), POLLIN, 0};
+                    else polling = true;
+                } else if (!s->path) pf[np++] = (struct pollfd){0, POLLIN, 0};
                 else if (s->dw) {
                     if (tl_dirwatch_fd(s->dw) >= 0) pf[np++] = (struct pollfd){tl_dirwatch_fd(s->dw), POLLIN, 0};
                     polling = true; /* settling files are looked at again */
@@ -772,8 +1227,8 @@ static int run_loop(struct runner *R)
             tl_output_pass(&R->out, true);
             last_flush = now;
         }
-        if (R->ckpt_dir && now - last_ckpt >= rs->checkpoint_interval * 1000) {
-            checkpoint(R, "interval");
+        if ((R->ckpt_dir || have_kafka) && now - last_ckpt >= rs->checkpoint_interval * 1000) {
+            if (checkpoint(R, "interval")) kafka_commit_all(R);
             last_ckpt = tl_mono_ms();
         }
         if (tty && now - last_status >= 10000) {
@@ -791,7 +1246,16 @@ static int run_loop(struct runner *R)
     if (input_over) tl_output_finish(&R->out);
     else tl_output_cumulative(&R->out);
     self_metrics(R);
-    checkpoint(R, "exit");
+    bool saved = checkpoint(R, "exit");
+    /* Kafka: commit what the checkpoint covers, then leave the group (the
+     * revoke that follows only commits) */
+    R->closing = true;
+    for (int i = 0; i < R->nsrc; i++)
+        if (R->src[i]->kafka) {
+            if (saved) tl_kafka_commit(R->src[i]->kafka);
+            tl_kafka_close(R->src[i]->kafka);
+            R->src[i]->kafka = NULL;
+        }
     if (sfd >= 0) close(sfd);
     return TL_EXIT_OK;
 }

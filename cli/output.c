@@ -170,7 +170,7 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
     }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    o->buf_lines += (uint32_t)tl_lp_self(&o->buf, instance, in->format, names, values, n,
+    o->buf_lines += (uint32_t)tl_lp_self(&o->buf, instance, in->format, in->path, names, values, n,
                                          (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec, &o->st);
 }
 

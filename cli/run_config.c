@@ -56,6 +56,20 @@ static const struct tl_option dir_source_options[] = {
     {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
     {0},
 };
+static const struct tl_option kafka_source_options[] = {
+    {"brokers", TL_OPT_STRING, NULL, "bootstrap servers, host:port[,host:port]", SS(brokers)},
+    {"topics", TL_OPT_STRING, NULL, "topic names or ^regex, comma-separated", SS(topics)},
+    {"group", TL_OPT_STRING, "tasklens", "consumer group: instances in one group share partitions",
+     SS(group)},
+    {"start", TL_OPT_STRING, "earliest", "earliest or latest: where a new group starts", SS(start)},
+    {"parser", TL_OPT_STRING, "auto",
+     "format of the messages (auto: detected per stream from its first message)", SS(parser)},
+    {"key_tag", TL_OPT_STRING, NULL,
+     "put the message key in this tag (e.g. manager); none by default", SS(key_tag)},
+    {"max_streams", TL_OPT_INT, "10000",
+     "parser states kept, one per (topic, partition, key); more are rejected", SS(max_streams)},
+    {0},
+};
 static const struct tl_option stdin_source_options[] = {
     {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
     {0},
@@ -101,6 +115,7 @@ static const struct kind source_kinds[] = {
     {"file", SRC_FILE, file_source_options},
     {"dir", SRC_DIR, dir_source_options},
     {"stdin", SRC_STDIN, stdin_source_options},
+    {"kafka", SRC_KAFKA, kafka_source_options},
     {0},
 };
 static const struct kind sink_kinds[] = {
@@ -187,7 +202,7 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
                                           errlen);
         if (!k) return TL_ERR_USAGE;
         snprintf(where, sizeof where, "%s[%zu] (%s)", key, i, k->name);
-        static const char *const skip_src[] = {"type", "options", NULL};
+        static const char *const skip_src[] = {"type", "options", "properties", NULL};
         static const char *const skip_sink[] = {"type", NULL};
         void *cfg;
         if (sources) {
@@ -199,6 +214,7 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
             }
             s->line = m->line;
             s->parser_options = tl_cfg_get(m, "options");
+            s->properties = tl_cfg_get(m, "properties");
             cfg = s;
         } else {
             struct sink_settings *s = run_config_add_sink(c, (enum sink_kind)k->value);
@@ -215,7 +231,30 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
         if (rc) return rc;
         if (sources) {
             struct src_settings *s = cfg;
-            if (s->kind != SRC_STDIN && !s->path) {
+            if (s->kind == SRC_KAFKA) {
+                if (!s->brokers || !s->topics) {
+                    snprintf(err, errlen, "%s:%d: %s: `brokers` and `topics` are required", d->path,
+                             m->line, where);
+                    return TL_ERR_USAGE;
+                }
+                if (strcmp(s->start, "earliest") && strcmp(s->start, "latest")) {
+                    snprintf(err, errlen, "%s:%d: %s: start: '%s' is not earliest or latest",
+                             d->path, tl_cfg_key_line(m, "start"), where, s->start);
+                    return TL_ERR_USAGE;
+                }
+                const struct tl_cfg_node *pr = s->properties;
+                if (pr && pr->kind != TL_CFG_MAP) {
+                    snprintf(err, errlen, "%s:%d: %s: properties: a mapping of librdkafka "
+                             "settings is expected", d->path, pr->line, where);
+                    return TL_ERR_USAGE;
+                }
+                for (size_t j = 0; pr && j < pr->n; j++)
+                    if (pr->items[j]->kind != TL_CFG_SCALAR) {
+                        snprintf(err, errlen, "%s:%d: %s: properties.%s: a value is expected",
+                                 d->path, pr->items[j]->line, where, pr->keys[j]);
+                        return TL_ERR_USAGE;
+                    }
+            } else if (s->kind != SRC_STDIN && !s->path) {
                 snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
                 return TL_ERR_USAGE;
             }

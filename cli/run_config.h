@@ -4,7 +4,7 @@
  * YAML reader, validation and `tasklens run --help-config`.
  *
  *   sources:                      # one or more
- *     - type: file                # file | dir | stdin
+ *     - type: file                # file | dir | stdin | kafka
  *       path: /var/log/wq/run*.log # a path or a glob
  *       follow: true
  *       from: beginning           # or end (first start only)
@@ -53,7 +53,7 @@ struct agg_settings {
     long long exact_limit;
 };
 
-enum src_kind { SRC_FILE, SRC_DIR, SRC_STDIN };
+enum src_kind { SRC_FILE, SRC_DIR, SRC_STDIN, SRC_KAFKA };
 
 struct src_settings {
     enum src_kind kind;
@@ -64,6 +64,10 @@ struct src_settings {
     bool recursive;
     const char *match;
     const struct tl_cfg_node *parser_options; /* may be NULL */
+    /* kafka */
+    const char *brokers, *topics, *group, *start, *key_tag;
+    long long max_streams;
+    const struct tl_cfg_node *properties; /* librdkafka pass-through, may be NULL */
     int line;                                 /* where it was declared, 0 for flags */
 };
 

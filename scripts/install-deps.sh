@@ -17,6 +17,9 @@ PKGS=(
   influxdb
   # real Chrome trace producers for the trace parser tests (node; cmake is above)
   nodejs
+  # a real Apache Kafka broker for the Kafka source tests: Java, Maven (fetches
+  # the broker jars from Maven Central once), kcat as the producer
+  default-jre-headless maven kcat
 )
 missing=()
 for p in "${PKGS[@]}"; do

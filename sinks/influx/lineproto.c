@@ -185,13 +185,14 @@ int tl_lp_workflow(struct tl_buf *b, const struct tl_record *r, struct tl_lp_sta
     return 1;
 }
 
-int tl_lp_self(struct tl_buf *b, const char *instance, const char *source,
+int tl_lp_self(struct tl_buf *b, const char *instance, const char *source, const char *input,
                const char *const *names, const uint64_t *values, int n, int64_t time_ns,
                struct tl_lp_stats *st)
 {
     size_t start = b->len;
     tl_buf_puts(b, "tasklens");
-    if (!put_tag(b, "instance", instance, st) || !put_tag(b, "source", source, st) || n < 1) {
+    if (!put_tag(b, "input", input, st) || !put_tag(b, "instance", instance, st) ||
+        !put_tag(b, "source", source, st) || n < 1) {
         b->len = start;
         st->rejected_unwritable++;
         return 0;

@@ -52,9 +52,10 @@ int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const cha
  * for a TL_REC_WORKFLOW record. Returns 1 when written. */
 int tl_lp_workflow(struct tl_buf *out, const struct tl_record *r, struct tl_lp_stats *st);
 
-/* Appends one `tasklens` self-metrics point: tags instance, source; the
+/* Appends one `tasklens` self-metrics point: tags input (the file, directory,
+ * or kafka:topic/partition), instance, source (the format); the
  * given counters as integer fields; time in ns. */
-int tl_lp_self(struct tl_buf *out, const char *instance, const char *source,
+int tl_lp_self(struct tl_buf *out, const char *instance, const char *source, const char *input,
                const char *const *names, const uint64_t *values, int n, int64_t time_ns,
                struct tl_lp_stats *st);
 

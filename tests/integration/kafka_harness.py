@@ -1,0 +1,131 @@
+"""A real Apache Kafka broker for tests: KRaft, one node (broker and
+controller), on 127.0.0.1 with free ports and a temp log dir, started and
+stopped by the test.
+
+The jars come from Maven Central (tests/kafka/pom.xml: kafka_2.13 and its
+runtime dependencies) through `mvn dependency:copy-dependencies`, once per
+machine, into $TL_KAFKA_CACHE (default ~/.cache/tasklens/kafka-<version>).
+
+    with Kafka() as k:
+        k.produce("topic", [b"line"], key=b"m1")
+"""
+import base64
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+POM = os.path.join(HERE, "..", "kafka", "pom.xml")
+VERSION = "3.9.1"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def jars():
+    cache = os.environ.get("TL_KAFKA_CACHE") or os.path.expanduser("~/.cache/tasklens/kafka-" + VERSION)
+    jdir = os.path.join(cache, "jars")
+    if not os.path.exists(os.path.join(cache, "complete")):
+        os.makedirs(cache, exist_ok=True)
+        print("kafka harness: fetching the broker jars from Maven Central into", cache, flush=True)
+        r = subprocess.run(["mvn", "-q", "-B", "-f", POM, "dependency:copy-dependencies",
+                            "-DoutputDirectory=" + jdir, "-DincludeScope=runtime"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode:
+            raise RuntimeError("mvn failed:\n" + r.stdout[-3000:])
+        open(os.path.join(cache, "complete"), "w").close()
+    return jdir
+
+
+class Kafka:
+    def __init__(self, partitions=3):
+        self.dir = tempfile.mkdtemp(prefix="tl-kafka-")
+        self.port = free_port()
+        self.cport = free_port()
+        self.bootstrap = "127.0.0.1:%d" % self.port
+        self.partitions = partitions
+        self.proc = None
+
+    def __enter__(self):
+        jdir = jars()
+        props = os.path.join(self.dir, "server.properties")
+        with open(props, "w") as f:
+            f.write(f"""process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{self.cport}
+listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.cport}
+advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs={self.dir}/logs
+num.partitions={self.partitions}
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.flush.interval.messages=1
+""")
+        log4j = os.path.join(self.dir, "log4j.properties")
+        with open(log4j, "w") as f:
+            f.write("log4j.rootLogger=WARN, f\nlog4j.appender.f=org.apache.log4j.FileAppender\n"
+                    f"log4j.appender.f.File={self.dir}/broker.log\n"
+                    "log4j.appender.f.layout=org.apache.log4j.PatternLayout\n"
+                    "log4j.appender.f.layout.ConversionPattern=%d %p %c: %m%n\n")
+        java = ["java", "-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-Dlog4j.configuration=file:" + log4j,
+                "-cp", os.path.join(jdir, "*")]
+        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        r = subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode:
+            raise RuntimeError("kafka storage format failed:\n" + r.stdout[-3000:])
+        self.out = open(os.path.join(self.dir, "stdout.log"), "w")
+        self.proc = subprocess.Popen(java + ["kafka.Kafka", props], stdout=self.out,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("kafka exited: " + open(os.path.join(self.dir, "stdout.log")).read()[-3000:])
+            r = subprocess.run(["kcat", "-b", self.bootstrap, "-L", "-m", "2"],
+                               capture_output=True, text=True)
+            if r.returncode == 0 and "1 brokers" in r.stdout:
+                return self
+            time.sleep(0.5)
+        self.stop()
+        raise RuntimeError("kafka did not answer on " + self.bootstrap)
+
+    def produce(self, topic, messages, key=None, compression=None, partition=None):
+        """messages: bytes values, sent with one kcat run (key applies to all)."""
+        cmd = ["kcat", "-P", "-b", self.bootstrap, "-t", topic, "-K", "\x1e", "-D", "\x1d",
+               "-X", "linger.ms=5"]
+        if compression:
+            cmd += ["-z", compression]
+        if partition is not None:
+            cmd += ["-p", str(partition)]
+        k = (key or b"") + b"\x1e"
+        data = b"".join(k + m + b"\x1d" for m in messages)
+        subprocess.run(cmd, input=data, check=True)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __exit__(self, *exc):
+        self.stop()
