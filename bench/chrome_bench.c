@@ -17,18 +17,7 @@
 
 #include "parser.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void count_record(void *ctx, const struct tl_record *r)
-{
-    (void)r;
-    ++*(size_t *)ctx;
-}
+#include "bench.h"
 
 static void no_reject(void *ctx, uint64_t line, enum tl_reject why, const char *d)
 {
@@ -69,7 +58,7 @@ static size_t tasklens_pass(const char *p, size_t n)
     const struct tl_parser *parser = tl_parser_find("chrome");
     struct tl_parser_inst inst;
     size_t records = 0;
-    struct tl_emit emit = {count_record, no_reject, &records};
+    struct tl_emit emit = {bench_count_record, no_reject, &records};
     if (tl_parser_inst_init(&inst, parser) || tl_parser_inst_open(&inst, &emit)) exit(1);
     for (size_t off = 0; off < n; off += 256 * 1024) {
         size_t k = n - off < 256 * 1024 ? n - off : 256 * 1024;
@@ -97,11 +86,11 @@ int main(int argc, char **argv)
     double best_a = 1e9, best_b = 1e9;
     size_t ea = 0, rb = 0;
     for (int k = 0; k < 5; k++) {
-        double t0 = now();
+        double t0 = bench_now();
         ea = jansson_pass(p, (size_t)n);
-        double t1 = now();
+        double t1 = bench_now();
         rb = tasklens_pass(p, (size_t)n);
-        double t2 = now();
+        double t2 = bench_now();
         if (t1 - t0 < best_a) best_a = t1 - t0;
         if (t2 - t1 < best_b) best_b = t2 - t1;
     }

@@ -7,12 +7,7 @@
 
 #include "lineproto.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench.h"
 
 int main(int argc, char **argv)
 {
@@ -41,7 +36,7 @@ int main(int argc, char **argv)
     double best = 1e9;
     size_t bytes = 0;
     for (int round = 0; round < 5; round++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (long i = 0; i < n; i++) {
             r.task_id = i;
             tl_lp_task(&b, &r, &st);
@@ -50,7 +45,7 @@ int main(int argc, char **argv)
                 b.len = 0;
             }
         }
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best) best = t;
     }
     printf("encoder: %.2f M task points/s (%ld points, best of 5; ~%zu bytes/point)\n",

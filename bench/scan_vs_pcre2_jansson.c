@@ -18,18 +18,7 @@
 
 #include "parser.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void count_record(void *ctx, const struct tl_record *r)
-{
-    (void)r;
-    ++*(size_t *)ctx;
-}
+#include "bench.h"
 
 int main(int argc, char **argv)
 {
@@ -56,7 +45,7 @@ int main(int argc, char **argv)
     double best_a = 1e9, best_b = 1e9;
     size_t objects = 0, keys = 0, records = 0;
     for (int round = 0; round < 5; round++) {
-        double t0 = now();
+        double t0 = bench_now();
         objects = keys = 0;
         for (char *p = buf, *end = buf + n; p < end;) {
             char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -82,21 +71,21 @@ int main(int argc, char **argv)
             }
             p = nl + 1;
         }
-        double ta = now() - t0;
+        double ta = bench_now() - t0;
         if (ta < best_a) best_a = ta;
 
-        t0 = now();
+        t0 = bench_now();
         records = 0;
         struct tl_parser_inst inst;
         const struct tl_parser *wq = tl_parser_find("wq");
         tl_parser_inst_init(&inst, wq);
-        struct tl_emit emit = {count_record, NULL, &records};
+        struct tl_emit emit = {bench_count_record, NULL, &records};
         tl_parser_inst_open(&inst, &emit);
         for (long off = 0; off < n; off += 256 * 1024)
             wq->feed(inst.state, buf + off, (size_t)(n - off < 256 * 1024 ? n - off : 256 * 1024));
         wq->finish(inst.state);
         tl_parser_inst_free(&inst);
-        double tb = now() - t0;
+        double tb = bench_now() - t0;
         if (tb < best_b) best_b = tb;
     }
     printf("%zu lines, %.1f MB\n", lines, n / 1e6);

@@ -18,12 +18,7 @@
 #include "quantile.h"
 #include "sketch.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "bench.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
 static double uniform01(void)
@@ -61,9 +56,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < 5; r++) {
         struct tl_sketch s;
         tl_sketch_init(&s, &o);
-        double t0 = now();
+        double t0 = bench_now();
         for (size_t i = 0; i < n; i++) tl_sketch_add(&s, x[i]);
-        t[r] = (now() - t0) / (double)n * 1e9;
+        t[r] = (bench_now() - t0) / (double)n * 1e9;
         sink += tl_sketch_quantile(&s, 0.99);
         tl_sketch_free(&s);
     }
@@ -71,14 +66,14 @@ int main(int argc, char **argv)
     printf("insert: %.2f ns/value (median of 5 x %zu; min %.2f, max %.2f)\n", t[2], n, t[0], t[4]);
 
     memcpy(y, x, n * sizeof *x);
-    double t0 = now();
+    double t0 = bench_now();
     tl_sort_doubles(y, n);
-    double radix = (now() - t0) / (double)n * 1e9;
+    double radix = (bench_now() - t0) / (double)n * 1e9;
     size_t nq = n < 10000000 ? n : 10000000; /* qsort on 1e8 takes minutes */
     memcpy(y, x, nq * sizeof *x);
-    t0 = now();
+    t0 = bench_now();
     qsort(y, nq, sizeof *y, cmpd);
-    double qs = (now() - t0) / (double)nq * 1e9;
+    double qs = (bench_now() - t0) / (double)nq * 1e9;
     printf("exact method, same data: radix sort %.2f ns/value (n=%zu), qsort %.2f ns/value (n=%zu)\n",
            radix, n, qs, nq);
 
@@ -100,9 +95,9 @@ int main(int argc, char **argv)
     }
     struct tl_sketch all;
     tl_sketch_init(&all, &o);
-    t0 = now();
+    t0 = bench_now();
     for (int k = 0; k < K; k++) tl_sketch_merge(&all, &parts[k]);
-    double merge_all = now() - t0;
+    double merge_all = bench_now() - t0;
     printf("merge: 1000 sketches (10k values each, ~%u buckets) into one: %.3f ms, %.0f ns per merge\n",
            parts[0].nbuckets, merge_all * 1e3, merge_all / K * 1e9);
     /* two typical sketches, repeated: dst is a copy of parts[0] each time */
@@ -112,18 +107,18 @@ int main(int argc, char **argv)
         struct tl_sketch d;
         tl_sketch_init(&d, &o);
         tl_sketch_merge(&d, &parts[r % K]); /* d now holds one sketch */
-        t0 = now();
+        t0 = bench_now();
         tl_sketch_merge(&d, &parts[(r + 1) % K]);
-        total += now() - t0;
+        total += bench_now() - t0;
         tl_sketch_free(&d);
     }
     printf("merge of two typical sketches: %.0f ns (mean of %d)\n", total / reps * 1e9, reps);
     /* the same question answered exactly: concatenate and sort 1000 x 10k values */
     double *cat = malloc((size_t)K * PER * sizeof *cat);
     for (size_t i = 0; i < (size_t)K * PER; i++) cat[i] = x[i % n];
-    t0 = now();
+    t0 = bench_now();
     tl_sort_doubles(cat, (size_t)K * PER);
-    printf("exact equivalent (sort the 1e7 values behind those sketches): %.3f ms\n", (now() - t0) * 1e3);
+    printf("exact equivalent (sort the 1e7 values behind those sketches): %.3f ms\n", (bench_now() - t0) * 1e3);
     (void)sink;
     return 0;
 }
