@@ -71,9 +71,12 @@ struct feed_ctx { /* the parser's emit context */
 
 /* A Kafka source keeps one parser per stream: (topic, partition, key), so
  * managers interleaved in one topic never share an open-task table. */
+struct kpart;
+
 struct kstream {
     char *topic, *key;
     int32_t partition;
+    struct kpart *kp; /* its partition's sketches (with a state topic) */
     struct tl_parser_inst inst;
     struct kfeed {
         struct runner *R;
@@ -85,6 +88,17 @@ struct kstream {
     bool chrome_array; /* events one per message: the stream is an open array */
     int reported;
 };
+
+/* With a state topic: what an assigned partition has counted, kept apart
+ * so that another instance can take it over and the group's global
+ * quantiles merge each record exactly once. */
+struct kpart {
+    char *topic;
+    int32_t partition;
+    struct tl_agg *agg; /* cumulative only */
+};
+
+#define MAX_HDR_TAGS 8
 
 /* From a checkpoint, until the partition is assigned again. */
 struct kpending {
@@ -120,6 +134,14 @@ struct source {
     struct kpending *pending;
     int npending;
     uint64_t kafka_rejected_streams;
+    struct tl_kstore *store; /* state_topic */
+    struct kpart **kparts;
+    int nkparts, capkparts;
+    uint64_t published, publish_failures, takeovers;
+    char *hdr_names[MAX_HDR_TAGS]; /* header_tags */
+    int nhdr;
+    char hdr_val[MAX_HDR_TAGS][256]; /* of the message being fed */
+    bool hdr_set[MAX_HDR_TAGS];
 };
 
 struct runner {
@@ -236,10 +258,26 @@ static void kstream_free(struct kstream *ks)
     free(ks);
 }
 
+static void kpart_free(struct kpart *kp)
+{
+    if (!kp) return;
+    tl_agg_free(kp->agg);
+    free(kp->topic);
+    free(kp);
+}
+
 static void kafka_source_close(struct source *s)
 {
     tl_kafka_close(s->kafka);
     s->kafka = NULL;
+    tl_kstore_close(s->store);
+    s->store = NULL;
+    for (int i = 0; i < s->nkparts; i++) kpart_free(s->kparts[i]);
+    free(s->kparts);
+    s->kparts = NULL;
+    s->nkparts = s->capkparts = 0;
+    for (int i = 0; i < s->nhdr; i++) free(s->hdr_names[i]);
+    s->nhdr = 0;
     for (size_t i = 0; i < s->nstreams; i++) kstream_free(s->streams[i]);
     free(s->streams);
     s->streams = NULL;
@@ -401,14 +439,22 @@ static size_t source_step(struct runner *R, struct source *s)
 static void kafka_on_record(void *ctx, const struct tl_record *r)
 {
     struct kfeed *fc = ctx;
-    const char *tag = fc->src->cfg.key_tag;
-    if (!tag || !fc->ks->key[0] || r->n_tags >= TL_MAX_EXTRA_TAGS) {
-        tl_output_record(&fc->R->out, r);
-        return;
+    struct source *s = fc->src;
+    const char *tag = s->cfg.key_tag;
+    struct tl_record copy;
+    if ((tag && fc->ks->key[0]) || s->nhdr) {
+        copy = *r; /* the key as a tag (e.g. the manager's host), and headers */
+        if (tag && fc->ks->key[0] && copy.n_tags < TL_MAX_EXTRA_TAGS)
+            copy.tags[copy.n_tags++] = (struct tl_tag){tag, fc->ks->key};
+        for (int i = 0; i < s->nhdr && copy.n_tags < TL_MAX_EXTRA_TAGS; i++)
+            if (s->hdr_set[i]) copy.tags[copy.n_tags++] = (struct tl_tag){s->hdr_names[i], s->hdr_val[i]};
+        r = &copy;
     }
-    struct tl_record copy = *r; /* the key as a tag, e.g. the manager's host */
-    copy.tags[copy.n_tags++] = (struct tl_tag){tag, fc->ks->key};
-    tl_output_record(&fc->R->out, &copy);
+    tl_output_record(&fc->R->out, r);
+    if (fc->ks->kp) {
+        enum tl_err rc = tl_agg_add(fc->ks->kp->agg, r);
+        if (rc && !fc->R->out.agg_rc) fc->R->out.agg_rc = rc;
+    }
 }
 
 static void kafka_on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
@@ -429,6 +475,47 @@ static size_t stream_key(char *out, size_t cap, const char *topic, int32_t parti
     if (key_len > cap - (size_t)n) key_len = cap - (size_t)n;
     memcpy(out + n, key, key_len);
     return (size_t)n + key_len;
+}
+
+/* The partition's own aggregator (with a state topic; else NULL). */
+static struct kpart *kpart_get(struct runner *R, struct source *s, const char *topic,
+                               int32_t partition)
+{
+    if (!s->store) return NULL;
+    for (int i = 0; i < s->nkparts; i++)
+        if (s->kparts[i]->partition == partition && !strcmp(s->kparts[i]->topic, topic))
+            return s->kparts[i];
+    if (s->nkparts == s->capkparts) {
+        int cap = s->capkparts ? s->capkparts * 2 : 16;
+        struct kpart **v = realloc(s->kparts, (size_t)cap * sizeof *v);
+        if (!v) return NULL;
+        s->kparts = v;
+        s->capkparts = cap;
+    }
+    struct tl_agg_opts ao = R->out.ao;
+    ao.window_ns = 0;
+    struct kpart *kp = calloc(1, sizeof *kp);
+    if (!kp || !(kp->topic = strdup(topic)) || !(kp->agg = tl_agg_new(&ao, NULL, NULL))) {
+        kpart_free(kp);
+        return NULL;
+    }
+    kp->partition = partition;
+    s->kparts[s->nkparts++] = kp;
+    return kp;
+}
+
+static void kpart_drop(struct source *s, const char *topic, int32_t partition)
+{
+    for (size_t j = 0; j < s->nstreams; j++)
+        if (s->streams[j] && s->streams[j]->partition == partition &&
+            !strcmp(s->streams[j]->topic, topic))
+            s->streams[j]->kp = NULL;
+    for (int i = 0; i < s->nkparts; i++)
+        if (s->kparts[i]->partition == partition && !strcmp(s->kparts[i]->topic, topic)) {
+            kpart_free(s->kparts[i]);
+            s->kparts[i] = s->kparts[--s->nkparts];
+            return;
+        }
 }
 
 /* The stream's parser state; created (format named or detected from
@@ -476,6 +563,7 @@ static struct kstream *stream_get(struct runner *R, struct source *s, const char
         return NULL;
     }
     if (p->set_name) p->set_name(ks->inst.state, ks->topic);
+    ks->kp = kpart_get(R, s, topic, partition);
     s->streams[id] = ks;
     return ks;
 }
@@ -506,6 +594,16 @@ static void kafka_message(void *ctx, const struct tl_kafka_msg *m)
         return;
     }
     ks->fc.offset = m->offset;
+    for (int i = 0; i < s->nhdr; i++) {
+        const char *v;
+        size_t n;
+        s->hdr_set[i] = tl_kafka_msg_header(m, s->hdr_names[i], &v, &n) && n &&
+                        n < sizeof s->hdr_val[i] && !memchr(v, '\0', n);
+        if (s->hdr_set[i]) {
+            memcpy(s->hdr_val[i], v, n);
+            s->hdr_val[i][n] = '\0';
+        }
+    }
     const struct tl_parser *p = ks->inst.p;
     if (!strcmp(p->name, "wq")) {
         p->feed(ks->inst.state, m->value, m->len);
@@ -527,47 +625,141 @@ static void kafka_log(void *ctx, int level, const char *msg)
          "%s", msg);
 }
 
-/* The partition's state from the checkpoint: its streams, and the offset
- * they stop at (read on from there, not from an older commit). */
+/* A partition's state (in checkpoints and in the state topic):
+ *   varint n | n x (str key | str parser | u8 chrome_array | varint len | state)
+ *   [varint len | its aggregator]   (with a state topic)
+ * Restores its streams (and sketches); false when damaged. */
+static bool partition_apply(struct runner *R, struct source *s, const char *topic,
+                            int32_t partition, const uint8_t *p, size_t len)
+{
+    const uint8_t *end = p + len;
+    uint64_t n = 0;
+    bool ok = tl_get_varint(&p, end, &n);
+    for (uint64_t j = 0; ok && j < n; j++) {
+        const char *key, *pname;
+        size_t klen, plen;
+        uint64_t slen;
+        uint8_t arr;
+        char name[64];
+        ok = tl_get_str(&p, end, 1 << 16, &key, &klen) && tl_get_str(&p, end, 63, &pname, &plen) &&
+             tl_get_u8(&p, end, &arr) && tl_get_varint(&p, end, &slen) &&
+             slen <= (uint64_t)(end - p);
+        if (!ok) break;
+        memcpy(name, pname, plen);
+        name[plen] = '\0';
+        struct kstream *ks = stream_get(R, s, topic, partition, key, klen, NULL, 0, name);
+        if (ks && slen && ks->inst.p->restore) ok = !ks->inst.p->restore(ks->inst.state, p, slen);
+        if (ks) ks->chrome_array = arr;
+        p += slen;
+    }
+    uint64_t alen;
+    if (ok && p < end) {
+        struct kpart *kp = kpart_get(R, s, topic, partition);
+        ok = tl_get_varint(&p, end, &alen) && alen <= (uint64_t)(end - p) &&
+             (!kp || !alen || !tl_agg_restore(kp->agg, p, alen));
+        p += ok ? alen : 0;
+    }
+    return ok && p == end;
+}
+
+/* The state topic's record of a partition:
+ *   u8 version | str instance | zigzag next | partition state (above) */
+#define KSTATE_VERSION 1
+
+static size_t kstate_key(char *out, size_t cap, const struct source *s, const char *topic,
+                         int32_t partition)
+{
+    int n = snprintf(out, cap, "%s/%s/%d", s->cfg.group, topic, (int)partition);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+static bool kstate_parse(const uint8_t *p, size_t len, char *instance, size_t icap, int64_t *next,
+                         const uint8_t **state, size_t *slen)
+{
+    const uint8_t *end = p + len;
+    uint8_t v;
+    const char *inst;
+    size_t ilen;
+    uint64_t zz;
+    if (!tl_get_u8(&p, end, &v) || v != KSTATE_VERSION || !tl_get_str(&p, end, 1024, &inst, &ilen) ||
+        !tl_get_varint(&p, end, &zz))
+        return false;
+    snprintf(instance, icap, "%.*s", (int)ilen, inst);
+    *next = tl_unzigzag(zz);
+    *state = p;
+    *slen = (size_t)(end - p);
+    return true;
+}
+
+/* A newly assigned partition starts where the newest state of it stops:
+ * this instance's checkpoint, or what its last owner published in the state
+ * topic (another instance, or this one before a lost checkpoint dir). Its
+ * streams and sketches come from there; -1 when neither exists (the
+ * group's committed offset). */
 static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition)
 {
     struct source *s = ctx;
     struct runner *R = s->fc.R;
-    for (int i = 0; i < s->npending; i++) {
-        struct kpending *kp = &s->pending[i];
-        if (kp->partition != partition || strcmp(kp->topic, topic)) continue;
-        int64_t next = kp->next;
-        const uint8_t *p = kp->states, *end = kp->states + kp->len;
-        uint64_t n = 0;
-        bool ok = tl_get_varint(&p, end, &n);
-        for (uint64_t j = 0; ok && j < n; j++) {
-            const char *key, *pname;
-            size_t klen, plen;
-            uint64_t slen;
-            uint8_t arr;
-            char name[64];
-            ok = tl_get_str(&p, end, 1 << 16, &key, &klen) && tl_get_str(&p, end, 63, &pname, &plen) &&
-                 tl_get_u8(&p, end, &arr) && tl_get_varint(&p, end, &slen) &&
-                 slen <= (uint64_t)(end - p);
-            if (!ok) break;
-            memcpy(name, pname, plen);
-            name[plen] = '\0';
-            struct kstream *ks = stream_get(R, s, topic, partition, key, klen, NULL, 0, name);
-            if (ks && slen && ks->inst.p->restore) ok = !ks->inst.p->restore(ks->inst.state, p, slen);
-            if (ks) ks->chrome_array = arr;
-            p += slen;
+    struct kpending *local = NULL;
+    for (int i = 0; i < s->npending && !local; i++)
+        if (s->pending[i].partition == partition && !strcmp(s->pending[i].topic, topic))
+            local = &s->pending[i];
+    const uint8_t *shared = NULL, *sstate = NULL;
+    size_t slen = 0, sstlen = 0;
+    int64_t snext = -1;
+    char owner[256] = "";
+    if (s->store) {
+        char key[1024];
+        if (tl_kstore_sync(s->store, 10000))
+            logm(R, LOG_WARN, "kafka:%s/%d: the state topic could not be read to its end; a "
+                 "newer state may be missed", topic, (int)partition);
+        if (kstate_key(key, sizeof key, s, topic, partition) &&
+            (shared = tl_kstore_get(s->store, key, &slen)) &&
+            !kstate_parse(shared, slen, owner, sizeof owner, &snext, &sstate, &sstlen)) {
+            logm(R, LOG_ERROR, "kafka:%s/%d: damaged state in the state topic; ignored", topic,
+                 (int)partition);
+            shared = NULL;
         }
-        if (!ok) {
-            logm(R, LOG_ERROR, "kafka:%s/%d: damaged state in the checkpoint; reading from the "
-                 "committed offset", topic, (int)partition);
-            next = -1;
-        }
-        free(kp->topic);
-        free(kp->states);
-        s->pending[i] = s->pending[--s->npending];
-        return next;
     }
-    return -1;
+    kpart_drop(s, topic, partition); /* a fresh start for its sketches */
+    if (s->store) kpart_get(R, s, topic, partition);
+    int64_t next = -1;
+    bool ok = true;
+    const char *from = NULL;
+    if (shared && (!local || snext > local->next)) {
+        next = snext;
+        ok = partition_apply(R, s, topic, partition, sstate, sstlen);
+        from = "the state topic";
+        if (ok && strcmp(owner, R->instance)) {
+            s->takeovers++;
+            logm(R, LOG_INFO, "kafka:%s/%d: taken over from %s at offset %lld", topic,
+                 (int)partition, owner, (long long)next);
+        }
+    } else if (local) {
+        next = local->next;
+        ok = partition_apply(R, s, topic, partition, local->states, local->len);
+        from = "the checkpoint";
+    }
+    if (!ok) {
+        logm(R, LOG_ERROR, "kafka:%s/%d: damaged state in %s; reading from the committed offset",
+             topic, (int)partition, from);
+        next = -1;
+        for (size_t j = 0; j < s->nstreams; j++) {
+            struct kstream *ks = s->streams[j];
+            if (ks && ks->partition == partition && !strcmp(ks->topic, topic)) {
+                kstream_free(ks);
+                s->streams[j] = NULL;
+            }
+        }
+        kpart_drop(s, topic, partition);
+        if (s->store) kpart_get(R, s, topic, partition);
+    }
+    if (local) {
+        free(local->topic);
+        free(local->states);
+        *local = s->pending[--s->npending];
+    }
+    return next;
 }
 
 /* Before partitions go: everything they produced acknowledged and
@@ -593,6 +785,7 @@ static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *part
                 s->streams[j] = NULL;
             }
         }
+    for (int i = 0; i < n; i++) kpart_drop(s, parts[i]->topic, parts[i]->partition);
 }
 
 static enum tl_err kafka_source_open(struct runner *R, struct source *s)
@@ -606,6 +799,26 @@ static enum tl_err kafka_source_open(struct runner *R, struct source *s)
     struct tl_kafka_hooks hooks = {s, kafka_revoke, kafka_assign, kafka_log};
     char err[1024];
     if (!s->stream_ids && !(s->stream_ids = tl_intern_new((size_t)64 << 20))) return TL_ERR_NOMEM;
+    for (const char *h = s->cfg.header_tags; h && *h && s->nhdr < MAX_HDR_TAGS;) {
+        size_t n = strcspn(h, ",");
+        while (n && *h == ' ') h++, n--;
+        size_t m = n;
+        while (m && h[m - 1] == ' ') m--;
+        if (m && !(s->hdr_names[s->nhdr++] = strndup(h, m))) return TL_ERR_NOMEM;
+        h += n;
+        if (*h == ',') h++;
+    }
+    if (s->cfg.state_topic && !s->store) {
+        if (tl_kstore_open(&kc, s->cfg.state_topic, &hooks, &s->store, err, sizeof err)) {
+            logm(R, LOG_ERROR, "%s", err);
+            return TL_ERR_OPEN;
+        }
+        if (tl_kstore_sync(s->store, 30000))
+            logm(R, LOG_WARN, "kafka: the state topic %s was not read to its end",
+                 s->cfg.state_topic);
+        logm(R, LOG_INFO, "kafka: state topic %s: %zu partition states", s->cfg.state_topic,
+             tl_kstore_count(s->store));
+    }
     if (tl_kafka_open(&kc, &hooks, &s->kafka, err, sizeof err)) {
         logm(R, LOG_ERROR, "%s", err);
         return TL_ERR_OPEN;
@@ -614,10 +827,43 @@ static enum tl_err kafka_source_open(struct runner *R, struct source *s)
     return TL_OK;
 }
 
+/* A partition's state (see partition_apply) into b. */
+static enum tl_err partition_save(struct source *s, const char *topic, int32_t partition,
+                                  struct tl_buf *b)
+{
+    struct tl_buf body = {0}, one = {0};
+    uint64_t count = 0;
+    for (size_t j = 0; j < s->nstreams; j++) {
+        struct kstream *ks = s->streams[j];
+        if (!ks || ks->partition != partition || strcmp(ks->topic, topic)) continue;
+        one.len = 0;
+        if (ks->inst.p->save && ks->inst.p->save(ks->inst.state, &one)) one.len = 0;
+        tl_put_str(&body, ks->key);
+        tl_put_str(&body, ks->inst.p->name);
+        tl_put_u8(&body, ks->chrome_array);
+        tl_put_varint(&body, one.len);
+        tl_buf_append(&body, one.data, one.len);
+        count++;
+    }
+    tl_put_varint(b, count);
+    tl_buf_append(b, body.data, body.len);
+    enum tl_err rc = TL_OK;
+    for (int i = 0; i < s->nkparts; i++) {
+        struct kpart *kp = s->kparts[i];
+        if (kp->partition != partition || strcmp(kp->topic, topic)) continue;
+        one.len = 0;
+        rc = tl_agg_serialize(kp->agg, &one);
+        tl_put_varint(b, one.len);
+        tl_buf_append(b, one.data, one.len);
+        break;
+    }
+    tl_buf_free(&body);
+    tl_buf_free(&one);
+    return rc ? rc : b->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
 /*   kafka: u8 version | 'K' | varint partitions | per partition: str topic |
- *          zigzag partition | zigzag next | varint len | its streams:
- *          [varint n | n x (str key | str parser | u8 chrome_array |
- *          varint len | state)] */
+ *          zigzag partition | zigzag next | varint len | its state */
 static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
 {
     tl_put_u8(b, SRC_CKPT_VERSION);
@@ -627,30 +873,15 @@ static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
     int keep = 0;
     for (int i = 0; i < n; i++) keep += parts[i].assigned && parts[i].next >= 0;
     tl_put_varint(b, (uint64_t)(keep + s->npending));
-    struct tl_buf st = {0}, one = {0};
-    for (int i = 0; i < n; i++) {
+    struct tl_buf st = {0};
+    enum tl_err rc = TL_OK;
+    for (int i = 0; !rc && i < n; i++) {
         if (!parts[i].assigned || parts[i].next < 0) continue;
         tl_put_str(b, parts[i].topic);
         tl_put_varint(b, tl_zigzag(parts[i].partition));
         tl_put_varint(b, tl_zigzag(parts[i].next));
         st.len = 0;
-        uint64_t count = 0;
-        struct tl_buf body = {0};
-        for (size_t j = 0; j < s->nstreams; j++) {
-            struct kstream *ks = s->streams[j];
-            if (!ks || ks->partition != parts[i].partition || strcmp(ks->topic, parts[i].topic)) continue;
-            one.len = 0;
-            if (ks->inst.p->save && ks->inst.p->save(ks->inst.state, &one)) one.len = 0;
-            tl_put_str(&body, ks->key);
-            tl_put_str(&body, ks->inst.p->name);
-            tl_put_u8(&body, ks->chrome_array);
-            tl_put_varint(&body, one.len);
-            tl_buf_append(&body, one.data, one.len);
-            count++;
-        }
-        tl_put_varint(&st, count);
-        tl_buf_append(&st, body.data, body.len);
-        tl_buf_free(&body);
+        rc = partition_save(s, parts[i].topic, parts[i].partition, &st);
         tl_put_varint(b, st.len);
         tl_buf_append(b, st.data, st.len);
     }
@@ -663,8 +894,98 @@ static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
         tl_buf_append(b, s->pending[i].states, s->pending[i].len);
     }
     tl_buf_free(&st);
-    tl_buf_free(&one);
-    return b->oom ? TL_ERR_NOMEM : TL_OK;
+    return rc ? rc : b->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+/* Every assigned partition's state into the state topic, acknowledged by
+ * the brokers -- before its offsets are committed, so the next owner never
+ * starts from a commit its state has not reached. */
+static bool kafka_publish(struct runner *R, struct source *s)
+{
+    if (!s->store || !s->kafka) return true;
+    const struct tl_kafka_partition *parts;
+    int n = tl_kafka_partitions(s->kafka, &parts);
+    struct tl_buf v = {0};
+    bool ok = true;
+    int put = 0;
+    for (int i = 0; i < n; i++) {
+        if (!parts[i].assigned || parts[i].next < 0) continue;
+        char key[1024];
+        v.len = 0;
+        tl_put_u8(&v, KSTATE_VERSION);
+        tl_put_str(&v, R->instance);
+        tl_put_varint(&v, tl_zigzag(parts[i].next));
+        if (!kstate_key(key, sizeof key, s, parts[i].topic, parts[i].partition) ||
+            partition_save(s, parts[i].topic, parts[i].partition, &v) ||
+            tl_kstore_put(s->store, key, v.data, v.len)) {
+            ok = false;
+            continue;
+        }
+        put++;
+    }
+    tl_buf_free(&v);
+    if (put && tl_kstore_flush(s->store, 30000)) ok = false;
+    if (ok) s->published += (uint64_t)put;
+    else {
+        s->publish_failures++;
+        logm(R, LOG_WARN, "kafka: partition states not published to %s; offsets stay uncommitted",
+             s->cfg.state_topic);
+    }
+    return ok;
+}
+
+/* The group's quantiles: every partition's last published sketches merged
+ * (in key order, so every instance that read the same states writes the
+ * same points, at the newest record time they hold), tagged scope=global.
+ * A stopped instance's partitions count with their last state until their
+ * next owner publishes a newer one. */
+static void kafka_global(struct runner *R, struct source *s)
+{
+    if (!s->store) return;
+    tl_kstore_sync(s->store, 5000);
+    struct tl_agg_opts ao = R->out.ao;
+    ao.window_ns = 0;
+    struct tl_agg *sum = tl_agg_new(&ao, tl_output_on_global, &R->out);
+    struct tl_agg *one = tl_agg_new(&ao, NULL, NULL);
+    char prefix[512];
+    int pl = snprintf(prefix, sizeof prefix, "%s/", s->cfg.group);
+    size_t merged = 0;
+    for (size_t i = 0; sum && one && i < tl_kstore_count(s->store); i++) {
+        const uint8_t *v, *st, *p, *end;
+        size_t len, stlen;
+        const char *key = tl_kstore_entry(s->store, i, &v, &len);
+        char owner[256];
+        int64_t next;
+        if (strncmp(key, prefix, (size_t)pl) ||
+            !kstate_parse(v, len, owner, sizeof owner, &next, &st, &stlen))
+            continue;
+        /* skip the streams to the sketches */
+        p = st;
+        end = st + stlen;
+        uint64_t nstreams, alen;
+        bool ok = tl_get_varint(&p, end, &nstreams);
+        for (uint64_t j = 0; ok && j < nstreams; j++) {
+            const char *x;
+            size_t xl;
+            uint8_t u;
+            uint64_t sl;
+            ok = tl_get_str(&p, end, 1 << 16, &x, &xl) && tl_get_str(&p, end, 63, &x, &xl) &&
+                 tl_get_u8(&p, end, &u) && tl_get_varint(&p, end, &sl) && sl <= (uint64_t)(end - p);
+            if (ok) p += sl;
+        }
+        if (!ok || p == end || !tl_get_varint(&p, end, &alen) || alen > (uint64_t)(end - p) || !alen)
+            continue;
+        if (tl_agg_restore(one, p, alen) || tl_agg_merge(sum, one)) {
+            logm(R, LOG_WARN, "kafka: state %s: sketches unreadable (another aggregation "
+                 "setting?); left out of the global quantiles", key);
+            continue;
+        }
+        merged++;
+    }
+    if (sum && merged) tl_agg_flush(sum);
+    tl_agg_free(sum);
+    tl_agg_free(one);
+    tl_output_pass(&R->out, true);
 }
 
 static bool kafka_restore(struct source *s, const uint8_t *p, const uint8_t *end)
@@ -790,7 +1111,11 @@ static bool checkpoint(struct runner *R, const char *why)
         logm(R, LOG_WARN, "checkpoint deferred: the output is not acknowledged yet");
         return false;
     }
-    if (!R->ckpt_dir) return true;
+    if (!R->ckpt_dir) {
+        bool ok = true;
+        for (int i = 0; i < R->nsrc; i++) ok &= kafka_publish(R, R->src[i]);
+        return ok;
+    }
     struct tl_buf agg = {0};
     struct tl_buf srcs[RUN_MAX_SOURCES * 8];
     struct tl_ckpt_section sec[TL_CKPT_MAX_SECTIONS];
@@ -820,7 +1145,9 @@ static bool checkpoint(struct runner *R, const char *why)
     }
     tl_buf_free(&agg);
     for (int i = 0; i < ns; i++) tl_buf_free(&srcs[i]);
-    return rc == TL_OK;
+    bool ok = rc == TL_OK;
+    for (int i = 0; ok && i < R->nsrc; i++) ok &= kafka_publish(R, R->src[i]);
+    return ok;
 }
 
 /* After a checkpoint: what it covers may be committed. */
@@ -1220,6 +1547,7 @@ static int run_loop(struct runner *R)
         }
         if (now - last_cum >= rs->cumulative_interval * 1000) {
             tl_output_cumulative(&R->out);
+            for (int i = 0; i < R->nsrc; i++) kafka_global(R, R->src[i]);
             last_cum = now;
         }
         if (now - last_flush >= rs->flush_interval) {
@@ -1247,6 +1575,8 @@ static int run_loop(struct runner *R)
     else tl_output_cumulative(&R->out);
     self_metrics(R);
     bool saved = checkpoint(R, "exit");
+    if (saved)
+        for (int i = 0; i < R->nsrc; i++) kafka_global(R, R->src[i]);
     /* Kafka: commit what the checkpoint covers, then leave the group (the
      * revoke that follows only commits) */
     R->closing = true;

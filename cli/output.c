@@ -54,7 +54,15 @@ static void on_summary(void *ctx, const struct tl_agg_window *w)
     struct tl_output *o = ctx;
     o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby,
                                               w->cumulative ? "cumulative" : o->window_label,
-                                              &o->st);
+                                              NULL, &o->st);
+    tl_output_pass(o, false);
+}
+
+void tl_output_on_global(void *ctx, const struct tl_agg_window *w)
+{
+    struct tl_output *o = ctx;
+    o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby, "cumulative",
+                                              "global", &o->st);
     tl_output_pass(o, false);
 }
 

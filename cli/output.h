@@ -58,6 +58,9 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
 void tl_output_pass(struct tl_output *o, bool force);
 /* Cumulative task_quantiles points of every group and metric, now. */
 void tl_output_cumulative(struct tl_output *o);
+/* An aggregator callback (ctx = struct tl_output *) writing cumulative
+ * task_quantiles points tagged scope=global. */
+void tl_output_on_global(void *ctx, const struct tl_agg_window *w);
 /* Writes the open window and the cumulative points (end of input). */
 void tl_output_finish(struct tl_output *o);
 /* Drains the sinks up to drain_timeout_ms, writes stats_path (the sinks'

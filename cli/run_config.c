@@ -68,6 +68,13 @@ static const struct tl_option kafka_source_options[] = {
      "put the message key in this tag (e.g. manager); none by default", SS(key_tag)},
     {"max_streams", TL_OPT_INT, "10000",
      "parser states kept, one per (topic, partition, key); more are rejected", SS(max_streams)},
+    {"header_tags", TL_OPT_STRING, NULL,
+     "message headers to put in tags, comma-separated (e.g. workflow,site)", SS(header_tags)},
+    {"state_topic", TL_OPT_STRING, NULL,
+     "compacted topic where every partition's state (parser streams, sketches, offset) is "
+     "published at each checkpoint: another instance takes a partition over from it, and "
+     "every instance writes the group's merged quantiles (scope=global) from it",
+     SS(state_topic)},
     {0},
 };
 static const struct tl_option stdin_source_options[] = {

@@ -65,7 +65,7 @@ struct src_settings {
     const char *match;
     const struct tl_cfg_node *parser_options; /* may be NULL */
     /* kafka */
-    const char *brokers, *topics, *group, *start, *key_tag;
+    const char *brokers, *topics, *group, *start, *key_tag, *header_tags, *state_topic;
     long long max_streams;
     const struct tl_cfg_node *properties; /* librdkafka pass-through, may be NULL */
     int line;                                 /* where it was declared, 0 for flags */

@@ -14,7 +14,7 @@
 #include "intern.h"
 
 #define AGG_MAGIC "TLAG"
-#define AGG_VERSION 2 /* 2: samples per group */
+#define AGG_VERSION 3 /* 2: samples per group; 3: newest record time */
 
 struct tl_agg {
     struct tl_agg_opts o;
@@ -355,6 +355,7 @@ enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
     tl_put_varint(&raw, a->c.overflow_records);
     tl_put_varint(&raw, a->c.late_records);
     tl_put_varint(&raw, a->c.rejected_values);
+    tl_put_varint(&raw, tl_zigzag(a->latest_ns));
     tl_put_varint(&raw, a->ngroups);
     for (size_t gi = 0; gi < a->ngroups; gi++) {
         const struct tl_agg_group *g = &a->groups[gi];
@@ -405,12 +406,13 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
     const uint8_t *p = raw, *end = raw + size;
     uint8_t version;
     uint64_t nby, nmetrics, window_ns, ngroups;
-    uint64_t window;
+    uint64_t window, latest = 0;
     const char *s;
     size_t len;
     if (size < 4 || memcmp(p, AGG_MAGIC, 4)) goto out;
     p += 4;
-    if (!tl_get_u8(&p, end, &version) || version != AGG_VERSION || !tl_get_varint(&p, end, &nby) ||
+    if (!tl_get_u8(&p, end, &version) || version < 2 || version > AGG_VERSION ||
+        !tl_get_varint(&p, end, &nby) ||
         nby != (uint64_t)a->o.nby)
         goto out;
     for (int i = 0; i < a->o.nby; i++)
@@ -427,7 +429,8 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
     if (!tl_get_varint(&p, end, &window_ns) || window_ns != (uint64_t)a->o.window_ns ||
         !tl_get_varint(&p, end, &window) || !tl_get_varint(&p, end, &c.records) ||
         !tl_get_varint(&p, end, &c.overflow_records) || !tl_get_varint(&p, end, &c.late_records) ||
-        !tl_get_varint(&p, end, &c.rejected_values) || !tl_get_varint(&p, end, &ngroups) ||
+        !tl_get_varint(&p, end, &c.rejected_values) ||
+        (version >= 3 && !tl_get_varint(&p, end, &latest)) || !tl_get_varint(&p, end, &ngroups) ||
         ngroups > a->o.max_keys + 1ULL)
         goto out;
     groups_free(a);
@@ -474,6 +477,7 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
     if (p != end) goto fail;
     a->c = c;
     a->window = tl_unzigzag(window);
+    a->latest_ns = tl_unzigzag(latest);
     rc = TL_OK;
     goto out;
 fail:
@@ -482,8 +486,72 @@ fail:
     a->keys = tl_intern_new((size_t)1 << 30);
     a->c = (struct tl_agg_counters){0};
     a->window = INT64_MIN;
+    a->latest_ns = 0;
     rc = TL_ERR_CORRUPT;
 out:
     free(raw);
     return rc;
+}
+
+/* ---------------------------------------------------------------- merge */
+
+enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
+{
+    if (dst->o.nby != src->o.nby || dst->o.nmetrics != src->o.nmetrics ||
+        dst->o.sketch.alpha != src->o.sketch.alpha || dst->o.sketch.floor != src->o.sketch.floor)
+        return TL_ERR_USAGE;
+    for (int i = 0; i < dst->o.nby; i++)
+        if (strcmp(dst->o.by[i], src->o.by[i])) return TL_ERR_USAGE;
+    for (int i = 0; i < dst->o.nmetrics; i++)
+        if (dst->o.metrics[i] != src->o.metrics[i]) return TL_ERR_USAGE;
+    for (size_t gi = 0; gi < src->ngroups; gi++) {
+        const struct tl_agg_group *sg = &src->groups[gi];
+        size_t klen = strlen(sg->key);
+        int32_t id = tl_intern_find(dst->keys, sg->key, klen);
+        struct tl_agg_group *g;
+        if (id >= 0) {
+            g = &dst->groups[id];
+        } else if (dst->ngroups >= dst->o.max_keys) {
+            struct tl_buf *k = &dst->keybuf; /* as group_for: into "_other" */
+            k->len = 0;
+            for (int i = 0; i < dst->o.nby; i++) {
+                if (i) tl_buf_putc(k, '\x1f');
+                tl_buf_puts(k, TL_AGG_OTHER);
+            }
+            if (k->oom) return TL_ERR_NOMEM;
+            id = tl_intern_find(dst->keys, k->data, k->len);
+            if (id < 0 && (id = tl_intern(dst->keys, k->data, k->len)) < 0) return TL_ERR_NOMEM;
+            g = (size_t)id < dst->ngroups ? &dst->groups[id] : group_new(dst, id);
+            dst->c.overflow_records += sg->tasks + sg->open + sg->samples;
+        } else {
+            if ((id = tl_intern(dst->keys, sg->key, klen)) < 0) return TL_ERR_NOMEM;
+            g = group_new(dst, id);
+        }
+        if (!g) return TL_ERR_NOMEM;
+        g->tasks += sg->tasks;
+        g->attempts += sg->attempts;
+        g->open += sg->open;
+        g->samples += sg->samples;
+        double v = sg->runtime_s, t = g->runtime_s + v;
+        g->runtime_c += (fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s) +
+                        sg->runtime_c;
+        g->runtime_s = t;
+        for (size_t i = 0; i < sg->nresults; i++)
+            if (!count_add(&g->results, &g->nresults, sg->results[i].name, sg->results[i].n))
+                return TL_ERR_NOMEM;
+        for (size_t i = 0; i < sg->nexits; i++)
+            if (!count_add(&g->exits, &g->nexits, sg->exits[i].name, sg->exits[i].n))
+                return TL_ERR_NOMEM;
+        for (int m = 0; m < dst->o.nmetrics; m++) {
+            uint32_t before = g->cum[m].nexact;
+            enum tl_err rc = tl_sketch_merge(&g->cum[m], &sg->cum[m]);
+            if (rc) return rc;
+            dst->c.exact_values = dst->c.exact_values - before + g->cum[m].nexact;
+        }
+    }
+    dst->c.records += src->c.records;
+    dst->c.late_records += src->c.late_records;
+    dst->c.rejected_values += src->c.rejected_values;
+    if (src->latest_ns > dst->latest_ns) dst->latest_ns = src->latest_ns;
+    return TL_OK;
 }

@@ -104,4 +104,12 @@ enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out);
  * grouping keys and metrics; otherwise TL_ERR_CORRUPT), replacing its groups. */
 enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *p, size_t len);
 
+/* dst += src: groups matched by key (new ones created, within max_keys),
+ * counts added, cumulative sketches merged, the newest record time kept.
+ * Both need the same grouping keys, metrics and sketch accuracy
+ * (else TL_ERR_USAGE). Windows are not merged. Merging the states of
+ * disjoint inputs gives what one aggregator fed all of them would hold
+ * (sums up to rounding; quantiles exactly, the sketches being mergeable). */
+enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src);
+
 #endif

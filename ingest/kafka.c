@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct tl_kafka {
@@ -217,8 +218,10 @@ size_t tl_kafka_poll(struct tl_kafka *k, int max_msgs, size_t max_bytes,
             continue;
         }
         const char *topic = rd_kafka_topic_name(m->rkt);
+        rd_kafka_headers_t *hdrs = NULL;
+        if (rd_kafka_message_headers(m, &hdrs)) hdrs = NULL;
         struct tl_kafka_msg msg = {topic, m->partition, m->offset, m->key, m->key_len,
-                                   m->payload, m->len};
+                                   m->payload, m->len, hdrs};
         cb(ctx, &msg);
         struct tl_kafka_partition *p = part_of(k, topic, m->partition);
         if (p && m->offset + 1 > p->next) p->next = m->offset + 1;
@@ -284,4 +287,390 @@ void tl_kafka_close(struct tl_kafka *k)
     for (int i = 0; i < k->nparts; i++) free((char *)k->parts[i].topic);
     free(k->parts);
     free(k);
+}
+
+bool tl_kafka_msg_header(const struct tl_kafka_msg *m, const char *name, const char **value,
+                         size_t *len)
+{
+    const void *v = NULL;
+    size_t n = 0;
+    if (!m->headers || rd_kafka_header_get_last(m->headers, name, &v, &n)) return false;
+    *value = v ? v : "";
+    *len = v ? n : 0;
+    return true;
+}
+
+/* ---------------------------------------------------------------- store */
+
+struct kentry {
+    char *key;
+    uint8_t *value;
+    size_t len;
+};
+
+struct tl_kstore {
+    rd_kafka_t *prod, *cons;
+    char *topic;
+    struct tl_kafka_hooks hooks;
+    int32_t nparts;
+    int64_t *pos; /* [nparts]: next offset to read */
+    struct kentry *e; /* sorted by key */
+    size_t n, cap;
+    long pending, failed; /* writes in flight, failed deliveries */
+};
+
+static void store_say(struct tl_kstore *s, int level, const char *fmt, const char *a, const char *b)
+{
+    char msg[768];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    if (s->hooks.log) s->hooks.log(s->hooks.ctx, level, msg);
+}
+
+static void store_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    struct tl_kstore *s = opaque;
+    s->pending--;
+    if (m->err) {
+        s->failed++;
+        store_say(s, 1, "kafka: state store: a write failed: %s%s", rd_kafka_err2str(m->err), "");
+    }
+}
+
+static void store_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    struct tl_kstore *s = rd_kafka_opaque(rk);
+    if (s && s->hooks.log) {
+        char msg[768];
+        snprintf(msg, sizeof msg, "kafka: state store: %s: %s", fac, buf);
+        s->hooks.log(s->hooks.ctx, level <= 3 ? 0 : level <= 4 ? 1 : 3, msg);
+    }
+}
+
+static rd_kafka_conf_t *store_conf(struct tl_kstore *s, const struct tl_kafka_cfg *cfg, bool producer,
+                                   char *err, size_t errlen)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    bool ok = set(conf, "bootstrap.servers", cfg->brokers, err, errlen) &&
+              set(conf, "client.id", "tasklens-state", err, errlen);
+    /* the group's connection settings (security first of all) apply here
+     * too; consumer-group tuning does not */
+    static const char *const shared[] = {"security.", "sasl.", "ssl.", "ssl_", "socket.",
+                                         "broker.", "client.", "api.", "metadata.", "reconnect.",
+                                         "retry.", "debug", "log.", "connections.", "resolve.",
+                                         "topic.metadata.", "allow.auto.create", NULL};
+    for (int i = 0; ok && i < cfg->nprops; i++) {
+        const char *k = cfg->props[i].key;
+        bool pass = false;
+        for (int j = 0; shared[j] && !pass; j++) pass = !strncmp(k, shared[j], strlen(shared[j]));
+        if (pass) ok = set(conf, k, cfg->props[i].value, err, errlen);
+    }
+    if (producer)
+        ok = ok && set(conf, "enable.idempotence", "true", err, errlen) &&
+             set(conf, "message.max.bytes", "17825792", err, errlen) &&
+             set(conf, "compression.type", "zstd", err, errlen) &&
+             set(conf, "linger.ms", "5", err, errlen);
+    else
+        ok = ok && set(conf, "group.id", "tasklens-state-reader", err, errlen) && /* never joined */
+             set(conf, "enable.auto.commit", "false", err, errlen) &&
+             set(conf, "enable.partition.eof", "true", err, errlen);
+    if (!ok) {
+        rd_kafka_conf_destroy(conf);
+        return NULL;
+    }
+    rd_kafka_conf_set_opaque(conf, s);
+    rd_kafka_conf_set_log_cb(conf, store_log);
+    if (producer) rd_kafka_conf_set_dr_msg_cb(conf, store_dr);
+    return conf;
+}
+
+/* Creates the compacted topic when it is missing. */
+static bool store_create_topic(struct tl_kstore *s, char *err, size_t errlen)
+{
+    char e[512];
+    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(s->topic, 1, -1, e, sizeof e);
+    if (!nt) {
+        snprintf(err, errlen, "kafka: state topic %s: %s", s->topic, e);
+        return false;
+    }
+    rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+    rd_kafka_NewTopic_set_config(nt, "max.message.bytes", "17825792");
+    rd_kafka_queue_t *q = rd_kafka_queue_new(s->prod);
+    rd_kafka_AdminOptions_t *ao = rd_kafka_AdminOptions_new(s->prod, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_set_request_timeout(ao, 15000, NULL, 0);
+    rd_kafka_CreateTopics(s->prod, &nt, 1, ao, q);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 20000);
+    bool ok = false;
+    if (!ev) {
+        snprintf(err, errlen, "kafka: state topic %s: no answer from the brokers", s->topic);
+    } else if (rd_kafka_event_error(ev)) {
+        snprintf(err, errlen, "kafka: state topic %s: %s", s->topic, rd_kafka_event_error_string(ev));
+    } else {
+        size_t n;
+        const rd_kafka_topic_result_t **r =
+            rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+        rd_kafka_resp_err_t re = n ? rd_kafka_topic_result_error(r[0]) : RD_KAFKA_RESP_ERR_NO_ERROR;
+        ok = !re || re == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS;
+        if (!ok)
+            snprintf(err, errlen, "kafka: state topic %s: %s", s->topic,
+                     rd_kafka_topic_result_error_string(r[0]) ? rd_kafka_topic_result_error_string(r[0])
+                                                              : rd_kafka_err2str(re));
+        else if (!re)
+            store_say(s, 2, "kafka: created the compacted state topic %s%s", s->topic, "");
+    }
+    if (ev) rd_kafka_event_destroy(ev);
+    rd_kafka_AdminOptions_destroy(ao);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy(nt);
+    return ok;
+}
+
+/* Assigns every partition of the topic from its beginning. */
+static bool store_assign(struct tl_kstore *s, char *err, size_t errlen)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_topic_t *t = rd_kafka_topic_new(s->cons, s->topic, NULL);
+    rd_kafka_resp_err_t re = RD_KAFKA_RESP_ERR__INVALID_ARG;
+    /* a topic just created takes a moment to show in the metadata */
+    for (int tries = 0; t && tries < 60; tries++) {
+        if (md) rd_kafka_metadata_destroy(md);
+        md = NULL;
+        re = rd_kafka_metadata(s->cons, 0, t, &md, 15000);
+        if (re || (md->topic_cnt == 1 && !md->topics[0].err && md->topics[0].partition_cnt > 0))
+            break;
+        struct timespec ts = {0, 250000000};
+        nanosleep(&ts, NULL);
+    }
+    if (t) rd_kafka_topic_destroy(t);
+    if (re || !md || md->topic_cnt != 1 || md->topics[0].err || md->topics[0].partition_cnt < 1) {
+        snprintf(err, errlen, "kafka: state topic %s: %s", s->topic,
+                 re ? rd_kafka_err2str(re)
+                    : md && md->topic_cnt == 1 && md->topics[0].err ? rd_kafka_err2str(md->topics[0].err)
+                                                                    : "no partitions");
+        if (md) rd_kafka_metadata_destroy(md);
+        return false;
+    }
+    s->nparts = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    s->pos = calloc((size_t)s->nparts, sizeof *s->pos);
+    if (!s->pos) return false;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(s->nparts);
+    for (int32_t i = 0; i < s->nparts; i++)
+        rd_kafka_topic_partition_list_add(l, s->topic, i)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    re = rd_kafka_assign(s->cons, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (re) snprintf(err, errlen, "kafka: state topic %s: assign: %s", s->topic, rd_kafka_err2str(re));
+    return !re;
+}
+
+enum tl_err tl_kstore_open(const struct tl_kafka_cfg *cfg, const char *topic,
+                           const struct tl_kafka_hooks *hooks, struct tl_kstore **out, char *err,
+                           size_t errlen)
+{
+    struct tl_kstore *s = calloc(1, sizeof *s);
+    if (!s || !(s->topic = strdup(topic))) {
+        free(s);
+        return TL_ERR_NOMEM;
+    }
+    s->hooks = *hooks;
+    char e[512];
+    rd_kafka_conf_t *pc = store_conf(s, cfg, true, err, errlen);
+    if (pc && !(s->prod = rd_kafka_new(RD_KAFKA_PRODUCER, pc, e, sizeof e))) {
+        rd_kafka_conf_destroy(pc);
+        snprintf(err, errlen, "kafka: state store: %s", e);
+    }
+    rd_kafka_conf_t *cc = s->prod ? store_conf(s, cfg, false, err, errlen) : NULL;
+    if (cc && !(s->cons = rd_kafka_new(RD_KAFKA_CONSUMER, cc, e, sizeof e))) {
+        rd_kafka_conf_destroy(cc);
+        snprintf(err, errlen, "kafka: state store: %s", e);
+    }
+    if (!s->cons || !store_create_topic(s, err, errlen) || !store_assign(s, err, errlen)) {
+        tl_kstore_close(s);
+        return TL_ERR_OPEN;
+    }
+    *out = s;
+    return TL_OK;
+}
+
+enum tl_err tl_kstore_put(struct tl_kstore *s, const char *key, const void *value, size_t len)
+{
+    rd_kafka_resp_err_t re = rd_kafka_producev(
+        s->prod, RD_KAFKA_V_TOPIC(s->topic), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+        RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)value, value ? len : 0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    if (re) {
+        store_say(s, 1, "kafka: state store: write of %s refused: %s", key, rd_kafka_err2str(re));
+        s->failed++;
+        return re == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? TL_ERR_LIMIT : TL_ERR_IO;
+    }
+    s->pending++;
+    return TL_OK;
+}
+
+enum tl_err tl_kstore_flush(struct tl_kstore *s, int timeout_ms)
+{
+    rd_kafka_flush(s->prod, timeout_ms);
+    rd_kafka_poll(s->prod, 0);
+    bool ok = !s->pending && !s->failed;
+    s->failed = 0;
+    return ok ? TL_OK : TL_ERR_IO;
+}
+
+static int entry_cmp(const char *key, const struct kentry *e)
+{
+    return strcmp(key, e->key);
+}
+
+static size_t entry_find(const struct tl_kstore *s, const char *key, bool *found)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = entry_cmp(key, &s->e[mid]);
+        if (!c) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    *found = false;
+    return lo;
+}
+
+static void store_apply(struct tl_kstore *s, const rd_kafka_message_t *m)
+{
+    if (!m->key || !m->key_len || m->key_len > 4096) return;
+    char *key = strndup(m->key, m->key_len);
+    if (!key) return;
+    bool found;
+    size_t i = entry_find(s, key, &found);
+    if (!m->payload) { /* a tombstone */
+        if (found) {
+            free(s->e[i].key);
+            free(s->e[i].value);
+            memmove(&s->e[i], &s->e[i + 1], (s->n - i - 1) * sizeof *s->e);
+            s->n--;
+        }
+        free(key);
+        return;
+    }
+    uint8_t *v = malloc(m->len ? m->len : 1);
+    if (!v) {
+        free(key);
+        return;
+    }
+    memcpy(v, m->payload, m->len);
+    if (found) {
+        free(key);
+        free(s->e[i].value);
+        s->e[i].value = v;
+        s->e[i].len = m->len;
+        return;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        struct kentry *e = realloc(s->e, cap * sizeof *e);
+        if (!e) {
+            free(key);
+            free(v);
+            return;
+        }
+        s->e = e;
+        s->cap = cap;
+    }
+    memmove(&s->e[i + 1], &s->e[i], (s->n - i) * sizeof *s->e);
+    s->e[i] = (struct kentry){key, v, m->len};
+    s->n++;
+}
+
+enum tl_err tl_kstore_sync(struct tl_kstore *s, int timeout_ms)
+{
+    int64_t *want = calloc((size_t)s->nparts, sizeof *want);
+    if (!want) return TL_ERR_NOMEM;
+    enum tl_err rc = TL_OK;
+    for (int32_t i = 0; i < s->nparts; i++) {
+        int64_t lo, hi;
+        rd_kafka_resp_err_t re = rd_kafka_query_watermark_offsets(s->cons, s->topic, i, &lo, &hi,
+                                                                  timeout_ms);
+        if (re) {
+            store_say(s, 1, "kafka: state store: watermarks: %s%s", rd_kafka_err2str(re), "");
+            rc = TL_ERR_IO;
+            want[i] = 0;
+        } else {
+            want[i] = hi;
+        }
+    }
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        bool behind = false;
+        for (int32_t i = 0; i < s->nparts; i++) behind |= s->pos[i] < want[i];
+        if (!behind) break;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0) {
+            store_say(s, 1, "kafka: state store: %s not read to its end in time%s", s->topic, "");
+            rc = TL_ERR_IO;
+            break;
+        }
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(s->cons, (int)(left < 100 ? left : 100));
+        if (!m) continue;
+        if (m->partition >= 0 && m->partition < s->nparts) {
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                /* at the end (compaction may leave it without a message) */
+                if (m->offset > s->pos[m->partition]) s->pos[m->partition] = m->offset;
+            } else if (!m->err) {
+                store_apply(s, m);
+                s->pos[m->partition] = m->offset + 1;
+            } else {
+                store_say(s, 1, "kafka: state store: %s%s", rd_kafka_message_errstr(m), "");
+            }
+        }
+        rd_kafka_message_destroy(m);
+    }
+    free(want);
+    return rc;
+}
+
+const uint8_t *tl_kstore_get(const struct tl_kstore *s, const char *key, size_t *len)
+{
+    bool found;
+    size_t i = entry_find(s, key, &found);
+    if (!found) return NULL;
+    *len = s->e[i].len;
+    return s->e[i].value;
+}
+
+size_t tl_kstore_count(const struct tl_kstore *s)
+{
+    return s->n;
+}
+
+const char *tl_kstore_entry(const struct tl_kstore *s, size_t i, const uint8_t **value, size_t *len)
+{
+    *value = s->e[i].value;
+    *len = s->e[i].len;
+    return s->e[i].key;
+}
+
+void tl_kstore_close(struct tl_kstore *s)
+{
+    if (!s) return;
+    if (s->prod) {
+        rd_kafka_flush(s->prod, 10000);
+        rd_kafka_destroy(s->prod);
+    }
+    if (s->cons) {
+        rd_kafka_consumer_close(s->cons);
+        rd_kafka_destroy(s->cons);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->e[i].key);
+        free(s->e[i].value);
+    }
+    free(s->e);
+    free(s->pos);
+    free(s->topic);
+    free(s);
 }

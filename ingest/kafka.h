@@ -44,7 +44,12 @@ struct tl_kafka_msg {
     size_t key_len;
     const char *value;
     size_t len;
+    void *headers; /* librdkafka's, for tl_kafka_msg_header; may be NULL */
 };
+
+/* The last header of that name: true with its value (not terminated). */
+bool tl_kafka_msg_header(const struct tl_kafka_msg *m, const char *name, const char **value,
+                         size_t *len);
 
 struct tl_kafka_partition {
     const char *topic;
@@ -82,6 +87,35 @@ int tl_kafka_partitions(struct tl_kafka *k, const struct tl_kafka_partition **ou
 int tl_kafka_fd(const struct tl_kafka *k);
 /* Leaves the group (revoking: on_revoke runs) and frees everything. */
 void tl_kafka_close(struct tl_kafka *k);
+
+/* A shared state store on a compacted topic: the last value per key.
+ *
+ * Instances of a consumer group keep there what another one needs to take a
+ * partition over (its parser streams and sketches, and the offset they stop
+ * at), and read everyone's sketches from it for the global quantiles.
+ * Writes are idempotent, acks=all; reads are an assign()-ed consumer without
+ * a group that follows every partition of the topic from the beginning. The
+ * topic is created (cleanup.policy=compact) when missing. Values may be up
+ * to 16 MiB. */
+struct tl_kstore;
+
+enum tl_err tl_kstore_open(const struct tl_kafka_cfg *cfg, const char *topic,
+                           const struct tl_kafka_hooks *hooks, struct tl_kstore **out, char *err,
+                           size_t errlen);
+/* Queues a write (value NULL: a tombstone). */
+enum tl_err tl_kstore_put(struct tl_kstore *s, const char *key, const void *value, size_t len);
+/* Waits until every queued write is acknowledged by the broker: TL_OK, or
+ * TL_ERR_IO when one failed or the time ran out. */
+enum tl_err tl_kstore_flush(struct tl_kstore *s, int timeout_ms);
+/* Reads the topic up to its current end (the high watermarks asked now):
+ * TL_OK, or TL_ERR_IO when that end was not reached in time. */
+enum tl_err tl_kstore_sync(struct tl_kstore *s, int timeout_ms);
+/* The last value read for key; NULL when none (or a tombstone). */
+const uint8_t *tl_kstore_get(const struct tl_kstore *s, const char *key, size_t *len);
+/* Entries in key order: the i-th, for i < tl_kstore_count(). */
+size_t tl_kstore_count(const struct tl_kstore *s);
+const char *tl_kstore_entry(const struct tl_kstore *s, size_t i, const uint8_t **value, size_t *len);
+void tl_kstore_close(struct tl_kstore *s);
 
 /* True for property names whose values must never be logged. */
 bool tl_kafka_prop_is_secret(const char *key);

@@ -116,7 +116,7 @@ static const struct {
 };
 
 int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char *const *by,
-                    int nby, const char *window_label,
+                    int nby, const char *window_label, const char *scope,
                     struct tl_lp_stats *st)
 {
     struct tl_sketch *s = w->sketch;
@@ -130,6 +130,7 @@ int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char 
     for (int i = 0; ok && i < nby; i++)
         ok = put_tag(b, by[i], tl_agg_key_part(w->group->key, i, part, sizeof part), st);
     ok = ok && put_tag(b, "metric", tl_metric_info[w->metric].name, st);
+    if (scope) ok = ok && put_tag(b, "scope", scope, st);
     ok = ok && put_tag(b, "window", window_label, st);
     if (!ok) {
         b->len = start;

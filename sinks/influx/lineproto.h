@@ -42,9 +42,10 @@ int tl_lp_task(struct tl_buf *out, const struct tl_record *r, struct tl_lp_stats
 /* Appends one `task_quantiles` point for an aggregator summary. by/nby name
  * the group's tags (from the aggregator options; include "source" to get the
  * schema's source tag). window_label is
- * "cumulative" or the window length ("60s"). */
+ * "cumulative" or the window length ("60s"); scope, when not NULL, a `scope`
+ * tag ("global": merged over the instances of a Kafka consumer group). */
 int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by,
-                    int nby, const char *window_label,
+                    int nby, const char *window_label, const char *scope,
                     struct tl_lp_stats *st);
 
 /* Appends one `workflow` point (tags source, workflow; integer fields

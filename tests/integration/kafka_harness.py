@@ -89,8 +89,12 @@ log.flush.interval.messages=1
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode:
             raise RuntimeError("kafka storage format failed:\n" + r.stdout[-3000:])
-        self.out = open(os.path.join(self.dir, "stdout.log"), "w")
-        self.proc = subprocess.Popen(java + ["kafka.Kafka", props], stdout=self.out,
+        self.java, self.props = java, props
+        return self._start()
+
+    def _start(self):
+        self.out = open(os.path.join(self.dir, "stdout.log"), "a")
+        self.proc = subprocess.Popen(self.java + ["kafka.Kafka", self.props], stdout=self.out,
                                      stderr=subprocess.STDOUT)
         deadline = time.time() + 90
         while time.time() < deadline:
@@ -104,10 +108,12 @@ log.flush.interval.messages=1
         self.stop()
         raise RuntimeError("kafka did not answer on " + self.bootstrap)
 
-    def produce(self, topic, messages, key=None, compression=None, partition=None):
-        """messages: bytes values, sent with one kcat run (key applies to all)."""
+    def produce(self, topic, messages, key=None, compression=None, partition=None, headers=None):
+        """messages: bytes values, sent with one kcat run (key and headers apply to all)."""
         cmd = ["kcat", "-P", "-b", self.bootstrap, "-t", topic, "-K", "\x1e", "-D", "\x1d",
                "-X", "linger.ms=5"]
+        for name, value in (headers or {}).items():
+            cmd += ["-H", "%s=%s" % (name, value)]
         if compression:
             cmd += ["-z", compression]
         if partition is not None:
@@ -115,6 +121,23 @@ log.flush.interval.messages=1
         k = (key or b"") + b"\x1e"
         data = b"".join(k + m + b"\x1d" for m in messages)
         subprocess.run(cmd, input=data, check=True)
+
+    def restart(self, down_s=2.0):
+        """Stops the broker (SIGTERM, as an operator would) and starts it again
+        on the same ports and log dir after down_s seconds."""
+        self._halt()
+        time.sleep(down_s)
+        return self._start()
+
+    def _halt(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

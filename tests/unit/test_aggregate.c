@@ -2,6 +2,9 @@
  * cap, the exact-value budget, and state that survives serialize/restore
  * (a restored aggregator fed the rest of the input ends identical to one
  * that saw everything). */
+#include <math.h>
+#include <string.h>
+
 #include "check.h"
 
 #include "aggregate.h"
@@ -185,10 +188,74 @@ static void state_round_trip(void)
     tl_agg_free(wrong);
 }
 
+/* Aggregators of disjoint parts, merged, hold what one fed everything holds:
+ * counts, results, quantiles (exact ones and bucket ones), the newest time. */
+static void merge_parts(void)
+{
+    struct tl_agg_opts o = small_opts();
+    o.window_ns = 0;
+    o.sketch.exact_limit = 200; /* x and y pass it, z stays exact */
+    struct seen seen = {0};
+    struct tl_agg *whole = tl_agg_new(&o, NULL, NULL), *merged = tl_agg_new(&o, on_window, &seen);
+    struct tl_agg *part[3] = {tl_agg_new(&o, NULL, NULL), tl_agg_new(&o, NULL, NULL),
+                              tl_agg_new(&o, NULL, NULL)};
+    const char *cats[] = {"x", "y", "z"};
+    uint64_t r64 = 777;
+    int64_t newest = 0;
+    for (int i = 0; i < 2000; i++) {
+        r64 = r64 * 6364136223846793005ULL + 1442695040888963407ULL;
+        int c = i % 10 == 0 ? 2 : (int)((r64 >> 33) % 2);
+        int64_t t = 1700000000LL * SEC + (int64_t)((r64 >> 17) % 100000) * SEC;
+        if (t > newest) newest = t;
+        struct tl_record r = task(cats[c], t, (double)((r64 >> 20) % 100000) / 3.0);
+        if (i % 13 == 0) r.result = "SIGNAL";
+        tl_agg_add(whole, &r);
+        tl_agg_add(part[(r64 >> 40) % 3], &r); /* partitions in any order */
+    }
+    for (int i = 0; i < 3; i++) CHECK_EQ_INT(tl_agg_merge(merged, part[i]), TL_OK);
+    CHECK_EQ_INT(tl_agg_ngroups(merged), tl_agg_ngroups(whole));
+    for (size_t i = 0; i < tl_agg_ngroups(whole); i++) {
+        struct tl_agg_group *w = tl_agg_group(whole, i), *m = NULL;
+        for (size_t j = 0; j < tl_agg_ngroups(merged); j++)
+            if (!strcmp(tl_agg_group(merged, j)->key, w->key)) m = tl_agg_group(merged, j);
+        CHECK(m != NULL);
+        if (!m) continue;
+        CHECK(m->tasks == w->tasks && m->attempts == w->attempts && m->nresults == w->nresults);
+        CHECK(fabs(m->runtime_s + m->runtime_c - (w->runtime_s + w->runtime_c)) <=
+              1e-12 * w->runtime_s);
+        CHECK(tl_sketch_is_exact(&m->cum[0]) == tl_sketch_is_exact(&w->cum[0]));
+        CHECK(m->cum[0].min == w->cum[0].min && m->cum[0].max == w->cum[0].max);
+        for (double q = 0; q <= 1; q += 0.01)
+            CHECK(tl_sketch_quantile(&m->cum[0], q) == tl_sketch_quantile(&w->cum[0], q));
+    }
+    int exact = 0; /* both kinds were met */
+    for (size_t i = 0; i < tl_agg_ngroups(whole); i++) exact += tl_sketch_is_exact(&tl_agg_group(whole, i)->cum[0]);
+    CHECK(exact == 1);
+    /* the newest record time survives serialize/restore and the merge */
+    struct tl_buf blob = {0};
+    CHECK_EQ_INT(tl_agg_serialize(merged, &blob), TL_OK);
+    struct tl_agg *back = tl_agg_new(&o, on_window, &seen);
+    CHECK_EQ_INT(tl_agg_restore(back, (const uint8_t *)blob.data, blob.len), TL_OK);
+    tl_agg_flush(back);
+    CHECK(seen.n > 0 && seen.end[0] == newest);
+    /* different grouping: refused */
+    struct tl_agg_opts other = o;
+    other.by[0] = "host";
+    struct tl_agg *wrong = tl_agg_new(&other, NULL, NULL);
+    CHECK_EQ_INT(tl_agg_merge(wrong, whole), TL_ERR_USAGE);
+    tl_buf_free(&blob);
+    for (int i = 0; i < 3; i++) tl_agg_free(part[i]);
+    tl_agg_free(whole);
+    tl_agg_free(merged);
+    tl_agg_free(back);
+    tl_agg_free(wrong);
+}
+
 int main(void)
 {
     windows();
     key_cap_and_budget();
     state_round_trip();
+    merge_parts();
     return check_done("test_aggregate");
 }
