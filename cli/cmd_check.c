@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "http.h"
 #include "parser.h"
+#include "kafka.h"
 #include "run_config.h"
 
 static void say(int *problems, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -68,6 +69,17 @@ static void check_source(int *pr, const struct src_settings *s, int i)
 {
     if (s->kind == SRC_STDIN) {
         say(pr, true, "sources[%d]: stdin (parser %s)", i, s->parser);
+        return;
+    }
+    if (s->kind == SRC_KAFKA) {
+        struct tl_kafka_prop props[128];
+        int np = 0;
+        for (size_t k = 0; s->properties && k < s->properties->n && np < 128; k++)
+            props[np++] = (struct tl_kafka_prop){s->properties->keys[k], s->properties->items[k]->scalar};
+        struct tl_kafka_cfg kc = {s->brokers, s->topics, s->group, s->start, props, np};
+        char msg[2048];
+        bool ok = tl_kafka_probe(&kc, 5000, msg, sizeof msg) == TL_OK;
+        say(pr, ok, "sources[%d]: kafka %s, group %s: %s", i, s->brokers, s->group, msg);
         return;
     }
     glob_t g;

@@ -674,3 +674,62 @@ void tl_kstore_close(struct tl_kstore *s)
     free(s->topic);
     free(s);
 }
+
+static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk, (void)level, (void)fac, (void)buf; /* the probe's answer says what went wrong */
+}
+
+enum tl_err tl_kafka_probe(const struct tl_kafka_cfg *cfg, int timeout_ms, char *msg, size_t cap)
+{
+    char err[512] = "";
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    bool ok = set(conf, "bootstrap.servers", cfg->brokers, err, sizeof err);
+    for (int i = 0; ok && i < cfg->nprops; i++) {
+        const char *k = cfg->props[i].key; /* consumer tuning does not apply to the probe */
+        if (strncmp(k, "fetch.", 6) && strncmp(k, "session.", 8) && strncmp(k, "heartbeat.", 10) &&
+            strncmp(k, "enable.auto", 11) && strcmp(k, "auto.offset.reset") &&
+            strncmp(k, "partition.assignment", 20) && strncmp(k, "group.", 6) &&
+            strncmp(k, "max.poll", 8))
+            ok = set(conf, k, cfg->props[i].value, err, sizeof err);
+    }
+    char e[512];
+    rd_kafka_conf_set_log_cb(conf, quiet_log);
+    rd_kafka_t *rk = ok ? rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e) : NULL;
+    if (!rk) {
+        if (ok) snprintf(err, sizeof err, "%s", e);
+        rd_kafka_conf_destroy(conf);
+        snprintf(msg, cap, "%s", err);
+        return TL_ERR_USAGE;
+    }
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t re = rd_kafka_metadata(rk, 1, NULL, &md, timeout_ms);
+    if (re) {
+        snprintf(msg, cap, "no answer from %s: %s", cfg->brokers, rd_kafka_err2str(re));
+        rd_kafka_destroy(rk);
+        return TL_ERR_OPEN;
+    }
+    size_t n = (size_t)snprintf(msg, cap, "%d broker%s", md->broker_cnt, md->broker_cnt == 1 ? "" : "s");
+    const char *p = cfg->topics;
+    while (p && *p && n < cap) {
+        size_t len = strcspn(p, ",");
+        while (len && *p == ' ') p++, len--;
+        size_t l = len;
+        while (l && p[l - 1] == ' ') l--;
+        if (l && *p == '^') {
+            n += (size_t)snprintf(msg + n, cap - n, "; %.*s: a pattern", (int)l, p);
+        } else if (l) {
+            int parts = -1;
+            for (int i = 0; i < md->topic_cnt; i++)
+                if (strlen(md->topics[i].topic) == l && !memcmp(md->topics[i].topic, p, l))
+                    parts = md->topics[i].partition_cnt;
+            if (parts >= 0) n += (size_t)snprintf(msg + n, cap - n, "; topic %.*s: %d partitions", (int)l, p, parts);
+            else n += (size_t)snprintf(msg + n, cap - n, "; topic %.*s: not there yet", (int)l, p);
+        }
+        p += len;
+        if (*p == ',') p++;
+    }
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_destroy(rk);
+    return TL_OK;
+}

@@ -117,6 +117,11 @@ size_t tl_kstore_count(const struct tl_kstore *s);
 const char *tl_kstore_entry(const struct tl_kstore *s, size_t i, const uint8_t **value, size_t *len);
 void tl_kstore_close(struct tl_kstore *s);
 
+/* For `tasklens check`: connects with cfg's brokers and properties and
+ * describes what it found in msg (brokers; each named topic's partitions,
+ * or that it is missing). TL_OK when the brokers answered. */
+enum tl_err tl_kafka_probe(const struct tl_kafka_cfg *cfg, int timeout_ms, char *msg, size_t cap);
+
 /* True for property names whose values must never be logged. */
 bool tl_kafka_prop_is_secret(const char *key);
 

@@ -20,6 +20,9 @@ PKGS=(
   # a real Apache Kafka broker for the Kafka source tests: Java, Maven (fetches
   # the broker jars from Maven Central once), kcat as the producer
   default-jre-headless maven kcat
+  # deploy/ checks: the compose file (`docker-compose config`, no engine),
+  # the systemd unit (systemd-analyze), the dashboards' provisioning YAML
+  docker-compose systemd python3-yaml
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -116,10 +116,12 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def query(self, q, db=None):
+    def query(self, q, db=None, epoch=None):
         params = {"q": q}
         if db:
             params["db"] = db
+        if epoch:
+            params["epoch"] = epoch
         data = urllib.parse.urlencode(params).encode()
         with urllib.request.urlopen(self.url + "/query", data=data, timeout=30, context=self.ctx) as r:
             doc = json.loads(r.read())
@@ -128,10 +130,10 @@ bind-address = "127.0.0.1:{self.rpc_port}"
                 raise RuntimeError(res["error"])
         return doc
 
-    def rows(self, q, db):
-        """All rows of all series, as dicts."""
+    def rows(self, q, db, epoch=None):
+        """All rows of all series, as dicts (epoch="ns": times as integers)."""
         out = []
-        for res in self.query(q, db).get("results", []):
+        for res in self.query(q, db, epoch).get("results", []):
             for s in res.get("series", []):
                 for v in s["values"]:
                     row = dict(zip(s["columns"], v))

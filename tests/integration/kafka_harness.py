@@ -120,7 +120,7 @@ log.flush.interval.messages=1
             cmd += ["-p", str(partition)]
         k = (key or b"") + b"\x1e"
         data = b"".join(k + m + b"\x1d" for m in messages)
-        subprocess.run(cmd, input=data, check=True)
+        subprocess.run(cmd, input=data, check=True, stderr=subprocess.PIPE)
 
     def restart(self, down_s=2.0):
         """Stops the broker (SIGTERM, as an operator would) and starts it again

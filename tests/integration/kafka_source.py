@@ -150,6 +150,11 @@ with kafka_harness.Kafka(partitions=3) as k:
     # 1. consume everything, stop, check
     out, ck, cfg = (os.path.join(tmp, n) for n in ("out.lp", "ck", "run.yaml"))
     config(cfg, k, "wq", "g1", out, ck)
+    r = subprocess.run([TASKLENS, "check", "-c", cfg], capture_output=True, text=True, env=env)
+    if not re.search(r"ok +sources\[0\]: kafka .*1 broker; topic wq: 3 partitions", r.stdout):
+        fail("`tasklens check` does not describe the Kafka source:\n" + r.stdout + r.stderr)
+    else:
+        print("ok   tasklens check:", re.search(r"sources\[0\]: kafka[^\n]*", r.stdout).group(0))
     p = run(cfg, env)
     text = wait_for(out, expect)
     time.sleep(1.5)  # a checkpoint interval: offsets committed while running too
