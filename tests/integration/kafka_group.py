@@ -97,18 +97,21 @@ aggregate: {{window: 0}}
 
 
 def run(cfg):
-    return subprocess.Popen([TASKLENS, "run", "-c", cfg], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stdout=subprocess.DEVNULL,
+                         stderr=open(cfg + ".err", "w"))
+    p.errpath = cfg + ".err"
+    return p
 
 
 def stop(p):
     p.send_signal(signal.SIGTERM)
     try:
-        _, err = p.communicate(timeout=90)
+        p.wait(timeout=90)
     except subprocess.TimeoutExpired:
         p.kill()
-        _, err = p.communicate()
+        p.wait()
         fail("tasklens did not stop on SIGTERM")
+    err = read(p.errpath)
     if p.returncode != 0:
         fail("tasklens exited %s: %s" % (p.returncode, err[-2000:]))
     return err
@@ -154,16 +157,22 @@ def local_cumulative(text):
 tmp = tempfile.mkdtemp(prefix="tl-kafka-group-")
 with kafka_harness.Kafka(partitions=4) as k:
     parts = {key: halves(path) for key, path in logs.items()}
-    for i, key in enumerate(logs):
-        k.produce("wq4", parts[key][0], key=key.encode(), partition=i, headers={"workflow": "wf-" + key})
+    k.produce("wq4", [b"#\n"], key=b"mgrA", partition=0)  # the topic, before anyone subscribes
 
     A = [os.path.join(tmp, n) for n in ("a.yaml", "a.lp", "ck-a")]
     B = [os.path.join(tmp, n) for n in ("b.yaml", "b.lp", "ck-b")]
     config(A[0], k, "gg", A[1], A[2], "inst-a")
     config(B[0], k, "gg", B[1], B[2], "inst-b")
     pa = run(A[0])
-    time.sleep(3)
+    time.sleep(2)
     pb = run(B[0])
+    # the data goes in once both are members: the partitions split between them
+    deadline = time.time() + 60
+    while time.time() < deadline and "kafka: assigned" not in read(pb.errpath):
+        time.sleep(0.2)
+    time.sleep(1)
+    for i, key in enumerate(logs):
+        k.produce("wq4", parts[key][0], key=key.encode(), partition=i, headers={"workflow": "wf-" + key})
     first = {}
     for key in logs:
         half = os.path.join(tmp, key + ".half.log")
