@@ -107,6 +107,7 @@ struct kpending {
     int64_t next;
     uint8_t *states; /* the streams of the partition, as saved */
     size_t len;
+    bool revoked; /* kept at a revoke, for this process only (not checkpointed) */
 };
 
 struct source {
@@ -765,6 +766,9 @@ static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition)
 /* Before partitions go: everything they produced acknowledged and
  * checkpointed, their offsets committed; then their streams are dropped
  * (another instance reads on from the commit). */
+static enum tl_err partition_save(struct source *s, const char *topic, int32_t partition,
+                                  struct tl_buf *b);
+
 static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *parts, int n)
 {
     struct source *s = ctx;
@@ -773,9 +777,35 @@ static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *part
         tl_output_pass(&R->out, true);
         if (checkpoint(R, "revoke")) tl_kafka_commit(s->kafka);
         else logm(R, LOG_WARN, "kafka: partitions revoked before their output was acknowledged; "
-                  "the next owner reads them again from the last commit");
+                  "another owner reads them again from the last commit");
     } else {
         tl_kafka_commit(s->kafka);
+    }
+    /* If the partitions come back to this process (a broker restart, a
+     * rebalance that changes nothing for them), their open tasks must too:
+     * keep their state until then, as a checkpoint would. */
+    for (int i = 0; !R->closing && i < n; i++) {
+        if (parts[i]->next < 0) continue;
+        struct tl_buf st = {0};
+        struct kpending *v = realloc(s->pending, (size_t)(s->npending + 1) * sizeof *v);
+        if (v) s->pending = v;
+        if (v && !partition_save(s, parts[i]->topic, parts[i]->partition, &st) && !st.oom) {
+            for (int j = 0; j < s->npending; j++) /* an older one of the same partition goes */
+                if (s->pending[j].partition == parts[i]->partition &&
+                    !strcmp(s->pending[j].topic, parts[i]->topic)) {
+                    free(s->pending[j].topic);
+                    free(s->pending[j].states);
+                    s->pending[j] = s->pending[--s->npending];
+                    break;
+                }
+            char *t = strdup(parts[i]->topic);
+            if (t) {
+                s->pending[s->npending++] = (struct kpending){t, parts[i]->partition, parts[i]->next,
+                                                              (uint8_t *)st.data, st.len, true};
+                st.data = NULL;
+            }
+        }
+        tl_buf_free(&st);
     }
     for (int i = 0; i < n; i++)
         for (size_t j = 0; j < s->nstreams; j++) {
@@ -872,7 +902,8 @@ static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
     int n = s->kafka ? tl_kafka_partitions(s->kafka, &parts) : 0;
     int keep = 0;
     for (int i = 0; i < n; i++) keep += parts[i].assigned && parts[i].next >= 0;
-    tl_put_varint(b, (uint64_t)(keep + s->npending));
+    for (int i = 0; i < s->npending; i++) keep += !s->pending[i].revoked;
+    tl_put_varint(b, (uint64_t)keep);
     struct tl_buf st = {0};
     enum tl_err rc = TL_OK;
     for (int i = 0; !rc && i < n; i++) {
@@ -887,6 +918,7 @@ static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
     }
     /* partitions restored but not assigned yet keep their saved state */
     for (int i = 0; i < s->npending; i++) {
+        if (s->pending[i].revoked) continue; /* another instance may own it now */
         tl_put_str(b, s->pending[i].topic);
         tl_put_varint(b, tl_zigzag(s->pending[i].partition));
         tl_put_varint(b, tl_zigzag(s->pending[i].next));
