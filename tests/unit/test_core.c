@@ -68,6 +68,33 @@ static void test_parse_double(void)
         if (!tl_parse_double(buf, buf + strlen(buf), &a) || memcmp(&a, &b, sizeof a)) {
             if (mismatches++ < 5) fprintf(stderr, "parse %s: %.17g != strtod %.17g\n", buf, a, b);
         }
+        /* inside a line, as in rmsummary JSON: the eight-digit fast path */
+        size_t n = strlen(buf);
+        char line[96];
+        snprintf(line, sizeof line, "%s,\"MB\"],\"wall_time\":[1,\"s\"]}", buf);
+        const char *e = tl_scan_double(line, line + strlen(line), &a);
+        if (e != line + n || memcmp(&a, &b, sizeof a)) {
+            if (mismatches++ < 5) fprintf(stderr, "scan %s: %.17g != strtod %.17g\n", line, a, b);
+        }
+    }
+    /* fixed ones inside a line too, and what must stop or fail there */
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "%s,\"cores\"]}", fixed[i]);
+        double a, b = strtod(fixed[i], NULL);
+        const char *e = tl_scan_double(line, line + strlen(line), &a);
+        if (e != line + strlen(fixed[i]) || memcmp(&a, &b, sizeof a)) {
+            mismatches++;
+            fprintf(stderr, "scan %s: %.17g != strtod %.17g\n", line, a, b);
+        }
+    }
+    static const char *const bad_in_line[] = {"01,\"MB\"]}    ", "5.,\"MB\"]}     ", "-,\"MB\"]}        ",
+                                              "00000000000000000000001,\"s\"]}"};
+    for (size_t i = 0; i < sizeof bad_in_line / sizeof *bad_in_line; i++) {
+        double a;
+        const char *l = bad_in_line[i];
+        const char *e = tl_scan_double(l, l + strlen(l), &a);
+        CHECK(e == NULL || *e != ',');
     }
     CHECK_EQ_INT(mismatches, 0);
     static const char *const bad[] = {"", "-", ".5", "5.", "1e", "01", "0x10", "1.2.3", "--1", "1e+", " 1", "infinity"};
