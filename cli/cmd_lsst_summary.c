@@ -149,11 +149,6 @@ static double pairwise_sum(const double *a, size_t n)
 
 /* ---------------------------------------------------------------- files */
 
-struct file_list {
-    char **paths;
-    size_t n, cap;
-};
-
 static bool is_metadata_name(const char *base)
 {
     if (base[0] == '.' || !strstr(base, "_metadata")) return false;
@@ -167,7 +162,7 @@ static bool is_metadata_name(const char *base)
     return false;
 }
 
-static bool list_add(struct file_list *fl, const char *path)
+bool tl_file_list_add(struct tl_file_list *fl, const char *path)
 {
     if (fl->n == fl->cap) {
         size_t cap = fl->cap ? fl->cap * 2 : 1024;
@@ -182,7 +177,7 @@ static bool list_add(struct file_list *fl, const char *path)
 }
 
 /* Metadata files under dir, recursively (symlinks not followed). */
-static bool walk(struct file_list *fl, const char *dir, int depth)
+static bool walk(struct tl_file_list *fl, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -198,7 +193,7 @@ static bool walk(struct file_list *fl, const char *dir, int depth)
         struct stat st;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
         if (S_ISDIR(st.st_mode) && depth < 64) ok &= walk(fl, path, depth + 1);
-        else if (S_ISREG(st.st_mode) && is_metadata_name(e->d_name)) ok &= list_add(fl, path);
+        else if (S_ISREG(st.st_mode) && is_metadata_name(e->d_name)) ok &= tl_file_list_add(fl, path);
     }
     closedir(d);
     return ok;
@@ -207,6 +202,14 @@ static bool walk(struct file_list *fl, const char *dir, int depth)
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+bool tl_walk_metadata(struct tl_file_list *fl, const char *dir)
+{
+    size_t before = fl->n;
+    bool ok = walk(fl, dir, 0);
+    if (fl->n > before) qsort(fl->paths + before, fl->n - before, sizeof *fl->paths, cmp_str);
+    return ok;
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -272,7 +275,7 @@ int tl_cmd_lsst_summary(int argc, char **argv)
         usage(stderr);
         return TL_EXIT_USAGE;
     }
-    struct file_list fl = {0};
+    struct tl_file_list fl = {0};
     int status = TL_EXIT_OK;
     for (int i = optind; i < argc; i++) {
         struct stat st;
@@ -282,10 +285,8 @@ int tl_cmd_lsst_summary(int argc, char **argv)
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
-            size_t before = fl.n;
-            if (!walk(&fl, argv[i], 0)) status = TL_EXIT_INPUT;
-            if (fl.n > before) qsort(fl.paths + before, fl.n - before, sizeof *fl.paths, cmp_str);
-        } else if (!list_add(&fl, argv[i])) { /* a file named explicitly: read it */
+            if (!tl_walk_metadata(&fl, argv[i])) status = TL_EXIT_INPUT;
+        } else if (!tl_file_list_add(&fl, argv[i])) { /* a file named explicitly: read it */
             status = TL_EXIT_INPUT;
         }
     }

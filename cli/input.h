@@ -47,6 +47,19 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
                           void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
                           struct tl_summary_input *info);
 
+/* A list of paths (owned). */
+struct tl_file_list {
+    char **paths;
+    size_t n, cap;
+};
+
+bool tl_file_list_add(struct tl_file_list *fl, const char *path);
+
+/* Appends the LSST <label>_metadata files under dir (recursively, symlinks
+ * not followed), in name order; false (reported) when a directory could
+ * not be read. */
+bool tl_walk_metadata(struct tl_file_list *fl, const char *dir);
+
 /* Frees what tl_read_input allocated in info. */
 void tl_input_info_free(struct tl_summary_input *info);
 

@@ -20,6 +20,9 @@ static void usage(FILE *out)
             "  lines INPUT...     InfluxDB line protocol (task and task_quantiles points)\n"
             "  run -c FILE        the daemon: follow logs, push points continuously\n"
             "  run --follow PATH  the same, configured by flags\n"
+            "  advise INPUT...    right-sizing: waste and a recommended allocation per category\n"
+            "  plan --node SPEC INPUT...  node-hours for a workload, and what binds\n"
+            "  energy INPUT...    kWh and kgCO2eq per category and workflow (stated model)\n"
             "  check -c FILE      validate a run configuration and try its sources and sinks\n"
             "  formats            list the input formats tasklens reads\n"
             "  version            print the version\n"
@@ -50,6 +53,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "lines")) return tl_cmd_lines(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return tl_cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "advise")) return tl_cmd_advise(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plan")) return tl_cmd_plan(argc - 1, argv + 1);
+    if (!strcmp(cmd, "energy")) return tl_cmd_energy(argc - 1, argv + 1);
     if (!strcmp(cmd, "formats")) return cmd_formats();
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("tasklens %s\n", TASKLENS_VERSION);

@@ -34,6 +34,7 @@ VARS = {
     "workflow": var("workflow", 'SHOW TAG VALUES FROM "task" WITH KEY = "workflow"'),
     "category": var("category", 'SHOW TAG VALUES FROM "task" WITH KEY = "category" WHERE ' + WF),
     "host": var("host", 'SHOW TAG VALUES FROM "task" WITH KEY = "host" WHERE ' + WF),
+    "icategory": var("category", 'SHOW TAG VALUES FROM "task_advice" WITH KEY = "category"'),
     "qcategory": var("category", 'SHOW TAG VALUES FROM "task_quantiles" WITH KEY = "category"'),
     "window": dict(var("window", 'SHOW TAG VALUES FROM "task_quantiles" WITH KEY = "window"',
                        multi=False), includeAll=False,
@@ -247,9 +248,63 @@ def pipeline_health():
                      ["instance", "input"])
 
 
+def insights():
+    """One row per insight command; tasklens advise / plan / energy --format lp write the
+    points (see the README, Insights)."""
+    L = Layout()
+    IC = '("category" =~ /^$category$/)'
+    table = {"transformations": [{"id": "organize", "options": {"excludeByName": {"Time": True}}}]}
+    ps = [
+        panel(L, "Right-sizing: allocated, used and recommended per category and resource",
+              "From `tasklens advise --format lp` (measurement `task_advice`): median allocation, "
+              "the used quantile (used_q, p95 by default), the recommended first allocation (used "
+              "quantile x margin for memory and disk, rounded up to the worker granularity), the "
+              "share of attempts above it, the waste now and what the recommendation saves (core-"
+              "hours for cores, GiB-hours for memory and disk), and the RESOURCE_EXHAUSTION "
+              "attempts it would have avoided. Memory and disk are in bytes.", "none",
+              ['SELECT last("allocated_p50") AS "allocated", last("used_q") AS "used", '
+               'last("recommend") AS "recommend", last("exceed_fraction") * 100 AS "exceed %%", '
+               'last("waste_hours") AS "waste (h)", last("saves_hours") AS "saves (h)", '
+               'last("exhausted") AS "exhausted", last("exhausted_avoided") AS "avoided" '
+               'FROM "task_advice" WHERE %s AND $timeFilter GROUP BY "category", "resource"' % IC],
+              kind="table", w=24, h=9, fmt="table", extra=table),
+        panel(L, "Capacity plan: node-hours per category and node type",
+              "From `tasklens plan --format lp` (measurement `task_plan`): tasks planned, the p95 "
+              "time and memory per task, jobs per node (min of cores / cores per task and node "
+              "memory / memory p95), which resource binds, and the node-hours and node-days; the "
+              "`total` row sums the categories.", "none",
+              ['SELECT last("tasks") AS "tasks", last("time_s") AS "time p95 (s)", '
+               'last("memory_bytes") / 1073741824 AS "memory p95 (GiB)", last("jobs_per_node") AS '
+               '"jobs/node", last("node_hours") AS "node-hours", last("node_days") AS "node-days" '
+               'FROM "task_plan" WHERE ("category" =~ /^$category$/ OR "category" = \'total\') AND '
+               '$timeFilter GROUP BY "node", "category", "binds"'],
+              kind="table", w=24, h=9, fmt="table", extra=table),
+        panel(L, "Energy and emissions per category",
+              "From `tasklens energy --format lp` (measurement `task_energy`): kWh = PUE x (CPU "
+              "seconds x W per core + peak-RSS GiB x wall seconds x W per GiB) / 3.6e6, kgCO2eq = "
+              "kWh x grid intensity / 1000; the model's assumptions are columns of the table.",
+              "none",
+              ['SELECT last("kwh") AS "kWh", last("kwh_cpu") AS "kWh CPU", last("kwh_memory") AS '
+               '"kWh memory", last("kg_co2eq") AS "kgCO2eq", last("attempts") AS "attempts", '
+               'last("w_per_core") AS "W/core", last("w_per_gib") AS "W/GiB", last("pue") AS "PUE", '
+               'last("g_co2eq_per_kwh") AS "gCO2eq/kWh" FROM "task_energy" WHERE "scope" = '
+               '\'category\' AND %s AND $timeFilter GROUP BY "category"' % IC],
+              kind="table", w=16, h=9, fmt="table", extra=table),
+        panel(L, "Emissions per workflow",
+              "kgCO2eq per workflow (Work Queue manager run, LSST run, trace file) from "
+              "`task_energy` points with scope = workflow.", "none",
+              ['SELECT last("kg_co2eq") AS "kgCO2eq" FROM "task_energy" WHERE "scope" = '
+               '\'workflow\' AND $timeFilter GROUP BY "workflow"'],
+              kind="bargauge", w=8, h=9, fmt="time_series"),
+    ]
+    return dashboard("tasklens-insights", "tasklens: insights",
+                     "Right-sizing, capacity planning and energy per category (tasklens advise, "
+                     "plan, energy).", ps, ["icategory"])
+
+
 def main():
     for name, d in (("workflow-overview", workflow_overview()), ("task-resources", task_resources()),
-                    ("pipeline-health", pipeline_health())):
+                    ("pipeline-health", pipeline_health()), ("insights", insights())):
         path = os.path.join(HERE, "dashboards", name + ".json")
         with open(path, "w") as f:
             json.dump(d, f, indent=2)

@@ -344,7 +344,7 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
 }
 
 /* Human units in at most 7 characters: 6.01s 12.3min 1.5h 243ms 1.1GiB */
-static void human(char *out, size_t cap, double v, enum tl_unit unit)
+void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
 {
     if (!isfinite(v)) {
         snprintf(out, cap, "-");
@@ -400,7 +400,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             tl_buf_printf(b, "\n  tasks %llu  attempts %llu", (unsigned long long)g->tasks,
                           (unsigned long long)g->attempts);
             if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
-            human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
+            tl_summary_human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
             tl_buf_printf(b, "  integrated runtime %s", cell);
             sort_counts(g->results, g->nresults);
             tl_buf_puts(b, "\n  results");
@@ -428,7 +428,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             }
             tl_buf_printf(b, "  %-18.18s %6zu", info->name, st.count);
             for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
-                human(cell, sizeof cell, tl_sketch_quantile(k, s->opts.q[qi]), info->unit);
+                tl_summary_human(cell, sizeof cell, tl_sketch_quantile(k, s->opts.q[qi]), info->unit);
                 tl_buf_printf(b, " %7s", cell);
             }
             tl_buf_putc(b, '\n');

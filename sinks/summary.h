@@ -66,6 +66,10 @@ enum tl_err tl_summary_add(struct tl_summary *s, const struct tl_record *r);
 
 enum tl_summary_format { TL_SUMMARY_TABLE, TL_SUMMARY_CSV, TL_SUMMARY_JSON };
 
+/* v in human units, at most 7 characters: 6.01s 12.3min 1.5h 243ms 1.1GiB;
+ * '-' when not finite. */
+void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit);
+
 enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,
                              const struct tl_summary_input *inputs, size_t ninputs, FILE *out);
 

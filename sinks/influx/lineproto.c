@@ -14,7 +14,7 @@
  * False when the text cannot be written: a newline, or a backslash as the
  * last character (line protocol reads it as escaping the separator after
  * it, and has no escape for a backslash itself). */
-static bool put_escaped(struct tl_buf *b, const char *s, int kind)
+bool tl_lp_put_escaped(struct tl_buf *b, const char *s, int kind)
 {
     const char *start = s;
     for (; *s; s++) {
@@ -33,14 +33,14 @@ static bool put_key(struct tl_buf *b, const char *k, struct tl_lp_stats *st)
         tl_buf_puts(b, "time_");
         return true;
     }
-    return put_escaped(b, k, 2);
+    return tl_lp_put_escaped(b, k, 2);
 }
 
 static bool put_tag(struct tl_buf *b, const char *k, const char *v, struct tl_lp_stats *st)
 {
     if (!v || !*v) return true; /* empty tag values are omitted */
     tl_buf_putc(b, ',');
-    return put_key(b, k, st) && (tl_buf_putc(b, '='), put_escaped(b, v, 2));
+    return put_key(b, k, st) && (tl_buf_putc(b, '='), tl_lp_put_escaped(b, v, 2));
 }
 
 static void put_float_field(struct tl_buf *b, bool *first, const char *k, double v)

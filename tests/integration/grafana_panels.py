@@ -47,7 +47,7 @@ check(dprov["providers"][0]["type"] == "file", "the dashboard provider is a file
 
 r = subprocess.run([sys.executable, os.path.join(GRAFANA, "make_dashboards.py")], capture_output=True,
                    text=True, cwd=tempfile.mkdtemp())
-names = ["workflow-overview", "task-resources", "pipeline-health"]
+names = ["workflow-overview", "task-resources", "pipeline-health", "insights"]
 boards = {}
 for n in names:
     with open(os.path.join(GRAFANA, "dashboards", n + ".json")) as f:
@@ -135,10 +135,18 @@ quiet: true
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     check(p.returncode == 0, "tasklens run exited 0 (%s)" % err[-500:])
+    # the insights dashboard: advise, plan and energy as line protocol, posted as the README shows
+    for cmd in (["advise"], ["plan", "--node", "cores=128,mem=512GiB", "--node", "cores=8,mem=16GiB"],
+                ["energy"]):
+        r = subprocess.run([TASKLENS] + cmd + ["--format", "lp", "-q", wq_log, run_dir], capture_output=True)
+        check(r.returncode == 0 and r.stdout.count(b"\n") >= 5, "tasklens %s --format lp: %d lines %s" % (
+            cmd[0], r.stdout.count(b"\n"), r.stderr.decode()[-300:]))
+        db.write("tasklens", r.stdout)
 
     # Grafana's range and interval, per dashboard: the extent of the data its
     # queries read (what a user would pick), ~1000 points per series
-    field = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_quantiles": "count"}
+    field = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_quantiles": "count",
+             "task_advice": "attempts", "task_plan": "tasks", "task_energy": "kwh"}
 
     def extent(measurements):
         lo = hi = None
