@@ -904,7 +904,8 @@ int tl_cmd_plan(int argc, char **argv)
                     if (jobs < 1) snprintf(j, sizeof j, "does not fit");
                     else snprintf(j, sizeof j, "%.0f", jobs);
                     tl_buf_printf(&b, "  %-20s %10.0f %9s %9s %6g %12s %8s %12s %10s\n", name, p->tasks, t, m,
-                                  p->cpt, j, jobs < 1 ? "memory" : binds, cell(h, sizeof h, hours),
+                                  p->cpt, j, !isfinite(p->t_q) ? "-" : jobs < 1 ? "memory" : binds,
+                                  cell(h, sizeof h, hours),
                                   cell(d, sizeof d, hours / 24));
                 } else if (co.fmt == F_JSON) {
                     tl_buf_puts(&b, k ? ",{\"category\":" : "{\"category\":");
