@@ -55,18 +55,7 @@ static size_t jansson_pass(const char *p, size_t n)
 
 static size_t tasklens_pass(const char *p, size_t n)
 {
-    const struct tl_parser *parser = tl_parser_find("chrome");
-    struct tl_parser_inst inst;
-    size_t records = 0;
-    struct tl_emit emit = {bench_count_record, no_reject, &records};
-    if (tl_parser_inst_init(&inst, parser) || tl_parser_inst_open(&inst, &emit)) exit(1);
-    for (size_t off = 0; off < n; off += 256 * 1024) {
-        size_t k = n - off < 256 * 1024 ? n - off : 256 * 1024;
-        parser->feed(inst.state, p + off, k);
-    }
-    parser->finish(inst.state);
-    tl_parser_inst_free(&inst);
-    return records;
+    return bench_parse(tl_parser_find("chrome"), p, n, no_reject);
 }
 
 int main(int argc, char **argv)
@@ -75,14 +64,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: chrome_bench TRACE.json\n");
         return 2;
     }
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) return 1;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n);
-    if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) return 1;
-    fclose(f);
+    size_t n;
+    char *p = bench_slurp(argv[1], &n);
     double best_a = 1e9, best_b = 1e9;
     size_t ea = 0, rb = 0;
     for (int k = 0; k < 5; k++) {

@@ -23,16 +23,10 @@
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) return 1;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) return 1;
-    fclose(f);
+    size_t n;
+    char *buf = bench_slurp(argv[1], &n);
     size_t lines = 0;
-    for (long i = 0; i < n; i++) lines += buf[i] == '\n';
+    for (size_t i = 0; i < n; i++) lines += buf[i] == '\n';
 
     int err;
     PCRE2_SIZE erroff;
@@ -75,16 +69,7 @@ int main(int argc, char **argv)
         if (ta < best_a) best_a = ta;
 
         t0 = bench_now();
-        records = 0;
-        struct tl_parser_inst inst;
-        const struct tl_parser *wq = tl_parser_find("wq");
-        tl_parser_inst_init(&inst, wq);
-        struct tl_emit emit = {bench_count_record, NULL, &records};
-        tl_parser_inst_open(&inst, &emit);
-        for (long off = 0; off < n; off += 256 * 1024)
-            wq->feed(inst.state, buf + off, (size_t)(n - off < 256 * 1024 ? n - off : 256 * 1024));
-        wq->finish(inst.state);
-        tl_parser_inst_free(&inst);
+        records = bench_parse(tl_parser_find("wq"), buf, n, NULL);
         double tb = bench_now() - t0;
         if (tb < best_b) best_b = tb;
     }
