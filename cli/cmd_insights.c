@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "input.h"
+#include "intern.h"
 #include "lineproto.h"
 #include "numfmt.h"
 #include "quantile.h"
@@ -44,9 +45,12 @@ struct row {
     bool exhausted, final;
 };
 
+/* Distinct names (categories, workflows): interned while reading, ids in
+ * first-seen order; names_sort then renumbers them in byte order. */
 struct names {
-    char **s;
-    size_t n, cap;
+    struct tl_intern *in;
+    const char **s; /* by id, after names_sort */
+    size_t n;
 };
 
 struct rows {
@@ -60,63 +64,58 @@ struct rows {
 static int32_t name_id(struct names *nm, const char *s, bool *oom)
 {
     if (!s || !*s) s = "default";
-    for (size_t i = nm->n; i-- > 0;) /* categories are few; the last one is the likely one */
-        if (!strcmp(nm->s[i], s)) return (int32_t)i;
-    if (nm->n == nm->cap) {
-        size_t cap = nm->cap ? nm->cap * 2 : 16;
-        char **p = realloc(nm->s, cap * sizeof *p);
-        if (!p) {
-            *oom = true;
-            return 0;
-        }
-        nm->s = p;
-        nm->cap = cap;
-    }
-    char *d = strdup(s);
-    if (!d) {
+    if (!nm->in && !(nm->in = tl_intern_new((size_t)256 << 20))) {
         *oom = true;
         return 0;
     }
-    nm->s[nm->n] = d;
-    return (int32_t)nm->n++;
+    int32_t id = tl_intern(nm->in, s, strlen(s));
+    if (id < 0) *oom = true;
+    return id < 0 ? 0 : id;
 }
 
-static int cmp_str(const void *a, const void *b)
+struct name_pos {
+    const char *s;
+    int32_t id;
+};
+
+static int cmp_name_pos(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const struct name_pos *)a)->s, ((const struct name_pos *)b)->s);
 }
 
 /* Renumbers the names in byte order (and the rows' ids with them), so
  * every output lists them in the same order whatever the input order. */
 static bool names_sort(struct names *nm, struct row *r, size_t nrows, bool wf)
 {
-    if (nm->n < 2) return true;
-    char **sorted = malloc(nm->n * sizeof *sorted);
+    nm->n = nm->in ? tl_intern_count(nm->in) : 0;
+    if (!nm->n) return true;
+    struct name_pos *pos = malloc(nm->n * sizeof *pos);
     int32_t *newid = malloc(nm->n * sizeof *newid);
-    if (!sorted || !newid) {
-        free(sorted);
+    nm->s = malloc(nm->n * sizeof *nm->s);
+    if (!pos || !newid || !nm->s) {
+        free(pos);
         free(newid);
         return false;
     }
-    memcpy(sorted, nm->s, nm->n * sizeof *sorted);
-    qsort(sorted, nm->n, sizeof *sorted, cmp_str);
-    for (size_t i = 0; i < nm->n; i++)
-        for (size_t j = 0; j < nm->n; j++)
-            if (sorted[j] == nm->s[i]) newid[i] = (int32_t)j;
+    for (size_t i = 0; i < nm->n; i++) pos[i] = (struct name_pos){tl_intern_str(nm->in, (int32_t)i), (int32_t)i};
+    qsort(pos, nm->n, sizeof *pos, cmp_name_pos);
+    for (size_t j = 0; j < nm->n; j++) {
+        newid[pos[j].id] = (int32_t)j;
+        nm->s[j] = pos[j].s;
+    }
     for (size_t i = 0; i < nrows; i++) {
         int32_t *id = wf ? &r[i].wf : &r[i].cat;
         *id = newid[*id];
     }
-    free(nm->s);
-    nm->s = sorted;
+    free(pos);
     free(newid);
     return true;
 }
 
 static void names_free(struct names *nm)
 {
-    for (size_t i = 0; i < nm->n; i++) free(nm->s[i]);
     free(nm->s);
+    tl_intern_free(nm->in);
 }
 
 static void collect(void *ctx, const struct tl_record *r)
@@ -659,13 +658,13 @@ int tl_cmd_advise(int argc, char **argv)
                         continue;
                     }
                     bool first = true;
-                    double s = res == RES_CORES ? 1 : 1; /* bytes stay bytes, as in `task` */
-                    lp_field(&b, &first, "requested_p50", a->req * s);
-                    lp_field(&b, &first, "allocated_p50", a->alloc * s);
-                    lp_field(&b, &first, "used_p50", a->used_p50 * s);
-                    lp_field(&b, &first, "used_q", a->used_q * s);
-                    lp_field(&b, &first, "used_max", a->used_max * s);
-                    lp_field(&b, &first, "recommend", a->rec * s);
+                    /* bytes stay bytes, as in `task` points */
+                    lp_field(&b, &first, "requested_p50", a->req);
+                    lp_field(&b, &first, "allocated_p50", a->alloc);
+                    lp_field(&b, &first, "used_p50", a->used_p50);
+                    lp_field(&b, &first, "used_q", a->used_q);
+                    lp_field(&b, &first, "used_max", a->used_max);
+                    lp_field(&b, &first, "recommend", a->rec);
                     lp_field(&b, &first, "exceed_fraction",
                              a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
                     if (a->n_waste) {
