@@ -107,7 +107,7 @@ struct kpending {
     int64_t next;
     uint8_t *states; /* the streams of the partition, as saved */
     size_t len;
-    bool revoked; /* kept at a revoke, for this process only (not checkpointed) */
+    bool revoked; /* kept at a revoke (checkpointed too; a newer group commit outdates it) */
 };
 
 struct source {
@@ -697,7 +697,7 @@ static bool kstate_parse(const uint8_t *p, size_t len, char *instance, size_t ic
  * topic (another instance, or this one before a lost checkpoint dir). Its
  * streams and sketches come from there; -1 when neither exists (the
  * group's committed offset). */
-static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition)
+static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition, int64_t committed)
 {
     struct source *s = ctx;
     struct runner *R = s->fc.R;
@@ -705,6 +705,17 @@ static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition)
     for (int i = 0; i < s->npending && !local; i++)
         if (s->pending[i].partition == partition && !strcmp(s->pending[i].topic, topic))
             local = &s->pending[i];
+    if (local && committed > local->next) {
+        /* we commit only what our checkpoint covers: a commit beyond it is
+         * another member's, and our state is behind the partition */
+        logm(R, LOG_INFO, "kafka:%s/%d: saved state stops at %lld, the group committed %lld; "
+             "reading on from the commit", topic, (int)partition, (long long)local->next,
+             (long long)committed);
+        free(local->topic);
+        free(local->states);
+        *local = s->pending[--s->npending];
+        local = NULL;
+    }
     const uint8_t *shared = NULL, *sstate = NULL;
     size_t slen = 0, sstlen = 0;
     int64_t snext = -1;
@@ -902,7 +913,7 @@ static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
     int n = s->kafka ? tl_kafka_partitions(s->kafka, &parts) : 0;
     int keep = 0;
     for (int i = 0; i < n; i++) keep += parts[i].assigned && parts[i].next >= 0;
-    for (int i = 0; i < s->npending; i++) keep += !s->pending[i].revoked;
+    keep += s->npending;
     tl_put_varint(b, (uint64_t)keep);
     struct tl_buf st = {0};
     enum tl_err rc = TL_OK;
@@ -916,9 +927,11 @@ static enum tl_err kafka_save(struct source *s, struct tl_buf *b)
         tl_put_varint(b, st.len);
         tl_buf_append(b, st.data, st.len);
     }
-    /* partitions restored but not assigned yet keep their saved state */
+    /* partitions restored or revoked but not assigned (again) yet keep
+     * their saved state: a crash before they come back must not lose it;
+     * if another member reads on meanwhile, its commit outdates it (see
+     * kafka_assign) */
     for (int i = 0; i < s->npending; i++) {
-        if (s->pending[i].revoked) continue; /* another instance may own it now */
         tl_put_str(b, s->pending[i].topic);
         tl_put_varint(b, tl_zigzag(s->pending[i].partition));
         tl_put_varint(b, tl_zigzag(s->pending[i].next));

@@ -63,13 +63,26 @@ static void rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     struct tl_kafka *k = opaque;
     bool coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        /* the group's committed offsets: a saved state behind them is
+         * stale (another member read on and committed) */
+        rd_kafka_topic_partition_list_t *cm = k->hooks.on_assign ? rd_kafka_topic_partition_list_copy(list) : NULL;
+        if (cm && rd_kafka_committed(rk, cm, 5000)) {
+            rd_kafka_topic_partition_list_destroy(cm);
+            cm = NULL;
+        }
         for (int i = 0; i < list->cnt; i++) {
             rd_kafka_topic_partition_t *tp = &list->elems[i];
             struct tl_kafka_partition *p = part_of(k, tp->topic, tp->partition);
             if (!p) continue;
             p->assigned = true;
-            int64_t at = k->hooks.on_assign ? k->hooks.on_assign(k->hooks.ctx, tp->topic, tp->partition)
-                                            : -1;
+            int64_t committed = -1;
+            if (cm) {
+                rd_kafka_topic_partition_t *c = rd_kafka_topic_partition_list_find(cm, tp->topic, tp->partition);
+                if (c && !c->err && c->offset >= 0) committed = c->offset;
+            }
+            int64_t at = k->hooks.on_assign
+                             ? k->hooks.on_assign(k->hooks.ctx, tp->topic, tp->partition, committed)
+                             : -1;
             if (at >= 0) {
                 tp->offset = at; /* where the checkpoint's state stops */
                 p->next = at;
@@ -78,6 +91,7 @@ static void rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             snprintf(what, sizeof what, "%d%s", (int)tp->partition, at >= 0 ? " (from checkpoint)" : "");
             say(k, 2, "kafka: assigned %s/%s", tp->topic, what);
         }
+        if (cm) rd_kafka_topic_partition_list_destroy(cm);
         rd_kafka_error_t *e = NULL;
         if (coop) e = rd_kafka_incremental_assign(rk, list);
         else rd_kafka_assign(rk, list);

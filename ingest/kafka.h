@@ -65,8 +65,9 @@ struct tl_kafka_hooks {
     /* before these partitions are released */
     void (*on_revoke)(void *ctx, const struct tl_kafka_partition *const *p, int n);
     /* the offset to start a newly assigned partition at, or -1 for the
-     * group's committed offset (or `start` for a new group) */
-    int64_t (*on_assign)(void *ctx, const char *topic, int32_t partition);
+     * group's committed offset (or `start` for a new group); committed is
+     * that offset when the coordinator told it, else -1 */
+    int64_t (*on_assign)(void *ctx, const char *topic, int32_t partition, int64_t committed);
     /* log lines (errors, rebalances); never carry secrets */
     void (*log)(void *ctx, int level, const char *msg);
 };
