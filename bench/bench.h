@@ -43,13 +43,15 @@ static inline char *bench_slurp(const char *path, size_t *n)
 }
 
 /* One pass of parser p over buf, fed in 256 KiB pieces as the reader does,
- * through a fresh instance; returns the records emitted. */
+ * through a fresh instance; returns the records delivered. kinds: the
+ * record kinds asked for (struct tl_emit), 0 = all. */
 static inline size_t bench_parse(const struct tl_parser *p, const char *buf, size_t n,
-                                 void (*on_reject)(void *, uint64_t, enum tl_reject, const char *))
+                                 void (*on_reject)(void *, uint64_t, enum tl_reject, const char *),
+                                 uint32_t kinds)
 {
     struct tl_parser_inst inst;
     size_t records = 0;
-    struct tl_emit emit = {bench_count_record, on_reject, &records};
+    struct tl_emit emit = {bench_count_record, on_reject, &records, kinds};
     if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit)) exit(1);
     for (size_t off = 0; off < n; off += 256 * 1024)
         p->feed(inst.state, buf + off, n - off < 256 * 1024 ? n - off : 256 * 1024);

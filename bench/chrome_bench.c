@@ -55,7 +55,7 @@ static size_t jansson_pass(const char *p, size_t n)
 
 static size_t tasklens_pass(const char *p, size_t n)
 {
-    return bench_parse(tl_parser_find("chrome"), p, n, no_reject);
+    return bench_parse(tl_parser_find("chrome"), p, n, no_reject, 0);
 }
 
 int main(int argc, char **argv)

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         if (ta < best_a) best_a = ta;
 
         t0 = bench_now();
-        records = bench_parse(tl_parser_find("wq"), buf, n, NULL);
+        records = bench_parse(tl_parser_find("wq"), buf, n, NULL, 0);
         double tb = bench_now() - t0;
         if (tb < best_b) best_b = tb;
     }

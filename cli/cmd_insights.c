@@ -290,6 +290,7 @@ static int common_option(int c, char *arg, struct common *co, const char *cmd)
 static int read_all(struct common *co, int n, char **args, struct rows *rs, const char *cmd)
 {
     co->io.settings = co->settings;
+    co->io.kinds = TL_KIND(TL_REC_TASK); /* collect() keeps finished attempts only */
     int status = TL_EXIT_OK;
     struct tl_file_list fl = {0};
     for (int i = 0; i < n; i++) {

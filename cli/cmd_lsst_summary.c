@@ -299,7 +299,7 @@ int tl_cmd_lsst_summary(int argc, char **argv)
     const struct tl_parser *lp = io.forced;
     struct tl_parser_inst inst = {0};
     struct reject_ctx rj = {NULL, io.quiet, 0};
-    struct tl_emit emit = {on_record, on_reject, NULL};
+    struct tl_emit emit = {on_record, on_reject, NULL, TL_KIND(TL_REC_TASK)};
     struct emit_ctx ec = {&col, &rj};
     emit.ctx = &ec;
     char err[512];

@@ -246,7 +246,7 @@ static struct source *source_new(struct runner *R, const struct src_settings *cf
     snprintf(s->key, sizeof s->key, "s:%016llx",
              (unsigned long long)tl_hash_bytes(id, strlen(id)));
     s->fc = (struct feed_ctx){R, s};
-    s->emit = (struct tl_emit){on_record, on_reject, &s->fc};
+    s->emit = (struct tl_emit){on_record, on_reject, &s->fc, 0};
     return s;
 }
 
@@ -549,7 +549,7 @@ static struct kstream *stream_get(struct runner *R, struct source *s, const char
     }
     ks->partition = partition;
     ks->fc = (struct kfeed){R, s, ks, -1};
-    ks->emit = (struct tl_emit){kafka_on_record, kafka_on_reject, &ks->fc};
+    ks->emit = (struct tl_emit){kafka_on_record, kafka_on_reject, &ks->fc, 0};
     const struct tl_parser *p = format ? tl_parser_find(format)
                                 : strcmp(s->cfg.parser, "auto") ? tl_parser_find(s->cfg.parser)
                                                                 : tl_parser_detect(first, first_len, NULL);

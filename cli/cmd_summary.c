@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aggregate.h"
 #include "cli.h"
 #include "input.h"
 #include "quantile.h"
@@ -148,6 +149,7 @@ int tl_cmd_summary(int argc, char **argv)
         }
     }
     io.settings = settings;
+    io.kinds = TL_AGG_KINDS; /* tl_summary_add aggregates, nothing else */
     int ninputs = argc - optind;
     if (ninputs <= 0) {
         summary_usage(stderr);

@@ -131,7 +131,7 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
         }
     }
     struct reporter rep = {path, opts->max_reports, 0, opts->quiet, on_record, ctx};
-    struct tl_emit emit = {forward_record, report_reject, &rep};
+    struct tl_emit emit = {forward_record, report_reject, &rep, opts->kinds};
     if (!rc) rc = tl_parser_inst_init(&inst, p);
     if (!rc) rc = apply_settings(&inst, opts);
     if (!rc) rc = tl_parser_inst_open(&inst, &emit);

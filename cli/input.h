@@ -23,6 +23,7 @@ struct tl_input_opts {
     int max_reports; /* rejected lines printed per input */
     bool quiet;
     bool progress; /* a progress line on stderr for inputs over 100 MB */
+    uint32_t kinds; /* record kinds the command uses (struct tl_emit); 0 = all */
 };
 
 /* Splits "category,host" in place into at most max tag names; the count,

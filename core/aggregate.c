@@ -297,8 +297,7 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
 
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
 {
-    if (r->kind != TL_REC_TASK && r->kind != TL_REC_TASK_OPEN && r->kind != TL_REC_SAMPLE)
-        return TL_OK;
+    if (!(TL_AGG_KINDS & TL_KIND(r->kind))) return TL_OK;
     a->c.records++;
     struct tl_agg_group *g = group_for(a, r);
     if (!g) return TL_ERR_NOMEM;

@@ -83,6 +83,9 @@ void tl_agg_free(struct tl_agg *a);
  * TL_REC_TASK_OPEN and TL_REC_SAMPLE records (a sample's series is its
  * category, its value the `value` metric); ignores the rest. */
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r);
+/* The record kinds tl_agg_add uses (others are ignored): a command that only
+ * aggregates asks its parsers for these alone (struct tl_emit.kinds). */
+#define TL_AGG_KINDS (TL_KIND(TL_REC_TASK) | TL_KIND(TL_REC_TASK_OPEN) | TL_KIND(TL_REC_SAMPLE))
 /* Emits the open window of every group (end of input, or shutdown). */
 void tl_agg_close_window(struct tl_agg *a);
 /* Emits the cumulative summary of every (group, metric) that has values. */

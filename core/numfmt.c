@@ -1,5 +1,6 @@
 #include "numfmt.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +58,10 @@ size_t tl_fmt_double(char *buf, size_t cap, double v)
      * within half a double ulp of it -- far inside half a unit of the 15th
      * digit -- so %.15g prints exactly those digits, and %g strips the zeros
      * that pad it: the shortest. Otherwise 16 or 17 digits are needed.
-     * (The old loop over every precision cost up to 17 printf + strtod.) */
-    for (int prec = 15; prec <= 17; prec++) {
+     * (The old loop over every precision cost up to 17 printf + strtod.)
+     * Subnormals carry fewer than 53 bits, so that argument does not hold
+     * for them: every precision is tried (they are rare). */
+    for (int prec = a < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
         int n = snprintf(buf, cap, "%.*g", prec, v);
         double back;
         if (prec == 17 || (tl_parse_double(buf, buf + n, &back) && back == v)) return (size_t)n;

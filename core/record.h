@@ -107,6 +107,7 @@ enum tl_record_kind {
     TL_REC_WORKFLOW,  /* a workflow's state: queue, running, done, workers */
     TL_REC_KIND_COUNT
 };
+#define TL_KIND(k) (1u << (k)) /* a kind's bit in a kind mask */
 
 const char *tl_record_kind_str(enum tl_record_kind k);
 

@@ -26,7 +26,17 @@ struct tl_emit {
     /* line: 1-based line (or event/document) number; detail: short, may be NULL */
     void (*reject)(void *ctx, uint64_t line, enum tl_reject why, const char *detail);
     void *ctx;
+    /* The record kinds the consumer uses, bit TL_KIND(k) per kind; 0 = all.
+     * A parser may then skip building the others (it still validates their
+     * lines, counts their rejects, keeps its state and counts them in
+     * stats.records, so every figure stays the same whatever the mask). */
+    uint32_t kinds;
 };
+
+static inline bool tl_emit_wants(const struct tl_emit *e, enum tl_record_kind k)
+{
+    return !e->kinds || (e->kinds & TL_KIND(k));
+}
 
 struct tl_parse_stats {
     uint64_t lines;   /* lines (or events, documents) seen */

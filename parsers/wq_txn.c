@@ -583,6 +583,14 @@ static void reject(struct wq_state *st, enum tl_reject why, const char *detail)
     if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
 }
 
+/* A record of a kind the consumer does not use: counted, not built. */
+static inline bool skip_kind(struct wq_state *st, enum tl_record_kind k)
+{
+    if (tl_emit_wants(&st->emit, k)) return false;
+    st->stats.records++;
+    return true;
+}
+
 static void emit(struct wq_state *st, struct tl_record *r)
 {
     r->line = st->stats.lines;
@@ -873,6 +881,8 @@ static void task_set_worker(struct wq_state *st, struct run *run, struct task *t
  * series whatever the line rate, and a replay produces the same points. */
 static void emit_workflow(struct wq_state *st, struct run *run, int64_t ts)
 {
+    run->last_emit_sec = ts / 1000000;
+    if (skip_kind(st, TL_REC_WORKFLOW)) return;
     struct tl_record *r = &st->rec;
     tl_record_init(r, TL_REC_WORKFLOW);
     r->workflow = name_of(st, run->workflow);
@@ -884,8 +894,41 @@ static void emit_workflow(struct wq_state *st, struct run *run, int64_t ts)
     tl_record_set(r, TL_M_TASKS_FAILED, (double)run->failed);
     tl_record_set(r, TL_M_WORKERS, (double)run->workers);
     tl_record_set(r, TL_M_WORKER_CORES, run->cores);
-    run->last_emit_sec = ts / 1000000;
     emit(st, r);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Reports the unfinished tasks of one run (or of all, run NULL) as
+ * TL_REC_TASK_OPEN, censored at their last state change, in a stable order
+ * (run, task id), and forgets them. */
+static enum tl_err close_open_tasks(struct wq_state *st, const struct run *run)
+{
+    size_t n = st->open.n, k = 0;
+    if (!n) return TL_OK;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    if (!keys) return TL_ERR_NOMEM;
+    uint32_t ri = run ? run_index(st, run) : 0;
+    for (size_t i = 0; i < st->open.cap; i++) {
+        uint64_t key = st->open.slots[i].key;
+        if (key != TL_MAP64_EMPTY && (!run || key >> 32 == ri)) keys[k++] = key;
+    }
+    if (k > 1) qsort(keys, k, sizeof *keys, cmp_u64);
+    for (size_t i = 0; i < k; i++) {
+        struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
+        int64_t last = t->t_retrieved ? t->t_retrieved
+                       : t->t_wret    ? t->t_wret
+                       : t->t_running ? t->t_running
+                                      : t->t_waiting;
+        emit(st, task_record(st, t, TL_REC_TASK_OPEN, last));
+    }
+    for (size_t i = 0; i < k; i++) task_delete(st, &st->tasks[*tl_map64_get(&st->open, keys[i])]);
+    free(keys);
+    return TL_OK;
 }
 
 /* ---------------------------------------------------------------- records */
@@ -909,16 +952,72 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
         run = run_for(st, pid, ts);
     }
     if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
-    struct tl_record *r = &st->rec;
-    tl_record_init(r, TL_REC_MANAGER);
-    r->workflow = name_of(st, run->workflow);
-    r->state = start ? "START" : "END";
-    r->time_ns = ts * 1000;
-    emit(st, r);
+    if (!skip_kind(st, TL_REC_MANAGER)) {
+        struct tl_record *r = &st->rec;
+        tl_record_init(r, TL_REC_MANAGER);
+        r->workflow = name_of(st, run->workflow);
+        r->state = start ? "START" : "END";
+        r->time_ns = ts * 1000;
+        emit(st, r);
+    }
     if (!start) {
         emit_workflow(st, run, ts); /* the final state, whatever the second */
         st->line_run = 0;
+        /* The manager is gone: its unfinished tasks never will be. Report
+         * them now, not at the end of input (a followed log has none), and
+         * free them and the run's worker tables, so memory follows the
+         * live runs, not every run the input ever had. */
+        if (close_open_tasks(st, run)) return reject(st, TL_REJ_LIMIT, "out of memory");
+        tl_map64_free(&run->worker_cores);
+        tl_map64_free(&run->addr_to_worker);
+        tl_map64_free(&run->worker_to_addr);
     }
+}
+
+enum worker_event { EV_CONNECTION, EV_DISCONNECTION, EV_RESOURCES, EV_TRANSFER, EV_CACHE_UPDATE, EV_NONE };
+
+static enum worker_event worker_event(struct span w)
+{
+    switch (w.n) {
+    case 8: return SPAN_IS(w, "TRANSFER") ? EV_TRANSFER : EV_NONE;
+    case 9: return SPAN_IS(w, "RESOURCES") ? EV_RESOURCES : EV_NONE;
+    case 10: return SPAN_IS(w, "CONNECTION") ? EV_CONNECTION : EV_NONE;
+    case 12:
+        return SPAN_IS(w, "CACHE_UPDATE") || SPAN_IS(w, "CACHE-UPDATE") ? EV_CACHE_UPDATE : EV_NONE;
+    case 13: return SPAN_IS(w, "DISCONNECTION") ? EV_DISCONNECTION : EV_NONE;
+    }
+    return EV_NONE;
+}
+
+/* The tail of a worker TRANSFER / CACHE_UPDATE line: a name (which may hold
+ * spaces), then 2 or 3 numbers, taken from the right: [start] time size.
+ * 7.5.1+ writes integer bytes and µs; 7.5.0 and earlier builds write %f MiB
+ * and seconds. Each number is converted once. NULL, or the reject detail. */
+static const char *transfer_numbers(const char *p, const char *end, double *bytes, double *secs)
+{
+    struct span nums[3];
+    double vals[3];
+    int n = 0;
+    const char *e = end;
+    struct span x;
+    for (const char *before = e; n < 3 && last_word(p, &e, &x); before = e) {
+        if (!tl_parse_double(x.p, x.p + x.n, &vals[n])) {
+            e = before; /* that word is the name: leave it */
+            break;
+        }
+        nums[n++] = x;
+    }
+    if (n < 2) return "transfer size/time";
+    if (skip_spaces(p, e) >= e) { /* the last number was the name after all */
+        if (n == 2) return "transfer file name";
+        n--;
+    }
+    double sz = vals[n - 1], tm = vals[n - 2];
+    if (memchr(nums[n - 1].p, '.', nums[n - 1].n)) sz *= 1048576.0;
+    else tm /= 1e6;
+    *bytes = sz;
+    *secs = tm;
+    return NULL;
 }
 
 static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
@@ -932,10 +1031,25 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
     bool null_id = SPAN_IS(id, "(null)");
     struct span addr = {NULL, 0};
     /* WQ layout: WORKER id host:port  CONNECTION|DISCONNECTION [reason] */
-    if (!SPAN_IS(w, "CONNECTION") && !SPAN_IS(w, "DISCONNECTION") && !SPAN_IS(w, "RESOURCES") &&
-        !SPAN_IS(w, "TRANSFER") && !SPAN_IS(w, "CACHE_UPDATE") && !SPAN_IS(w, "CACHE-UPDATE")) {
+    enum worker_event ev = worker_event(w);
+    if (ev == EV_NONE) {
         addr = w;
         if (!next_word(&p, end, &w)) return reject(st, TL_REJ_BAD_FIELDS, "WORKER event missing");
+        ev = worker_event(w);
+        if (ev == EV_NONE) return reject(st, TL_REJ_UNKNOWN, "WORKER event");
+    }
+    /* Transfers and cache updates: a third of a TaskVine log. Without an
+     * address they change no state, so a consumer that does not use
+     * transfer records gets them validated and counted only. */
+    struct span dir = {"CACHE_UPDATE", 12};
+    double xfer_bytes = 0, xfer_secs = 0;
+    if (ev == EV_TRANSFER || ev == EV_CACHE_UPDATE) {
+        st->counters[ev == EV_TRANSFER ? WQC_WORKER_TRANSFER : WQC_WORKER_CACHE_UPDATE]++;
+        if (ev == EV_TRANSFER && !next_word(&p, end, &dir))
+            return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
+        const char *bad = transfer_numbers(p, end, &xfer_bytes, &xfer_secs);
+        if (bad) return reject(st, TL_REJ_BAD_FIELDS, bad);
+        if (!addr.p && skip_kind(st, TL_REC_TRANSFER)) return;
     }
     struct tl_record *r = &st->rec;
     tl_record_init(r, TL_REC_WORKER);
@@ -944,7 +1058,8 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
     int32_t wid = null_id ? -1 : intern_span(st, id);
     r->worker = name_of(st, wid);
 
-    if (SPAN_IS(w, "CONNECTION")) {
+    switch (ev) {
+    case EV_CONNECTION:
         st->counters[WQC_WORKER_CONNECTION]++;
         if (!addr.p && !next_word(&p, end, &addr)) /* TaskVine: CONNECTION host:port */
             return reject(st, TL_REJ_BAD_FIELDS, "CONNECTION without address");
@@ -953,7 +1068,8 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
             run->workers++;
             tl_map64_put(&run->worker_cores, (uint64_t)wid, 0); /* 0.0's bits */
         }
-    } else if (SPAN_IS(w, "DISCONNECTION")) {
+        break;
+    case EV_DISCONNECTION: {
         st->counters[WQC_WORKER_DISCONNECTION]++;
         struct span reason;
         r->state = "DISCONNECTION";
@@ -966,7 +1082,9 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
             run->workers--;
             tl_map64_del(&run->worker_cores, (uint64_t)wid);
         }
-    } else if (SPAN_IS(w, "RESOURCES")) {
+        break;
+    }
+    case EV_RESOURCES: {
         st->counters[WQC_WORKER_RESOURCES]++;
         const char *j = skip_spaces(p, end);
         struct box b = {0};
@@ -983,47 +1101,19 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
         /* For worker records, alloc_* is the worker's total capacity. */
         box_to_record(r, &b, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
                       TL_M_ALLOC_GPUS);
-    } else if (SPAN_IS(w, "TRANSFER") || SPAN_IS(w, "CACHE_UPDATE") ||
-               SPAN_IS(w, "CACHE-UPDATE")) {
-        bool transfer = SPAN_IS(w, "TRANSFER");
-        st->counters[transfer ? WQC_WORKER_TRANSFER : WQC_WORKER_CACHE_UPDATE]++;
-        struct span dir = {"CACHE_UPDATE", 12};
-        if (transfer && !next_word(&p, end, &dir))
-            return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
-        /* Name (may hold spaces) then 2 or 3 numbers, taken from the right. */
-        struct span nums[3];
-        int n = 0;
-        const char *e = end;
-        struct span x;
-        for (const char *before = e; n < 3 && last_word(p, &e, &x); before = e) {
-            double v;
-            if (!tl_parse_double(x.p, x.p + x.n, &v)) {
-                e = before; /* that word is the name: leave it */
-                break;
-            }
-            nums[n++] = x;
-        }
-        if (n < 2) return reject(st, TL_REJ_BAD_FIELDS, "transfer size/time");
-        if (skip_spaces(p, e) >= e) { /* the last number was the name after all */
-            if (n == 2) return reject(st, TL_REJ_BAD_FIELDS, "transfer file name");
-            n--;
-        }
-        /* nums[] is right to left: [start] time size. 7.5.1+ writes integer
-         * bytes and µs; 7.5.0 and earlier builds write %f MiB and seconds. */
-        struct span size = nums[n - 1], dur = nums[n - 2];
-        double sz, tm;
-        tl_parse_double(size.p, size.p + size.n, &sz);
-        tl_parse_double(dur.p, dur.p + dur.n, &tm);
-        bool floats = memchr(size.p, '.', size.n) != NULL;
-        if (floats) sz *= 1048576.0;
-        else tm /= 1e6;
+        break;
+    }
+    case EV_TRANSFER:
+    case EV_CACHE_UPDATE: {
         bool input = !SPAN_IS(dir, "OUTPUT");
         r->kind = TL_REC_TRANSFER;
-        r->state = transfer ? (input ? "INPUT" : "OUTPUT") : "CACHE_UPDATE";
-        tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, sz);
-        tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, tm);
-    } else {
-        return reject(st, TL_REJ_UNKNOWN, "WORKER event");
+        r->state = ev == EV_TRANSFER ? (input ? "INPUT" : "OUTPUT") : "CACHE_UPDATE";
+        tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, xfer_bytes);
+        tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, xfer_secs);
+        break;
+    }
+    case EV_NONE:
+        break; /* not reached: rejected above */
     }
     if (addr.p) {
         int32_t aid = intern_span(st, addr);
@@ -1038,6 +1128,7 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
         if (a) r->host = name_of(st, host_of_addr(st, (int32_t)*a));
     }
     if (!r->worker && addr.p && !null_id) r->worker = name_of(st, intern_span(st, addr));
+    if (skip_kind(st, r->kind)) return;
     emit(st, r);
 }
 
@@ -1059,6 +1150,7 @@ static void parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const c
     st->counters[input ? WQC_TRANSFER_INPUT : WQC_TRANSFER_OUTPUT]++;
     struct run *run = run_for(st, pid, ts);
     if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
+    if (skip_kind(st, TL_REC_TRANSFER)) return;
     struct tl_record *r = &st->rec;
     tl_record_init(r, TL_REC_TRANSFER);
     r->workflow = name_of(st, run->workflow);
@@ -1484,11 +1576,6 @@ static enum tl_err wq_feed(void *state, const char *buf, size_t len)
     return TL_OK;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static enum tl_err wq_finish(void *state)
 {
@@ -1503,24 +1590,7 @@ static enum tl_err wq_finish(void *state)
         process_line(st, st->partial.data, st->partial.len);
     }
     st->partial.len = 0;
-    /* Report unfinished tasks in a stable order (run, task id). */
-    size_t n = st->open.n, k = 0;
-    uint64_t *keys = n ? malloc(n * sizeof *keys) : NULL;
-    if (n && !keys) return TL_ERR_NOMEM;
-    for (size_t i = 0; i < st->open.cap; i++)
-        if (st->open.slots[i].key != TL_MAP64_EMPTY) keys[k++] = st->open.slots[i].key;
-    if (k > 1) qsort(keys, k, sizeof *keys, cmp_u64);
-    for (size_t i = 0; i < k; i++) {
-        struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
-        int64_t last = t->t_retrieved ? t->t_retrieved
-                       : t->t_wret    ? t->t_wret
-                       : t->t_running ? t->t_running
-                                      : t->t_waiting;
-        emit(st, task_record(st, t, TL_REC_TASK_OPEN, last));
-    }
-    for (size_t i = 0; i < k; i++) task_delete(st, &st->tasks[*tl_map64_get(&st->open, keys[i])]);
-    free(keys);
-    return TL_OK;
+    return close_open_tasks(st, NULL);
 }
 
 static enum tl_err wq_open(void **state, const void *config, const struct tl_emit *emit_cb)

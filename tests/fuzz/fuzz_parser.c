@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tl_options_set(p->options, inst.config, "max_event", "4K", err, sizeof err);
     tl_options_set(p->options, inst.config, "max_open", "64", err, sizeof err);
     tl_options_set(p->options, inst.config, "max_names", "64K", err, sizeof err);
-    struct tl_emit emit = {on_record, on_reject, NULL};
+    struct tl_emit emit = {on_record, on_reject, NULL, 0};
     if (tl_parser_inst_open(&inst, &emit) == TL_OK) {
         if (p->set_name)
             p->set_name(inst.state, "repo/u/x/run/calibrateImage_metadata/9813/42/i/"

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     const struct tl_parser *wq = tl_parser_find("wq");
-    struct tl_emit emit = {on_record, NULL, NULL};
+    struct tl_emit emit = {on_record, NULL, NULL, 0};
     struct tl_parser_inst a;
     tl_parser_inst_init(&a, wq);
     tl_parser_inst_open(&a, &emit);

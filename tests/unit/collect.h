@@ -64,20 +64,28 @@ static inline void collected_free(struct collected *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Runs parser p over buf, fed in pieces of `step` bytes (0 = all at once). */
-static inline const struct tl_parse_stats *parse_buffer(const struct tl_parser *p, const char *buf,
-                                                        size_t len, size_t step,
-                                                        struct collected *c,
-                                                        struct tl_parser_inst *inst)
+/* Runs parser p over buf, fed in pieces of `step` bytes (0 = all at once),
+ * asking for the record kinds in `kinds` (struct tl_emit; 0 = all). */
+static inline const struct tl_parse_stats *
+parse_buffer_kinds(const struct tl_parser *p, const char *buf, size_t len, size_t step,
+                   uint32_t kinds, struct collected *c, struct tl_parser_inst *inst)
 {
     tl_parser_inst_init(inst, p);
-    struct tl_emit emit = {collect_record, collect_reject, c};
+    struct tl_emit emit = {collect_record, collect_reject, c, kinds};
     tl_parser_inst_open(inst, &emit);
     if (!step) step = len ? len : 1;
     for (size_t off = 0; off < len; off += step)
         p->feed(inst->state, buf + off, len - off < step ? len - off : step);
     p->finish(inst->state);
     return p->stats(inst->state);
+}
+
+static inline const struct tl_parse_stats *parse_buffer(const struct tl_parser *p, const char *buf,
+                                                        size_t len, size_t step,
+                                                        struct collected *c,
+                                                        struct tl_parser_inst *inst)
+{
+    return parse_buffer_kinds(p, buf, len, step, 0, c, inst);
 }
 
 /* Reads a whole file (as stored, not decompressed); NULL if it cannot be read. */

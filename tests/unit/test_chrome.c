@@ -73,7 +73,7 @@ static void digest_reject(void *ctx, uint64_t line, enum tl_reject why, const ch
 static struct digest run_chunked(const char *buf, size_t len, size_t chunk)
 {
     struct digest d = {0xcbf29ce484222325ULL, 0, 0};
-    struct tl_emit emit = {digest_record, digest_reject, &d};
+    struct tl_emit emit = {digest_record, digest_reject, &d, 0};
     struct tl_parser_inst inst;
     if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) {
         CHECK(!"open");
@@ -149,7 +149,7 @@ static uint64_t counter(const struct run *r, const char *name)
 static void run_text(struct run *out, const char *text, size_t len)
 {
     memset(out, 0, sizeof *out);
-    struct tl_emit emit = {collect_record, collect_reject, &out->c};
+    struct tl_emit emit = {collect_record, collect_reject, &out->c, 0};
     struct tl_parser_inst inst;
     if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) return;
     inst.p->feed(inst.state, text, len);
@@ -366,7 +366,7 @@ static void test_containers(void)
 static void test_max_event(void)
 {
     struct digest d = {0xcbf29ce484222325ULL, 0, 0};
-    struct tl_emit emit = {digest_record, digest_reject, &d};
+    struct tl_emit emit = {digest_record, digest_reject, &d, 0};
     struct tl_parser_inst inst;
     CHECK(!tl_parser_inst_init(&inst, chrome()));
     char err[128];

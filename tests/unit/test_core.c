@@ -77,6 +77,31 @@ static void test_parse_double(void)
             if (mismatches++ < 5) fprintf(stderr, "scan %s: %.17g != strtod %.17g\n", line, a, b);
         }
     }
+    /* short numbers as rmsummary writes them, each alone in a buffer of its
+     * exact size (no terminator: ASan sees any read past the end), and
+     * followed by the JSON around them */
+    for (int i = 0; i < 200000; i++) {
+        int kind = (int)(next() % 5);
+        if (kind == 0) snprintf(buf, sizeof buf, "%llu", (unsigned long long)(next() % 1000000));
+        else if (kind == 1) snprintf(buf, sizeof buf, "%.6f", (double)(next() % 100000000) / 1e6);
+        else if (kind == 2) snprintf(buf, sizeof buf, "-%.*f", (int)(next() % 17), (double)(next() % 1000));
+        else if (kind == 3) snprintf(buf, sizeof buf, "%.*g", 1 + (int)(next() % 19), (double)(next() >> 11) * 0x1p-40);
+        else snprintf(buf, sizeof buf, "%llu", (unsigned long long)(next() >> (next() % 64)));
+        size_t n = strlen(buf);
+        double a, b = strtod(buf, NULL);
+        char *exact = malloc(n);
+        memcpy(exact, buf, n);
+        if (!tl_parse_double(exact, exact + n, &a) || memcmp(&a, &b, sizeof a)) {
+            if (mismatches++ < 5) fprintf(stderr, "parse (exact buffer) %s: %.17g != strtod %.17g\n", buf, a, b);
+        }
+        free(exact);
+        char line[96];
+        snprintf(line, sizeof line, "%s,\"MB\"]}", buf);
+        const char *e = tl_scan_double(line, line + strlen(line), &a);
+        if (e != line + n || memcmp(&a, &b, sizeof a)) {
+            if (mismatches++ < 5) fprintf(stderr, "scan %s: %.17g != strtod %.17g\n", line, a, b);
+        }
+    }
     /* fixed ones inside a line too, and what must stop or fail there */
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
         char line[96];
@@ -89,6 +114,7 @@ static void test_parse_double(void)
         }
     }
     static const char *const bad_in_line[] = {"01,\"MB\"]}    ", "5.,\"MB\"]}     ", "-,\"MB\"]}        ",
+                                              "-01234567,\"s\"]}", "12345678.,\"s\"]}   ",
                                               "00000000000000000000001,\"s\"]}"};
     for (size_t i = 0; i < sizeof bad_in_line / sizeof *bad_in_line; i++) {
         double a;
@@ -186,6 +212,9 @@ static void test_fmt(void)
     }
     CHECK_EQ_INT(bad, 0);
     CHECK_EQ_INT(longer, 0);
+    /* a subnormal has fewer bits: 13 digits read back, not 15 */
+    CHECK_EQ_INT(tl_fmt_double(buf, sizeof buf, -7.4213685044278369e-311), 20);
+    CHECK_STR(buf, "-7.421368504428e-311");
 }
 
 /* Values from numpy 1.24: np.quantile(x, q) (method="linear"). */

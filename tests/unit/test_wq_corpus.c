@@ -11,6 +11,7 @@
  * And for Parsl_dnpc__transaction_log, the mean WAITING -> RUNNING time of
  * its 50 tasks equals dnpc's own expected output to 1e-6 s. */
 #include "check.h"
+#include "aggregate.h"
 #include "collect.h"
 
 #include <stdint.h>
@@ -208,12 +209,38 @@ static void check_sample(const struct tl_parser *wq, const char *dir, const stru
         tl_parser_inst_free(&inst2);
         collected_free(&c2);
     }
+    /* asked for the aggregator's kinds only (as `summary` asks): the same
+     * lines, records counted and rejects, and exactly the records of those
+     * kinds, identical and in the same order */
+    {
+        struct collected ca = {0};
+        struct tl_parser_inst ia;
+        const struct tl_parse_stats *sa =
+            parse_buffer_kinds(wq, buf, len, 65536, TL_AGG_KINDS, &ca, &ia);
+        CHECK_EQ_INT(sa->lines, lines);
+        CHECK_EQ_INT(sa->records, c.n);
+        CHECK_EQ_INT(sa->rejected, 0);
+        size_t j = 0, diffs = 0, others = 0;
+        for (size_t i = 0; i < c.n; i++) {
+            if (!(TL_AGG_KINDS & TL_KIND(c.recs[i].kind))) {
+                others++;
+                continue;
+            }
+            if (j >= ca.n || record_differs(&c.recs[i], &ca.recs[j])) diffs++;
+            j++;
+        }
+        CHECK_EQ_INT(ca.n, j);
+        CHECK_EQ_INT(diffs, 0);
+        CHECK(others > 0); /* worker, workflow, manager records were left out */
+        tl_parser_inst_free(&ia);
+        collected_free(&ca);
+    }
     /* checkpoints: after every piece, save the state, throw the parser
      * away and continue in a new one restored from the bytes -- the records
      * must be the same as in one uninterrupted pass */
     {
         struct collected c3 = {0};
-        struct tl_emit emit = {collect_record, collect_reject, &c3};
+        struct tl_emit emit = {collect_record, collect_reject, &c3, 0};
         struct tl_parser_inst in3;
         tl_parser_inst_init(&in3, wq);
         tl_parser_inst_open(&in3, &emit);

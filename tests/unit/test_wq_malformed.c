@@ -6,6 +6,7 @@
  * damage: those lines must parse. Each rejected line is reported once, with
  * its line number and reason, and every valid task still comes out. */
 #include "check.h"
+#include "aggregate.h"
 #include "collect.h"
 
 #include "buf.h"
@@ -26,8 +27,8 @@ int main(void)
 {
     struct tl_buf b = {0};
     uint64_t line = 0;
-    uint64_t expect_line[16];
-    int expect_why[16];
+    uint64_t expect_line[32];
+    int expect_why[32];
     int nexp = 0;
 #define BAD(text, why)                                                                             \
     do {                                                                                           \
@@ -46,6 +47,15 @@ int main(void)
     BAD("1700000001000001 42 TASK 9 RUNNING 10.0.0.1:9  FIRST_RESOURCES {\"cores\":[1,cores]}\n",
         TL_REJ_BAD_JSON);
     BAD("1700000001000002 42 FROBNICATE 1 2 3\n", TL_REJ_UNKNOWN);
+    /* worker transfers and cache updates: validated whether or not their
+     * records are asked for */
+    tl_buf_puts(&b, "1700000001000003 42 WORKER worker-1 CACHE-UPDATE file-a 17089 4116 1700000001000000\n");
+    line++;
+    BAD("1700000001000004 42 WORKER worker-1 CACHE_UPDATE file-b 12x 4116\n", TL_REJ_BAD_FIELDS);
+    BAD("1700000001000005 42 WORKER worker-1 TRANSFER\n", TL_REJ_BAD_FIELDS);
+    BAD("1700000001000006 42 WORKER worker-1 SNEEZE\n", TL_REJ_BAD_FIELDS);
+    BAD("1700000001000007 42 WORKER worker-1 10.0.0.1:9 SNEEZE\n", TL_REJ_UNKNOWN);
+    BAD("1700000001000008 42 TRANSFER INPUT 1 1 x 0.1 f\n", TL_REJ_BAD_FIELDS);
     BAD("\x7f\x45\x4c\x46\x02\x01\x01\xff\xfe garbage \x01\x02\n", TL_REJ_BAD_PREFIX);
     add_task(&b, 2, "\r\n"); /* CRLF: valid */
     line += 5;
@@ -68,11 +78,22 @@ int main(void)
 
     const struct tl_parser *wq = tl_parser_find("wq");
     static const size_t steps[] = {0, 1, 4096};
-    for (int s = 0; s < 3; s++) {
+    uint64_t records_all = 0;
+    for (int s = 0; s < 6; s++) {
+        /* every piece size, with all record kinds and with the aggregator's
+         * (as `summary` asks): the same rejects and counts either way */
+        uint32_t kinds = s < 3 ? 0 : TL_AGG_KINDS;
         struct collected c = {0};
         struct tl_parser_inst inst;
-        const struct tl_parse_stats *st = parse_buffer(wq, b.data, b.len, steps[s], &c, &inst);
+        const struct tl_parse_stats *st =
+            parse_buffer_kinds(wq, b.data, b.len, steps[s % 3], kinds, &c, &inst);
         CHECK_EQ_INT(st->lines, line);
+        if (!kinds) records_all = st->records;
+        CHECK_EQ_INT(st->records, records_all);
+        size_t others = 0;
+        for (size_t i = 0; i < c.n; i++) others += !(TL_AGG_KINDS & TL_KIND(c.recs[i].kind));
+        if (kinds) CHECK_EQ_INT(others, 0);
+        else CHECK(others >= 4); /* manager start, end, a transfer, workflow */
         CHECK_EQ_INT(st->rejected, nexp);
         CHECK_EQ_INT(c.nrejects, nexp);
         for (int i = 0; i < nexp && i < (int)c.nrejects; i++) {
@@ -80,6 +101,8 @@ int main(void)
             CHECK_EQ_INT(c.reject_why[i], expect_why[i]);
         }
         CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_JSON], 2);
+        CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_FIELDS], 6);
+        CHECK_EQ_INT(st->rejected_by[TL_REJ_UNKNOWN], 2);
         CHECK_EQ_INT(st->rejected_by[TL_REJ_LINE_TOO_LONG], 1);
         CHECK_EQ_INT(st->rejected_by[TL_REJ_NUL_BYTE], 1);
         int done = 0;

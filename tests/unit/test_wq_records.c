@@ -486,6 +486,53 @@ static void test_appended_runs(void)
     collected_free(&c);
 }
 
+/* MANAGER END: the run's unfinished tasks are reported right there (line
+ * 5, before the next run's records), censored at their last state, in task
+ * order; the run after it is untouched and reported at the end of input. */
+static void test_open_tasks_at_manager_end(void)
+{
+    const char *log =
+        "1713205372000000 11 MANAGER START\n"
+        "1713205372000100 11 TASK 2 WAITING a FIRST_RESOURCES {}\n"
+        "1713205372000200 11 TASK 1 WAITING a FIRST_RESOURCES {}\n"
+        "1713205372000300 11 TASK 1 RUNNING 1.2.3.4:5  FIRST_RESOURCES {\"cores\":[2,\"cores\"]}\n"
+        "1713205373000000 11 MANAGER END\n"
+        "1713205400000000 12 MANAGER START\n"
+        "1713205400000100 12 TASK 1 WAITING b FIRST_RESOURCES {}\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    CHECK_EQ_INT(count_kind(&c, TL_REC_TASK_OPEN), 3);
+    const struct tl_record *t1 = find(&c, TL_REC_TASK_OPEN, 1, 0);
+    const struct tl_record *t2 = find(&c, TL_REC_TASK_OPEN, 2, 0);
+    const struct tl_record *b1 = find(&c, TL_REC_TASK_OPEN, 1, 1);
+    if (t1 && t2 && b1) {
+        CHECK(t1 < t2); /* task order */
+        CHECK_EQ_INT(t1->line, 5);
+        CHECK_EQ_INT(t2->line, 5);
+        CHECK_STR(t1->state, "RUNNING");
+        CHECK_STR(t2->state, "WAITING");
+        CHECK_EQ_INT(t1->time_ns, 1713205372000300LL * 1000);
+        CHECK_NEAR(t1->v[TL_M_ALLOC_CORES], 2, 0);
+        CHECK_STR(t1->workflow, "11@2024-04-15T18:22:52Z");
+        CHECK_EQ_INT(b1->line, 7); /* still open at the end of input */
+        CHECK_STR(b1->category, "b");
+        CHECK(b1 > t2);
+    } else {
+        CHECK(!"records missing");
+    }
+    /* the END's workflow record still counts them, as the state at END */
+    const struct tl_record *wf = NULL;
+    for (size_t i = 0; i < c.n; i++)
+        if (c.recs[i].kind == TL_REC_WORKFLOW && c.recs[i].line == 5) wf = &c.recs[i];
+    CHECK(wf != NULL);
+    if (wf) {
+        CHECK_NEAR(wf->v[TL_M_TASKS_WAITING], 1, 0);
+        CHECK_NEAR(wf->v[TL_M_TASKS_RUNNING], 1, 0);
+    }
+    collected_free(&c);
+}
+
 int main(void)
 {
     wq = tl_parser_find("wq");
@@ -499,5 +546,6 @@ int main(void)
     test_old_families();
     test_other_records();
     test_appended_runs();
+    test_open_tasks_at_manager_end();
     return check_done("test_wq_records");
 }
