@@ -28,15 +28,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_harness  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 TASKLENS, DATA, SHARED = sys.argv[1:4]
-failures = 0
 
 
 def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg, flush=True)
+    check(False, msg)
 
 
 def task_points(text, keep=None):
@@ -190,7 +188,7 @@ with kafka_harness.Kafka(partitions=4) as k:
     if not a_keys or not b_keys:
         fail("the partitions did not split: A read %s, B read %s" % (sorted(a_keys), sorted(b_keys)))
     else:
-        print("ok   partitions split: A read %s, B read %s" % (sorted(a_keys), sorted(b_keys)))
+        check(True, "partitions split: A read %s, B read %s" % (sorted(a_keys), sorted(b_keys)))
 
     for i, key in enumerate(logs):
         k.produce("wq4", parts[key][1], key=key.encode(), partition=i, headers={"workflow": "wf-" + key})
@@ -205,11 +203,11 @@ with kafka_harness.Kafka(partitions=4) as k:
             fail("%s: %d task points, expected %d (missing %d, extra %d)" % (
                 key, len(got), len(pts), len(pts - got), len(got - pts)))
         else:
-            print("ok   %s: %d task points equal `tasklens lines` on its file" % (key, len(got)))
+            check(True, "%s: %d task points equal `tasklens lines` on its file" % (key, len(got)))
     if not re.search(r"taken over from inst-b", erra):
         fail("A did not report taking B's partitions over:\n" + erra[-3000:])
     else:
-        print("ok   A took over from the state topic:", re.findall(r"kafka:wq4/\d+: taken over[^\n]*", erra))
+        check(True, "A took over from the state topic: %s" % (re.findall(r"kafka:wq4/\d+: taken over[^\n]*", erra),))
     rej = re.findall(r"kafka:wq4/\d+@\d+[^\n]*", erra + errb)
     if rej:
         fail("rejected messages: %s" % rej[:5])
@@ -219,7 +217,7 @@ with kafka_harness.Kafka(partitions=4) as k:
     elif untagged:
         fail("%d task points without the workflow header tag, e.g. %s" % (len(untagged), untagged[0]))
     else:
-        print("ok   every task point carries the workflow header as a tag")
+        check(True, "every task point carries the workflow header as a tag")
 
     S = [os.path.join(tmp, n) for n in ("s.yaml", "s.lp", "ck-s")]
     config(S[0], k, "gs", S[1], S[2], "inst-s")
@@ -236,13 +234,12 @@ with kafka_harness.Kafka(partitions=4) as k:
         fail("global quantiles of the two-instance group differ from a single instance in %d of %d "
              "series, e.g. %s\n  A: %s\n  S: %s" % (len(diff), len(gs), diff[0], ga.get(diff[0]), gs.get(diff[0])))
     else:
-        print("ok   A's last global quantiles equal a single instance's (%d series)" % len(gs))
+        check(True, "A's last global quantiles equal a single instance's (%d series)" % len(gs))
     if gs and gs != ls:
         diff = [h for h in set(ls) | set(gs) if ls.get(h) != gs.get(h)]
         fail("merged partition sketches differ from the instance's own in %d series, e.g. %s\n"
              "  global: %s\n  local:  %s" % (len(diff), diff[0], gs.get(diff[0]), ls.get(diff[0])))
     elif gs:
-        print("ok   merged per-partition sketches equal the single aggregator (%d series)" % len(ls))
+        check(True, "merged per-partition sketches equal the single aggregator (%d series)" % len(ls))
 
-print("%d failures" % failures)
-sys.exit(1 if failures else 0)
+sys.exit(finish())

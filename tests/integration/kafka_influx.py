@@ -28,16 +28,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_harness  # noqa: E402
+from checks import check, finish  # noqa: E402
 from influxd_harness import Influxd  # noqa: E402
 
 TASKLENS, DATA, SHARED = sys.argv[1:4]
-failures = 0
 
 
 def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg, flush=True)
+    check(False, msg)
 
 
 demo = os.path.join(DATA, "wq", "demo-cctools-9.9.log")
@@ -165,20 +163,19 @@ aggregate: {{window: 0}}
             fail("%s: %d task points in InfluxDB, expected %d (missing %d, extra %d)" % (
                 key, len(rows), len(pts), len(pts - got), len(got - pts)))
         else:
-            print("ok   %s: %d task points in InfluxDB, each once" % (key, len(rows)))
+            check(True, "%s: %d task points in InfluxDB, each once" % (key, len(rows)))
     per_cat = {r["category"]: r["count"] for r in
                db.rows("SELECT count(attempt) FROM task GROUP BY category", "tl")}
     if per_cat != want_attempts:
         fail("task points per category %s != summary %s" % (per_cat, want_attempts))
     else:
-        print("ok   task points per category equal `tasklens summary` (%d categories)" % len(per_cat))
+        check(True, "task points per category equal `tasklens summary` (%d categories)" % len(per_cat))
     cum = {r["category"]: r["n"] for r in
            db.rows("SELECT last(\"count\") AS n FROM task_quantiles WHERE \"window\" = 'cumulative' "
                    "AND metric = 'wall_time_s' GROUP BY category", "tl")}
     if cum != want_wall:
         fail("cumulative wall_time_s counts %s != summary %s" % (cum, want_wall))
     else:
-        print("ok   cumulative quantile counts equal `tasklens summary`: nothing counted twice")
+        check(True, "cumulative quantile counts equal `tasklens summary`: nothing counted twice")
 
-print("%d failures" % failures)
-sys.exit(1 if failures else 0)
+sys.exit(finish())

@@ -27,15 +27,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_harness  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 TASKLENS, DATA, SHARED = sys.argv[1:4]
-failures = 0
 
 
 def fail(msg):
-    global failures
-    failures += 1
-    print("FAIL:", msg, flush=True)
+    check(False, msg)
 
 
 def task_points(text, drop_tag=None):
@@ -154,7 +152,7 @@ with kafka_harness.Kafka(partitions=3) as k:
     if not re.search(r"ok +sources\[0\]: kafka .*1 broker; topic wq: 3 partitions", r.stdout):
         fail("`tasklens check` does not describe the Kafka source:\n" + r.stdout + r.stderr)
     else:
-        print("ok   tasklens check:", re.search(r"sources\[0\]: kafka[^\n]*", r.stdout).group(0))
+        check(True, "tasklens check: %s" % (re.search(r"sources\[0\]: kafka[^\n]*", r.stdout).group(0),))
     p = run(cfg, env)
     text = wait_for(out, expect)
     time.sleep(1.5)  # a checkpoint interval: offsets committed while running too
@@ -168,18 +166,18 @@ with kafka_harness.Kafka(partitions=3) as k:
             fail("%s: %d task points, expected %d (missing %d, extra %d)" % (
                 key, len(got), len(pts), len(pts - got), len(got - pts)))
         else:
-            print("ok   %s: %d task points equal `tasklens lines` on its file" % (key, len(got)))
+            check(True, "%s: %d task points equal `tasklens lines` on its file" % (key, len(got)))
     if not re.search(r"kafka:wq/\d+@\d+ key mgrA: .*", err):
         fail("the malformed line was not reported with topic/partition@offset:\n" + err[-1500:])
     else:
-        print("ok   malformed line reported:", re.search(r"kafka:wq/\d+@\d+ key mgrA: [^\n]*", err).group(0))
+        check(True, "malformed line reported: %s" % (re.search(r"kafka:wq/\d+@\d+ key mgrA: [^\n]*", err).group(0),))
     if SECRET in err or SECRET in text:
         fail("the sasl.password value appeared in the output")
     lag = re.findall(r"^tasklens,input=kafka:wq/(\d+),.*[ ,]lag=(\d+)i", text, re.M)
     if len({pnum for pnum, _ in lag}) < 2:
         fail("no per-partition lag in the tasklens self-metrics")
     else:
-        print("ok   self-metrics carry lag for partitions", sorted({pnum for pnum, _ in lag}))
+        check(True, "self-metrics carry lag for partitions %s" % (sorted({pnum for pnum, _ in lag}),))
     before = len([l for l in text.splitlines() if l.startswith("task,")])
 
     # 2. restart the same group: only new messages
@@ -195,7 +193,7 @@ with kafka_harness.Kafka(partitions=3) as k:
     elif new_ab != 0:
         fail("restart: %d task points of already committed messages were written again" % new_ab)
     else:
-        print("ok   restart of the group reads only the new messages (%d points)" % len(expect["mgrA"]))
+        check(True, "restart of the group reads only the new messages (%d points)" % len(expect["mgrA"]))
 
     # 3. kill -9 twice mid-stream, then run to the end: nothing lost
     out2, ck2, cfg2 = (os.path.join(tmp, n) for n in ("out2.lp", "ck2", "run2.yaml"))
@@ -217,8 +215,7 @@ with kafka_harness.Kafka(partitions=3) as k:
             fail("after kill -9: %s has %d of %d task points" % (key, len(manager_points(text, key) & pts), len(pts)))
     if ok:
         lines = [l for l in text.splitlines() if l.startswith("task,")]
-        print("ok   after two kill -9: every task point there (%d lines written, %d distinct)" % (
+        check(True, "after two kill -9: every task point there (%d lines written, %d distinct)" % (
             len(lines), len(set(lines))))
 
-print("%d failures" % failures)
-sys.exit(1 if failures else 0)
+sys.exit(finish())
