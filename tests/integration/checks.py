@@ -16,6 +16,11 @@ def check(cond, what):
     return cond
 
 
+def fail(what):
+    """A check that failed where it was found (the reason is the message)."""
+    return check(False, what)
+
+
 def finish():
     print("%d checks passed, %d failed" % (_passed[0], len(_failures)))
     for f in _failures:

@@ -28,14 +28,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_harness  # noqa: E402
-from checks import check, finish  # noqa: E402
+from checks import check, fail, finish  # noqa: E402
 from influxd_harness import Influxd  # noqa: E402
 
 TASKLENS, DATA, SHARED = sys.argv[1:4]
-
-
-def fail(msg):
-    check(False, msg)
 
 
 demo = os.path.join(DATA, "wq", "demo-cctools-9.9.log")

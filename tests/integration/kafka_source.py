@@ -27,13 +27,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_harness  # noqa: E402
-from checks import check, finish  # noqa: E402
+from checks import check, fail, finish  # noqa: E402
 
 TASKLENS, DATA, SHARED = sys.argv[1:4]
-
-
-def fail(msg):
-    check(False, msg)
 
 
 def task_points(text, drop_tag=None):
