@@ -42,16 +42,8 @@ void tl_buf_puts(struct tl_buf *b, const char *s)
 
 void tl_buf_put_i64(struct tl_buf *b, int64_t v)
 {
-    char tmp[24];
-    int n = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (!tl_buf_reserve(b, (size_t)n + 1)) return;
-    if (v < 0) b->data[b->len++] = '-';
-    while (n) b->data[b->len++] = tmp[--n];
+    if (!tl_buf_room(b, 21)) return;
+    b->len += tl_fmt_i64(b->data + b->len, v);
 }
 
 void tl_buf_printf(struct tl_buf *b, const char *fmt, ...)

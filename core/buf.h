@@ -20,6 +20,11 @@ void tl_buf_free(struct tl_buf *b);
 bool tl_buf_reserve(struct tl_buf *b, size_t extra);
 void tl_buf_append(struct tl_buf *b, const void *p, size_t n);
 void tl_buf_puts(struct tl_buf *b, const char *s);
+/* tl_buf_reserve with the common case inline. */
+static inline bool tl_buf_room(struct tl_buf *b, size_t extra)
+{
+    return (!b->oom && b->len + extra + 1 <= b->cap) || tl_buf_reserve(b, extra);
+}
 static inline void tl_buf_putc(struct tl_buf *b, char c)
 {
     if (b->len + 2 > b->cap && !tl_buf_reserve(b, 1)) return;

@@ -13,6 +13,8 @@
 
 /* Returns the length written (excluding NUL); cap must be >= 32. */
 size_t tl_fmt_double(char *buf, size_t cap, double v);
+/* Writes v in decimal and a NUL: at most 21 bytes. Returns the length. */
+size_t tl_fmt_i64(char *buf, int64_t v);
 
 /* Parses a decimal integer (optional '-') of exactly [p, end). */
 bool tl_parse_i64(const char *p, const char *end, int64_t *out);

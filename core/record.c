@@ -3,7 +3,7 @@
 #include <string.h>
 
 const struct tl_metric_info tl_metric_info[TL_M_COUNT] = {
-#define TL_METRIC_INFO(e, n, u, h) [TL_M_##e] = {n, u, h},
+#define TL_METRIC_INFO(e, n, u, h) [TL_M_##e] = {n, u, h, sizeof n - 1},
     TL_METRICS(TL_METRIC_INFO)
 #undef TL_METRIC_INFO
 };

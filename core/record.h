@@ -90,6 +90,7 @@ struct tl_metric_info {
     const char *name;
     enum tl_unit unit;
     const char *help;
+    size_t name_len;
 };
 
 extern const struct tl_metric_info tl_metric_info[TL_M_COUNT];

@@ -16,12 +16,23 @@
  * it, and has no escape for a backslash itself). */
 bool tl_lp_put_escaped(struct tl_buf *b, const char *s, int kind)
 {
+    /* bit 1: special for a measurement, bit 2: for keys and tag values,
+     * bit 4: never writable */
+    static const unsigned char special[256] = {
+        ['\n'] = 7, ['\r'] = 7, [','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 0, [0] = 7,
+    };
+    const unsigned char mask = (unsigned char)(kind == 2 ? 2 : 1) | 4;
     const char *start = s;
-    for (; *s; s++) {
+    for (;;) {
+        const char *run = s;
+        while (!(special[(unsigned char)*s] & mask)) s++;
+        tl_buf_append(b, run, (size_t)(s - run));
         char c = *s;
+        if (c == '\0') break;
         if (c == '\n' || c == '\r') return false;
-        if (c == ',' || c == ' ' || (kind == 2 && c == '=')) tl_buf_putc(b, '\\');
+        tl_buf_putc(b, '\\');
         tl_buf_putc(b, c);
+        s++;
     }
     return !(s > start && s[-1] == '\\');
 }
@@ -43,15 +54,24 @@ static bool put_tag(struct tl_buf *b, const char *k, const char *v, struct tl_lp
     return put_key(b, k, st) && (tl_buf_putc(b, '='), tl_lp_put_escaped(b, v, 2));
 }
 
+/* k: one of our own names (nothing to escape). No 'i' after the number:
+ * InfluxDB reads it as a float. */
+static void put_float_field_n(struct tl_buf *b, bool *first, const char *k, size_t klen, double v)
+{
+    if (!tl_buf_room(b, klen + 2 + 40)) return;
+    char *p = b->data + b->len;
+    *p++ = *first ? ' ' : ',';
+    *first = false;
+    memcpy(p, k, klen);
+    p += klen;
+    *p++ = '=';
+    p += tl_fmt_double(p, 40, v);
+    b->len = (size_t)(p - b->data);
+}
+
 static void put_float_field(struct tl_buf *b, bool *first, const char *k, double v)
 {
-    tl_buf_putc(b, *first ? ' ' : ',');
-    *first = false;
-    tl_buf_puts(b, k); /* our own names: nothing to escape */
-    tl_buf_putc(b, '=');
-    char num[40];
-    size_t n = tl_fmt_double(num, sizeof num, v);
-    tl_buf_append(b, num, n); /* no 'i': InfluxDB reads it as a float */
+    put_float_field_n(b, first, k, strlen(k), v);
 }
 
 static void put_int_field(struct tl_buf *b, bool *first, const char *k, int64_t v)
@@ -94,7 +114,8 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
     bool first = true;
     for (int m = 0; m < TL_M_COUNT; m++)
         if (tl_record_has(r, (enum tl_metric)m) && isfinite(r->v[m]))
-            put_float_field(b, &first, tl_metric_info[m].name, r->v[m]);
+            put_float_field_n(b, &first, tl_metric_info[m].name, tl_metric_info[m].name_len,
+                              r->v[m]);
     if (r->task_id >= 0) put_int_field(b, &first, "task_id", r->task_id);
     put_int_field(b, &first, "attempt", r->attempt);
     if (r->has_exit_code) put_int_field(b, &first, "exit_code", r->exit_code);
