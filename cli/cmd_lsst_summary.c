@@ -147,71 +147,6 @@ static double pairwise_sum(const double *a, size_t n)
     return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
 }
 
-/* ---------------------------------------------------------------- files */
-
-static bool is_metadata_name(const char *base)
-{
-    if (base[0] == '.' || !strstr(base, "_metadata")) return false;
-    static const char *const exts[] = {".yaml", ".json", ".yaml.gz", ".json.gz", ".yaml.zst",
-                                       ".json.zst"};
-    size_t bl = strlen(base);
-    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
-        size_t el = strlen(exts[i]);
-        if (bl > el && !strcmp(base + bl - el, exts[i])) return true;
-    }
-    return false;
-}
-
-bool tl_file_list_add(struct tl_file_list *fl, const char *path)
-{
-    if (fl->n == fl->cap) {
-        size_t cap = fl->cap ? fl->cap * 2 : 1024;
-        char **p = realloc(fl->paths, cap * sizeof *p);
-        if (!p) return false;
-        fl->paths = p;
-        fl->cap = cap;
-    }
-    if (!(fl->paths[fl->n] = strdup(path))) return false;
-    fl->n++;
-    return true;
-}
-
-/* Metadata files under dir, recursively (symlinks not followed). */
-static bool walk(struct tl_file_list *fl, const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "tasklens: %s: %s\n", dir, strerror(errno));
-        return false;
-    }
-    bool ok = true;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
-        if (S_ISDIR(st.st_mode) && depth < 64) ok &= walk(fl, path, depth + 1);
-        else if (S_ISREG(st.st_mode) && is_metadata_name(e->d_name)) ok &= tl_file_list_add(fl, path);
-    }
-    closedir(d);
-    return ok;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-bool tl_walk_metadata(struct tl_file_list *fl, const char *dir)
-{
-    size_t before = fl->n;
-    bool ok = walk(fl, dir, 0);
-    if (fl->n > before) qsort(fl->paths + before, fl->n - before, sizeof *fl->paths, cmp_str);
-    return ok;
-}
-
 static int cmp_rows(const void *a, const void *b)
 {
     return strcmp(((const struct label_rows *)a)->label, ((const struct label_rows *)b)->label);
@@ -392,7 +327,6 @@ int tl_cmd_lsst_summary(int argc, char **argv)
         free(col.rows[i].wall.v);
     }
     free(col.rows);
-    for (size_t i = 0; i < fl.n; i++) free(fl.paths[i]);
-    free(fl.paths);
+    tl_file_list_free(&fl);
     return status;
 }

@@ -25,8 +25,9 @@ static void summary_usage(FILE *out)
     fprintf(out,
             "usage: tasklens summary [OPTIONS] INPUT...\n"
             "\n"
-            "Reads task records from each INPUT (a file, '-' for stdin; .gz and .zst are\n"
-            "decoded by their magic bytes) and prints per-group counts and distributions.\n"
+            "Reads task records from each INPUT (a file, '-' for stdin, or a directory: its\n"
+            "files in name order; .gz and .zst are decoded by their magic bytes) and prints\n"
+            "per-group counts and distributions.\n"
             "\n"
             "  --by KEYS           group by these tags (default: category); any of\n"
             "                      category, host, worker, workflow, result, source\n"

@@ -2,6 +2,11 @@
 
 #define PROGRESS_MIN_BYTES (100ULL * 1000 * 1000)
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,9 +102,10 @@ static enum tl_err apply_settings(struct tl_parser_inst *inst, const struct tl_i
     return TL_OK;
 }
 
-enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
-                          void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
-                          struct tl_summary_input *info)
+/* in_dir: a file of no known format is skipped quietly (read_dir counts) */
+static enum tl_err read_file(const char *path, const struct tl_input_opts *opts,
+                             void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                             struct tl_summary_input *info, bool in_dir)
 {
     memset(info, 0, sizeof *info);
     info->path = path;
@@ -196,6 +202,8 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
                             (unsigned long long)st->rejected_by[r]);
             fputc('\n', stderr);
         }
+    } else if (in_dir && rc == TL_ERR_FORMAT && !info->format) {
+        /* counted by the directory */
     } else if (rc != TL_ERR_USAGE) {
         fprintf(stderr, "tasklens: %s\n", err[0] ? err : tl_strerror(rc));
         if (!info->error) info->error = strdup(err[0] ? err : tl_strerror(rc));
@@ -212,4 +220,153 @@ void tl_input_info_free(struct tl_summary_input *info)
     free((void *)info->error);
     info->counters = NULL;
     info->error = NULL;
+}
+
+/* ---------------------------------------------------------------- files */
+
+static bool is_metadata_name(const char *base)
+{
+    if (base[0] == '.' || !strstr(base, "_metadata")) return false;
+    static const char *const exts[] = {".yaml", ".json", ".yaml.gz", ".json.gz", ".yaml.zst",
+                                       ".json.zst"};
+    size_t bl = strlen(base);
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t el = strlen(exts[i]);
+        if (bl > el && !strcmp(base + bl - el, exts[i])) return true;
+    }
+    return false;
+}
+
+bool tl_file_list_add(struct tl_file_list *fl, const char *path)
+{
+    if (fl->n == fl->cap) {
+        size_t cap = fl->cap ? fl->cap * 2 : 1024;
+        char **p = realloc(fl->paths, cap * sizeof *p);
+        if (!p) return false;
+        fl->paths = p;
+        fl->cap = cap;
+    }
+    if (!(fl->paths[fl->n] = strdup(path))) return false;
+    fl->n++;
+    return true;
+}
+
+/* Files under dir, recursively (symlinks not followed): metadata files
+ * only, or every file not hidden. */
+static bool walk(struct tl_file_list *fl, const char *dir, int depth, bool metadata)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "tasklens: %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+        if (S_ISDIR(st.st_mode) && depth < 64) {
+            if (metadata || e->d_name[0] != '.') ok &= walk(fl, path, depth + 1, metadata);
+        } else if (S_ISREG(st.st_mode) &&
+                   (metadata ? is_metadata_name(e->d_name) : e->d_name[0] != '.')) {
+            ok &= tl_file_list_add(fl, path);
+        }
+    }
+    closedir(d);
+    return ok;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool walk_sorted(struct tl_file_list *fl, const char *dir, bool metadata)
+{
+    size_t before = fl->n;
+    bool ok = walk(fl, dir, 0, metadata);
+    if (fl->n > before) qsort(fl->paths + before, fl->n - before, sizeof *fl->paths, cmp_str);
+    return ok;
+}
+
+bool tl_walk_metadata(struct tl_file_list *fl, const char *dir)
+{
+    return walk_sorted(fl, dir, true);
+}
+
+void tl_file_list_free(struct tl_file_list *fl)
+{
+    for (size_t i = 0; i < fl->n; i++) free(fl->paths[i]);
+    free(fl->paths);
+    *fl = (struct tl_file_list){0};
+}
+
+/* A directory: every file under it that is not hidden, in name order, as
+ * one input. Files of no known format are skipped (a datastore holds
+ * images beside the metadata) and counted in one line. */
+static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
+                            void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                            struct tl_summary_input *info)
+{
+    struct tl_file_list fl = {0};
+    enum tl_err rc = walk_sorted(&fl, dir, false) ? TL_OK : TL_ERR_IO;
+    size_t unknown = 0, failed = 0;
+    uint64_t *counters = NULL;
+    for (size_t i = 0; i < fl.n; i++) {
+        struct tl_summary_input one;
+        enum tl_err r = read_file(fl.paths[i], opts, on_record, ctx, &one, true);
+        if (r == TL_ERR_FORMAT && !one.format) {
+            unknown++;
+        } else if (r) {
+            failed++;
+            rc = r;
+        }
+        if (one.format) {
+            if (!info->format) info->format = one.format;
+            else if (strcmp(info->format, one.format)) info->format = "mixed";
+            if (!info->codec) info->codec = one.codec;
+            else if (one.codec && strcmp(info->codec, one.codec)) info->codec = "mixed";
+        }
+        info->lines += one.lines;
+        info->records += one.records;
+        info->rejected += one.rejected;
+        info->bytes += one.bytes;
+        for (int k = 0; k < TL_REJ_COUNT; k++) info->rejected_by[k] += one.rejected_by[k];
+        /* parser counters add up while every file has the same parser's */
+        if (one.counters && !info->counter_names && !counters) {
+            counters = calloc(one.ncounters, sizeof *counters);
+            if (counters) {
+                info->counter_names = one.counter_names;
+                info->ncounters = one.ncounters;
+            }
+        }
+        if (counters && one.counters && one.counter_names == info->counter_names)
+            for (size_t k = 0; k < one.ncounters && k < info->ncounters; k++) counters[k] += one.counters[k];
+        tl_input_info_free(&one);
+    }
+    info->counters = counters;
+    if (unknown && !opts->quiet)
+        fprintf(stderr, "%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
+                        "them as NAME)\n", dir, unknown, fl.n);
+    if (failed && !opts->quiet)
+        fprintf(stderr, "%s: %zu of %zu files could not be read (reported above)\n", dir, failed, fl.n);
+    if (!info->format) info->format = "none";
+    tl_file_list_free(&fl);
+    return rc;
+}
+
+enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
+                          void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                          struct tl_summary_input *info)
+{
+    struct stat st;
+    if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+        memset(info, 0, sizeof *info);
+        info->path = path;
+        return read_dir(path, opts, on_record, ctx, info);
+    }
+    return read_file(path, opts, on_record, ctx, info, false);
 }

@@ -60,6 +60,7 @@ bool tl_file_list_add(struct tl_file_list *fl, const char *path);
  * not followed), in name order; false (reported) when a directory could
  * not be read. */
 bool tl_walk_metadata(struct tl_file_list *fl, const char *dir);
+void tl_file_list_free(struct tl_file_list *fl);
 
 /* Frees what tl_read_input allocated in info. */
 void tl_input_info_free(struct tl_summary_input *info);

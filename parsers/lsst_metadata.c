@@ -25,8 +25,8 @@
  *
  * A parser never does I/O: the document arrives through feed() in any
  * split and is parsed at finish(), bounded by max_doc bytes. The file's
- * path (set_name) gives data-id tags through a PCRE2 pattern with named
- * groups. A malformed document is one counted, reported rejection. */
+ * path (set_name) gives data-id tags: the butler's file template
+ * (butler_path.c), or a PCRE2 pattern with named groups. A malformed document is one counted, reported rejection. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -40,6 +40,7 @@
 #include <pcre2.h>
 
 #include "buf.h"
+#include "butler_path.h"
 #include "parser.h"
 
 struct lsst_config {
@@ -48,15 +49,6 @@ struct lsst_config {
     const char *rss_unit;
     const char *path_regex;
 };
-
-/* The butler's default file template puts <label>_metadata in a directory
- * of that name, tract/patch (coadds) or visit-like numbers below it, a
- * band letter, and the detector's full name (R22_S11) in the file name. */
-#define LSST_DEFAULT_PATH_REGEX                                                                    \
-    "(?:^|/)(?<label>[A-Za-z0-9]+)_metadata(?:\\.[^/]*)?/"                                        \
-    "(?=(?<tract>[0-9]+)/(?<patch>[0-9]+)/)?"                                                      \
-    "(?=(?:[^/]+/)*?(?<band>[ugrizyUGRIZY])/)?"                                                    \
-    "(?=(?:[^/]+/)*[^/]*?_(?<detector>R[0-9]{2}_S[0-9]{2})[_.])?"
 
 static const struct tl_option lsst_options[] = {
     {"max_doc", TL_OPT_SIZE, "64M", "largest metadata document read (bytes)",
@@ -68,7 +60,8 @@ static const struct tl_option lsst_options[] = {
      offsetof(struct lsst_config, rss_unit)},
     {"path_regex", TL_OPT_STRING, NULL,
      "PCRE2 with named groups (band, visit, detector, tract, patch, skymap, instrument, run, "
-     "physical_filter, label) matched against the file path (default: the butler template)",
+     "physical_filter, label) matched against the file path (default: the butler's file "
+     "template, read by parsers/butler_path.c)",
      offsetof(struct lsst_config, path_regex)},
     {0},
 };
@@ -537,11 +530,35 @@ static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
 
 /* ---------------------------------------------------------------- path */
 
+static void keep_tag(struct lsst_state *st, size_t *used, const char *key, const char *v, size_t len)
+{
+    if (!strcmp(key, "label")) {
+        snprintf(st->path_label, sizeof st->path_label, "%.*s", (int)len, v);
+    } else if (!strcmp(key, "run")) {
+        snprintf(st->workflow, sizeof st->workflow, "%.*s", (int)len, v);
+    } else if (st->ntags < MAX_PATH_TAGS && *used + len + 1 < sizeof st->tagbuf) {
+        char *dst = st->tagbuf + *used;
+        memcpy(dst, v, len);
+        dst[len] = '\0';
+        *used += len + 1;
+        st->tags[st->ntags].key = key; /* static, or in the compiled pattern */
+        st->tags[st->ntags++].value = dst;
+    }
+}
+
 static void path_tags(struct lsst_state *st)
 {
     st->ntags = 0;
     st->workflow[0] = st->path_label[0] = '\0';
-    if (!st->re || !st->name) return;
+    if (!st->name) return;
+    size_t used = 0;
+    if (!st->re) {
+        struct tl_span ids[TL_BID_COUNT];
+        tl_butler_path_ids(st->name, ids);
+        for (int i = 0; i < TL_BID_COUNT; i++)
+            if (ids[i].p) keep_tag(st, &used, tl_bid_names[i], ids[i].p, ids[i].n);
+        return;
+    }
     int rc = pcre2_match(st->re, (PCRE2_SPTR)st->name, PCRE2_ZERO_TERMINATED, 0, 0, st->md, NULL);
     if (rc < 0) return;
     uint32_t count;
@@ -551,7 +568,6 @@ static void path_tags(struct lsst_state *st)
     pcre2_pattern_info(st->re, PCRE2_INFO_NAMETABLE, &table);
     pcre2_pattern_info(st->re, PCRE2_INFO_NAMEENTRYSIZE, &esize);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->md);
-    size_t used = 0;
     for (uint32_t i = 0; i < count; i++) {
         const unsigned char *e = table + i * esize;
         int g = (e[0] << 8) | e[1];
@@ -559,19 +575,7 @@ static void path_tags(struct lsst_state *st)
         if (g >= rc || ov[2 * g] == PCRE2_UNSET) continue;
         size_t len = ov[2 * g + 1] - ov[2 * g];
         const char *v = st->name + ov[2 * g];
-        if (!len) continue;
-        if (!strcmp(gname, "label")) {
-            snprintf(st->path_label, sizeof st->path_label, "%.*s", (int)len, v);
-        } else if (!strcmp(gname, "run")) {
-            snprintf(st->workflow, sizeof st->workflow, "%.*s", (int)len, v);
-        } else if (st->ntags < MAX_PATH_TAGS && used + len + 1 < sizeof st->tagbuf) {
-            char *dst = st->tagbuf + used;
-            memcpy(dst, v, len);
-            dst[len] = '\0';
-            used += len + 1;
-            st->tags[st->ntags].key = gname; /* lives in the compiled pattern */
-            st->tags[st->ntags++].value = dst;
-        }
+        if (len) keep_tag(st, &used, gname, v, len);
     }
 }
 
@@ -588,18 +592,18 @@ static enum tl_err lsst_open(void **state, const void *config, const struct tl_e
         free(st);
         return TL_ERR_USAGE;
     }
-    const char *pat = st->cfg.path_regex ? st->cfg.path_regex : LSST_DEFAULT_PATH_REGEX;
+    const char *pat = st->cfg.path_regex;
     int errc;
     PCRE2_SIZE erroff;
-    st->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &errc, &erroff, NULL);
-    if (!st->re) {
+    if (pat) st->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &errc, &erroff, NULL);
+    if (pat && !st->re) {
         char msg[256];
         pcre2_get_error_message(errc, (PCRE2_UCHAR *)msg, sizeof msg);
         fprintf(stderr, "tasklens: lsst.path_regex at offset %zu: %s\n", (size_t)erroff, msg);
         free(st);
         return TL_ERR_USAGE;
     }
-    st->md = pcre2_match_data_create_from_pattern(st->re, NULL);
+    if (st->re) st->md = pcre2_match_data_create_from_pattern(st->re, NULL);
     *state = st;
     return TL_OK;
 }

@@ -96,7 +96,7 @@ for n, d in boards.items():
 tmp = tempfile.mkdtemp(prefix="tl-grafana-")
 lsst_root = os.path.join(tmp, "repo")
 lsst_summary.generate(lsst_root, 240, random.Random(7))
-run_dir = os.path.join(lsst_root, "u", "someone", "run1")
+run_dir = os.path.join(lsst_root, lsst_summary.RUN)
 wq_log = os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")
 with Influxd() as db:
     cfg = os.path.join(tmp, "run.yaml")

@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 
 import numpy as np
 
@@ -136,19 +137,51 @@ def write_yaml(path, label, phases, version, node, tz, style, rnd):
         f.write("\n".join(lines) + "\n")
 
 
-def generate(root, n, rnd):
+RUN = "u/someone/DM-54057/20260122T000000Z"
+
+
+def butler_path(root, label, i, ext):
+    """The butler's default file template (daf_butler fileDatastore.yaml)
+    for one of four kinds of quantum dimensions, chosen by the label: the
+    path, and the data-id tags tasklens should read from it."""
+    kind, j = int(label[-2:]) % 4, i // 24
+    band = "ugrizy"[i % 6]
+    tract, patch = str(9000 + j // 80), str(j % 80)
+    ids = {"band": band, "workflow": RUN}
+    visit, day_obs, pf = str(2026012200000 + i), "20260122", "%s_%d" % (band, 10 + i % 50)
+    det = "R%d%d_S%d%d" % (i % 5, (i // 5) % 5, (i // 25) % 3, (i // 75) % 3)
+    if kind == 0:  # a coadd: tract, patch, band, skymap
+        dirs, name = [tract, patch, band], [tract, patch, band, "lsst_cells_v1"]
+        ids.update(tract=tract, patch=patch, skymap="lsst_cells_v1")
+    elif kind == 1:  # a visit: instrument, visit, detector
+        dirs, name = [day_obs, band, pf, visit], ["LSSTCam", band, pf, visit, det]
+        ids.update(instrument="LSSTCam", physical_filter=pf, visit=visit, detector=det)
+    elif kind == 2:  # an exposure: its obs_id, no visit
+        obs = "MC_O_20260122_%06d" % i
+        dirs, name = [day_obs, band, pf, obs], ["LSSTCam", band, pf, obs, det]
+        ids.update(instrument="LSSTCam", physical_filter=pf, detector=det)
+    else:  # a warp: tract, patch and visit, skymap
+        dirs, name = [tract, patch, day_obs, band, pf, visit], ["LSSTCam", tract, patch, band, pf, visit,
+                                                                 "lsst_cells_v1"]
+        ids.update(instrument="LSSTCam", tract=tract, patch=patch, physical_filter=pf, visit=visit,
+                   skymap="lsst_cells_v1")
+    dtype = "%s_metadata" % label
+    d = os.path.join(root, RUN, dtype, *dirs)
+    return os.path.join(d, "_".join([dtype] + name + [RUN.replace("/", "_")]) + ext), ids
+
+
+def generate(root, n, rnd, ids_by_path=None):
     labels = ["task%02d" % i for i in range(24)]
     expect = {}
     bad = []
     for i in range(n):
         label = labels[i % len(labels)]
-        tract, patch, band = rnd.randrange(9000, 9999), rnd.randrange(80), "ugrizy"[i % 6]
-        d = os.path.join(root, "u/someone/run1", "%s_metadata" % label, str(tract), str(patch), band)
-        os.makedirs(d, exist_ok=True)
         kind = i % 8
         ext = ".json" if kind in (0, 1, 2) else ".yaml"
-        path = os.path.join(d, "%s_metadata_%d_%d_%s_R22_S%02d_u_someone_run1_%05d%s"
-                            % (label, tract, patch, band, i % 30, i, ext))
+        path, ids = butler_path(root, label, i, ext)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if ids_by_path is not None:
+            ids_by_path[path] = ids
         no_work = rnd.random() < 0.05
         version = 0 if kind == 7 else 1
         tz = i % 2 == 0
@@ -164,7 +197,7 @@ def generate(root, n, rnd):
         expect.setdefault(label, []).append((path, vals))
     for j, text in enumerate(["{\"metadata\": {\"quantum\": ", "!<lsst.daf.base.PropertySet>\n- [a, b\n",
                               "{\"metadata\": {\"task\": {}}, \"scalars\": {}}"]):
-        d = os.path.join(root, "u/someone/run1", "broken_metadata")
+        d = os.path.join(root, RUN, "broken_metadata")
         os.makedirs(d, exist_ok=True)
         p = os.path.join(d, "broken_metadata_%d.%s" % (j, "yaml" if j == 1 else "json"))
         with open(p, "w") as f:
@@ -197,7 +230,8 @@ def read_csv(text):
 def tree(tasklens, tmp, n):
     rnd = random.Random(54057)
     root = os.path.join(tmp, "repo")
-    expect, bad = generate(root, n, rnd)
+    ids_by_path = {}
+    expect, bad = generate(root, n, rnd, ids_by_path)
     r = subprocess.run([tasklens, "summary", "--lsst-summary", "--format", "csv", root],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
     check(r.returncode == 0, "summary --lsst-summary exit 0 (%d)" % r.returncode)
@@ -221,12 +255,34 @@ def tree(tasklens, tmp, n):
     m = re.search(r"(\d+) metadata files, (\d+) quanta, (\d+) rejected", r.stderr)
     check(m and int(m.group(1)) == n + len(bad) and int(m.group(2)) == n and int(m.group(3)) == len(bad),
           "counts on stderr: %s" % (m.group(0) if m else r.stderr[-300:]))
-    # data-id tags from the path, in line protocol
-    some = next(iter(expect.values()))[0][0]
-    lp = subprocess.run([tasklens, "lines", "--window", "0", some], stdout=subprocess.PIPE, text=True).stdout
-    task = next((ln for ln in lp.splitlines() if ln.startswith("task,")), "")
-    check("tract=" in task and "patch=" in task and "band=" in task and "detector=R22_S" in task,
-          "data-id tags from the butler path: %s" % task[:160])
+    # data-id tags from the path, in line protocol: per label, the multiset
+    # of every file's tags equals what the template was filled with
+    with open(os.path.join(root, RUN, "calexp.fits"), "wb") as f:  # a datastore holds images too
+        f.write(b"SIMPLE  =                    T" + bytes(range(256)) * 8)
+    r = subprocess.run([tasklens, "lines", "--window", "0", root], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    lp = r.stdout
+    check("1 of %d files of no known format, skipped" % (n + len(bad) + 1) in r.stderr,
+          "a directory input skips (and counts) the files of no known format: %s"
+          % r.stderr.strip().splitlines()[-1:])
+    got_ids, want_ids = {}, {}
+    for ln in lp.splitlines():
+        if not ln.startswith("task,") or ",final=true " not in ln:
+            continue  # a provenance file has a record per attempt; the last is final
+        tags = dict(kv.split("=", 1) for kv in ln.split(" ", 1)[0].split(",")[1:])
+        label = tags.pop("category")
+        for k in ("host", "result", "source"):
+            tags.pop(k, None)
+        got_ids.setdefault(label, Counter())[frozenset(tags.items())] += 1
+    for path, ids in ids_by_path.items():
+        label = os.path.basename(path[:path.index("_metadata/")])
+        want_ids.setdefault(label, Counter())[frozenset(ids.items())] += 1
+    diff = [(lb, list((want_ids[lb] - got_ids.get(lb, Counter())).items())[:1],
+             list((got_ids.get(lb, Counter()) - want_ids[lb]).items())[:1])
+            for lb in want_ids if got_ids.get(lb) != want_ids[lb]]
+    check(not diff and sum(sum(c.values()) for c in got_ids.values()) == n,
+          "data-id tags from the butler file template: every file's equal what it was written "
+          "with, 4 kinds of dimensions (first differences: %s)" % diff[:2])
 
 
 def real_samples(tasklens, shared):
