@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 #include <zlib.h>
 
@@ -48,7 +49,17 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
     struct tl_influx *c = ctx;
     size_t len = size * n;
     if (len > 12 && !strncasecmp(p, "Retry-After:", 12)) {
-        long secs = strtol(p + 12, NULL, 10);
+        /* delay-seconds, or an HTTP-date (RFC 9110 10.2.3) */
+        char v[128];
+        size_t vn = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
+        memcpy(v, p + 12, vn);
+        v[vn] = '\0';
+        char *end;
+        long secs = strtol(v, &end, 10);
+        if (end == v || (*end && *end != '\r' && *end != '\n' && *end != ' ')) {
+            time_t at = curl_getdate(v, NULL);
+            secs = at > 0 ? (long)(at - time(NULL)) : 0;
+        }
         if (secs > 0 && secs < 3600) c->retry_after_ms = secs * 1000;
     }
     return len;

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The InfluxDB 2.x write API and Retry-After, against a loopback HTTP server
+that records what tasklens sends.
+
+Debian has no InfluxDB 2.x package (its `influxdb` is 1.6) and its build
+needs the Flux runtime, so this checks the 2.x protocol as the 2.x
+documentation states it, not a 2.x server:
+  - POST /api/v2/write?org=O&bucket=B&precision=ns with
+    `Authorization: Token T` (T from $INFLUX_TOKEN), gzip bodies;
+  - the token appears in no log line;
+  - 429 with `Retry-After: 3` (seconds) and 503 with Retry-After as an
+    HTTP-date: the next try waits at least that long (backoff alone would
+    retry after ~0.5-1 s), and every point arrives exactly once.
+
+usage: influx_protocol.py TASKLENS DEMO_LOG
+"""
+import email.utils
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+TASKLENS, DEMO = sys.argv[1:3]
+TOKEN = "s3cr3t-t0ken-%d" % os.getpid()
+
+
+class Server:
+    def __init__(self, answers):
+        self.answers = list(answers)  # (status, headers()) for the first requests, then 204
+        self.requests = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                with outer.lock:
+                    outer.requests.append({"t": time.monotonic(), "path": self.path,
+                                           "auth": self.headers.get("Authorization"),
+                                           "gzip": self.headers.get("Content-Encoding") == "gzip",
+                                           "body": body.decode()})
+                    status, headers = outer.answers.pop(0) if outer.answers else (204, dict)
+                    headers = headers()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                msg = b'{"code":"too many requests","message":"slow down"}' if status >= 400 else b""
+                self.send_header("Content-Length", str(len(msg)))
+                self.end_headers()
+                self.wfile.write(msg)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def points(text):
+    return [ln for ln in text.splitlines() if ln.startswith("task,")]
+
+
+def main():
+    want = points(subprocess.run([TASKLENS, "lines", "--window", "0", "-q", DEMO], check=True,
+                                 stdout=subprocess.PIPE, text=True).stdout)
+    check(len(want) > 10, "the demo log gives %d task points" % len(want))
+    # the date is made when the answer is: 4 s ahead, whole seconds
+    answers = [(429, lambda: {"Retry-After": "3"}),
+               (503, lambda: {"Retry-After": email.utils.formatdate(time.time() + 4, usegmt=True)})]
+    with Server(answers) as srv, tempfile.TemporaryDirectory(prefix="tl-proto-") as tmp:
+        env = dict(os.environ, INFLUX_TOKEN=TOKEN)
+        r = subprocess.run([TASKLENS, "lines", "--window", "0", "--influx-url", srv.url,
+                            "--influx-org", "my org", "--influx-bucket", "b/1", "--spool-dir",
+                            os.path.join(tmp, "spool"), "--stats", os.path.join(tmp, "stats.json"), DEMO],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        reqs = srv.requests
+        stats = json.load(open(os.path.join(tmp, "stats.json")))
+    check(r.returncode == 0, "exit 0 (%s)" % r.stderr.strip()[-300:])
+    check(len(reqs) >= 3, "%d requests: refused twice, then written" % len(reqs))
+    if len(reqs) < 3:
+        return finish()
+    u = urllib.parse.urlsplit(reqs[0]["path"])
+    q = urllib.parse.parse_qs(u.query)
+    check(u.path == "/api/v2/write" and q == {"org": ["my org"], "bucket": ["b/1"], "precision": ["ns"]},
+          "2.x write endpoint with org, bucket (escaped) and precision=ns: %s" % reqs[0]["path"])
+    check(all(x["auth"] == "Token " + TOKEN for x in reqs), "Authorization: Token <$INFLUX_TOKEN> on every request")
+    check(all(x["gzip"] for x in reqs), "gzip request bodies")
+    check(TOKEN not in r.stderr and TOKEN not in r.stdout, "the token appears in no log line")
+    gap1, gap2 = reqs[1]["t"] - reqs[0]["t"], reqs[2]["t"] - reqs[1]["t"]
+    check(gap1 >= 2.9, "429 with Retry-After: 3 -> next try after %.2f s (>= 3)" % gap1)
+    check(gap2 >= 2.9, "503 with Retry-After: <HTTP-date 4 s ahead, whole seconds> -> next try "
+          "after %.2f s (>= 3)" % gap2)
+    check(stats.get("retries") == 2, "2 retries counted (%s)" % stats.get("retries"))
+    got = [ln for x in reqs[2:] for ln in points(x["body"])]
+    check(sorted(got) == sorted(want) and reqs[0]["body"] == reqs[1]["body"] == reqs[2]["body"],
+          "every point once after the retries (%d written, %d expected); the refused batch was sent "
+          "again unchanged" % (len(got), len(want)))
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
