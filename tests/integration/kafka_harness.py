@@ -10,6 +10,7 @@ machine, into $TL_KAFKA_CACHE (default ~/.cache/tasklens/kafka-<version>).
         k.produce("topic", [b"line"], key=b"m1")
 """
 import base64
+import json
 import os
 import shutil
 import signal
@@ -110,8 +111,10 @@ log.flush.interval.messages=1
 
     def produce(self, topic, messages, key=None, compression=None, partition=None, headers=None):
         """messages: bytes values, sent with one kcat run (key and headers apply to all)."""
+        # idempotent: a produce request whose answer is lost in a broker
+        # restart is retried without writing its messages twice
         cmd = ["kcat", "-P", "-b", self.bootstrap, "-t", topic, "-K", "\x1e", "-D", "\x1d",
-               "-X", "linger.ms=5"]
+               "-X", "linger.ms=5", "-X", "enable.idempotence=true"]
         for name, value in (headers or {}).items():
             cmd += ["-H", "%s=%s" % (name, value)]
         if compression:
@@ -121,6 +124,15 @@ log.flush.interval.messages=1
         k = (key or b"") + b"\x1e"
         data = b"".join(k + m + b"\x1d" for m in messages)
         subprocess.run(cmd, input=data, check=True, stderr=subprocess.PIPE)
+
+    def consume(self, topic):
+        """Every message of topic, as (key, partition, offset, value) in
+        offset order per partition (values decoded as UTF-8)."""
+        out = subprocess.run(["kcat", "-C", "-b", self.bootstrap, "-t", topic, "-e", "-q", "-J"],
+                             capture_output=True, text=True, check=True).stdout
+        msgs = [json.loads(line) for line in out.splitlines() if line.strip()]
+        return sorted(((m["key"], m["partition"], m["offset"], m["payload"]) for m in msgs),
+                      key=lambda t: (t[1], t[2]))
 
     def restart(self, down_s=2.0):
         """Stops the broker (SIGTERM, as an operator would) and starts it again
