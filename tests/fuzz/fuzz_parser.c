@@ -1,7 +1,9 @@
 /* libFuzzer target for every registered parser.
  *
  * The first input byte picks the parser and the chunk size; the rest is fed
- * in pieces of that size, then finish(). Catches crashes, overreads (under
+ * in pieces of that size, then finish(). An input that starts with a line
+ * "PATH:<path>" names the input (LSST data ids come from the path: the
+ * butler template reader is fuzzed too). Catches crashes, overreads (under
  * ASan), leaks, and any record that breaks the record invariants. */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +24,9 @@ static void on_record(void *ctx, const struct tl_record *r)
     if (r->worker) (void)strlen(r->worker);
     if (r->result) (void)strlen(r->result);
     if (r->workflow) (void)strlen(r->workflow);
+    if (r->n_tags < 0 || r->n_tags > TL_MAX_EXTRA_TAGS) abort();
+    for (int i = 0; i < r->n_tags; i++)
+        if (!r->tags[i].key || !r->tags[i].value || !*r->tags[i].value) abort();
 }
 
 static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
@@ -54,10 +59,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tl_options_set(p->options, inst.config, "max_open", "64", err, sizeof err);
     tl_options_set(p->options, inst.config, "max_names", "64K", err, sizeof err);
     struct tl_emit emit = {on_record, on_reject, NULL, 0};
+    char name[1024] = "repo/u/x/run/calibrateImage_metadata/20240311/i/i_39/2024031100123/"
+                      "calibrateImage_metadata_LSSTCam_i_i_39_2024031100123_R22_S11_u_x_run.json";
+    if (size > 5 && !memcmp(data, "PATH:", 5)) {
+        const uint8_t *nl = memchr(data, '\n', size);
+        size_t n = (nl ? (size_t)(nl - data) : size) - 5;
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, data + 5, n);
+        name[n] = '\0';
+        size_t used = nl ? (size_t)(nl - data) + 1 : size;
+        data += used;
+        size -= used;
+    }
     if (tl_parser_inst_open(&inst, &emit) == TL_OK) {
-        if (p->set_name)
-            p->set_name(inst.state, "repo/u/x/run/calibrateImage_metadata/9813/42/i/"
-                                    "calibrateImage_metadata_R22_S11_u_x_run.json");
+        if (p->set_name) p->set_name(inst.state, name);
         for (size_t off = 0; off < size; off += step)
             p->feed(inst.state, (const char *)data + off, size - off < step ? size - off : step);
         p->finish(inst.state);
