@@ -114,30 +114,11 @@ __extension__ typedef unsigned __int128 u128;
  * to the first k where the interval is at least 1 wide. Everything stays
  * below 2^55 * 10^21 < 2^125; k <= 21 always suffices (17 significant
  * digits from 10^-4 on). */
-static const u128 p10_128[22] = {
-    UINT64_C(1),
-    UINT64_C(10),
-    UINT64_C(100),
-    UINT64_C(1000),
-    UINT64_C(10000),
-    UINT64_C(100000),
-    UINT64_C(1000000),
-    UINT64_C(10000000),
-    UINT64_C(100000000),
-    UINT64_C(1000000000),
-    UINT64_C(10000000000),
-    UINT64_C(100000000000),
-    UINT64_C(1000000000000),
-    UINT64_C(10000000000000),
-    UINT64_C(100000000000000),
-    UINT64_C(1000000000000000),
-    UINT64_C(10000000000000000),
-    UINT64_C(100000000000000000),
-    UINT64_C(1000000000000000000),
-    UINT64_C(10000000000000000000),
-    (u128)UINT64_C(10000000000000000000) * 10,
-    (u128)UINT64_C(10000000000000000000) * 100,
-};
+/* 10^k for k <= 21 */
+static inline u128 pow10_128(int k)
+{
+    return k < 20 ? (u128)p10_64[k] : (u128)p10_64[19] * (k == 20 ? 10 : 100);
+}
 
 struct fixed_bounds {
     u128 mask;
@@ -174,12 +155,12 @@ static size_t fmt_fixed_exact(char *buf, bool neg, uint64_t m, int e)
     if (khi > 21) khi = 21;
     while (k < khi) { /* the first k in [k, khi] with an integer */
         int mid = (k + khi) / 2;
-        if (has_integer(&fb, l * p10_128[mid], h * p10_128[mid], &lo, &hi)) khi = mid;
+        if (has_integer(&fb, l * pow10_128(mid), h * pow10_128(mid), &lo, &hi)) khi = mid;
         else k = mid + 1;
     }
-    has_integer(&fb, l * p10_128[k], h * p10_128[k], &lo, &hi);
+    has_integer(&fb, l * pow10_128(k), h * pow10_128(k), &lo, &hi);
 found:;
-    u128 V = (u128)(m << 2) * p10_128[k];
+    u128 V = (u128)(m << 2) * pow10_128(k);
     u128 c = V >> s, rem = V & fb.mask, half = (u128)1 << (s - 1);
     if (rem > half || (rem == half && (c & 1))) c++;
     if (c < lo) c = lo;
