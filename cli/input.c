@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "reader.h"
 
@@ -251,31 +252,66 @@ bool tl_file_list_add(struct tl_file_list *fl, const char *path)
     return true;
 }
 
-/* Files under dir, recursively (symlinks not followed): metadata files
- * only, or every file not hidden. */
-static bool walk(struct tl_file_list *fl, const char *dir, int depth, bool metadata)
+/* Files under the directory fd (path: its name), recursively (symlinks not
+ * followed): metadata files only, or every file not hidden. A butler
+ * datastore holds more directories than files, so this reads entries with
+ * getdents64 and trusts their d_type (no opendir fstat, no stat per entry;
+ * fstatat only where the filesystem does not say). */
+static bool walk(struct tl_file_list *fl, int fd, char *path, size_t plen, int depth, bool metadata)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "tasklens: %s: %s\n", dir, strerror(errno));
+    size_t cap = 32768, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
         return false;
     }
+    for (;;) { /* every entry first: the fd is then free for the children */
+        if (cap - len < 4096) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) break;
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = getdents64(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n < 0) fprintf(stderr, "tasklens: %s: %s\n", path, strerror(errno));
+            break;
+        }
+        len += (size_t)n;
+    }
     bool ok = true;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
-        if (S_ISDIR(st.st_mode) && depth < 64) {
-            if (metadata || e->d_name[0] != '.') ok &= walk(fl, path, depth + 1, metadata);
-        } else if (S_ISREG(st.st_mode) &&
-                   (metadata ? is_metadata_name(e->d_name) : e->d_name[0] != '.')) {
+    for (size_t off = 0; off < len;) {
+        struct dirent64 *e = (struct dirent64 *)(buf + off);
+        off += e->d_reclen;
+        const char *name = e->d_name;
+        if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
+        size_t nl = strlen(name);
+        if (plen + 1 + nl + 1 > PATH_MAX) continue;
+        path[plen] = '/';
+        memcpy(path + plen + 1, name, nl + 1);
+        unsigned char type = e->d_type;
+        if (type == DT_UNKNOWN) {
+            struct stat st;
+            if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+        }
+        if (type == DT_DIR && depth < 64) {
+            if (!metadata && name[0] == '.') continue;
+            int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) {
+                fprintf(stderr, "tasklens: %s: %s\n", path, strerror(errno));
+                ok = false;
+                continue;
+            }
+            ok &= walk(fl, sub, path, plen + 1 + nl, depth + 1, metadata);
+        } else if (type == DT_REG && (metadata ? is_metadata_name(name) : name[0] != '.')) {
             ok &= tl_file_list_add(fl, path);
         }
     }
-    closedir(d);
+    path[plen] = '\0';
+    free(buf);
+    close(fd);
     return ok;
 }
 
@@ -287,7 +323,17 @@ static int cmp_str(const void *a, const void *b)
 static bool walk_sorted(struct tl_file_list *fl, const char *dir, bool metadata)
 {
     size_t before = fl->n;
-    bool ok = walk(fl, dir, 0, metadata);
+    char path[PATH_MAX];
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || strlen(dir) >= sizeof path) {
+        fprintf(stderr, "tasklens: %s: %s\n", dir, strerror(fd < 0 ? errno : ENAMETOOLONG));
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    strcpy(path, dir);
+    size_t plen = strlen(path);
+    while (plen > 1 && path[plen - 1] == '/') path[--plen] = '\0'; /* "dir/" names files "dir/x" */
+    bool ok = walk(fl, fd, path, plen, 0, metadata);
     if (fl->n > before) qsort(fl->paths + before, fl->n - before, sizeof *fl->paths, cmp_str);
     return ok;
 }

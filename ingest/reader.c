@@ -73,7 +73,10 @@ enum tl_err tl_reader_open(const char *path, struct tl_reader **out, char *err, 
             }
             if (S_ISREG(st.st_mode)) r->raw_size = (uint64_t)st.st_size;
         }
-        posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        /* a file read in one chunk gains nothing from read-ahead hints (a
+         * datastore tree is thousands of such files) */
+        if (!r->raw_size || r->raw_size > TL_READ_CHUNK)
+            posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     /* Sniff the magic: read until we hold 4 bytes or the input ends. */
     enum tl_err rc = fill_raw(r, err, errlen);

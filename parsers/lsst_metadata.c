@@ -41,11 +41,14 @@
 
 #include "buf.h"
 #include "butler_path.h"
+#include "md_tree.h"
+#include "numfmt.h"
 #include "parser.h"
 
 struct lsst_config {
     size_t max_doc;
     long long max_nodes;
+    bool fast_scan;
     const char *rss_unit;
     const char *path_regex;
 };
@@ -53,8 +56,12 @@ struct lsst_config {
 static const struct tl_option lsst_options[] = {
     {"max_doc", TL_OPT_SIZE, "64M", "largest metadata document read (bytes)",
      offsetof(struct lsst_config, max_doc)},
-    {"max_nodes", TL_OPT_INT, "1000000", "YAML/JSON nodes visited per document at most",
+    {"max_nodes", TL_OPT_INT, "1000000", "YAML/JSON nodes per document at most",
      offsetof(struct lsst_config, max_nodes)},
+    {"fast_scan", TL_OPT_BOOL, "true",
+     "hand scanners for the shapes the LSST tools write (the rest goes to Jansson / libyaml); "
+     "false: every document through the libraries (the same records, slower)",
+     offsetof(struct lsst_config, fast_scan)},
     {"rss_unit", TL_OPT_STRING, "auto",
      "MaxResidentSetSize unit when __version__ is missing or 0: auto (KiB), kib or bytes",
      offsetof(struct lsst_config, rss_unit)},
@@ -106,29 +113,50 @@ struct lsst_state {
     int ntags;
     char workflow[512];
     char path_label[256];
-    long long nodes; /* visited in this document */
+    struct md_tree tree;
+    uint64_t docs[2]; /* read by the fast scanners, by Jansson / libyaml */
 };
 
 /* ---------------------------------------------------------------- values */
 
+/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar; a
+ * day past the month's end counts on into the next, as timegm does. */
+static int64_t days_from_civil(int y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static bool two_digits(const char *s, int *v)
+{
+    if ((unsigned)(s[0] - '0') > 9 || (unsigned)(s[1] - '0') > 9) return false;
+    *v = (s[0] - '0') * 10 + (s[1] - '0');
+    return true;
+}
+
 /* "2026-02-05T17:52:57.668196+00:00", or naive, or with Z: ns since epoch. */
 static bool parse_utc(const char *s, int64_t *ns)
 {
-    struct tm tm = {0};
-    int y, mo, d, h, mi, sec, n = 0;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 &&
-        sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
+    int y, mo, d, h, mi, sec, n = 0, c, yl;
+    /* the form every writer uses, without sscanf; anything else through it */
+    if (two_digits(s, &c) && two_digits(s + 2, &yl) && s[4] == '-' && two_digits(s + 5, &mo) &&
+        s[7] == '-' && two_digits(s + 8, &d) && (s[10] == 'T' || s[10] == ' ') &&
+        two_digits(s + 11, &h) && s[13] == ':' && two_digits(s + 14, &mi) && s[16] == ':' &&
+        two_digits(s + 17, &sec)) {
+        y = c * 100 + yl;
+        n = 19;
+    } else if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 &&
+               sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) {
         return false;
+    }
     /* 1970..2200: differences of two times fit in int64 nanoseconds */
     if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 24 ||
         mi < 0 || mi > 59 || sec < 0 || sec > 61)
         return false;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
     int64_t frac = 0;
     const char *p = s + n;
     if (*p == '.') {
@@ -145,46 +173,53 @@ static bool parse_utc(const char *s, int64_t *ns)
         int oh = (p[1] - '0') * 10 + (p[2] - '0'), om = (p[4] - '0') * 10 + (p[5] - '0');
         off = (*p == '+' ? 1 : -1) * ((int64_t)oh * 3600 + om * 60);
     }
-    *ns = ((int64_t)timegm(&tm) - off) * 1000000000 + frac;
+    int64_t t = days_from_civil(y, mo, d) * 86400 + (int64_t)h * 3600 + mi * 60 + sec;
+    *ns = (t - off) * 1000000000 + frac;
     return true;
 }
 
+static const unsigned char phase_len[NPHASE] = {4, 4, 5, 3};
+static const unsigned char field_len[NFIELD] = {7, 8, 10, 18, 15, 15, 11, 12, 24, 26};
+
 /* One (key, value) of the quantum section, value as text (the last of a
- * list). */
+ * list). Names are matched by length first: this runs for every key. */
 static void quantum_key(struct quantum *q, const char *key, const char *val, bool is_num,
                         double num)
 {
-    if (!strcmp(key, "__version__")) {
+    size_t kl = strlen(key);
+    if (kl == 11 && !memcmp(key, "__version__", 11)) {
         q->version = is_num ? (int)num : atoi(val ? val : "0");
         return;
     }
-    if (!strcmp(key, "nodeName")) {
+    if (kl == 8 && !memcmp(key, "nodeName", 8)) {
         if (val) snprintf(q->node, sizeof q->node, "%s", val);
         return;
     }
-    for (int ph = 0; ph < NPHASE; ph++) {
-        size_t pl = strlen(phase_names[ph]);
-        if (strncmp(key, phase_names[ph], pl)) continue;
-        const char *rest = key + pl;
-        if (!strcmp(rest, "Utc")) {
-            if (val && parse_utc(val, &q->utc_ns[ph])) q->has_utc[ph] = true;
-            return;
-        }
-        for (int f = 0; f < NFIELD; f++)
-            if (!strcmp(rest, field_names[f])) {
-                double x = num;
-                if (!is_num) {
+    int ph = key[0] == 'p' ? PREP : key[0] == 'i' ? INIT : key[0] == 's' ? START : key[0] == 'e' ? END : -1;
+    if (ph < 0 || kl < phase_len[ph] || memcmp(key, phase_names[ph], phase_len[ph])) return;
+    const char *rest = key + phase_len[ph];
+    size_t rl = kl - phase_len[ph];
+    if (rl == 3 && !memcmp(rest, "Utc", 3)) {
+        if (val && parse_utc(val, &q->utc_ns[ph])) q->has_utc[ph] = true;
+        return;
+    }
+    for (int f = 0; f < NFIELD; f++)
+        if (rl == field_len[f] && !memcmp(rest, field_names[f], rl)) {
+            double x = num;
+            if (!is_num) {
+                if (!val) return;
+                /* strtod's result, bit for bit, without strtod for plain numbers */
+                if (!tl_parse_double(val, val + strlen(val), &x)) {
                     char *end;
-                    if (!val) return;
                     x = strtod(val, &end);
                     if (end == val) return;
                 }
-                if (!isfinite(x)) return;
-                q->v[ph][f] = x;
-                q->has[ph][f] = true;
-                return;
             }
-    }
+            if (!isfinite(x)) return;
+            q->v[ph][f] = x;
+            q->has[ph][f] = true;
+            return;
+        }
 }
 
 /* A top-level section name: the label is the one that is not quantum or
@@ -200,121 +235,100 @@ static void section_seen(struct quantum *q, const char *name)
     }
 }
 
-/* ---------------------------------------------------------------- JSON */
+/* ---------------------------------------------------------------- the walk */
 
-static void json_value_key(struct quantum *q, const char *key, json_t *v)
+/* The walk reads the document's tree (md_tree.h), whichever builder made
+ * it. A JSON value: a scalar, or a list whose last element counts. */
+static void json_value_key(struct quantum *q, const struct md_tree *t, const char *key, uint32_t v)
 {
-    if (json_is_array(v)) {
-        size_t n = json_array_size(v);
-        if (!n) return;
-        v = json_array_get(v, n - 1); /* the last call's value */
+    if (t->v[v].type == MD_SEQ) {
+        if (!t->v[v].n) return;
+        uint32_t last = v + 1;
+        for (uint32_t i = 1; i < t->v[v].n; i++) last = t->v[last].next;
+        v = last; /* the last call's value */
     }
-    if (json_is_number(v)) quantum_key(q, key, NULL, true, json_number_value(v));
-    else if (json_is_string(v)) quantum_key(q, key, json_string_value(v), false, 0);
-    else if (json_is_true(v) || json_is_false(v))
-        quantum_key(q, key, NULL, true, json_is_true(v));
+    const struct md_node *x = &t->v[v];
+    switch (x->type) {
+    case MD_INT:
+    case MD_REAL:
+    case MD_NUM: quantum_key(q, key, NULL, true, md_number(x)); break;
+    case MD_STR: quantum_key(q, key, x->s, false, 0); break;
+    case MD_TRUE:
+    case MD_FALSE: quantum_key(q, key, NULL, true, x->type == MD_TRUE); break;
+    default: break;
+    }
 }
 
-/* One TaskMetadata (or plain mapping of sections) into q. */
-static bool json_task_metadata(struct quantum *q, json_t *tm)
+static void json_keys(struct quantum *q, const struct md_tree *t, uint32_t m)
 {
-    if (!json_is_object(tm)) return false;
+    if (t->v[m].type != MD_MAP) return;
+    for (uint32_t k = m + 1; k < t->v[m].next; k = t->v[k + 1].next)
+        if (t->v[k].type == MD_STR) json_value_key(q, t, t->v[k].s, k + 1);
+}
+
+static bool key_is(const struct md_node *k, const char *s)
+{
+    return k->type == MD_STR && !strcmp(k->s, s);
+}
+
+/* One TaskMetadata (or plain mapping of sections) at node tm into q. */
+static bool json_task_metadata(struct quantum *q, const struct md_tree *t, uint32_t tm)
+{
+    if (t->v[tm].type != MD_MAP) return false;
     /* TaskMetadata: only scalars / arrays / metadata at the top (pydantic
      * may leave the empty ones out); anything else is a plain mapping */
-    json_t *sections = json_object_get(tm, "metadata");
-    bool typed = json_is_object(sections);
-    const char *tk;
-    json_t *tv;
-    json_object_foreach(tm, tk, tv) typed &= !strcmp(tk, "scalars") || !strcmp(tk, "arrays") ||
-                                             !strcmp(tk, "metadata");
+    uint32_t sections = md_get(t, tm, "metadata");
+    bool typed = sections && t->v[sections].type == MD_MAP;
+    for (uint32_t k = tm + 1; k < t->v[tm].next; k = t->v[k + 1].next)
+        typed &= key_is(&t->v[k], "scalars") || key_is(&t->v[k], "arrays") ||
+                 key_is(&t->v[k], "metadata");
     if (!typed) sections = tm; /* a plain mapping */
-    const char *name;
-    json_t *sec;
-    json_object_foreach(sections, name, sec) {
+    for (uint32_t k = sections + 1; k < t->v[sections].next; k = t->v[k + 1].next) {
+        if (t->v[k].type != MD_STR) continue;
+        const char *name = t->v[k].s;
+        uint32_t sec = k + 1;
         section_seen(q, name);
-        if (!json_is_object(sec)) continue;
+        if (t->v[sec].type != MD_MAP) continue;
         if (strcmp(name, "quantum")) {
-            json_t *sc = typed ? json_object_get(sec, "scalars") : sec;
-            json_t *nn = json_is_object(sc) ? json_object_get(sc, "nodeName") : NULL;
-            if (json_is_string(nn) && !strchr(name, ':'))
-                snprintf(q->task_node, sizeof q->task_node, "%s", json_string_value(nn));
+            uint32_t sc = typed ? md_get(t, sec, "scalars") : sec;
+            uint32_t nn = sc ? md_get(t, sc, "nodeName") : 0;
+            if (nn && t->v[nn].type == MD_STR && !strchr(name, ':'))
+                snprintf(q->task_node, sizeof q->task_node, "%s", t->v[nn].s);
             continue;
         }
         q->have_quantum = true;
-        const char *k;
-        json_t *v;
         if (typed) {
-            json_t *sc = json_object_get(sec, "scalars"), *ar = json_object_get(sec, "arrays");
-            if (json_is_object(sc)) json_object_foreach(sc, k, v) json_value_key(q, k, v);
-            if (json_is_object(ar)) json_object_foreach(ar, k, v) json_value_key(q, k, v);
+            uint32_t sc = md_get(t, sec, "scalars"), ar = md_get(t, sec, "arrays");
+            if (sc) json_keys(q, t, sc);
+            if (ar) json_keys(q, t, ar);
         } else {
-            json_object_foreach(sec, k, v) json_value_key(q, k, v);
+            json_keys(q, t, sec);
         }
     }
     return true;
 }
 
-/* Bare NaN, Infinity and -Infinity (pydantic's ser_json_inf_nan="constants")
- * are not JSON: outside strings they become null (absent values). */
-static char *json_fix_constants(const char *p, size_t n, size_t *outlen)
-{
-    char *o = malloc(n + n / 2 + 8);
-    if (!o) return NULL;
-    size_t j = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (in_str) {
-            o[j++] = c;
-            if (c == '\\' && i + 1 < n) o[j++] = p[++i];
-            else if (c == '"') in_str = false;
-            continue;
-        }
-        if (c == '"') in_str = true;
-        size_t skip = 0;
-        if (c == 'N' && n - i >= 3 && !memcmp(p + i, "NaN", 3)) skip = 3;
-        else if (c == 'I' && n - i >= 8 && !memcmp(p + i, "Infinity", 8)) skip = 8;
-        else if (c == '-' && n - i >= 9 && !memcmp(p + i, "-Infinity", 9)) skip = 9;
-        if (skip) {
-            memcpy(o + j, "null", 4);
-            j += 4;
-            i += skip - 1;
-            continue;
-        }
-        o[j++] = c;
-    }
-    *outlen = j;
-    return o;
-}
-
-/* ---------------------------------------------------------------- YAML */
-
+/* YAML: a PropertySet sequence or a plain mapping of sections. */
 struct ywalk {
-    struct lsst_state *st;
-    yaml_document_t *d;
-    bool over;
+    const struct md_tree *t;
 };
 
-static bool ycount(struct ywalk *w)
+static const char *yscalar(const struct ywalk *w, uint32_t n)
 {
-    if (++w->st->nodes > w->st->cfg.max_nodes) w->over = true;
-    return !w->over;
-}
-
-static const char *yscalar(yaml_node_t *n)
-{
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+    return w->t->v[n].type == MD_STR ? w->t->v[n].s : NULL;
 }
 
 /* A value node: a scalar, or a list whose last scalar counts. */
-static const char *ylast(struct ywalk *w, yaml_node_t *v)
+static const char *ylast(const struct ywalk *w, uint32_t v)
 {
-    if (v && v->type == YAML_SEQUENCE_NODE) {
-        yaml_node_item_t *a = v->data.sequence.items.start, *b = v->data.sequence.items.top;
-        if (a == b) return NULL;
-        v = yaml_document_get_node(w->d, b[-1]);
+    const struct md_node *x = &w->t->v[v];
+    if (x->type == MD_SEQ) {
+        if (!x->n) return NULL;
+        uint32_t last = v + 1;
+        for (uint32_t i = 1; i < x->n; i++) last = w->t->v[last].next;
+        v = last;
     }
-    return yscalar(v);
+    return yscalar(w, v);
 }
 
 static void yquantum_key(struct quantum *q, const char *key, const char *val)
@@ -326,27 +340,22 @@ static void yquantum_key(struct quantum *q, const char *key, const char *val)
 /* A PropertySet/PropertyList sequence of entries [name, Type, value(, c)]:
  * top = true at the document root (entries of Type PropertySet are
  * sections); in_quantum: this is the quantum section. */
-static void ypropertyset(struct ywalk *w, struct quantum *q, yaml_node_t *seq, bool top,
+static void ypropertyset(struct ywalk *w, struct quantum *q, uint32_t seq, bool top,
                          bool in_quantum)
 {
-    for (yaml_node_item_t *it = seq->data.sequence.items.start;
-         it < seq->data.sequence.items.top && ycount(w); it++) {
-        yaml_node_t *e = yaml_document_get_node(w->d, *it);
-        if (!e || e->type != YAML_SEQUENCE_NODE) continue;
-        yaml_node_item_t *f = e->data.sequence.items.start;
-        size_t nf = (size_t)(e->data.sequence.items.top - f);
-        if (nf < 3) continue;
-        const char *name = yscalar(yaml_document_get_node(w->d, f[0]));
-        const char *type = yscalar(yaml_document_get_node(w->d, f[1]));
-        yaml_node_t *val = yaml_document_get_node(w->d, f[2]);
-        if (!name || !type || !val) continue;
+    const struct md_tree *t = w->t;
+    for (uint32_t e = seq + 1; e < t->v[seq].next; e = t->v[e].next) {
+        if (t->v[e].type != MD_SEQ || t->v[e].n < 3) continue;
+        uint32_t f0 = e + 1, f1 = t->v[f0].next, val = t->v[f1].next;
+        const char *name = yscalar(w, f0), *type = yscalar(w, f1);
+        if (!name || !type) continue;
         if (!strcmp(type, "PropertySet") || !strcmp(type, "PropertyList")) {
             if (top) {
                 section_seen(q, name);
-                if (!strcmp(name, "quantum") && val->type == YAML_SEQUENCE_NODE) {
+                if (!strcmp(name, "quantum") && t->v[val].type == MD_SEQ) {
                     q->have_quantum = true;
                     ypropertyset(w, q, val, false, true);
-                } else if (!strchr(name, ':') && val->type == YAML_SEQUENCE_NODE) {
+                } else if (!strchr(name, ':') && t->v[val].type == MD_SEQ) {
                     ypropertyset(w, q, val, false, false); /* the task's nodeName */
                 }
             }
@@ -359,32 +368,28 @@ static void ypropertyset(struct ywalk *w, struct quantum *q, yaml_node_t *seq, b
 }
 
 /* A plain mapping of sections. */
-static void ymapping(struct ywalk *w, struct quantum *q, yaml_node_t *map)
+static void ymapping(struct ywalk *w, struct quantum *q, uint32_t map)
 {
-    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
-         pr < map->data.mapping.pairs.top && ycount(w); pr++) {
-        const char *name = yscalar(yaml_document_get_node(w->d, pr->key));
-        yaml_node_t *sec = yaml_document_get_node(w->d, pr->value);
-        if (!name || !sec) continue;
+    const struct md_tree *t = w->t;
+    for (uint32_t k = map + 1; k < t->v[map].next; k = t->v[k + 1].next) {
+        const char *name = yscalar(w, k);
+        uint32_t sec = k + 1;
+        if (!name) continue;
         section_seen(q, name);
         if (strcmp(name, "quantum")) {
-            if (sec->type == YAML_MAPPING_NODE && !strchr(name, ':'))
-                for (yaml_node_pair_t *kv = sec->data.mapping.pairs.start;
-                     kv < sec->data.mapping.pairs.top && ycount(w); kv++) {
-                    const char *k = yscalar(yaml_document_get_node(w->d, kv->key));
-                    const char *v = ylast(w, yaml_document_get_node(w->d, kv->value));
-                    if (k && v && !strcmp(k, "nodeName"))
+            if (t->v[sec].type == MD_MAP && !strchr(name, ':'))
+                for (uint32_t kv = sec + 1; kv < t->v[sec].next; kv = t->v[kv + 1].next) {
+                    const char *key = yscalar(w, kv), *v = ylast(w, kv + 1);
+                    if (key && v && !strcmp(key, "nodeName"))
                         snprintf(q->task_node, sizeof q->task_node, "%s", v);
                 }
             continue;
         }
-        if (sec->type == YAML_MAPPING_NODE) {
+        if (t->v[sec].type == MD_MAP) {
             q->have_quantum = true;
-            for (yaml_node_pair_t *kv = sec->data.mapping.pairs.start;
-                 kv < sec->data.mapping.pairs.top && ycount(w); kv++)
-                yquantum_key(q, yscalar(yaml_document_get_node(w->d, kv->key)),
-                             ylast(w, yaml_document_get_node(w->d, kv->value)));
-        } else if (sec->type == YAML_SEQUENCE_NODE) {
+            for (uint32_t kv = sec + 1; kv < t->v[sec].next; kv = t->v[kv + 1].next)
+                yquantum_key(q, yscalar(w, kv), ylast(w, kv + 1));
+        } else if (t->v[sec].type == MD_SEQ) {
             q->have_quantum = true;
             ypropertyset(w, q, sec, false, true);
         }
@@ -466,10 +471,51 @@ static void new_quantum(struct quantum *q)
     q->version = -1;
 }
 
+static void tree_reject(struct lsst_state *st, enum md_rc rc)
+{
+    if (rc == MD_TOO_MANY) reject(st, TL_REJ_TOO_LARGE, "more nodes than max_nodes");
+    else if (rc == MD_TOO_DEEP) reject(st, TL_REJ_TOO_LARGE, "nested deeper than 64 levels");
+    else reject(st, TL_REJ_LIMIT, "out of memory");
+}
+
+static void reset_tree(struct lsst_state *st)
+{
+    long long m = st->cfg.max_nodes;
+    md_tree_reset(&st->tree, m < 1 ? 1 : m > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)m);
+}
+
+static void walk_json(struct lsst_state *st)
+{
+    const struct md_tree *t = &st->tree;
+    uint32_t attempts = md_get(t, 0, "attempts");
+    if (attempts && t->v[attempts].type == MD_SEQ) { /* provenance: one record per attempt */
+        uint32_t na = t->v[attempts].n, a = attempts + 1;
+        for (uint32_t i = 0; i < na; i++, a = t->v[a].next) {
+            struct quantum q;
+            new_quantum(&q);
+            if (json_task_metadata(&q, t, a)) emit_quantum(st, &q, (int)i + 1, i + 1 == na);
+            else reject(st, TL_REJ_BAD_DOCUMENT, "an attempt is not a TaskMetadata object");
+        }
+        if (!na) reject(st, TL_REJ_NO_RESOURCES, "no attempts");
+    } else {
+        struct quantum q;
+        new_quantum(&q);
+        if (json_task_metadata(&q, t, 0)) emit_quantum(st, &q, 1, true);
+        else reject(st, TL_REJ_BAD_DOCUMENT, "not a JSON object");
+    }
+}
+
 static void parse_json_doc(struct lsst_state *st, const char *p, size_t n)
 {
+    reset_tree(st);
+    if (st->cfg.fast_scan && md_json_fast(&st->tree, p, n) == MD_OK) {
+        st->docs[0]++;
+        return walk_json(st);
+    }
+    reset_tree(st);
+    st->docs[1]++;
     size_t len;
-    char *fixed = json_fix_constants(p, n, &len);
+    char *fixed = md_json_constants_to_null(p, n, &len);
     if (!fixed) return reject(st, TL_REJ_LIMIT, "out of memory");
     json_error_t je;
     json_t *root = json_loadb(fixed, len, JSON_REJECT_DUPLICATES, &je);
@@ -479,28 +525,33 @@ static void parse_json_doc(struct lsst_state *st, const char *p, size_t n)
         snprintf(detail, sizeof detail, "JSON line %d: %s", je.line, je.text);
         return reject(st, TL_REJ_BAD_DOCUMENT, detail);
     }
-    json_t *attempts = json_object_get(root, "attempts");
-    if (json_is_array(attempts)) { /* provenance: one record per attempt */
-        size_t na = json_array_size(attempts);
-        for (size_t i = 0; i < na; i++) {
-            struct quantum q;
-            new_quantum(&q);
-            if (json_task_metadata(&q, json_array_get(attempts, i)))
-                emit_quantum(st, &q, (int)i + 1, i + 1 == na);
-            else reject(st, TL_REJ_BAD_DOCUMENT, "an attempt is not a TaskMetadata object");
-        }
-        if (!na) reject(st, TL_REJ_NO_RESOURCES, "no attempts");
-    } else {
-        struct quantum q;
-        new_quantum(&q);
-        if (json_task_metadata(&q, root)) emit_quantum(st, &q, 1, true);
-        else reject(st, TL_REJ_BAD_DOCUMENT, "not a JSON object");
-    }
+    enum md_rc rc = md_from_jansson(&st->tree, root);
+    if (rc != MD_OK) tree_reject(st, rc);
+    else walk_json(st);
     json_decref(root);
+}
+
+static void walk_yaml(struct lsst_state *st)
+{
+    struct quantum q;
+    new_quantum(&q);
+    struct ywalk w = {&st->tree};
+    enum md_type root = st->tree.v[0].type;
+    if (root == MD_SEQ) ypropertyset(&w, &q, 0, true, false);
+    else if (root == MD_MAP) ymapping(&w, &q, 0);
+    if (root != MD_SEQ && root != MD_MAP) reject(st, TL_REJ_BAD_DOCUMENT, "a single value");
+    else emit_quantum(st, &q, 1, true);
 }
 
 static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
 {
+    reset_tree(st);
+    if (st->cfg.fast_scan && md_yaml_fast(&st->tree, p, n) == MD_OK) {
+        st->docs[0]++;
+        return walk_yaml(st);
+    }
+    reset_tree(st);
+    st->docs[1]++;
     yaml_parser_t yp;
     yaml_document_t d;
     if (!yaml_parser_initialize(&yp)) return reject(st, TL_REJ_LIMIT, "out of memory");
@@ -512,18 +563,10 @@ static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
         yaml_parser_delete(&yp);
         return reject(st, TL_REJ_BAD_DOCUMENT, detail);
     }
-    yaml_node_t *root = yaml_document_get_root_node(&d);
-    struct quantum q;
-    new_quantum(&q);
-    struct ywalk w = {st, &d, false};
-    if (!root) reject(st, TL_REJ_BAD_DOCUMENT, "empty document");
-    else {
-        if (root->type == YAML_SEQUENCE_NODE) ypropertyset(&w, &q, root, true, false);
-        else if (root->type == YAML_MAPPING_NODE) ymapping(&w, &q, root);
-        if (w.over) reject(st, TL_REJ_TOO_LARGE, "too many nodes");
-        else if (root->type == YAML_SCALAR_NODE) reject(st, TL_REJ_BAD_DOCUMENT, "a single value");
-        else emit_quantum(st, &q, 1, true);
-    }
+    enum md_rc rc = md_from_libyaml(&st->tree, &d);
+    if (rc == MD_FALLBACK) reject(st, TL_REJ_BAD_DOCUMENT, "empty document");
+    else if (rc != MD_OK) tree_reject(st, rc);
+    else walk_yaml(st);
     yaml_document_delete(&d);
     yaml_parser_delete(&yp);
 }
@@ -632,7 +675,6 @@ static enum tl_err lsst_feed(void *state, const char *buf, size_t len)
 static enum tl_err lsst_finish(void *state)
 {
     struct lsst_state *st = state;
-    st->nodes = 0;
     if (st->too_big) {
         st->stats.lines++;
         reject(st, TL_REJ_TOO_LARGE, "over max_doc");
@@ -656,6 +698,7 @@ static void lsst_close(void *state)
     struct lsst_state *st = state;
     if (!st) return;
     tl_buf_free(&st->doc);
+    md_tree_free(&st->tree);
     pcre2_match_data_free(st->md);
     pcre2_code_free(st->re);
     free(st->name);
@@ -665,6 +708,14 @@ static void lsst_close(void *state)
 static const struct tl_parse_stats *lsst_stats(const void *state)
 {
     return &((const struct lsst_state *)state)->stats;
+}
+
+static size_t lsst_counters(const void *state, const char *const **names, const uint64_t **values)
+{
+    static const char *const n[2] = {"documents_fast_scan", "documents_library"};
+    *names = n;
+    *values = ((const struct lsst_state *)state)->docs;
+    return 2;
 }
 
 /* A metadata document: the PropertySet tag, a `quantum` entry or section
@@ -699,5 +750,6 @@ const struct tl_parser tl_parser_lsst = {
     .finish = lsst_finish,
     .close = lsst_close,
     .stats = lsst_stats,
+    .counters = lsst_counters,
     .set_name = lsst_set_name,
 };

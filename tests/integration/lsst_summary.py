@@ -283,6 +283,20 @@ def tree(tasklens, tmp, n):
     check(not diff and sum(sum(c.values()) for c in got_ids.values()) == n,
           "data-id tags from the butler file template: every file's equal what it was written "
           "with, 4 kinds of dimensions (first differences: %s)" % diff[:2])
+    # the hand scanners take (nearly) every file, and what they give equals
+    # what Jansson / libyaml give for the same files
+    slow = subprocess.run([tasklens, "lines", "--window", "0", "-O", "lsst.fast_scan=false", root],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rec = [ln for ln in lp.splitlines() if ln.startswith("task,")]
+    rec_slow = [ln for ln in slow.stdout.splitlines() if ln.startswith("task,")]
+    check(slow.returncode == 0 and rec == rec_slow and len(rec) >= n,
+          "fast scanners and libraries give the same %d task points (%d without the fast path)"
+          % (len(rec), len(rec_slow)))
+    r = subprocess.run([tasklens, "summary", "--format", "json", "-q", root], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    kinds = json.loads(r.stdout)["inputs"][0].get("line_kinds", {})
+    check(kinds.get("documents_fast_scan", 0) == n + 1 and kinds.get("documents_library") == len(bad) - 1,
+          "every generated file but the 2 unparsable ones took the fast path: %s" % kinds)
 
 
 def real_samples(tasklens, shared):
