@@ -24,23 +24,27 @@ void md_tree_free(struct md_tree *t)
     memset(t, 0, sizeof *t);
 }
 
+static bool grow(struct md_tree *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2 : 256;
+    struct md_node *v = realloc(t->v, cap * sizeof *v);
+    if (!v) return false;
+    t->v = v;
+    t->cap = cap;
+    return true;
+}
+
 /* A new node of type ty, or UINT32_MAX (over max_nodes, or no memory:
  * *rc says which). */
-static uint32_t push(struct md_tree *t, enum md_type ty, enum md_rc *rc)
+static inline uint32_t push(struct md_tree *t, enum md_type ty, enum md_rc *rc)
 {
     if (t->n >= t->max_nodes) {
         *rc = MD_TOO_MANY;
         return UINT32_MAX;
     }
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 256;
-        struct md_node *v = realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            *rc = MD_NOMEM;
-            return UINT32_MAX;
-        }
-        t->v = v;
-        t->cap = cap;
+    if (t->n == t->cap && !grow(t)) {
+        *rc = MD_NOMEM;
+        return UINT32_MAX;
     }
     struct md_node *x = &t->v[t->n];
     x->type = (uint8_t)ty;
@@ -67,13 +71,13 @@ static bool arena_for(struct md_tree *t, size_t n)
 double md_number(const struct md_node *x)
 {
     switch (x->type) {
-    case MD_INT: { /* at most 18 digits: exact, as strtoll */
+    case MD_INT: { /* at most 18 digits: exact, as Jansson's strtoll */
         int64_t v;
-        return tl_parse_i64(x->s, x->s + x->len, &v) ? (double)v : (double)strtoll(x->s, NULL, 10);
+        return tl_parse_i64(x->s, x->s + x->len, &v) ? (double)v : 0;
     }
-    case MD_REAL: {
+    case MD_REAL: { /* strtod's double, bit for bit (numfmt.h) */
         double v;
-        return tl_parse_double(x->s, x->s + x->len, &v) ? v : strtod(x->s, NULL);
+        return tl_parse_double(x->s, x->s + x->len, &v) ? v : 0;
     }
     case MD_NUM: return x->num;
     default: return 0;
@@ -89,6 +93,34 @@ uint32_t md_get(const struct md_tree *t, uint32_t m, const char *key)
             return k + 1;
     return 0;
 }
+
+/* Byte classes for the scanners' inner loops. */
+enum {
+    C_JSTR = 1,   /* ends a JSON string run: '"', '\\', control, non-ASCII */
+    C_YBAD = 2,   /* never in the YAML subset: control (but \n), DEL, non-ASCII, '#' */
+    C_YFLOW = 4,  /* ends a flow plain scalar: , ] \n : [ { } */
+    C_YBLOCK = 8, /* ends a block plain scalar run: \n : */
+    C_YQUOTE = 16 /* ends a quoted run: ' " \\ \n */
+};
+/* (generated from the rules above, 16 bytes per row) */
+static const unsigned char cls[256] = {
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3, 29,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     0,  0, 17,  2,  0,  0,  0, 16,  0,  0,  0,  0,  4,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0, 12,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  4, 17,  4,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  4,  0,  4,  0,  2,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,  3,
+};
 
 /* ---------------------------------------------------------------- JSON */
 
@@ -121,23 +153,24 @@ static bool jstring(struct jscan *j, struct md_node *x)
     char *o = j->t->arena + j->t->alen, *s = o;
     const char *p = j->p, *e = j->e;
     for (;;) {
+        const char *r = p;
+        while (p < e && !(cls[(unsigned char)*p] & C_JSTR)) p++;
+        memcpy(o, r, (size_t)(p - r));
+        o += p - r;
         if (p >= e) return false;
         unsigned char c = (unsigned char)*p++;
         if (c == '"') break;
-        if (c < 0x20 || c >= 0x80) return false;
-        if (c == '\\') {
-            if (p >= e) return false;
-            switch (*p++) {
-            case '"': c = '"'; break;
-            case '\\': c = '\\'; break;
-            case '/': c = '/'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
-            default: return false;
-            }
+        if (c != '\\' || p >= e) return false; /* control, non-ASCII: Jansson's call */
+        switch (*p++) {
+        case '"': c = '"'; break;
+        case '\\': c = '\\'; break;
+        case '/': c = '/'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        default: return false;
         }
         *o++ = (char)c;
     }
@@ -184,15 +217,10 @@ static bool jnumber(struct jscan *j, struct md_node *x)
             if (exp < 100000) exp = exp * 10 + (*p - '0');
         if (neg) exp = -exp;
     }
-    if (real ? sig + exp > 300 : p - d0 > 18) return false;
+    if (real ? sig + exp > 300 || p - s > 400 : p - d0 > 18) return false; /* 400: tl_parse_double's */
     x->type = real ? MD_REAL : MD_INT;
-    size_t len = (size_t)(p - s);
-    char *o = j->t->arena + j->t->alen;
-    memcpy(o, s, len);
-    o[len] = '\0';
-    x->s = o;
-    x->len = (uint32_t)len;
-    j->t->alen += len + 1;
+    x->s = s; /* in the document, not NUL-terminated: md_number reads s[0, len) */
+    x->len = (uint32_t)(p - s);
     j->p = p;
     return true;
 }
@@ -395,17 +423,26 @@ static bool yquoted(struct yscan *y)
     char *o = y->t->arena + y->t->alen, *s = o;
     const char *p = y->p + 1;
     for (;;) {
-        if (p >= y->e || *p == '\n' || (q == '"' && *p == '\\')) return false;
-        if (*p == q) {
-            if (q == '\'' && p + 1 < y->e && p[1] == '\'') {
-                *o++ = '\'';
-                p += 2;
-                continue;
-            }
-            p++;
-            break;
+        const char *r = p;
+        while (p < y->e && !(cls[(unsigned char)*p] & (C_YQUOTE | C_YBAD))) p++;
+        memcpy(o, r, (size_t)(p - r));
+        o += p - r;
+        if (p >= y->e || *p == '\n' || *p == '\\' || (cls[(unsigned char)*p] & C_YBAD)) {
+            if (p >= y->e || *p != '\\' || q != '\'') return false;
+            *o++ = *p++; /* a backslash is text in single quotes */
+            continue;
         }
-        *o++ = *p++;
+        if (*p != q) { /* the other quote: text */
+            *o++ = *p++;
+            continue;
+        }
+        if (q == '\'' && p + 1 < y->e && p[1] == '\'') {
+            *o++ = '\'';
+            p += 2;
+            continue;
+        }
+        p++;
+        break;
     }
     *o = '\0';
     y->t->v[x].s = s;
@@ -486,10 +523,8 @@ static bool yflow(struct yscan *y, int ind, int depth)
             const char *s = y->p;
             if (!yplain_start(c, s + 1 < y->e ? s[1] : '\0', true)) return false;
             const char *p = s;
-            while (p < y->e && *p != ',' && *p != ']' && *p != '\n') {
-                if (*p == ':' || *p == '[' || *p == '{' || *p == '}' || *p == '#') return false;
-                p++;
-            }
+            while (p < y->e && !(cls[(unsigned char)*p] & (C_YFLOW | C_YBAD))) p++;
+            if (p < y->e && *p != ',' && *p != ']' && *p != '\n') return false; /* : [ { } or bad */
             const char *end = p;
             while (end > s && end[-1] == ' ') end--;
             if (!yscalar_node(y, s, (size_t)(end - s))) return false;
@@ -526,9 +561,11 @@ static bool yplain_block(struct yscan *y, const char **s, size_t *len, bool *key
     const char *p = y->p;
     if (!yplain_start(*p, p + 1 < y->e ? p[1] : '\0', false)) return false;
     *key = false;
-    while (p < y->e && *p != '\n') {
-        if (*p == '#') return false;
-        if (*p == ':' && (p + 1 == y->e || p[1] == ' ' || p[1] == '\n')) {
+    for (;;) {
+        while (p < y->e && !(cls[(unsigned char)*p] & (C_YBLOCK | C_YBAD))) p++;
+        if (p >= y->e || *p == '\n') break;
+        if (*p != ':') return false;
+        if (p + 1 == y->e || p[1] == ' ' || p[1] == '\n') {
             *key = true;
             break;
         }
@@ -656,10 +693,7 @@ static bool yblock(struct yscan *y, int ind, int depth)
 enum md_rc md_yaml_fast(struct md_tree *t, const char *p, size_t n)
 {
     if (n > UINT32_MAX / 4 || !arena_for(t, n)) return MD_FALLBACK;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if ((c < 0x20 && c != '\n') || c >= 0x7f || c == '#') return MD_FALLBACK;
-    }
+    /* no pass over the bytes first: each is classed by the scanner that passes it */
     struct yscan y = {p, p + n, p, t, MD_FALLBACK};
     /* the first content line */
     while (y.p < y.e && (*y.p == ' ' || *y.p == '\n')) {

@@ -14,7 +14,7 @@
  *
  * Children of a container at index i start at i + 1; a node's `next` is the
  * index one past its subtree (its next sibling). A mapping's children
- * alternate key, value. Scalars' text is NUL-terminated. */
+ * alternate key, value. Strings' text is NUL-terminated. */
 #ifndef TL_MD_TREE_H
 #define TL_MD_TREE_H
 
@@ -29,7 +29,7 @@ enum md_type {
     MD_FALSE,
     MD_TRUE,
     MD_INT,  /* JSON integer, as text (as Jansson: strtoll, then a double) */
-    MD_REAL, /* JSON real, as text (strtod) */
+    MD_REAL, /* JSON real, as text (strtod); both not NUL-terminated */
     MD_NUM,  /* a number already converted (from Jansson) */
     MD_STR,  /* a string, or any YAML scalar */
     MD_SEQ,
