@@ -484,6 +484,18 @@ static void reset_tree(struct lsst_state *st)
     md_tree_reset(&st->tree, m < 1 ? 1 : m > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)m);
 }
 
+/* The fast scanner's tree, when it vouches for the document; false: an
+ * empty tree for the library's. */
+static bool fast_tree(struct lsst_state *st, enum md_rc (*scan)(struct md_tree *, const char *, size_t),
+                      const char *p, size_t n)
+{
+    reset_tree(st);
+    bool fast = st->cfg.fast_scan && scan(&st->tree, p, n) == MD_OK;
+    if (!fast) reset_tree(st);
+    st->docs[fast ? 0 : 1]++;
+    return fast;
+}
+
 static void walk_json(struct lsst_state *st)
 {
     const struct md_tree *t = &st->tree;
@@ -507,13 +519,7 @@ static void walk_json(struct lsst_state *st)
 
 static void parse_json_doc(struct lsst_state *st, const char *p, size_t n)
 {
-    reset_tree(st);
-    if (st->cfg.fast_scan && md_json_fast(&st->tree, p, n) == MD_OK) {
-        st->docs[0]++;
-        return walk_json(st);
-    }
-    reset_tree(st);
-    st->docs[1]++;
+    if (fast_tree(st, md_json_fast, p, n)) return walk_json(st);
     size_t len;
     char *fixed = md_json_constants_to_null(p, n, &len);
     if (!fixed) return reject(st, TL_REJ_LIMIT, "out of memory");
@@ -545,13 +551,7 @@ static void walk_yaml(struct lsst_state *st)
 
 static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
 {
-    reset_tree(st);
-    if (st->cfg.fast_scan && md_yaml_fast(&st->tree, p, n) == MD_OK) {
-        st->docs[0]++;
-        return walk_yaml(st);
-    }
-    reset_tree(st);
-    st->docs[1]++;
+    if (fast_tree(st, md_yaml_fast, p, n)) return walk_yaml(st);
     yaml_parser_t yp;
     yaml_document_t d;
     if (!yaml_parser_initialize(&yp)) return reject(st, TL_REJ_LIMIT, "out of memory");

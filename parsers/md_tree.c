@@ -258,6 +258,16 @@ static bool dup_keys(struct md_tree *t, uint32_t m)
     return false;
 }
 
+static const struct {
+    const char *text;
+    size_t len;
+    enum md_type type;
+} literals[] = {
+    {"true", 4, MD_TRUE}, {"false", 5, MD_FALSE}, {"null", 4, MD_NULL},
+    /* bare NaN / Infinity: null, as md_json_constants_to_null makes them */
+    {"NaN", 3, MD_NULL}, {"Infinity", 8, MD_NULL}, {"-Infinity", 9, MD_NULL},
+};
+
 static bool jvalue(struct jscan *j, int depth)
 {
     struct md_tree *t = j->t;
@@ -314,31 +324,12 @@ static bool jvalue(struct jscan *j, int depth)
         if ((x = push(t, MD_STR, &j->rc)) == UINT32_MAX) return false;
         j->p++;
         return jstring(j, &t->v[x]);
-    case 't':
-        if (left < 4 || memcmp(p, "true", 4)) return false;
-        j->p += 4;
-        return push(t, MD_TRUE, &j->rc) != UINT32_MAX;
-    case 'f':
-        if (left < 5 || memcmp(p, "false", 5)) return false;
-        j->p += 5;
-        return push(t, MD_FALSE, &j->rc) != UINT32_MAX;
-    case 'n':
-        if (left < 4 || memcmp(p, "null", 4)) return false;
-        j->p += 4;
-        return push(t, MD_NULL, &j->rc) != UINT32_MAX;
-    case 'N': /* bare NaN / Infinity: null, as json_fix_constants makes them */
-        if (left < 3 || memcmp(p, "NaN", 3)) return false;
-        j->p += 3;
-        return push(t, MD_NULL, &j->rc) != UINT32_MAX;
-    case 'I':
-        if (left < 8 || memcmp(p, "Infinity", 8)) return false;
-        j->p += 8;
-        return push(t, MD_NULL, &j->rc) != UINT32_MAX;
     default:
-        if (*p == '-' && left >= 9 && !memcmp(p, "-Infinity", 9)) {
-            j->p += 9;
-            return push(t, MD_NULL, &j->rc) != UINT32_MAX;
-        }
+        for (size_t i = 0; i < sizeof literals / sizeof *literals; i++)
+            if (left >= literals[i].len && !memcmp(p, literals[i].text, literals[i].len)) {
+                j->p += literals[i].len;
+                return push(t, literals[i].type, &j->rc) != UINT32_MAX;
+            }
         if ((x = push(t, MD_NULL, &j->rc)) == UINT32_MAX) return false;
         return jnumber(j, &t->v[x]);
     }
