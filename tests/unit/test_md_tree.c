@@ -65,9 +65,9 @@ static const struct tcase cases[] = {
     {false, 1, "- a: 1\n  b: 2\n- - x\n  - y\n"},
     /* what only libyaml may decide */
     {false, 0, "quantum:\n  a: one\n    two\n"},               /* a folded plain scalar */
-    {false, 0, "- [a, b\n   c]\n"},
+    {false, 0, "- [a, b\n   c]\n"},                          /* folded inside a flow sequence */
     {false, 0, "- a\n  - b\n"},                              /* "a - b", one scalar */
-    {false, 0, "- a\n  b\n"},                          /* folded inside a flow sequence */
+    {false, 0, "- a\n  b\n"},                                /* "a b" */
     {false, 0, "quantum:\n  a: 1 # comment\n"},
     {false, 0, "a: &x 1\nb: *x\n"},                          /* anchor, alias */
     {false, 0, "a:\n- 1\n- 2\n"},                            /* indentless sequence */
