@@ -42,8 +42,8 @@ void tl_buf_puts(struct tl_buf *b, const char *s)
 
 void tl_buf_put_i64(struct tl_buf *b, int64_t v)
 {
-    if (!tl_buf_room(b, 21)) return;
-    b->len += tl_fmt_i64(b->data + b->len, v);
+    if (!tl_buf_room(b, TL_FMT_WIDE)) return;
+    b->len += tl_fmt_i64_wide(b->data + b->len, v);
 }
 
 void tl_buf_printf(struct tl_buf *b, const char *fmt, ...)

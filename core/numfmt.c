@@ -6,11 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
-                                     "25262728293031323334353637383940414243444546474849"
-                                     "50515253545556575859606162636465666768697071727374"
-                                     "75767778798081828384858687888990919293949596979899";
-
 static const uint64_t p10_64[20] = {
     UINT64_C(1),
     UINT64_C(10),
@@ -41,61 +36,105 @@ static inline int count_digits(uint64_t u)
     return t - ((u | 1) < p10_64[t]) + 1;
 }
 
-/* Exactly n <= 8 digits of u < 10^8 (zero-padded), ending just before
- * end; 32-bit arithmetic. */
-static inline void put_digits_back32(char *end, uint32_t u, int n)
+/* Eight ASCII digits of u < 10^8, zero-padded, the first digit in the
+ * lowest byte: both halves of four digits, then their pairs, then single
+ * digits, each split in parallel lanes of one word (x / 100 = x 5243 >>
+ * 19 for x < 10^4, y / 10 = y 103 >> 10 for y < 100; the products stay
+ * inside their lanes). */
+static inline uint64_t digits8(uint32_t u)
 {
-    for (; n >= 2; n -= 2) {
-        uint32_t d = (u % 100) * 2;
-        u /= 100;
-        end -= 2;
-        memcpy(end, digit_pairs + d, 2);
-    }
-    if (n) end[-1] = (char)('0' + u % 10);
+    uint64_t v = (uint64_t)(u / 10000) | ((uint64_t)(u % 10000) << 32);
+    uint64_t q = ((v * 5243) >> 19) & UINT64_C(0x0000007F0000007F);
+    v = q | ((v - q * 100) << 16);
+    q = ((v * 103) >> 10) & UINT64_C(0x000F000F000F000F);
+    v = q | ((v - q * 10) << 8);
+    return v + UINT64_C(0x3030303030303030);
 }
 
-/* Exactly n digits of u (zero-padded), ending just before end: eight at a
- * time in 32 bits. */
-static inline void put_digits_back(char *end, uint64_t u, int n)
+static inline void store8(char *p, uint32_t u)
 {
-    while (n > 8) {
-        put_digits_back32(end, (uint32_t)(u % 100000000), 8);
-        u /= 100000000;
-        end -= 8;
-        n -= 8;
-    }
-    put_digits_back32(end, (uint32_t)u, n);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t d = digits8(u);
+    memcpy(p, &d, 8);
+#else
+    for (int i = 7; i >= 0; i--, u /= 10) p[i] = (char)('0' + u % 10);
+#endif
 }
 
-/* u (negative if neg) with `decimals` digits after the point ("0.00123"
- * style), NUL-terminated: at most 1 + 20 + 1 + 21 + 1 bytes. */
+/* The digits of u, zero-padded to 24, in s[0..24); s[24..48) zeros too
+ * (copied along by the wide writers below, then cut off by the NUL). */
+static inline void digits24(char s[48], uint64_t u)
+{
+    memset(s, '0', 48);
+    if (u < UINT64_C(100000000)) {
+        store8(s + 16, (uint32_t)u);
+    } else if (u < UINT64_C(10000000000000000)) {
+        store8(s + 16, (uint32_t)(u % 100000000));
+        store8(s + 8, (uint32_t)(u / 100000000));
+    } else {
+        store8(s + 16, (uint32_t)(u % 100000000));
+        store8(s + 8, (uint32_t)(u / 100000000 % 100000000));
+        store8(s, (uint32_t)(u / UINT64_C(10000000000000000)));
+    }
+}
+
+/* u (negative if neg) with `decimals` <= 21 digits after the point
+ * ("0.00123" style), NUL-terminated: at most 1 + 20 + 1 + 21 + 1 bytes.
+ * Wide: buf has TL_FMT_WIDE bytes of room, and bytes after the NUL may be
+ * overwritten -- fixed-size copies, no branch per digit and no division
+ * by a variable power of ten. */
 static size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (u < UINT64_C(100000000) && decimals < 8) { /* most: one word of digits */
+        char *p = buf;
+        *p = '-';
+        p += neg;
+        int n = count_digits(u);
+        if (n <= decimals) n = decimals + 1;
+        uint64_t d = digits8((uint32_t)u) >> (8 * (8 - n)); /* the last n digits */
+        memcpy(p, &d, 8);
+        if (decimals) {
+            int whole = n - decimals;
+            p[whole] = '.';
+            d >>= 8 * whole;
+            memcpy(p + whole + 1, &d, 8);
+            n++;
+        }
+        p[n] = '\0';
+        return (size_t)(p + n - buf);
+    }
+#endif
+    char s[48];
+    digits24(s, u);
     char *p = buf;
-    if (neg) *p++ = '-';
-    uint64_t whole = u, part = 0;
-    if (decimals > 19) {
-        whole = 0;
-        part = u;
-    } else if (decimals) {
-        whole = u / p10_64[decimals];
-        part = u - whole * p10_64[decimals];
-    }
-    int n = count_digits(whole);
-    put_digits_back(p + n, whole, n);
-    p += n;
+    *p = '-';
+    p += neg;
+    int n = count_digits(u);
+    if (n <= decimals) n = decimals + 1;
+    const char *src = s + 24 - n;
+    memcpy(p, src, 24);
     if (decimals) {
-        *p++ = '.';
-        put_digits_back(p + decimals, part, decimals);
-        p += decimals;
+        int whole = n - decimals;
+        p[whole] = '.';
+        memcpy(p + whole + 1, src + whole, 24);
+        n++;
     }
-    *p = '\0';
-    return (size_t)(p - buf);
+    p[n] = '\0';
+    return (size_t)(p + n - buf);
+}
+
+size_t tl_fmt_i64_wide(char *buf, int64_t v)
+{
+    return put_fixed(buf, v < 0, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 0);
 }
 
 size_t tl_fmt_i64(char *buf, int64_t v)
 {
-    return put_fixed(buf, v < 0, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 0);
+    char tmp[TL_FMT_WIDE];
+    size_t n = tl_fmt_i64_wide(tmp, v);
+    memcpy(buf, tmp, n + 1);
+    return n;
 }
 
 __extension__ typedef unsigned __int128 u128;
@@ -137,13 +176,18 @@ static inline bool has_integer(const struct fixed_bounds *fb, u128 L, u128 H, u1
     return *lo <= *hi;
 }
 
-static size_t fmt_fixed_exact(char *buf, bool neg, uint64_t m, int e)
+static size_t fmt_fixed_exact(char *buf, bool neg, uint64_t m, int e, int kmin)
 {
     uint64_t l = (m << 2) - (m == UINT64_C(1) << 52 ? 1 : 2), h = (m << 2) + 2;
     int s = 2 - e; /* 5..70 for this range */
     struct fixed_bounds fb = {((u128)1 << s) - 1, s, !(m & 1)};
     u128 lo, hi, L = l, H = h;
-    int k = 1;
+    int k = kmin;
+    if (k > 1) { /* none with fewer decimals: 16 or 17 digits, one or two steps */
+        while (k < 21 && !has_integer(&fb, l * pow10_128(k), h * pow10_128(k), &lo, &hi)) k++;
+        has_integer(&fb, l * pow10_128(k), h * pow10_128(k), &lo, &hi);
+        goto found;
+    }
     for (; k <= 6; k++) {
         L *= 10;
         H *= 10;
@@ -168,14 +212,104 @@ found:;
     return put_fixed(buf, neg, (uint64_t)c, k);
 }
 
-size_t tl_fmt_double(char *buf, size_t cap, double v)
+/* The common case, a non-integer a = |v| in [1e-8, 1e15) that some
+ * decimal of at most 15 significant digits reads back as (times in us,
+ * sizes in MB): K decimals bring a to x = a 10^K in [1e14, 1e15). There
+ * the decimals that read back as a form an interval of width
+ * ulp(a) 10^K <= x 2^-52 < 0.23, and fl(x) is within 2^-4 of x, so the
+ * only integer that can lie in it is n = round(fl(x)). Whether it does is
+ * one exact test: n < 2^53 and 10^K (K <= 22) are doubles, so n / 10^K in
+ * IEEE arithmetic is correctly rounded -- the double strtod gives for
+ * "n e-K" (Clinger) -- and equals a exactly when n is a valid decimal.
+ * The valid integer at fewer decimals k, if any, times 10^(K-k) is valid
+ * at K, so it is n with its trailing zeros stripped: the shortest, the
+ * same digits as %.15g and the exact search below. 0 when no 15-digit
+ * decimal exists (then 16 or 17 digits are needed, and *kmin is set to
+ * K + 1: the exact search starts there). e2: a's binary exponent. */
+static size_t fmt_15(char *buf, bool neg, double a, int e2, int *kmin)
 {
+    static const double p10d[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    /* floor(e2 log10 2) <= floor(log10 a) <= that + 1 */
+    int K = 14 - ((e2 * 78913) >> 18);
+    if (K < 0 || K > 22) return 0;
+    double x = a * p10d[K];
+    if (x >= 1e15) {
+        if (--K < 0) return 0;
+        x = a * p10d[K];
+    }
+    uint64_t n = (uint64_t)(x + 0.5);
+    if ((double)n / p10d[K] != a) {
+        *kmin = K + 1;
+        return 0;
+    }
+    if (n == UINT64_C(1000000000000000)) { /* x rounded up to 10^15: the same decimal */
+        n /= 10;
+        K--;
+    }
+    /* n has 15 digits, the first at 10^E */
+    int E = 14 - K;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* D[0..15): the digits as bytes of one 128-bit word; D[15] = 0 */
+    uint64_t whi = digits8((uint32_t)(n / 100000000)), wlo = digits8((uint32_t)(n % 100000000));
+    u128 D = (u128)(whi >> 8) | ((u128)wlo << 56);
+    /* trailing zeros: the '0' bytes at the top, below D[15] */
+    u128 z = D ^ (((u128)UINT64_C(0x30303030303030) << 64) | UINT64_C(0x3030303030303030));
+    uint64_t zhi = (uint64_t)(z >> 64);
+    int tz = (zhi ? __builtin_clzll(zhi) : 64 + __builtin_clzll((uint64_t)z)) / 8 - 1;
+    int nsig = 15 - tz, len;
+    char *p = buf;
+    *p = '-';
+    p += neg;
+    if (E >= 0) { /* ddd.ddd: E + 1 <= 14 whole digits (a is no integer) */
+        int w = E + 1;
+        memcpy(p, &D, 16);
+        p[w] = '.';
+        u128 rest = D >> (8 * w);
+        memcpy(p + w + 1, &rest, 16);
+        len = nsig + 1;
+    } else if (E >= -4) { /* 0.000ddd */
+        memcpy(p, "0.000000", 8);
+        memcpy(p + 1 - E, &D, 16);
+        len = 1 - E + nsig;
+    } else { /* %g's exponent form: d[.ddd]e-XX */
+        p[0] = (char)D;
+        p[1] = '.';
+        u128 rest = D >> 8;
+        memcpy(p + 2, &rest, 16);
+        len = nsig > 1 ? nsig + 1 : 1;
+        p[len++] = 'e';
+        p[len++] = '-';
+        p[len++] = '0'; /* E is -5 .. -8 here */
+        p[len++] = (char)('0' - E);
+    }
+    p[len] = '\0';
+    return (size_t)(p + len - buf);
+#else
+    int k = K; /* strip the trailing zeros: at most 14 (n >= 10^14, k >= 1) */
+    while (k > 1 && n % 10 == 0) {
+        n /= 10;
+        k--;
+    }
+    if (E >= -4) return put_fixed(buf, neg, n, k);
+    char tmp[TL_FMT_WIDE]; /* %g's exponent form via printf: rare */
+    snprintf(tmp, sizeof tmp, "%.*e", count_digits(n) - 1, neg ? -a : a);
+    size_t len = strlen(tmp);
+    memcpy(buf, tmp, len + 1);
+    return len;
+#endif
+}
+
+size_t tl_fmt_double_wide(char *buf, double v)
+{
+    const size_t cap = TL_FMT_WIDE;
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     bool neg = bits >> 63;
     int biased = (int)((bits >> 52) & 0x7ff);
     if (biased == 0x7ff) return (size_t)snprintf(buf, cap, isnan(v) ? "nan" : neg ? "-inf" : "inf");
-    if (!(bits << 1) && cap >= 3) { /* +-0 */
+    if (!(bits << 1)) { /* +-0 */
         size_t n = 0;
         if (neg) buf[n++] = '-';
         buf[n++] = '0';
@@ -183,15 +317,20 @@ size_t tl_fmt_double(char *buf, size_t cap, double v)
         return n;
     }
     double a = fabs(v);
-    if (biased && cap >= 32) { /* normal: v = m 2^e */
+    if (biased) { /* normal: v = m 2^e */
         uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
         int e = biased - 1075;
         /* Integers that a double holds exactly print without exponent. */
         if (e >= 0 && a < 1e17) return put_fixed(buf, neg, m << e, 0);
         if (e < 0 && e > -53 && !(m & ((UINT64_C(1) << -e) - 1)))
             return put_fixed(buf, neg, m >> -e, 0);
+        int kmin = 1;
+        if (a >= 1e-8 && a < 1e15) {
+            size_t n = fmt_15(buf, neg, a, biased - 1023, &kmin);
+            if (n) return n;
+        }
         /* Fixed notation, where %g would use it too. */
-        if (e < 0 && a >= 1e-4 && a < 1e15) return fmt_fixed_exact(buf, neg, m, e);
+        if (e < 0 && a >= 1e-4 && a < 1e15) return fmt_fixed_exact(buf, neg, m, e, kmin);
     }
     /* If some representation of <= 15 digits reads back as v, then v is
      * within half a double ulp of it -- far inside half a unit of the 15th
@@ -206,6 +345,19 @@ size_t tl_fmt_double(char *buf, size_t cap, double v)
         if (prec == 17 || (tl_parse_double(buf, buf + n, &back) && back == v)) return (size_t)n;
     }
     return 0; /* not reached */
+}
+
+size_t tl_fmt_double(char *buf, size_t cap, double v)
+{
+    if (cap >= TL_FMT_WIDE) return tl_fmt_double_wide(buf, v);
+    char tmp[TL_FMT_WIDE];
+    size_t n = tl_fmt_double_wide(tmp, v); /* at most 24 characters */
+    if (n >= cap) n = cap ? cap - 1 : 0;
+    if (cap) {
+        memcpy(buf, tmp, n);
+        buf[n] = '\0';
+    }
+    return n;
 }
 
 /* Eight ASCII digits at once (SWAR); false if any byte is not a digit. */

@@ -11,10 +11,18 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* Returns the length written (excluding NUL); cap must be >= 32. */
+/* Returns the length written (excluding NUL); cap must be >= 32 (the
+ * longest is 24 characters). */
 size_t tl_fmt_double(char *buf, size_t cap, double v);
 /* Writes v in decimal and a NUL: at most 21 bytes. Returns the length. */
 size_t tl_fmt_i64(char *buf, int64_t v);
+
+/* The same into a buffer with TL_FMT_WIDE bytes of room, of which the
+ * bytes after the NUL may be overwritten: the writers copy in fixed-size
+ * blocks. For encoders that reserve the room once per record. */
+#define TL_FMT_WIDE 64
+size_t tl_fmt_double_wide(char *buf, double v);
+size_t tl_fmt_i64_wide(char *buf, int64_t v);
 
 /* Parses a decimal integer (optional '-') of exactly [p, end). */
 bool tl_parse_i64(const char *p, const char *end, int64_t *out);

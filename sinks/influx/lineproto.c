@@ -6,7 +6,11 @@
 #include "lineproto.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "numfmt.h"
 
@@ -58,14 +62,14 @@ static bool put_tag(struct tl_buf *b, const char *k, const char *v, struct tl_lp
  * InfluxDB reads it as a float. */
 static void put_float_field_n(struct tl_buf *b, bool *first, const char *k, size_t klen, double v)
 {
-    if (!tl_buf_room(b, klen + 2 + 40)) return;
+    if (!tl_buf_room(b, klen + 2 + TL_FMT_WIDE)) return;
     char *p = b->data + b->len;
     *p++ = *first ? ' ' : ',';
     *first = false;
     memcpy(p, k, klen);
     p += klen;
     *p++ = '=';
-    p += tl_fmt_double(p, 40, v);
+    p += tl_fmt_double_wide(p, v);
     b->len = (size_t)(p - b->data);
 }
 
@@ -94,37 +98,179 @@ int64_t tl_lp_task_time(const struct tl_record *r)
     return r->time_ns - r->time_ns % 1000 + off;
 }
 
+/* ",name=" for every metric, in blocks copied whole (the encoder has the
+ * room reserved; what follows the name is overwritten by the value). */
+static const struct {
+    char s[32];
+    unsigned char n;
+} field_prefix[TL_M_COUNT] = {
+#define TL_FIELD_PREFIX(e, n, u, h) [TL_M_##e] = {"," n "=", sizeof n + 1},
+    TL_METRICS(TL_FIELD_PREFIX)
+#undef TL_FIELD_PREFIX
+};
+
+/* Where the first of ", =\n\r" is in s[0..n), or n: sixteen bytes at a
+ * time where SSE2 is there (every x86-64), the last block overlapping. A
+ * string shorter than 16 bytes is read as one block when that stays
+ * inside its memory page (as the vector string functions of libc do) and
+ * the bytes past n are masked off; the sanitizer is told so. */
+#ifdef __SSE2__
+static inline unsigned special_mask(__m128i x)
+{
+    const __m128i comma = _mm_set1_epi8(','), space = _mm_set1_epi8(' '), eq = _mm_set1_epi8('='),
+                  nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(x, space)),
+                             _mm_or_si128(_mm_cmpeq_epi8(x, eq),
+                                          _mm_or_si128(_mm_cmpeq_epi8(x, nl), _mm_cmpeq_epi8(x, cr))));
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address))
+#endif
+static size_t first_special(const char *s, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    if (n >= 16) {
+        for (;; i += 16) {
+            if (i + 16 > n) i = n - 16;
+            unsigned mask = special_mask(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
+            if (mask) return i + (size_t)__builtin_ctz(mask);
+            if (i + 16 == n) return n;
+        }
+    }
+    if (((uintptr_t)s & 4095) <= 4096 - 16) {
+        unsigned mask = special_mask(_mm_loadu_si128((const __m128i *)(const void *)s)) &
+                        ((1u << n) - 1);
+        return mask ? (size_t)__builtin_ctz(mask) : n;
+    }
+#endif
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == ',' || c == ' ' || c == '=' || c == '\n' || c == '\r') return i;
+    }
+    return n;
+}
+
+/* A tag value of n bytes, escaped, at p (2n bytes of room); NULL when it
+ * cannot be written. */
+static char *put_tag_value(char *p, const char *s, size_t n)
+{
+    if (s[n - 1] == '\\') return NULL;
+    size_t i = first_special(s, n);
+    memcpy(p, s, i);
+    p += i;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '\n' || c == '\r') return NULL;
+        if (c == ',' || c == ' ' || c == '=') *p++ = '\\';
+        *p++ = c;
+    }
+    return p;
+}
+
 int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
 {
     if (r->kind != TL_REC_TASK) return 0;
+    static const struct {
+        char s[12];
+        unsigned char n;
+    } tag_prefix[] = {{",category=", 10}, {",host=", 6}, {",result=", 8}, {",source=", 8},
+                      {",workflow=", 10}};
+    const char *vals[] = {r->category, r->host, r->result, r->source, r->workflow};
+    size_t lens[5], room = 4 + 5 * sizeof tag_prefix[0].s;
+    for (int i = 0; i < 5; i++) room += 2 * (lens[i] = vals[i] ? strlen(vals[i]) : 0);
     size_t start = b->len;
-    bool ok = true;
-    tl_buf_puts(b, "task");
-    ok = ok && put_tag(b, "category", r->category, st);
-    ok = ok && put_tag(b, "host", r->host, st);
-    ok = ok && put_tag(b, "result", r->result, st);
-    ok = ok && put_tag(b, "source", r->source, st);
-    ok = ok && put_tag(b, "workflow", r->workflow, st);
-    for (int i = 0; ok && i < r->n_tags; i++) ok = put_tag(b, r->tags[i].key, r->tags[i].value, st);
-    if (!ok) {
-        b->len = start;
-        st->rejected_unwritable++;
-        return 0;
+    if (!tl_buf_room(b, room)) return 0;
+    char *p = b->data + b->len;
+    memcpy(p, "task", 4);
+    p += 4;
+    for (int i = 0; i < 5; i++) {
+        if (!lens[i]) continue; /* empty tag values are omitted */
+        memcpy(p, tag_prefix[i].s, sizeof tag_prefix[i].s);
+        p += tag_prefix[i].n;
+        if (!(p = put_tag_value(p, vals[i], lens[i]))) goto unwritable;
     }
-    bool first = true;
-    for (int m = 0; m < TL_M_COUNT; m++)
-        if (tl_record_has(r, (enum tl_metric)m) && isfinite(r->v[m]))
-            put_float_field_n(b, &first, tl_metric_info[m].name, tl_metric_info[m].name_len,
-                              r->v[m]);
-    if (r->task_id >= 0) put_int_field(b, &first, "task_id", r->task_id);
-    put_int_field(b, &first, "attempt", r->attempt);
-    if (r->has_exit_code) put_int_field(b, &first, "exit_code", r->exit_code);
-    tl_buf_puts(b, r->final ? ",final=true" : ",final=false");
-    tl_buf_putc(b, ' ');
-    tl_buf_put_i64(b, tl_lp_task_time(r));
-    tl_buf_putc(b, '\n');
+    b->len = (size_t)(p - b->data);
+    for (int i = 0; i < r->n_tags; i++)
+        if (!put_tag(b, r->tags[i].key, r->tags[i].value, st)) goto unwritable;
+
+    /* fields: each metric present, then the integers, then final */
+    room = (size_t)__builtin_popcountll(r->present) * (sizeof field_prefix[0].s + TL_FMT_WIDE) +
+           4 * (16 + TL_FMT_WIDE);
+    if (!tl_buf_room(b, room)) return 0;
+    p = b->data + b->len;
+    char *first = p; /* the separator before the first field becomes a space */
+    /* Values formatted now are remembered once the point is written: read
+     * back right away, the bytes just stored in pieces would stall the
+     * load (no store-to-load forwarding across several stores). */
+    struct missed {
+        uint64_t bits;
+        unsigned h;
+        uint32_t at;
+        unsigned char n;
+    } missed[TL_M_COUNT];
+    int nmissed = 0;
+    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
+        int m = __builtin_ctzll(bits);
+        if (!isfinite(r->v[m])) continue;
+        memcpy(p, field_prefix[m].s, sizeof field_prefix[m].s);
+        p += field_prefix[m].n;
+        uint64_t vb;
+        memcpy(&vb, &r->v[m], sizeof vb);
+        unsigned h = (unsigned)((vb * UINT64_C(0x9E3779B97F4A7C15)) >> 54);
+        if (st->memo[h].bits == vb && st->memo[h].n) {
+            memcpy(p, st->memo[h].s, sizeof st->memo[h].s);
+            p += st->memo[h].n;
+        } else {
+            size_t n = tl_fmt_double_wide(p, r->v[m]);
+            st->memo[h].bits = vb;
+            st->memo[h].n = 0;
+            if (n <= sizeof st->memo[h].s) missed[nmissed++] = (struct missed){vb, h, (uint32_t)(p - b->data), (unsigned char)n};
+            p += n;
+        }
+    }
+    if (r->task_id >= 0) {
+        memcpy(p, ",task_id=", 9);
+        p += 9;
+        p += tl_fmt_i64_wide(p, r->task_id);
+        *p++ = 'i';
+    }
+    memcpy(p, ",attempt=", 9);
+    p += 9;
+    p += tl_fmt_i64_wide(p, r->attempt);
+    *p++ = 'i';
+    if (r->has_exit_code) {
+        memcpy(p, ",exit_code=", 11);
+        p += 11;
+        p += tl_fmt_i64_wide(p, r->exit_code);
+        *p++ = 'i';
+    }
+    if (r->final) {
+        memcpy(p, ",final=true ", 12);
+        p += 12;
+    } else {
+        memcpy(p, ",final=false ", 13);
+        p += 13;
+    }
+    *first = ' ';
+    p += tl_fmt_i64_wide(p, tl_lp_task_time(r));
+    *p++ = '\n';
+    b->len = (size_t)(p - b->data);
+    for (int i = 0; i < nmissed; i++) {
+        /* in order, with the bits: two values of one point may share a slot */
+        memcpy(st->memo[missed[i].h].s, b->data + missed[i].at, sizeof st->memo[0].s);
+        st->memo[missed[i].h].bits = missed[i].bits;
+        st->memo[missed[i].h].n = missed[i].n;
+    }
     st->points++;
     return 1;
+unwritable:
+    b->len = start;
+    st->rejected_unwritable++;
+    return 0;
 }
 
 /* q0 q01 q05 q25 q32 q50 q68 q75 q95 q99 q100: the schema's fixed set */

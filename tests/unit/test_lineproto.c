@@ -1,0 +1,233 @@
+/* The `task` point encoder against plain reference code:
+ *   tag escaping    every length 0..40, every special at every position,
+ *                   and strings that end right before an unreadable page
+ *                   (the vector scan must not read past it);
+ *   the value memo  a stream of records encoded with one encoder state
+ *                   equals each record encoded on its own;
+ *   numbers         every field reads back as the record's value. */
+#include "check.h"
+
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "lineproto.h"
+#include "numfmt.h"
+#include "record.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Line protocol's tag-value escaping, one byte at a time; NULL when the
+ * value cannot be written. */
+static const char *ref_escape(const char *s, char *out)
+{
+    char *o = out;
+    size_t n = strlen(s);
+    if (n && s[n - 1] == '\\') return NULL;
+    for (; *s; s++) {
+        if (*s == '\n' || *s == '\r') return NULL;
+        if (*s == ',' || *s == ' ' || *s == '=') *o++ = '\\';
+        *o++ = *s;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void init_task(struct tl_record *r)
+{
+    tl_record_init(r, TL_REC_TASK);
+    r->source = "wq";
+    r->workflow = "1@2024-01-01T00:00:00Z";
+    r->host = "10.0.0.1";
+    r->result = "SUCCESS";
+    r->task_id = 7;
+    r->attempt = 1;
+    r->time_ns = 1700000000000000000LL;
+    tl_record_set(r, TL_M_WALL_TIME_S, 1.5);
+}
+
+/* The category tag as encoded, or NULL when the point was refused. */
+static const char *encoded_category(const char *cat, char *out, size_t cap)
+{
+    struct tl_record r;
+    init_task(&r);
+    r.category = cat;
+    struct tl_buf b = {0};
+    static struct tl_lp_stats st;
+    int ok = tl_lp_task(&b, &r, &st);
+    const char *res = NULL;
+    if (ok) {
+        tl_buf_putc(&b, '\0');
+        const char *p = strstr(b.data, ",category="), *e = p ? strstr(p, ",host=") : NULL;
+        if (p && e && (size_t)(e - p - 10) < cap) {
+            memcpy(out, p + 10, (size_t)(e - p - 10));
+            out[e - p - 10] = '\0';
+            res = out;
+        }
+    }
+    tl_buf_free(&b);
+    return res;
+}
+
+static void test_escaping(void)
+{
+    const char specials[] = {',', ' ', '=', '\\', '\n', '\r', 'a', (char)0xC3};
+    char s[64], got[160], want[160];
+    int bad = 0, n_cases = 0;
+    for (int len = 1; len <= 40; len++)
+        for (int pos = 0; pos < len; pos++)
+            for (size_t k = 0; k < sizeof specials; k++) {
+                for (int i = 0; i < len; i++) s[i] = (char)('a' + i % 26);
+                s[pos] = specials[k];
+                s[len] = '\0';
+                const char *w = ref_escape(s, want), *g = encoded_category(s, got, sizeof got);
+                n_cases++;
+                if ((w == NULL) != (g == NULL) || (w && strcmp(w, g))) {
+                    if (bad++ < 5)
+                        fprintf(stderr, "escape len %d pos %d char %d: got %s want %s\n", len, pos,
+                                specials[k], g ? g : "(refused)", w ? w : "(refused)");
+                }
+            }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(n_cases > 6000);
+
+    /* strings ending just before a page that cannot be read */
+    long page = sysconf(_SC_PAGESIZE);
+    char *mem = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(mem != MAP_FAILED);
+    if (mem == MAP_FAILED) return;
+    CHECK(mprotect(mem + page, (size_t)page, PROT_NONE) == 0);
+    int guard_bad = 0;
+    for (int len = 1; len <= 20; len++) {
+        char *str = mem + page - len - 1;
+        for (int i = 0; i < len; i++) str[i] = (char)('k' + i % 10);
+        str[len / 2] = ',';
+        str[len] = '\0';
+        const char *w = ref_escape(str, want), *g = encoded_category(str, got, sizeof got);
+        guard_bad += !w || !g || strcmp(w, g);
+    }
+    CHECK_EQ_INT(guard_bad, 0);
+    munmap(mem, (size_t)page * 2);
+}
+
+/* Random values of the kinds a real stream has: times in us, sizes in
+ * bytes or MB, zeros, full-precision doubles, tiny and huge ones, and
+ * some too long (24 characters) for the encoder to remember. */
+static double value(void)
+{
+    uint64_t u = next();
+    switch (u % 9) {
+    case 0: return (double)(u >> 40) / 1e6;
+    case 1: return (double)((u >> 50) * 1048576);
+    case 2: return 0.0;
+    case 3: return -0.0;
+    case 4: return (double)(u >> 44) / 1e3 * 1048576;
+    case 5: return ldexp((double)(u >> 11), -(int)(u >> 58) - 40);
+    case 6: return (double)(u >> 12) * 1e-12;
+    case 7: return -ldexp(1.0 + (double)(u >> 60) / 3.0, -1000); /* 16 of them, recurring */
+    default: return (double)(u >> 3) / 7.0;
+    }
+}
+
+static void test_memo(void)
+{
+    struct tl_lp_stats shared = {0};
+    struct tl_buf stream = {0}, alone = {0};
+    int differ = 0, unreadable = 0, fields = 0;
+    for (int i = 0; i < 20000; i++) {
+        struct tl_record r;
+        init_task(&r);
+        r.category = "c";
+        r.task_id = i;
+        for (int m = 0; m < TL_M_COUNT; m++) {
+            if (next() % 3 == 0) continue;
+            /* a few metrics repeat often, as limits and sizes do */
+            double v = (m % 4 == 0 && i % 5) ? 42.25 : value();
+            if (next() % 50 == 0) v = NAN;
+            tl_record_set(&r, (enum tl_metric)m, v);
+        }
+        struct tl_lp_stats fresh = {0};
+        stream.len = alone.len = 0;
+        CHECK_EQ_INT(tl_lp_task(&stream, &r, &shared), 1);
+        tl_lp_task(&alone, &r, &fresh);
+        if (stream.len != alone.len || memcmp(stream.data, alone.data, stream.len)) differ++;
+        /* every float field reads back as the value */
+        tl_buf_putc(&stream, '\0');
+        for (int m = 0; m < TL_M_COUNT; m++) {
+            if (!tl_record_has(&r, (enum tl_metric)m) || !isfinite(r.v[m])) continue;
+            char key[64];
+            snprintf(key, sizeof key, "%c%s=", ' ', tl_metric_info[m].name);
+            const char *p = strstr(stream.data, key);
+            if (!p) {
+                key[0] = ',';
+                p = strstr(stream.data, key);
+            }
+            fields++;
+            if (!p || strtod(p + strlen(key), NULL) != r.v[m]) unreadable++;
+        }
+    }
+    CHECK_EQ_INT(differ, 0);
+    CHECK_EQ_INT(unreadable, 0);
+    CHECK(fields > 300000);
+    tl_buf_free(&stream);
+    tl_buf_free(&alone);
+}
+
+/* Values that 15 or fewer significant digits represent print exactly as
+ * the shortest %.Ng does (fixed notation from 1e-4 on, like %g). */
+static void test_short_decimals(void)
+{
+    int differ = 0, n = 0;
+    char buf[64], ref[64];
+    for (int i = 0; i < 200000; i++) {
+        uint64_t u = next();
+        int digits = 1 + (int)(u % 15), scale = (int)((u >> 8) % 24) - 8;
+        double v = (double)((u >> 16) % 1000000000000000ULL % (uint64_t)pow(10, digits)) /
+                   pow(10, digits - 1) * pow(10, scale);
+        if (u & (1 << 5)) v = -v;
+        if (v == 0 || fabs(v) >= 1e15 || fabs(v) < 1e-8 || v == floor(v)) continue;
+        int prec = 1;
+        for (; prec <= 17; prec++) {
+            snprintf(ref, sizeof ref, "%.*g", prec, v);
+            if (strtod(ref, NULL) == v) break;
+        }
+        if (prec > 15) continue;
+        n++;
+        tl_fmt_double(buf, sizeof buf, v);
+        if (strcmp(buf, ref)) {
+            if (differ++ < 5) fprintf(stderr, "%.17g: got %s, %%.%dg gives %s\n", v, buf, prec, ref);
+        }
+    }
+    CHECK(n > 80000);
+    CHECK_EQ_INT(differ, 0);
+    const struct {
+        double v;
+        const char *s;
+    } cases[] = {{0.001, "0.001"}, {0.1, "0.1"},     {1e-5, "1e-05"},   {1.5e-8, "1.5e-08"},
+                 {9.99e-5, "9.99e-05"}, {123.456, "123.456"}, {0.000347, "0.000347"},
+                 {99999999999999.9, "99999999999999.9"}, {-2.5e-7, "-2.5e-07"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tl_fmt_double(buf, sizeof buf, cases[i].v);
+        CHECK_STR(buf, cases[i].s);
+    }
+    /* the wide writer into a buffer of exactly its room, checked by ASan */
+    char *wide = malloc(TL_FMT_WIDE);
+    CHECK_EQ_INT(tl_fmt_double_wide(wide, -123456789012345.67), 19);
+    free(wide);
+}
+
+int main(void)
+{
+    test_escaping();
+    test_memo();
+    test_short_decimals();
+    return check_done("test_lineproto");
+}
