@@ -83,7 +83,29 @@ static inline void digits24(char s[48], uint64_t u)
  * Wide: buf has TL_FMT_WIDE bytes of room, and bytes after the NUL may be
  * overwritten -- fixed-size copies, no branch per digit and no division
  * by a variable power of ten. */
-static size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
+static __attribute__((noinline)) size_t put_fixed_long(char *buf, bool neg, uint64_t u,
+                                                      int decimals)
+{
+    char s[48];
+    digits24(s, u);
+    char *p = buf;
+    *p = '-';
+    p += neg;
+    int n = count_digits(u);
+    if (n <= decimals) n = decimals + 1;
+    const char *src = s + 24 - n;
+    memcpy(p, src, 24);
+    if (decimals) {
+        int whole = n - decimals;
+        p[whole] = '.';
+        memcpy(p + whole + 1, src + whole, 24);
+        n++;
+    }
+    p[n] = '\0';
+    return (size_t)(p + n - buf);
+}
+
+static inline size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (u < UINT64_C(100000000) && decimals < 8) { /* most: one word of digits */
@@ -105,23 +127,7 @@ static size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
         return (size_t)(p + n - buf);
     }
 #endif
-    char s[48];
-    digits24(s, u);
-    char *p = buf;
-    *p = '-';
-    p += neg;
-    int n = count_digits(u);
-    if (n <= decimals) n = decimals + 1;
-    const char *src = s + 24 - n;
-    memcpy(p, src, 24);
-    if (decimals) {
-        int whole = n - decimals;
-        p[whole] = '.';
-        memcpy(p + whole + 1, src + whole, 24);
-        n++;
-    }
-    p[n] = '\0';
-    return (size_t)(p + n - buf);
+    return put_fixed_long(buf, neg, u, decimals);
 }
 
 size_t tl_fmt_i64_wide(char *buf, int64_t v)
@@ -176,7 +182,8 @@ static inline bool has_integer(const struct fixed_bounds *fb, u128 L, u128 H, u1
     return *lo <= *hi;
 }
 
-static size_t fmt_fixed_exact(char *buf, bool neg, uint64_t m, int e, int kmin)
+static __attribute__((noinline)) size_t fmt_fixed_exact(char *buf, bool neg, uint64_t m, int e,
+                                                       int kmin)
 {
     uint64_t l = (m << 2) - (m == UINT64_C(1) << 52 ? 1 : 2), h = (m << 2) + 2;
     int s = 2 - e; /* 5..70 for this range */
@@ -301,14 +308,33 @@ static size_t fmt_15(char *buf, bool neg, double a, int e2, int *kmin)
 #endif
 }
 
+/* What the paths above leave: nan, inf, magnitudes below 1e-8 or from
+ * 1e15 on that are no integers below 1e17, and 16- or 17-digit values
+ * below 1e-4. If some representation of <= 15 digits reads back as v,
+ * then v is within half a double ulp of it -- far inside half a unit of
+ * the 15th digit -- so %.15g prints exactly those digits, and %g strips
+ * the zeros that pad it: the shortest. Otherwise 16 or 17 digits are
+ * needed. Subnormals carry fewer than 53 bits, so that argument does not
+ * hold for them: every precision is tried (they are rare). */
+static __attribute__((noinline, cold)) size_t fmt_printf(char *buf, double v)
+{
+    if (isnan(v) || isinf(v))
+        return (size_t)snprintf(buf, TL_FMT_WIDE, isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+    for (int prec = fabs(v) < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
+        int n = snprintf(buf, TL_FMT_WIDE, "%.*g", prec, v);
+        double back;
+        if (prec == 17 || (tl_parse_double(buf, buf + n, &back) && back == v)) return (size_t)n;
+    }
+    return 0; /* not reached */
+}
+
 size_t tl_fmt_double_wide(char *buf, double v)
 {
-    const size_t cap = TL_FMT_WIDE;
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     bool neg = bits >> 63;
     int biased = (int)((bits >> 52) & 0x7ff);
-    if (biased == 0x7ff) return (size_t)snprintf(buf, cap, isnan(v) ? "nan" : neg ? "-inf" : "inf");
+    if (biased == 0x7ff) return fmt_printf(buf, v);
     if (!(bits << 1)) { /* +-0 */
         size_t n = 0;
         if (neg) buf[n++] = '-';
@@ -332,19 +358,7 @@ size_t tl_fmt_double_wide(char *buf, double v)
         /* Fixed notation, where %g would use it too. */
         if (e < 0 && a >= 1e-4 && a < 1e15) return fmt_fixed_exact(buf, neg, m, e, kmin);
     }
-    /* If some representation of <= 15 digits reads back as v, then v is
-     * within half a double ulp of it -- far inside half a unit of the 15th
-     * digit -- so %.15g prints exactly those digits, and %g strips the zeros
-     * that pad it: the shortest. Otherwise 16 or 17 digits are needed.
-     * (The old loop over every precision cost up to 17 printf + strtod.)
-     * Subnormals carry fewer than 53 bits, so that argument does not hold
-     * for them: every precision is tried (they are rare). */
-    for (int prec = a < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
-        int n = snprintf(buf, cap, "%.*g", prec, v);
-        double back;
-        if (prec == 17 || (tl_parse_double(buf, buf + n, &back) && back == v)) return (size_t)n;
-    }
-    return 0; /* not reached */
+    return fmt_printf(buf, v);
 }
 
 size_t tl_fmt_double(char *buf, size_t cap, double v)
