@@ -171,6 +171,13 @@ static char *put_tag_value(char *p, const char *s, size_t n)
     return p;
 }
 
+/* A value's slot in the memo: the top bits of a multiplicative hash. */
+static inline unsigned memo_slot(uint64_t bits)
+{
+    _Static_assert((TL_LP_MEMO & (TL_LP_MEMO - 1)) == 0, "memo size is a power of two");
+    return (unsigned)((bits * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - __builtin_ctz(TL_LP_MEMO)));
+}
+
 int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
 {
     if (r->kind != TL_REC_TASK) return 0;
@@ -205,22 +212,18 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
     char *first = p; /* the separator before the first field becomes a space */
     /* Values formatted now are remembered once the point is written: read
      * back right away, the bytes just stored in pieces would stall the
-     * load (no store-to-load forwarding across several stores). */
-    struct missed {
-        uint64_t bits;
-        unsigned h;
-        uint32_t at;
-        unsigned char n;
-    } missed[TL_M_COUNT];
+     * load (no store-to-load forwarding across several stores). Each is
+     * noted as one word: metric << 40 | length << 32 | offset from first. */
+    uint64_t missed[TL_M_COUNT];
     int nmissed = 0;
     for (uint64_t bits = r->present; bits; bits &= bits - 1) {
         int m = __builtin_ctzll(bits);
-        if (!isfinite(r->v[m])) continue;
-        memcpy(p, field_prefix[m].s, sizeof field_prefix[m].s);
-        p += field_prefix[m].n;
         uint64_t vb;
         memcpy(&vb, &r->v[m], sizeof vb);
-        unsigned h = (unsigned)((vb * UINT64_C(0x9E3779B97F4A7C15)) >> 54);
+        if ((~vb & (UINT64_C(0x7ff) << 52)) == 0) continue; /* nan, inf */
+        memcpy(p, field_prefix[m].s, sizeof field_prefix[m].s);
+        p += field_prefix[m].n;
+        unsigned h = memo_slot(vb);
         if (st->memo[h].bits == vb && st->memo[h].n) {
             memcpy(p, st->memo[h].s, sizeof st->memo[h].s);
             p += st->memo[h].n;
@@ -228,7 +231,8 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
             size_t n = tl_fmt_double_wide(p, r->v[m]);
             st->memo[h].bits = vb;
             st->memo[h].n = 0;
-            if (n <= sizeof st->memo[h].s) missed[nmissed++] = (struct missed){vb, h, (uint32_t)(p - b->data), (unsigned char)n};
+            if (n <= sizeof st->memo[h].s)
+                missed[nmissed++] = (uint64_t)m << 40 | (uint64_t)n << 32 | (uint64_t)(p - first);
             p += n;
         }
     }
@@ -261,9 +265,12 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
     b->len = (size_t)(p - b->data);
     for (int i = 0; i < nmissed; i++) {
         /* in order, with the bits: two values of one point may share a slot */
-        memcpy(st->memo[missed[i].h].s, b->data + missed[i].at, sizeof st->memo[0].s);
-        st->memo[missed[i].h].bits = missed[i].bits;
-        st->memo[missed[i].h].n = missed[i].n;
+        uint64_t vb;
+        memcpy(&vb, &r->v[missed[i] >> 40], sizeof vb);
+        unsigned h = memo_slot(vb);
+        memcpy(st->memo[h].s, first + (uint32_t)missed[i], sizeof st->memo[0].s);
+        st->memo[h].bits = vb;
+        st->memo[h].n = (unsigned char)(missed[i] >> 32);
     }
     st->points++;
     return 1;
