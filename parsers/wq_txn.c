@@ -53,6 +53,7 @@ struct wq_config {
     size_t max_line;
     long long max_open_tasks;
     size_t max_names;
+    bool close_superseded;
 };
 
 static const struct tl_option wq_options[] = {
@@ -62,6 +63,11 @@ static const struct tl_option wq_options[] = {
      offsetof(struct wq_config, max_open_tasks)},
     {"max_names", TL_OPT_SIZE, "64M", "bytes of distinct names (categories, workers, hosts)",
      offsetof(struct wq_config, max_names)},
+    {"close_superseded", TL_OPT_BOOL, "true",
+     "a run without MANAGER END that wrote nothing between two later MANAGER STARTs of the "
+     "input is taken for crashed: its unfinished tasks are reported and freed then, not at "
+     "the end of input (memory stays flat over restarts); false keeps them to the end",
+     offsetof(struct wq_config, close_superseded)},
     {0},
 };
 
@@ -91,7 +97,8 @@ static const struct tl_option wq_options[] = {
     X(CATEGORY_MIN, "CATEGORY MIN")                                                                \
     X(CATEGORY_FIRST, "CATEGORY FIRST")                                                            \
     X(LIBRARY, "LIBRARY")                                                                          \
-    X(APPLICATION, "APPLICATION")
+    X(APPLICATION, "APPLICATION")                                                              \
+    X(RUN_SUPERSEDED, "runs ended by later MANAGER STARTs")
 
 enum wq_counter {
 #define WQ_C_ENUM(e, n) WQC_##e,
@@ -166,6 +173,8 @@ struct run {
     double cores;
     struct tl_map64 worker_cores;   /* interned worker id -> cores (double bits) */
     int64_t last_emit_sec;          /* workflow records: at most one per second */
+    bool ended;                     /* MANAGER END seen, or superseded (below) */
+    bool quiet;                     /* no line since the last MANAGER START of another run */
 };
 
 struct wq_state {
@@ -648,6 +657,9 @@ static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
     st->line_ts = ts;
     if (st->last_run && st->last_pid == pid) {
         st->line_run = (uint32_t)st->last_run;
+        /* no need to clear `quiet`: it is set only at a START, which makes
+         * the new run the last one, so a quiet run's next line comes here
+         * through the lookup below */
         return &st->runs[st->last_run - 1];
     }
     uint64_t *idx = tl_map64_get(&st->pid_to_run, (uint64_t)pid);
@@ -655,6 +667,7 @@ static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
     st->last_pid = pid;
     st->last_run = *idx + 1;
     st->line_run = (uint32_t)st->last_run;
+    st->runs[*idx].quiet = false;
     return &st->runs[*idx];
 }
 
@@ -931,6 +944,20 @@ static enum tl_err close_open_tasks(struct wq_state *st, const struct run *run)
     return TL_OK;
 }
 
+/* The manager is gone: its unfinished tasks never will be. Reports them
+ * now, not at the end of input (a followed log has none), and frees them
+ * and the run's worker tables, so memory follows the live runs, not every
+ * run the input ever had. */
+static enum tl_err end_run(struct wq_state *st, struct run *run)
+{
+    run->ended = true;
+    enum tl_err rc = close_open_tasks(st, run);
+    tl_map64_free(&run->worker_cores);
+    tl_map64_free(&run->addr_to_worker);
+    tl_map64_free(&run->worker_to_addr);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- records */
 
 static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
@@ -946,6 +973,21 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
     struct run *run;
     if (start) {
         st->counters[WQC_MANAGER_START]++;
+        /* A manager that crashed writes no MANAGER END; its restart writes
+         * a START. A run still open at a START is marked quiet, and any
+         * line of it clears the mark; quiet still at the next START, it is
+         * taken for crashed. (Two live managers interleaved in one stream
+         * keep writing, so neither is closed.) */
+        for (size_t i = 0; st->cfg.close_superseded && i < st->nruns; i++) {
+            struct run *old = &st->runs[i];
+            if (old->ended) continue;
+            if (!old->quiet) {
+                old->quiet = true;
+                continue;
+            }
+            st->counters[WQC_RUN_SUPERSEDED]++;
+            if (end_run(st, old)) return reject(st, TL_REJ_LIMIT, "out of memory");
+        }
         run = run_new(st, pid, ts);
     } else {
         st->counters[WQC_MANAGER_END]++;
@@ -963,14 +1005,7 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
     if (!start) {
         emit_workflow(st, run, ts); /* the final state, whatever the second */
         st->line_run = 0;
-        /* The manager is gone: its unfinished tasks never will be. Report
-         * them now, not at the end of input (a followed log has none), and
-         * free them and the run's worker tables, so memory follows the
-         * live runs, not every run the input ever had. */
-        if (close_open_tasks(st, run)) return reject(st, TL_REJ_LIMIT, "out of memory");
-        tl_map64_free(&run->worker_cores);
-        tl_map64_free(&run->addr_to_worker);
-        tl_map64_free(&run->worker_to_addr);
+        if (end_run(st, run)) return reject(st, TL_REJ_LIMIT, "out of memory");
     }
 }
 

@@ -4,6 +4,7 @@
  * the format reference (shared/formats/wq-transaction-log.md). */
 #include "check.h"
 #include "collect.h"
+#include "options.h"
 
 static const struct tl_parser *wq;
 
@@ -533,6 +534,67 @@ static void test_open_tasks_at_manager_end(void)
     collected_free(&c);
 }
 
+/* A run without MANAGER END that writes nothing between two later MANAGER
+ * STARTs (a crashed manager, restarted twice, as in the samples' copies)
+ * is closed at the second: its unfinished tasks are reported there (line
+ * 7), not at the end of input. Run 12 wrote a line after run 13 started
+ * (two live managers in one stream), so it stays open to the end. With
+ * wq.close_superseded=false everything stays open to the end. */
+static void test_superseded_runs(void)
+{
+    const char *log =
+        "1713205372000000 11 MANAGER START\n"
+        "1713205372000100 11 TASK 1 WAITING a FIRST_RESOURCES {}\n"
+        "1713205372000200 11 TASK 1 RUNNING 1.2.3.4:5  FIRST_RESOURCES {}\n"
+        "1713205400000000 12 MANAGER START\n"
+        "1713205400000100 12 TASK 1 WAITING b FIRST_RESOURCES {}\n"
+        "1713205400000200 12 TASK 1 RUNNING 1.2.3.4:6  FIRST_RESOURCES {}\n"
+        "1713205500000000 13 MANAGER START\n"
+        "1713205500000100 12 TASK 2 WAITING b FIRST_RESOURCES {}\n"
+        "1713205500000200 13 TASK 1 WAITING c FIRST_RESOURCES {}\n"
+        "1713205600000000 14 MANAGER START\n"
+        "1713205600000100 14 TASK 1 WAITING d FIRST_RESOURCES {}\n";
+    for (int keep = 0; keep <= 1; keep++) {
+        struct collected c = {0};
+        struct tl_parser_inst inst;
+        tl_parser_inst_init(&inst, wq);
+        char err[128]; /* the default closes them */
+        if (keep)
+            CHECK_EQ_INT(tl_options_set(wq->options, inst.config, "close_superseded", "false", err,
+                                        sizeof err),
+                         TL_OK);
+        struct tl_emit emit = {collect_record, collect_reject, &c, 0};
+        tl_parser_inst_open(&inst, &emit);
+        wq->feed(inst.state, log, strlen(log));
+        wq->finish(inst.state);
+        CHECK_EQ_INT(wq->stats(inst.state)->rejected, 0);
+        const char *const *names;
+        const uint64_t *vals;
+        size_t n = wq->counters(inst.state, &names, &vals);
+        uint64_t superseded = 99;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(names[i], "runs ended by later MANAGER STARTs")) superseded = vals[i];
+        CHECK_EQ_INT(superseded, keep ? 0 : 1);
+        CHECK_EQ_INT(count_kind(&c, TL_REC_TASK_OPEN), 5); /* every task, once */
+        const struct tl_record *a = find(&c, TL_REC_TASK_OPEN, 1, 0), *b = NULL;
+        for (size_t i = 0; i < c.n; i++)
+            if (c.recs[i].kind == TL_REC_TASK_OPEN && c.recs[i].category &&
+                !strcmp(c.recs[i].category, "b") && !b)
+                b = &c.recs[i];
+        if (a && b) {
+            CHECK_STR(a->category, "a");
+            CHECK_STR(a->state, "RUNNING");
+            CHECK_EQ_INT(a->time_ns, 1713205372000200LL * 1000); /* censored at RUNNING */
+            CHECK_EQ_INT(a->line, keep ? 11 : 7);
+            CHECK_EQ_INT(b->line, 11); /* run 12 spoke after run 13 started: kept */
+        } else {
+            CHECK(!"records missing");
+        }
+        tl_parser_inst_free(&inst);
+        collected_free(&c);
+    }
+}
+
 int main(void)
 {
     wq = tl_parser_find("wq");
@@ -547,5 +609,6 @@ int main(void)
     test_other_records();
     test_appended_runs();
     test_open_tasks_at_manager_end();
+    test_superseded_runs();
     return check_done("test_wq_records");
 }
