@@ -73,6 +73,15 @@ static void keep_block(void *ctx, const struct tl_record *r)
     if (k->n == sizeof k->r / sizeof *k->r) flush_block(k);
 }
 
+/* The whole input through the parser, in reads of 256 KiB. */
+static void feed_all(const struct tl_parser *p, struct tl_parser_inst *inst, const char *buf,
+                     size_t n)
+{
+    for (size_t off = 0; off < n; off += 256 * 1024)
+        p->feed(inst->state, buf + off, n - off < 256 * 1024 ? n - off : 256 * 1024);
+    p->finish(inst->state);
+}
+
 static int from_file(const char *parser, const char *path)
 {
     const struct tl_parser *p = tl_parser_find(parser);
@@ -83,9 +92,7 @@ static int from_file(const char *parser, const char *path)
     struct tl_parser_inst inst;
     struct tl_emit emit = {keep, NULL, &k, TL_KIND(TL_REC_TASK)};
     if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit)) return 1;
-    for (size_t off = 0; off < n; off += 256 * 1024)
-        p->feed(inst.state, buf + off, n - off < 256 * 1024 ? n - off : 256 * 1024);
-    p->finish(inst.state);
+    feed_all(p, &inst, buf, n);
     struct tl_buf b = {0};
     static struct tl_lp_stats st;
     double best = 1e9;
@@ -114,9 +121,7 @@ static int from_file(const char *parser, const char *path)
         if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &e)) return 1;
         blk.t = 0;
         blk.points = 0;
-        for (size_t off = 0; off < n; off += 256 * 1024)
-            p->feed(inst.state, buf + off, n - off < 256 * 1024 ? n - off : 256 * 1024);
-        p->finish(inst.state);
+        feed_all(p, &inst, buf, n);
         flush_block(&blk);
         tl_parser_inst_free(&inst);
         if (blk.t < best_warm) best_warm = blk.t;
