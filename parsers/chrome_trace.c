@@ -373,8 +373,27 @@ struct jp {
 
 static inline void ws(struct jp *j)
 {
-    while (j->p < j->e && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
-        j->nl += *j->p++ == '\n';
+    /* 1: JSON whitespace, 2: a newline */
+    static const unsigned char kind[256] = {[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\n'] = 3};
+    while (j->p < j->e && kind[(unsigned char)*j->p]) {
+        if (kind[(unsigned char)*j->p++] & 2) {
+            j->nl++;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* a pretty-printed trace indents the next line: its spaces
+             * eight at a time, the first other byte found by its bit */
+            while (j->e - j->p >= 8) {
+                uint64_t w;
+                memcpy(&w, j->p, 8);
+                w ^= UINT64_C(0x2020202020202020);
+                if (w) {
+                    j->p += __builtin_ctzll(w) >> 3;
+                    break;
+                }
+                j->p += 8;
+            }
+#endif
+        }
+    }
 }
 
 /* A string at j->p: its raw content [*s, *s + *n) and whether it holds escapes. */
