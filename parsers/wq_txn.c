@@ -1686,7 +1686,7 @@ static size_t wq_counters(const void *state, const char *const **names, const ui
  * is refused as corrupt rather than misread. Free lists are not saved; the
  * restored tables are dense. */
 
-#define WQ_SAVE_MAGIC "WQS1"
+#define WQ_SAVE_MAGIC "WQS2" /* 2: runs carry ended/quiet */
 
 static void put_map(struct tl_buf *b, const struct tl_map64 *m)
 {
@@ -1760,6 +1760,7 @@ static enum tl_err wq_save(const void *state, struct tl_buf *b)
         tl_put_varint(b, tl_zigzag(r->workers));
         tl_put_f64(b, r->cores);
         tl_put_varint(b, tl_zigzag(r->last_emit_sec));
+        tl_put_u8(b, (uint8_t)(r->ended | r->quiet << 1));
         put_map(b, &r->addr_to_worker);
         put_map(b, &r->worker_to_addr);
         put_map(b, &r->worker_cores);
@@ -1835,11 +1836,15 @@ static enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
         r->workflow = (int32_t)wf;
         for (int k = 0; k < 4; k++)
             if (!get_i64(&p, end, &r->by_state[k])) return TL_ERR_CORRUPT;
+        uint8_t rflags;
         if (!tl_get_varint(&p, end, &r->done) || !tl_get_varint(&p, end, &r->failed) ||
             !get_i64(&p, end, &r->workers) || !tl_get_f64(&p, end, &r->cores) ||
-            !get_i64(&p, end, &r->last_emit_sec) || !get_map(&p, end, &r->addr_to_worker) ||
-            !get_map(&p, end, &r->worker_to_addr) || !get_map(&p, end, &r->worker_cores))
+            !get_i64(&p, end, &r->last_emit_sec) || !tl_get_u8(&p, end, &rflags) || rflags > 3 ||
+            !get_map(&p, end, &r->addr_to_worker) || !get_map(&p, end, &r->worker_to_addr) ||
+            !get_map(&p, end, &r->worker_cores))
             return TL_ERR_CORRUPT;
+        r->ended = rflags & 1;
+        r->quiet = rflags >> 1;
     }
     if (!get_map(&p, end, &st->pid_to_run) || !get_map(&p, end, &st->host_of))
         return TL_ERR_CORRUPT;
