@@ -212,7 +212,7 @@ static bool lp_begin(struct tl_buf *b, const char *meas, const char *const *tags
         tl_buf_putc(b, ',');
         tl_buf_puts(b, tags[2 * i]);
         tl_buf_putc(b, '=');
-        if (!tl_lp_put_escaped(b, v, 2)) return false;
+        if (!tl_lp_put_escaped(b, v)) return false;
     }
     return true;
 }

@@ -14,101 +14,6 @@
 
 #include "numfmt.h"
 
-/* 1: measurement (comma, space); 2: tag key/value, field key (+ equals).
- * False when the text cannot be written: a newline, or a backslash as the
- * last character (line protocol reads it as escaping the separator after
- * it, and has no escape for a backslash itself). */
-bool tl_lp_put_escaped(struct tl_buf *b, const char *s, int kind)
-{
-    /* bit 1: special for a measurement, bit 2: for keys and tag values,
-     * bit 4: never writable */
-    static const unsigned char special[256] = {
-        ['\n'] = 7, ['\r'] = 7, [','] = 3, [' '] = 3, ['='] = 2, ['\\'] = 0, [0] = 7,
-    };
-    const unsigned char mask = (unsigned char)(kind == 2 ? 2 : 1) | 4;
-    const char *start = s;
-    for (;;) {
-        const char *run = s;
-        while (!(special[(unsigned char)*s] & mask)) s++;
-        tl_buf_append(b, run, (size_t)(s - run));
-        char c = *s;
-        if (c == '\0') break;
-        if (c == '\n' || c == '\r') return false;
-        tl_buf_putc(b, '\\');
-        tl_buf_putc(b, c);
-        s++;
-    }
-    return !(s > start && s[-1] == '\\');
-}
-
-static bool put_key(struct tl_buf *b, const char *k, struct tl_lp_stats *st)
-{
-    if (!strcmp(k, "time")) {
-        st->renamed_time++;
-        tl_buf_puts(b, "time_");
-        return true;
-    }
-    return tl_lp_put_escaped(b, k, 2);
-}
-
-static bool put_tag(struct tl_buf *b, const char *k, const char *v, struct tl_lp_stats *st)
-{
-    if (!v || !*v) return true; /* empty tag values are omitted */
-    tl_buf_putc(b, ',');
-    return put_key(b, k, st) && (tl_buf_putc(b, '='), tl_lp_put_escaped(b, v, 2));
-}
-
-/* k: one of our own names (nothing to escape). No 'i' after the number:
- * InfluxDB reads it as a float. */
-static void put_float_field_n(struct tl_buf *b, bool *first, const char *k, size_t klen, double v)
-{
-    if (!tl_buf_room(b, klen + 2 + TL_FMT_WIDE)) return;
-    char *p = b->data + b->len;
-    *p++ = *first ? ' ' : ',';
-    *first = false;
-    memcpy(p, k, klen);
-    p += klen;
-    *p++ = '=';
-    p += tl_fmt_double_wide(p, v);
-    b->len = (size_t)(p - b->data);
-}
-
-static void put_float_field(struct tl_buf *b, bool *first, const char *k, double v)
-{
-    put_float_field_n(b, first, k, strlen(k), v);
-}
-
-static void put_int_field(struct tl_buf *b, bool *first, const char *k, int64_t v)
-{
-    tl_buf_putc(b, *first ? ' ' : ',');
-    *first = false;
-    tl_buf_puts(b, k);
-    tl_buf_putc(b, '=');
-    tl_buf_put_i64(b, v);
-    tl_buf_putc(b, 'i');
-}
-
-int64_t tl_lp_task_time(const struct tl_record *r)
-{
-    /* Times from µs sources leave the last three ns digits free: spread
-     * tasks over them by id and attempt, so two tasks ending in the same
-     * µs never share a timestamp, and a replay lands on the same point. */
-    uint64_t id = (uint64_t)(r->task_id < 0 ? 0 : r->task_id);
-    int64_t off = (int64_t)((id * 31 + (uint64_t)r->attempt) % 1000);
-    return r->time_ns - r->time_ns % 1000 + off;
-}
-
-/* ",name=" for every metric, in blocks copied whole (the encoder has the
- * room reserved; what follows the name is overwritten by the value). */
-static const struct {
-    char s[32];
-    unsigned char n;
-} field_prefix[TL_M_COUNT] = {
-#define TL_FIELD_PREFIX(e, n, u, h) [TL_M_##e] = {"," n "=", sizeof n + 1},
-    TL_METRICS(TL_FIELD_PREFIX)
-#undef TL_FIELD_PREFIX
-};
-
 /* Where the first of ", =\n\r" is in s[0..n), or n: sixteen bytes at a
  * time where SSE2 is there (every x86-64), the last block overlapping. A
  * string shorter than 16 bytes is read as one block when that stays
@@ -170,6 +75,89 @@ static char *put_tag_value(char *p, const char *s, size_t n)
     }
     return p;
 }
+
+/* A tag key or value or a field key, escaped (comma, equals, space). False
+ * when it cannot be written: a newline, or a backslash as the last
+ * character (line protocol reads it as escaping the separator after it,
+ * and has no escape for a backslash itself). */
+bool tl_lp_put_escaped(struct tl_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!n) return true;
+    if (!tl_buf_room(b, 2 * n)) return true; /* out of memory: b->oom says so */
+    char *e = put_tag_value(b->data + b->len, s, n);
+    if (!e) return false;
+    b->len = (size_t)(e - b->data);
+    return true;
+}
+
+static bool put_key(struct tl_buf *b, const char *k, struct tl_lp_stats *st)
+{
+    if (!strcmp(k, "time")) {
+        st->renamed_time++;
+        tl_buf_puts(b, "time_");
+        return true;
+    }
+    return tl_lp_put_escaped(b, k);
+}
+
+static bool put_tag(struct tl_buf *b, const char *k, const char *v, struct tl_lp_stats *st)
+{
+    if (!v || !*v) return true; /* empty tag values are omitted */
+    tl_buf_putc(b, ',');
+    return put_key(b, k, st) && (tl_buf_putc(b, '='), tl_lp_put_escaped(b, v));
+}
+
+/* k: one of our own names (nothing to escape). No 'i' after the number:
+ * InfluxDB reads it as a float. */
+static void put_float_field_n(struct tl_buf *b, bool *first, const char *k, size_t klen, double v)
+{
+    if (!tl_buf_room(b, klen + 2 + TL_FMT_WIDE)) return;
+    char *p = b->data + b->len;
+    *p++ = *first ? ' ' : ',';
+    *first = false;
+    memcpy(p, k, klen);
+    p += klen;
+    *p++ = '=';
+    p += tl_fmt_double_wide(p, v);
+    b->len = (size_t)(p - b->data);
+}
+
+static void put_float_field(struct tl_buf *b, bool *first, const char *k, double v)
+{
+    put_float_field_n(b, first, k, strlen(k), v);
+}
+
+static void put_int_field(struct tl_buf *b, bool *first, const char *k, int64_t v)
+{
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_puts(b, k);
+    tl_buf_putc(b, '=');
+    tl_buf_put_i64(b, v);
+    tl_buf_putc(b, 'i');
+}
+
+int64_t tl_lp_task_time(const struct tl_record *r)
+{
+    /* Times from µs sources leave the last three ns digits free: spread
+     * tasks over them by id and attempt, so two tasks ending in the same
+     * µs never share a timestamp, and a replay lands on the same point. */
+    uint64_t id = (uint64_t)(r->task_id < 0 ? 0 : r->task_id);
+    int64_t off = (int64_t)((id * 31 + (uint64_t)r->attempt) % 1000);
+    return r->time_ns - r->time_ns % 1000 + off;
+}
+
+/* ",name=" for every metric, in blocks copied whole (the encoder has the
+ * room reserved; what follows the name is overwritten by the value). */
+static const struct {
+    char s[32];
+    unsigned char n;
+} field_prefix[TL_M_COUNT] = {
+#define TL_FIELD_PREFIX(e, n, u, h) [TL_M_##e] = {"," n "=", sizeof n + 1},
+    TL_METRICS(TL_FIELD_PREFIX)
+#undef TL_FIELD_PREFIX
+};
 
 /* A value's slot in the memo: the top bits of a multiplicative hash. */
 static inline unsigned memo_slot(uint64_t bits)

@@ -74,9 +74,9 @@ int tl_lp_self(struct tl_buf *out, const char *instance, const char *source, con
 /* The deterministic nanosecond offset that keeps task points unique. */
 int64_t tl_lp_task_time(const struct tl_record *r);
 
-/* Appends s escaped as line protocol wants it: kind 1 a measurement (comma,
- * space), kind 2 a tag key or value or a field key (also equals). False when
- * it cannot be written (a newline, or a trailing backslash). */
-bool tl_lp_put_escaped(struct tl_buf *b, const char *s, int kind);
+/* Appends s escaped as line protocol wants a tag key or value or a field
+ * key (comma, equals, space). False when it cannot be written (a newline,
+ * or a trailing backslash). */
+bool tl_lp_put_escaped(struct tl_buf *b, const char *s);
 
 #endif

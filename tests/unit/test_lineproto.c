@@ -99,6 +99,27 @@ static void test_escaping(void)
     CHECK_EQ_INT(bad, 0);
     CHECK(n_cases > 6000);
 
+    /* an extra tag: key and value escaped alike; a newline refuses the point */
+    {
+        struct tl_record r;
+        init_task(&r);
+        r.category = "c";
+        r.n_tags = 1;
+        r.tags[0].key = "k ey";
+        r.tags[0].value = "v,a=l\\x";
+        struct tl_buf b = {0};
+        struct tl_lp_stats st0 = {0};
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 1);
+        tl_buf_putc(&b, '\0');
+        CHECK(b.data && strstr(b.data, ",k\\ ey=v\\,a\\=l\\x ") != NULL);
+        b.len = 0;
+        r.tags[0].value = "two\nlines";
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 0);
+        CHECK_EQ_INT(b.len, 0);
+        CHECK_EQ_INT(st0.rejected_unwritable, 1);
+        tl_buf_free(&b);
+    }
+
     /* strings ending just before a page that cannot be read */
     long page = sysconf(_SC_PAGESIZE);
     char *mem = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
