@@ -137,13 +137,21 @@ struct thread {
     uint32_t n, cap;
 };
 
+/* A sample_args glob, its literal head measured once: most are a plain
+ * name ("Bytes") or a name and one trailing star ("gpu_*"). */
+struct glob {
+    char *s;
+    size_t lit;         /* bytes before the first of * ? [ \ */
+    enum { G_EXACT, G_PREFIX, G_FNMATCH } kind;
+};
+
 struct chrome_state {
     struct chrome_config cfg;
     struct tl_emit emit;
     struct tl_parse_stats stats;
     uint64_t counters[CC_COUNT];
     bool by_cat;
-    char **globs;
+    struct glob *globs;
     int nglobs;
     bool all_args;
 
@@ -952,19 +960,22 @@ static void do_end(struct chrome_state *st, const struct event *ev)
 }
 
 /* Globs are mostly plain names or "prefix*": those skip fnmatch. */
-static bool glob_match(const char *g, const char *key)
+static bool glob_match(const struct glob *g, const char *key, size_t keylen)
 {
-    size_t n = strcspn(g, "*?[\\");
-    if (!g[n]) return !strcmp(g, key);
-    if (g[n] == '*' && !g[n + 1]) return !strncmp(g, key, n);
-    return !fnmatch(g, key, 0);
+    if (g->lit && key[0] != g->s[0]) return false; /* the usual answer, at once */
+    switch (g->kind) {
+    case G_EXACT: return keylen == g->lit && !memcmp(g->s, key, keylen);
+    case G_PREFIX: return keylen >= g->lit && !memcmp(g->s, key, g->lit);
+    default: return !fnmatch(g->s, key, 0);
+    }
 }
 
 static bool sample_key_wanted(const struct chrome_state *st, const char *key)
 {
     if (st->all_args) return true;
+    size_t n = strlen(key);
     for (int i = 0; i < st->nglobs; i++)
-        if (glob_match(st->globs[i], key)) return true;
+        if (glob_match(&st->globs[i], key, n)) return true;
     return false;
 }
 
@@ -1021,6 +1032,46 @@ static void each_arg(struct chrome_state *st, const struct event *ev, arg_cb cb,
         }
         return;
     }
+}
+
+/* args' top-level members with a string or number value, keys decoded:
+ * their count, or -1 when there are more than max (then each_arg walks
+ * them). Other values are skipped, as each_arg does. */
+struct arg {
+    char key[256];
+    const char *v;
+    size_t vn;
+    bool is_str;
+};
+
+struct arg_list {
+    struct arg *a;
+    int n, max;
+};
+
+static void collect_one(struct chrome_state *st, const struct event *ev, const char *key,
+                        const char *v, size_t n, bool is_str, void *vctx)
+{
+    (void)st;
+    (void)ev;
+    struct arg_list *l = vctx;
+    if (l->n >= l->max) {
+        l->n = l->max + 1;
+        return;
+    }
+    struct arg *a = &l->a[l->n++];
+    size_t kn = strlen(key);
+    memcpy(a->key, key, kn + 1);
+    a->v = v;
+    a->vn = n;
+    a->is_str = is_str;
+}
+
+static int collect_args(struct chrome_state *st, const struct event *ev, struct arg *a, int max)
+{
+    struct arg_list l = {a, 0, max};
+    each_arg(st, ev, collect_one, &l);
+    return l.n > max ? -1 : l.n;
 }
 
 struct series_ctx {
@@ -1087,15 +1138,28 @@ static void do_samples(struct chrome_state *st, const struct event *ev, bool cou
         snprintf(prefix, sizeof prefix, "%s", name);
     }
     struct series_ctx c = {prefix, suffix, counter, 0, 0, false, false};
+    /* args once: the device first (it names every series), then samples */
+    struct arg args[32];
+    int nargs = collect_args(st, ev, args, 32);
+    if (nargs < 0) { /* more than 32: walk them twice */
+        if (!counter) each_arg(st, ev, find_device, &c);
+    } else if (!counter) {
+        for (int i = 0; i < nargs; i++)
+            find_device(st, ev, args[i].key, args[i].v, args[i].vn, args[i].is_str, &c);
+    }
     if (!counter) {
-        each_arg(st, ev, find_device, &c);
         if (c.has_type) {
             if (c.device_type == 0) snprintf(suffix, sizeof suffix, " (cpu)");
             else if (c.device_type == 1) snprintf(suffix, sizeof suffix, " (cuda:%lld)", c.device_id);
             else snprintf(suffix, sizeof suffix, " (device %lld:%lld)", c.device_type, c.device_id);
         }
     }
-    each_arg(st, ev, series_sample, &c);
+    if (nargs < 0) {
+        each_arg(st, ev, series_sample, &c);
+        return;
+    }
+    for (int i = 0; i < nargs; i++)
+        series_sample(st, ev, args[i].key, args[i].v, args[i].vn, args[i].is_str, &c);
 }
 
 struct meta_ctx {
@@ -1462,7 +1526,7 @@ static void chrome_close(void *state)
     free(st->thread_name);
     tl_intern_free(st->names);
     tl_buf_free(&st->carry);
-    for (int i = 0; i < st->nglobs; i++) free(st->globs[i]);
+    for (int i = 0; i < st->nglobs; i++) free(st->globs[i].s);
     free(st->globs);
     free(st);
 }
@@ -1490,17 +1554,22 @@ static enum tl_err chrome_open(void **state, const void *config, const struct tl
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (n == 1 && *p == '*') st->all_args = true;
         else if (n) {
-            char **g = realloc(st->globs, (size_t)(st->nglobs + 1) * sizeof *g);
+            struct glob *g = realloc(st->globs, (size_t)(st->nglobs + 1) * sizeof *g);
             if (!g) {
                 chrome_close(st);
                 return TL_ERR_NOMEM;
             }
             st->globs = g;
-            st->globs[st->nglobs] = strndup(p, n);
-            if (!st->globs[st->nglobs]) {
+            g = &st->globs[st->nglobs];
+            g->s = strndup(p, n);
+            if (!g->s) {
                 chrome_close(st);
                 return TL_ERR_NOMEM;
             }
+            g->lit = strcspn(g->s, "*?[\\");
+            g->kind = !g->s[g->lit]                             ? G_EXACT
+                      : g->s[g->lit] == '*' && !g->s[g->lit + 1] ? G_PREFIX
+                                                                 : G_FNMATCH;
             st->nglobs++;
         }
         p += n;

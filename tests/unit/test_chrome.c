@@ -286,6 +286,30 @@ static int64_t time_of(const char *ts)
     return t;
 }
 
+/* Instant-event samples: the device (from any member) names every series,
+ * whether args are walked once (up to 32 members) or twice (more). */
+static void test_sample_args(void)
+{
+    for (int extra = 0; extra <= 40; extra += 40) {
+        char ev[4096];
+        int o = snprintf(ev, sizeof ev,
+                         "[{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1,\"pid\":1,\"tid\":1,"
+                         "\"args\":{\"Bytes\":512,\"Total Allocated\":\"7\",\"x\":{\"y\":1}");
+        for (int i = 0; i < extra; i++) o += snprintf(ev + o, sizeof ev - (size_t)o, ",\"pad%d\":%d", i, i);
+        snprintf(ev + o, sizeof ev - (size_t)o,
+                 ",\"Device Type\":1,\"Device Id\":3,\"gpu_util\":0.5}}]");
+        struct run r;
+        run_text(&r, ev, strlen(ev));
+        const struct tl_record *b = find(&r, TL_REC_SAMPLE, "[memory] Bytes (cuda:3)");
+        const struct tl_record *g = find(&r, TL_REC_SAMPLE, "[memory] gpu_util (cuda:3)");
+        CHECK(b && b->v[TL_M_SAMPLE_VALUE] == 512);
+        CHECK(g && g->v[TL_M_SAMPLE_VALUE] == 0.5);
+        /* a string is no instant-event sample; pad* and the Device keys match no glob */
+        CHECK_EQ_INT(counter(&r, "samples"), 2);
+        collected_free(&r.c);
+    }
+}
+
 static void test_exact_times(void)
 {
     CHECK_EQ_INT(time_of("1699014078000000.0"), 1699014078000000000LL);
@@ -427,6 +451,7 @@ int main(void)
 {
     test_edge_fixture();
     test_exact_times();
+    test_sample_args();
     test_containers();
     test_max_event();
     test_real_samples();
