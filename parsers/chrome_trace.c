@@ -46,6 +46,7 @@
 
 #include "buf.h"
 #include "intern.h"
+#include "jscan.h"
 #include "parser.h"
 
 struct chrome_config {
@@ -410,20 +411,12 @@ static bool jstr(struct jp *j, const char **s, size_t *n, bool *esc)
     if (j->p >= j->e || *j->p != '"') return false;
     const char *p = ++j->p, *e = j->e;
     bool has_esc = false;
-    /* most strings have no escape: find the quote with memchr, then make
-     * sure no backslash came before it */
-    const char *q = memchr(p, '"', (size_t)(e - p));
-    if (!q) return false;
-    if (!memchr(p, '\\', (size_t)(q - p))) {
-        p = q;
-    } else {
-        for (;;) {
-            while (p < e && *p != '"' && *p != '\\') p++;
-            if (p >= e) return false;
-            if (*p == '"') break;
-            has_esc = true;
-            p += 2;
-        }
+    for (;;) {
+        p = tl_find_quote_or_backslash(p, e);
+        if (p >= e) return false;
+        if (*p == '"') break;
+        has_esc = true; /* a backslash and the byte it escapes */
+        p += 2;
     }
     if (s) *s = j->p;
     if (n) *n = (size_t)(p - j->p);

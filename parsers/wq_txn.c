@@ -42,6 +42,7 @@
 #include "buf.h"
 #include "bytes.h"
 #include "intern.h"
+#include "jscan.h"
 #include "map64.h"
 #include "numfmt.h"
 
@@ -428,26 +429,6 @@ static void store_box(struct box *b, enum jkey key, double v)
     b->present |= (uint8_t)(1u << i);
 }
 
-/* Position of the first '"' or '\\' in [p, end), or end. Keys and units are
- * short, so eight bytes per step (SWAR) beat both a byte loop and memchr's
- * call overhead; the lowest flagged byte of the zero-byte test is exact. */
-static inline const char *find_quote_or_backslash(const char *p, const char *end)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    while (end - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
-        if (hit) return p + (__builtin_ctzll(hit) >> 3);
-        p += 8;
-    }
-#endif
-    while (p < end && *p != '"' && *p != '\\') p++;
-    return p;
-}
-
 /* Scans a JSON string starting at the opening quote; returns the position
  * after the closing quote, or NULL. Escapes are skipped, not decoded (keys
  * and units in rmsummary JSON never need decoding). */
@@ -455,7 +436,7 @@ static const char *json_string(const char *p, const char *end, struct span *s)
 {
     const char *b = ++p; /* past the opening quote */
     for (;;) {
-        p = find_quote_or_backslash(p, end);
+        p = tl_find_quote_or_backslash(p, end);
         if (p >= end) return NULL;
         if (*p == '"') break;
         p += 2; /* backslash and the escaped byte */
