@@ -16,21 +16,8 @@
 
 #include "buf.h"
 #include "lineproto.h"
+#include "../unit/lp_ref.h"
 #include "record.h"
-
-static const char *ref_escape(const char *s, char *out)
-{
-    char *o = out;
-    size_t n = strlen(s);
-    if (n && s[n - 1] == '\\') return NULL;
-    for (; *s; s++) {
-        if (*s == '\n' || *s == '\r') return NULL;
-        if (*s == ',' || *s == ' ' || *s == '=') *o++ = '\\';
-        *o++ = *s;
-    }
-    *o = '\0';
-    return out;
-}
 
 static int sig_digits(const char *s, size_t n)
 {
@@ -100,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int wa = tl_lp_task(&a, &r, &memo), wb = tl_lp_task(&b, &r, fresh);
     free(fresh);
     if (wa != wb || a.len != b.len || (a.len && memcmp(a.data, b.data, a.len))) abort();
-    const char *want = ref_escape(cat, esc);
+    const char *want = lp_ref_escape(cat, esc);
     if (!want) {
         if (wa != 0 || a.len) abort();
     } else {

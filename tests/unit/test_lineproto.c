@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "lineproto.h"
+#include "lp_ref.h"
 #include "numfmt.h"
 #include "record.h"
 
@@ -23,22 +24,6 @@ static uint64_t next(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return rng;
-}
-
-/* Line protocol's tag-value escaping, one byte at a time; NULL when the
- * value cannot be written. */
-static const char *ref_escape(const char *s, char *out)
-{
-    char *o = out;
-    size_t n = strlen(s);
-    if (n && s[n - 1] == '\\') return NULL;
-    for (; *s; s++) {
-        if (*s == '\n' || *s == '\r') return NULL;
-        if (*s == ',' || *s == ' ' || *s == '=') *o++ = '\\';
-        *o++ = *s;
-    }
-    *o = '\0';
-    return out;
 }
 
 static void init_task(struct tl_record *r)
@@ -88,7 +73,7 @@ static void test_escaping(void)
                 for (int i = 0; i < len; i++) s[i] = (char)('a' + i % 26);
                 s[pos] = specials[k];
                 s[len] = '\0';
-                const char *w = ref_escape(s, want), *g = encoded_category(s, got, sizeof got);
+                const char *w = lp_ref_escape(s, want), *g = encoded_category(s, got, sizeof got);
                 n_cases++;
                 if ((w == NULL) != (g == NULL) || (w && strcmp(w, g))) {
                     if (bad++ < 5)
@@ -132,7 +117,7 @@ static void test_escaping(void)
         for (int i = 0; i < len; i++) str[i] = (char)('k' + i % 10);
         str[len / 2] = ',';
         str[len] = '\0';
-        const char *w = ref_escape(str, want), *g = encoded_category(str, got, sizeof got);
+        const char *w = lp_ref_escape(str, want), *g = encoded_category(str, got, sizeof got);
         guard_bad += !w || !g || strcmp(w, g);
     }
     CHECK_EQ_INT(guard_bad, 0);
