@@ -85,7 +85,11 @@ log.flush.interval.messages=1
                     "log4j.appender.f.layout.ConversionPattern=%d %p %c: %m%n\n")
         java = ["java", "-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-Dlog4j.configuration=file:" + log4j,
                 "-cp", os.path.join(jdir, "*")]
-        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        # Kafka's own Uuid.randomUuid() redraws ids that start with '-': the
+        # storage tool's argument parser reads such an id as an option.
+        cluster = "-"
+        while cluster.startswith("-"):
+            cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         r = subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode:
