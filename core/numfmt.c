@@ -132,7 +132,35 @@ static inline size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
 
 size_t tl_fmt_i64_wide(char *buf, int64_t v)
 {
-    return put_fixed(buf, v < 0, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, 0);
+    bool neg = v < 0;
+    uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (u >= UINT64_C(100000000)) { /* nanosecond times and the like: the top, then 8 + 8 */
+        char *p = buf;
+        *p = '-';
+        p += neg;
+        uint64_t top = u / 100000000;
+        int n = 0;
+        if (top >= UINT64_C(100000000)) {
+            uint64_t t = top / 100000000; /* < 10^4 */
+            n = count_digits(t);
+            uint64_t d = digits8((uint32_t)t) >> (8 * (8 - n));
+            memcpy(p, &d, 8);
+            top %= 100000000;
+            store8(p + n, (uint32_t)top);
+            n += 8;
+        } else {
+            n = count_digits(top);
+            uint64_t d = digits8((uint32_t)top) >> (8 * (8 - n));
+            memcpy(p, &d, 8);
+        }
+        store8(p + n, (uint32_t)(u % 100000000));
+        n += 8;
+        p[n] = '\0';
+        return (size_t)(p + n - buf);
+    }
+#endif
+    return put_fixed(buf, neg, u, 0);
 }
 
 size_t tl_fmt_i64(char *buf, int64_t v)

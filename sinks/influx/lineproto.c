@@ -59,6 +59,31 @@ static size_t first_special(const char *s, size_t n)
     return n;
 }
 
+/* The length of s when it equals the remembered tag value m (n bytes,
+ * zero-padded to 64), else 0. Where s's 64-byte block stays inside its
+ * page, it is compared as four vectors (bytes past the NUL are masked
+ * off, as in first_special). */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address))
+#endif
+static inline size_t same_tag(const char *s, const char *m, size_t n)
+{
+    if (!n) return 0;
+#ifdef __SSE2__
+    if (((uintptr_t)s & 4095) <= 4096 - 64) {
+        uint64_t eq = 0;
+        for (int i = 0; i < 4; i++) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + 16 * i));
+            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(m + 16 * i));
+            eq |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, c)) << (16 * i);
+        }
+        uint64_t want = (UINT64_C(2) << n) - 1; /* n + 1 bytes: the NUL too */
+        return (eq & want) == want ? n : 0;
+    }
+#endif
+    return strncmp(s, m, n + 1) ? 0 : n;
+}
+
 /* A tag value of n bytes, escaped, at p (2n bytes of room); NULL when it
  * cannot be written. */
 static char *put_tag_value(char *p, const char *s, size_t n)
@@ -175,8 +200,14 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
     } tag_prefix[] = {{",category=", 10}, {",host=", 6}, {",result=", 8}, {",source=", 8},
                       {",workflow=", 10}};
     const char *vals[] = {r->category, r->host, r->result, r->source, r->workflow};
-    size_t lens[5], room = 4 + 5 * sizeof tag_prefix[0].s;
-    for (int i = 0; i < 5; i++) room += 2 * (lens[i] = vals[i] ? strlen(vals[i]) : 0);
+    size_t lens[5], room = 4 + 5 * (sizeof tag_prefix[0].s + sizeof st->tag_memo[0].s);
+    unsigned hit = 0; /* tags equal to the remembered ones: copied whole */
+    for (int i = 0; i < 5; i++) {
+        lens[i] = 0;
+        if (!vals[i]) continue;
+        if ((lens[i] = same_tag(vals[i], st->tag_memo[i].s, st->tag_memo[i].n))) hit |= 1u << i;
+        else room += 2 * (lens[i] = strlen(vals[i]));
+    }
     size_t start = b->len;
     if (!tl_buf_room(b, room)) return 0;
     char *p = b->data + b->len;
@@ -186,15 +217,27 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
         if (!lens[i]) continue; /* empty tag values are omitted */
         memcpy(p, tag_prefix[i].s, sizeof tag_prefix[i].s);
         p += tag_prefix[i].n;
-        if (!(p = put_tag_value(p, vals[i], lens[i]))) goto unwritable;
+        if (hit >> i & 1) {
+            memcpy(p, st->tag_memo[i].s, sizeof st->tag_memo[i].s);
+            p += lens[i];
+            continue;
+        }
+        char *e = put_tag_value(p, vals[i], lens[i]);
+        if (!e) goto unwritable;
+        if ((size_t)(e - p) == lens[i] && lens[i] < sizeof st->tag_memo[i].s - 1) {
+            /* nothing escaped: remembered for the next points */
+            memset(st->tag_memo[i].s, 0, sizeof st->tag_memo[i].s);
+            memcpy(st->tag_memo[i].s, vals[i], lens[i]);
+            st->tag_memo[i].n = lens[i];
+        }
+        p = e;
     }
     b->len = (size_t)(p - b->data);
     for (int i = 0; i < r->n_tags; i++)
         if (!put_tag(b, r->tags[i].key, r->tags[i].value, st)) goto unwritable;
 
     /* fields: each metric present, then the integers, then final */
-    room = (size_t)__builtin_popcountll(r->present) * (sizeof field_prefix[0].s + TL_FMT_WIDE) +
-           4 * (16 + TL_FMT_WIDE);
+    room = TL_M_COUNT * (sizeof field_prefix[0].s + TL_FMT_WIDE) + 4 * (16 + TL_FMT_WIDE);
     if (!tl_buf_room(b, room)) return 0;
     p = b->data + b->len;
     char *first = p; /* the separator before the first field becomes a space */

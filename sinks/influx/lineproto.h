@@ -44,6 +44,13 @@ struct tl_lp_stats {
         char s[23];      /* values of up to 23 characters are remembered */
         unsigned char n; /* 0: nothing remembered */
     } memo[TL_LP_MEMO];
+    /* The last value of each of the five task tags (category, host,
+     * result, source, workflow) when it was shorter than 64 bytes and
+     * needed no escaping; zero-padded. Most points repeat them. */
+    struct {
+        char s[64];
+        size_t n; /* 0: nothing remembered */
+    } tag_memo[5];
 };
 
 /* Appends one `task` point for a TL_REC_TASK record; other kinds are

@@ -268,6 +268,36 @@ static void test_fmt(void)
     CHECK_STR(buf, "-7.421368504428e-311");
 }
 
+/* Integers: every power of ten and its neighbours, the extremes, and
+ * random values of every length, against printf. */
+static void test_fmt_i64(void)
+{
+    char buf[TL_FMT_WIDE], ref[32];
+    int bad = 0, n = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t u = next();
+        int64_t v;
+        if (i < 19 * 6) {
+            int64_t p = 1;
+            for (int k = 0; k < i / 6; k++) p *= 10;
+            int64_t d[] = {p - 1, p, p + 1, -(p - 1), -p, -(p + 1)};
+            v = d[i % 6];
+        } else if (i < 19 * 6 + 4) {
+            int64_t ends[] = {INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1};
+            v = ends[i - 19 * 6];
+        } else {
+            v = (int64_t)(u >> (u % 64)); /* every length */
+            if (u & 1) v = -v;
+        }
+        size_t len = i % 2 ? tl_fmt_i64_wide(buf, v) : tl_fmt_i64(buf, v);
+        snprintf(ref, sizeof ref, "%lld", (long long)v);
+        bad += len != strlen(ref) || strcmp(buf, ref);
+        n++;
+    }
+    CHECK_EQ_INT(n, 200000);
+    CHECK_EQ_INT(bad, 0);
+}
+
 /* Values from numpy 1.24: np.quantile(x, q) (method="linear"). */
 static void test_quantile(void)
 {
@@ -342,6 +372,7 @@ int main(void)
     test_parse_i64();
     test_sort();
     test_fmt();
+    test_fmt_i64();
     test_quantile();
     test_map64();
     test_intern();

@@ -147,11 +147,27 @@ static void test_memo(void)
 {
     struct tl_lp_stats shared = {0};
     struct tl_buf stream = {0}, alone = {0};
-    int differ = 0, unreadable = 0, fields = 0;
+    int differ = 0, unreadable = 0, fields = 0, refused = 0;
+    /* tag values: prefixes of each other, escapes, lengths around the tag
+     * memo's 62 bytes, and one that cannot be written */
+    char x62[63], x63[64], x70[71];
+    memset(x62, 'x', 62), x62[62] = '\0';
+    memset(x63, 'x', 63), x63[63] = '\0';
+    memset(x70, 'x', 70), x70[70] = '\0';
+    const char *pool[] = {"a", "ab", "abc", "abcd", "a b", "a,b", "", NULL, x62, x63, x70,
+                          "host-1", "host-12", "\u00e9t\u00e9", "end\\"};
+    const int npool = (int)(sizeof pool / sizeof *pool);
     for (int i = 0; i < 20000; i++) {
         struct tl_record r;
         init_task(&r);
-        r.category = "c";
+        /* each value in a fresh allocation of its own size */
+        char *tags[5] = {0};
+        for (int t = 0; t < 5; t++) {
+            const char *v = pool[next() % (uint64_t)(npool - (next() % 50 != 0))];
+            tags[t] = v ? strdup(v) : NULL;
+        }
+        r.category = tags[0], r.host = tags[1], r.result = tags[2], r.source = tags[3],
+        r.workflow = tags[4];
         r.task_id = i;
         for (int m = 0; m < TL_M_COUNT; m++) {
             if (next() % 3 == 0) continue;
@@ -162,9 +178,15 @@ static void test_memo(void)
         }
         struct tl_lp_stats fresh = {0};
         stream.len = alone.len = 0;
-        CHECK_EQ_INT(tl_lp_task(&stream, &r, &shared), 1);
-        tl_lp_task(&alone, &r, &fresh);
-        if (stream.len != alone.len || memcmp(stream.data, alone.data, stream.len)) differ++;
+        int wrote = tl_lp_task(&stream, &r, &shared);
+        if (wrote != tl_lp_task(&alone, &r, &fresh) || stream.len != alone.len ||
+            memcmp(stream.data, alone.data, stream.len))
+            differ++;
+        for (int t = 0; t < 5; t++) free(tags[t]);
+        if (!wrote) {
+            refused++;
+            continue;
+        }
         /* every float field reads back as the value */
         tl_buf_putc(&stream, '\0');
         for (int m = 0; m < TL_M_COUNT; m++) {
@@ -182,6 +204,7 @@ static void test_memo(void)
     }
     CHECK_EQ_INT(differ, 0);
     CHECK_EQ_INT(unreadable, 0);
+    CHECK(refused > 100 && refused < 2000); /* "end\\" as any of five tags, 1 in 50 */
     CHECK(fields > 300000);
     tl_buf_free(&stream);
     tl_buf_free(&alone);
