@@ -407,10 +407,12 @@ static inline bool parse8(const char *p, uint64_t *out)
 {
     uint64_t v;
     memcpy(&v, p, 8);
-    /* every byte in '0'..'9': high nibble 3, and adding 6 keeps it 3 */
-    if (((v & 0xF0F0F0F0F0F0F0F0ULL) | ((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL)) !=
-        0x3030303030303030ULL)
-        return false;
+    /* every byte in '0'..'9': high nibble 3, and adding 6 keeps it 3. Each
+     * test on its own: or-ing the nibbles first let 0x1A-0x1F and 0x2A-0x2F
+     * ('.', '-', '+', ...) through. A carry out of a byte (0xFA and up)
+     * changes only bytes above one that already fails. */
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL;
+    if (((v & hi) ^ threes) | (((v + 0x0606060606060606ULL) & hi) ^ threes)) return false;
     v -= 0x3030303030303030ULL; /* little-endian: first digit in the low byte */
     v = (v * 10) + (v >> 8);
     v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +

@@ -152,6 +152,20 @@ static void test_parse_i64(void)
     CHECK(!parse_i64_str("9223372036854775808", &v));
     CHECK(!tl_parse_i64("", "", &v));
     CHECK(!parse_i64_str("-", &v));
+    /* every non-digit byte at every position of a 16-digit time is refused
+     * (the eight-byte test once let '.', '+', '-' and 0x1A-0x1F through) */
+    int accepted = 0;
+    for (int pos = 0; pos < 16; pos++)
+        for (int c = 1; c < 256; c++) {
+            if (c >= '0' && c <= '9') continue;
+            if (pos == 0 && c == '-') continue;
+            char t[17];
+            memcpy(t, "1680774973462610", 17);
+            t[pos] = (char)c;
+            accepted += tl_parse_i64(t, t + 16, &v);
+        }
+    CHECK_EQ_INT(accepted, 0);
+    CHECK(!parse_i64_str("1713205.72901464", &v));
 }
 
 static void test_sort(void)
