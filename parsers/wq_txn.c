@@ -432,7 +432,8 @@ static void store_box(struct box *b, enum jkey key, double v)
 /* Scans a JSON string starting at the opening quote; returns the position
  * after the closing quote, or NULL. Escapes are skipped, not decoded (keys
  * and units in rmsummary JSON never need decoding). */
-static const char *json_string(const char *p, const char *end, struct span *s)
+static inline __attribute__((always_inline)) const char *json_string(const char *p, const char *end,
+                                                                   struct span *s)
 {
     const char *b = ++p; /* past the opening quote */
     for (;;) {

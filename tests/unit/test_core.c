@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "intern.h"
+#include "jscan.h"
 #include "map64.h"
 #include "numfmt.h"
 #include "quantile.h"
@@ -166,6 +167,33 @@ static void test_parse_i64(void)
         }
     CHECK_EQ_INT(accepted, 0);
     CHECK(!parse_i64_str("1713205.72901464", &v));
+}
+
+/* The JSON scanners' vector and SWAR steps against a byte loop: every
+ * length to 40, the byte sought at every position (and none), in buffers
+ * of exactly that size (the sanitizer build catches a read past them). */
+static void test_jscan(void)
+{
+    int bad = 0, runs = 0;
+    for (int n = 0; n <= 40; n++)
+        for (int pos = -1; pos < n; pos++)
+            for (int c = 0; c < 256; c += (pos < 0 ? 256 : 1)) {
+                char *b = malloc((size_t)n + 1);
+                memset(b, 'a', (size_t)n);
+                if (pos >= 0) b[pos] = (char)c;
+                const char *want = b;
+                while (want < b + n && *want != '"' && *want != '\\') want++;
+                bad += tl_find_quote_or_backslash(b, b + n) != want;
+                memset(b, '7', (size_t)n);
+                if (pos >= 0) b[pos] = (char)c;
+                want = b;
+                while (want < b + n && *want >= '0' && *want <= '9') want++;
+                bad += tl_skip_digits(b, b + n) != want;
+                runs++;
+                free(b);
+            }
+    CHECK(runs > 200000);
+    CHECK_EQ_INT(bad, 0);
 }
 
 static void test_sort(void)
@@ -385,6 +413,7 @@ int main(void)
     test_parse_double();
     test_parse_i64();
     test_sort();
+    test_jscan();
     test_fmt();
     test_fmt_i64();
     test_quantile();
