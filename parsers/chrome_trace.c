@@ -983,18 +983,22 @@ static bool sample_key_wanted(const struct chrome_state *st, const char *key)
     return false;
 }
 
-static void emit_sample(struct chrome_state *st, const struct event *ev, const char *series,
-                        double v)
+/* One sample of the event into r: built on the event's first sample
+ * (*ready false), then only the series and the value change. */
+static void emit_sample(struct chrome_state *st, const struct event *ev, struct tl_record *r,
+                        bool *ready, const char *series, double v)
 {
-    struct tl_record r;
-    base_record(st, &r, TL_REC_SAMPLE, ev);
-    r.category = series;
-    r.task_id = -1;
-    r.time_ns = ev->ts;
-    tl_record_set(&r, TL_M_SAMPLE_VALUE, v);
+    if (!*ready) {
+        base_record(st, r, TL_REC_SAMPLE, ev);
+        r->task_id = -1;
+        r->time_ns = ev->ts;
+        *ready = true;
+    }
+    r->category = series;
+    tl_record_set(r, TL_M_SAMPLE_VALUE, v);
     st->counters[CC_SAMPLES]++;
     st->stats.records++;
-    st->emit.record(st->emit.ctx, &r);
+    st->emit.record(st->emit.ctx, r);
 }
 
 /* Walks args' top-level members: cb(key, value span, value is a string). */
@@ -1084,6 +1088,8 @@ struct series_ctx {
     bool strings_ok;    /* counters take numeric strings */
     long long device_type, device_id;
     bool has_type, has_id;
+    bool rec_ready; /* rec holds the event's host, worker and time */
+    struct tl_record rec;
 };
 
 static void series_sample(struct chrome_state *st, const struct event *ev, const char *key,
@@ -1101,7 +1107,7 @@ static void series_sample(struct chrome_state *st, const struct event *ev, const
     o[a] = ' ';
     memcpy(o + a + 1, key, b);
     memcpy(o + a + 1 + b, c->suffix, k + 1);
-    emit_sample(st, ev, st->series, d);
+    emit_sample(st, ev, &c->rec, &c->rec_ready, st->series, d);
 }
 
 /* PyTorch [memory] events hold CPU and every GPU in one stream: the device
@@ -1141,7 +1147,7 @@ static void do_samples(struct chrome_state *st, const struct event *ev, bool cou
         snprintf(prefix + np, sizeof prefix - np, "[%s]",
                  decode(ev->id.s, ev->id.n, ev->id.esc, id, sizeof id));
     }
-    struct series_ctx c = {prefix, suffix, counter, 0, 0, false, false};
+    struct series_ctx c = {.prefix = prefix, .suffix = suffix, .strings_ok = counter};
     /* args once: the device first (it names every series), then samples */
     struct arg args[32];
     int nargs = collect_args(st, ev, args, 32);
