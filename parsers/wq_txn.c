@@ -348,6 +348,23 @@ static enum jkey json_key_lookup(const char *k, size_t n)
 #undef KEY
 }
 
+/* A size that cctools wrote in MiB (size / 2^20, printed to 6 decimals or
+ * 16 digits), as whole bytes: the size was a byte count, and the product
+ * carries only the decimal's rounding (0.01606845855712891 MiB is 16849
+ * bytes, not 16849.000000000004). Six decimals leave half a millionth of a
+ * MiB, so the nearest integer is the byte count within one. */
+static inline double whole_bytes(double x)
+{
+    if (!(x < 4503599627370496.0 && x > -4503599627370496.0)) return x; /* 2^52 on: whole */
+    double t = (double)(int64_t)x, d = x - t; /* both exact */
+    return d >= 0.5 ? t + 1 : d <= -0.5 ? t - 1 : t;
+}
+
+static inline double mib_bytes(double mib)
+{
+    return whole_bytes(mib * 1048576.0);
+}
+
 /* Unit string -> factor to canonical (bytes, seconds). Sizes without a unit
  * are cctools' MB, times without one seconds. */
 static double unit_factor(enum jkey key, const char *u, size_t n)
@@ -550,7 +567,8 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
             if (!p) return NULL;
         }
         if (have && v == v && v - v == 0) { /* finite */
-            v *= unit_factor(k, unit.p, unit.n);
+            double f = unit_factor(k, unit.p, unit.n);
+            v = f >= 1024.0 ? whole_bytes(v * f) : v * f; /* KB, MB, GB: see mib_bytes */
             if (target == J_MEASURED)
                 store_measured(m, k, v);
             else
@@ -1030,7 +1048,7 @@ static const char *transfer_numbers(const char *p, const char *end, double *byte
         n--;
     }
     double sz = vals[n - 1], tm = vals[n - 2];
-    if (memchr(nums[n - 1].p, '.', nums[n - 1].n)) sz *= 1048576.0;
+    if (memchr(nums[n - 1].p, '.', nums[n - 1].n)) sz = mib_bytes(sz);
     else tm /= 1e6;
     *bytes = sz;
     *secs = tm;
@@ -1174,7 +1192,7 @@ static void parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const c
     r->task_id = task_id;
     r->state = input ? "INPUT" : "OUTPUT";
     r->time_ns = ts * 1000;
-    tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, mib * 1048576.0);
+    tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, mib_bytes(mib));
     tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, s);
     struct task *t = task_find(st, run_index(st, run), task_id);
     if (t) r->category = name_of(st, t->category);
