@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+__extension__ typedef unsigned __int128 u128;
+
 static const uint64_t p10_64[20] = {
     UINT64_C(1),
     UINT64_C(10),
@@ -105,7 +107,8 @@ static __attribute__((noinline)) size_t put_fixed_long(char *buf, bool neg, uint
     return (size_t)(p + n - buf);
 }
 
-static inline size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
+static inline __attribute__((always_inline)) size_t put_fixed(char *buf, bool neg, uint64_t u,
+                                                           int decimals)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (u < UINT64_C(100000000) && decimals < 8) { /* most: one word of digits */
@@ -126,6 +129,24 @@ static inline size_t put_fixed(char *buf, bool neg, uint64_t u, int decimals)
         p[n] = '\0';
         return (size_t)(p + n - buf);
     }
+    if (u < UINT64_C(10000000000000000) && decimals < 9) { /* 9..16 digits: two words */
+        char *p = buf;
+        *p = '-';
+        p += neg;
+        uint32_t top = (uint32_t)(u / 100000000);
+        int nt = count_digits(top), n = nt + 8;
+        u128 d = ((u128)digits8((uint32_t)(u % 100000000)) << 64 | digits8(top)) >> (8 * (8 - nt));
+        memcpy(p, &d, 16);
+        if (decimals) {
+            int whole = n - decimals;
+            p[whole] = '.';
+            d >>= 8 * whole;
+            memcpy(p + whole + 1, &d, 16);
+            n++;
+        }
+        p[n] = '\0';
+        return (size_t)(p + n - buf);
+    }
 #endif
     return put_fixed_long(buf, neg, u, decimals);
 }
@@ -134,6 +155,12 @@ size_t tl_fmt_i64_wide(char *buf, int64_t v)
 {
     bool neg = v < 0;
     uint64_t u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (u < 10) { /* attempts, exit codes, flags */
+        buf[0] = '-';
+        buf[neg] = (char)('0' + u);
+        buf[neg + 1] = '\0';
+        return (size_t)neg + 1;
+    }
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (u >= UINT64_C(100000000)) { /* nanosecond times and the like: the top, then 8 + 8 */
         char *p = buf;
@@ -170,8 +197,6 @@ size_t tl_fmt_i64(char *buf, int64_t v)
     memcpy(buf, tmp, n + 1);
     return n;
 }
-
-__extension__ typedef unsigned __int128 u128;
 
 /* Shortest fixed notation for a finite, non-integer v = (-1)^neg m 2^e
  * with 1e-4 <= |v| < 1e15, exactly, in integers. The decimals that read
@@ -371,13 +396,31 @@ size_t tl_fmt_double_wide(char *buf, double v)
         return n;
     }
     double a = fabs(v);
+    uint64_t u; /* fixed notation: u 10^-k */
+    int k = 0;
     if (biased) { /* normal: v = m 2^e */
         uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
         int e = biased - 1075;
         /* Integers that a double holds exactly print without exponent. */
-        if (e >= 0 && a < 1e17) return put_fixed(buf, neg, m << e, 0);
-        if (e < 0 && e > -53 && !(m & ((UINT64_C(1) << -e) - 1)))
-            return put_fixed(buf, neg, m >> -e, 0);
+        if (e >= 0 && a < 1e17) {
+            u = m << e;
+            goto fixed;
+        }
+        if (e < 0 && e > -53 && !(m & ((UINT64_C(1) << -e) - 1))) {
+            u = m >> -e;
+            goto fixed;
+        }
+        /* Times in us (most of what the parsers produce): a = u / 10^6 for
+         * an integer u < 10^15, which then is the shortest decimal (the
+         * argument of fmt_15), printed as fmt_15 would, without its
+         * general digit shuffling. */
+        if (a >= 1e-4 && a < 1e9) {
+            u = (uint64_t)(a * 1e6 + 0.5);
+            if ((double)u / 1e6 == a) {
+                for (k = 6; u % 10 == 0; k--) u /= 10; /* a is no integer: u % 10^6 != 0 */
+                goto fixed;
+            }
+        }
         int kmin = 1;
         if (a >= 1e-8 && a < 1e15) {
             size_t n = fmt_15(buf, neg, a, biased - 1023, &kmin);
@@ -387,6 +430,8 @@ size_t tl_fmt_double_wide(char *buf, double v)
         if (e < 0 && a >= 1e-4 && a < 1e15) return fmt_fixed_exact(buf, neg, m, e, kmin);
     }
     return fmt_printf(buf, v);
+fixed: /* one place, so that put_fixed is inlined once */
+    return put_fixed(buf, neg, u, k);
 }
 
 size_t tl_fmt_double(char *buf, size_t cap, double v)
@@ -407,12 +452,7 @@ static inline bool parse8(const char *p, uint64_t *out)
 {
     uint64_t v;
     memcpy(&v, p, 8);
-    /* every byte in '0'..'9': high nibble 3, and adding 6 keeps it 3. Each
-     * test on its own: or-ing the nibbles first let 0x1A-0x1F and 0x2A-0x2F
-     * ('.', '-', '+', ...) through. A carry out of a byte (0xFA and up)
-     * changes only bytes above one that already fails. */
-    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL;
-    if (((v & hi) ^ threes) | (((v + 0x0606060606060606ULL) & hi) ^ threes)) return false;
+    if (tl_swar_nondigits(v)) return false;
     v -= 0x3030303030303030ULL; /* little-endian: first digit in the low byte */
     v = (v * 10) + (v >> 8);
     v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +

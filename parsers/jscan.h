@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#include "numfmt.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -41,18 +43,14 @@ static inline const char *tl_find_quote_or_backslash(const char *p, const char *
 }
 
 /* Position of the first byte in [p, end) that is not an ASCII digit, or
- * end: eight bytes per step. A byte is a digit when its high nibble is 3
- * and adding 6 does not carry it out of the nibble (0x30..0x39). */
+ * end: eight bytes per step. */
 static inline const char *tl_skip_digits(const char *p, const char *end)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL,
-                   sixes = 0x0606060606060606ULL;
     while (end - p >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
-        /* per byte: nonzero where the byte is no digit */
-        uint64_t bad = ((w & hi) ^ threes) | (((w + sixes) & hi) ^ threes);
+        uint64_t bad = tl_swar_nondigits(w);
         if (bad) return p + (__builtin_ctzll(bad) >> 3);
         p += 8;
     }

@@ -7,7 +7,10 @@
  *   tl_map64 after random inserts/deletes == a plain array */
 #include "check.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "intern.h"
 #include "jscan.h"
@@ -24,6 +27,10 @@ static bool parse_double_str(const char *s, double *v)
 {
     return tl_parse_double(s, s + strlen(s), v);
 }
+
+static const uint64_t p10_u64[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+                                   1000000000, 10000000000, 100000000000, 1000000000000,
+                                   10000000000000, 100000000000000, 1000000000000000};
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t next(void)
@@ -169,6 +176,60 @@ static void test_parse_i64(void)
     CHECK(!parse_i64_str("1713205.72901464", &v));
 }
 
+/* The word-at-a-time number scanners read past a number's end: numbers
+ * cut out of longer digit runs (a length mask that lets a byte through
+ * reads a wrong digit), and numbers ending right before an unreadable page
+ * (a read past the page faults). */
+static void test_number_edges(void)
+{
+    static const char *const runs[] = {"1234567890123456789012345", "1234.56789012345678901234",
+                                       "0.00012345678901234567890", "-98765432.1098765432109876",
+                                       "12345678.123456789e3", "7.5e-3"};
+    int bad = 0;
+    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++)
+        for (size_t n = 1; n <= strlen(runs[r]); n++) {
+            char tmp[32];
+            memcpy(tmp, runs[r], n);
+            tmp[n] = '\0';
+            char *e;
+            double a, b = strtod(tmp, &e);
+            bool ok = tl_parse_double(runs[r], runs[r] + n, &a);
+            bool valid = e == tmp + n && tmp[n - 1] != '.'; /* JSON has no "1." */
+            if (ok != valid || (ok && memcmp(&a, &b, sizeof a))) {
+                if (bad++ < 5) fprintf(stderr, "prefix %s: ok %d (want %d) %.17g != %.17g\n", tmp, ok, valid, a, b);
+            }
+            int64_t v;
+            errno = 0;
+            long long want = strtoll(tmp, &e, 10);
+            valid = e == tmp + n && !errno && e != tmp;
+            ok = tl_parse_i64(runs[r], runs[r] + n, &v);
+            if (ok != valid || (ok && v != want)) {
+                if (bad++ < 5) fprintf(stderr, "prefix %s: i64 ok %d (want %d)\n", tmp, ok, valid);
+            }
+        }
+    CHECK_EQ_INT(bad, 0);
+
+    long page = sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(map != MAP_FAILED);
+    if (map == MAP_FAILED) return;
+    CHECK(mprotect(map + page, (size_t)page, PROT_NONE) == 0);
+    static const char *const nums[] = {"7", "42", "1234567", "12345678", "123456789", "1713205453132552",
+                                       "-1", "0.5", "3.14159", "1.355993270874023", "0.000569",
+                                       "1680551947.961445", "-12345678.87654321"};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        size_t n = strlen(nums[i]);
+        char *at = map + page - n; /* the last byte of the page */
+        memcpy(at, nums[i], n);
+        double a, b = strtod(nums[i], NULL);
+        CHECK(tl_parse_double(at, at + n, &a) && !memcmp(&a, &b, sizeof a));
+        CHECK(tl_scan_double(at, at + n, &a) == at + n);
+        int64_t v;
+        if (!strchr(nums[i], '.')) CHECK(tl_parse_i64(at, at + n, &v) && v == strtoll(nums[i], NULL, 10));
+    }
+    munmap(map, (size_t)page * 2);
+}
+
 /* The JSON scanners' vector and SWAR steps against a byte loop: every
  * length to 40, the byte sought at every position (and none), in buffers
  * of exactly that size (the sanitizer build catches a read past them). */
@@ -305,6 +366,26 @@ static void test_fmt(void)
         tl_fmt_double(buf, sizeof buf, fixed[i].v);
         CHECK_STR(buf, fixed[i].s);
     }
+    /* times in us (whole, decimal and below one second; 1 to 15 digits):
+     * exactly the shortest %g, which prints them all in fixed notation */
+    int us_differ = 0, us_n = 0;
+    for (int i = 0; i < 300000; i++) {
+        uint64_t u = next();
+        uint64_t n = u % p10_u64[1 + (int)((u >> 59) % 15)];
+        double v = (double)n / 1e6;
+        if (u & 1) v = -v;
+        if (fabs(v) < 1e-4 || v == floor(v)) continue;
+        us_n++;
+        tl_fmt_double(buf, sizeof buf, v);
+        char ref[40];
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(ref, sizeof ref, "%.*g", prec, v);
+            if (strtod(ref, NULL) == v) break;
+        }
+        if (strcmp(ref, buf) && us_differ++ < 5) fprintf(stderr, "us %s != %%g %s\n", buf, ref);
+    }
+    CHECK(us_n > 200000);
+    CHECK_EQ_INT(us_differ, 0);
     /* a subnormal has fewer bits: 13 digits read back, not 15 */
     CHECK_EQ_INT(tl_fmt_double(buf, sizeof buf, -7.4213685044278369e-311), 20);
     CHECK_STR(buf, "-7.421368504428e-311");
@@ -412,6 +493,7 @@ int main(void)
 {
     test_parse_double();
     test_parse_i64();
+    test_number_edges();
     test_sort();
     test_jscan();
     test_fmt();
