@@ -479,8 +479,13 @@ static bool jskip(struct jp *j, int depth)
                 ws(j);
                 if (j->p >= j->e || *j->p != ':') return false;
                 j->p++;
+                ws(j);
             }
-            if (!jskip(j, depth + 1)) return false;
+            /* strings and numbers here, the rest (and '-Infinity') one level down */
+            bool ok = j->p < j->e && *j->p == '"' ? jstr(j, NULL, NULL, NULL)
+                      : j->p < j->e && (unsigned)(*j->p - '0') <= 9 ? jnum(j, NULL, NULL)
+                                                                      : jskip(j, depth + 1);
+            if (!ok) return false;
             ws(j);
             if (j->p >= j->e) return false;
             if (*j->p == ',') {
@@ -521,8 +526,20 @@ static const char *decode(const char *s, size_t n, bool esc, char *out, size_t c
     for (size_t i = 0; i < n;) {
         char buf[4];
         size_t k = 1;
-        if (s[i] != '\\' || i + 1 >= n) {
-            buf[0] = s[i++];
+        if (s[i] != '\\' || i + 1 >= n) { /* up to the next escape in one copy */
+            const char *bs = memchr(s + i + 1, '\\', n - i - 1);
+            size_t run = (size_t)((bs ? bs : s + n) - (s + i));
+            if (o + run >= cap) { /* what fits, in whole UTF-8 characters */
+                run = cap - 1 - o;
+                while (run > 0 && ((unsigned char)s[i + run] & 0xC0) == 0x80) run--;
+                memcpy(out + o, s + i, run);
+                o += run;
+                break;
+            }
+            memcpy(out + o, s + i, run);
+            o += run;
+            i += run;
+            continue;
         } else {
             char c = s[i + 1];
             i += 2;
@@ -1159,9 +1176,23 @@ static void do_samples(struct chrome_state *st, const struct event *ev, bool cou
     }
     if (!counter) {
         if (c.has_type) {
-            if (c.device_type == 0) snprintf(suffix, sizeof suffix, " (cpu)");
-            else if (c.device_type == 1) snprintf(suffix, sizeof suffix, " (cuda:%lld)", c.device_id);
-            else snprintf(suffix, sizeof suffix, " (device %lld:%lld)", c.device_type, c.device_id);
+            /* " (cpu)", " (cuda:ID)", " (device TYPE:ID)": once per event, no printf */
+            char *p = suffix;
+            if (c.device_type == 0) {
+                memcpy(p, " (cpu)", 7);
+            } else {
+                if (c.device_type == 1) {
+                    memcpy(p, " (cuda:", 7);
+                    p += 7;
+                } else {
+                    memcpy(p, " (device ", 9);
+                    p += 9;
+                    p += tl_fmt_i64(p, c.device_type);
+                    *p++ = ':';
+                }
+                p += tl_fmt_i64(p, c.device_id);
+                memcpy(p, ")", 2);
+            }
         }
     }
     if (nargs < 0) {

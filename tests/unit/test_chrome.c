@@ -387,6 +387,41 @@ static void test_containers(void)
 }
 
 /* An event bigger than max_event is skipped without being kept. */
+/* Names longer than the 4096-byte buffer are cut on a UTF-8 character
+ * boundary, with escapes in them or not (an escape turns on the decoding
+ * loop, which copies the runs between escapes whole). */
+static void test_long_names(void)
+{
+    size_t cap = 4096, len = 0;
+    char *text = malloc(4 * cap + 512);
+    const char *a = "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"name\":\"\\\"";
+    len += (size_t)sprintf(text + len, "%s", a);
+    memset(text + len, 'a', cap - 3);
+    len += cap - 3; /* '"' + 4093 a: then a 2-byte character does not fit */
+    len += (size_t)sprintf(text + len, "\u00e9tail\"},{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"name\":\"");
+    memset(text + len, 'b', cap - 2);
+    len += cap - 2;
+    len += (size_t)sprintf(text + len, "\u00e9tail\"}]");
+    struct run r;
+    run_text(&r, text, len);
+    CHECK_EQ_INT(r.c.n, 2);
+    int seen = 0;
+    for (size_t i = 0; i < r.c.n; i++) {
+        const char *c = r.c.recs[i].category;
+        if (!c) continue;
+        if (c[0] == '"') {
+            seen++;
+            CHECK_EQ_INT(strlen(c), cap - 2); /* the half character left out */
+            CHECK(c[cap - 3] == 'a');
+        } else if (c[0] == 'b') {
+            seen++;
+            CHECK_EQ_INT(strlen(c), cap - 2);
+        }
+    }
+    CHECK_EQ_INT(seen, 2);
+    free(text);
+}
+
 static void test_max_event(void)
 {
     struct digest d = {0xcbf29ce484222325ULL, 0, 0};
@@ -453,6 +488,7 @@ int main(void)
     test_exact_times();
     test_sample_args();
     test_containers();
+    test_long_names();
     test_max_event();
     test_real_samples();
     printf("%d checks, %d failed\n", check_count, check_failures);
