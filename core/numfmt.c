@@ -534,6 +534,34 @@ const char *tl_scan_double(const char *p, const char *end, double *out)
         return parse_special(p, (size_t)(e - p), out) ? e : NULL;
     }
     if (*s == '0' && s + 1 < end && (unsigned)(s[1] - '0') <= 9) return NULL; /* 007 */
+    {
+        /* The common case, digits[.digits] with at most 19 in all and no
+         * exponent, in plain loops; the general loop below starts over
+         * for the rest. */
+        const char *q = s;
+        uint64_t m = 0;
+        unsigned d;
+        while (q < end && (d = (unsigned)(*q - '0')) <= 9) {
+            m = m * 10 + d;
+            q++;
+        }
+        long nd = q - s, frac = 0;
+        if (q < end && *q == '.') {
+            const char *f = ++q;
+            while (q < end && (d = (unsigned)(*q - '0')) <= 9) {
+                m = m * 10 + d;
+                q++;
+            }
+            frac = q - f;
+            if (!frac) return NULL; /* "1." */
+            nd += frac;
+        }
+        if (nd <= 19 && m <= (1ULL << 53) && frac <= 22 && !(q < end && (*q | 0x20) == 'e')) {
+            double v = frac ? (double)m / pow10[frac] : (double)m;
+            *out = neg ? -v : v;
+            return q;
+        }
+    }
     uint64_t m = 0;
     int sig = 0, exp10 = 0;
     bool exact = true; /* all digits fit in m */

@@ -42,6 +42,35 @@ static inline const char *tl_find_quote_or_backslash(const char *p, const char *
     return p;
 }
 
+/* Position of the first ' ' in [p, end), or end: as above, for the
+ * space-separated words of a log line (most are shorter than 16 bytes, so
+ * one vector compare replaces a call into libc's memchr). */
+static inline const char *tl_find_space(const char *p, const char *end)
+{
+#ifdef __SSE2__
+    const __m128i sp = _mm_set1_epi8(' ');
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, sp));
+        if (m) return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t x = w ^ (ones * ' ');
+        uint64_t hit = (x - ones) & ~x & highs;
+        if (hit) return p + (__builtin_ctzll(hit) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < end && *p != ' ') p++;
+    return p;
+}
+
 /* Position of the first byte in [p, end) that is not an ASCII digit, or
  * end: eight bytes per step. */
 static inline const char *tl_skip_digits(const char *p, const char *end)

@@ -238,8 +238,7 @@ static inline bool next_word(const char **pos, const char *end, struct span *w)
     const char *p = *pos;
     while (p < end && *p == ' ') p++;
     if (p >= end) return false;
-    const char *q = memchr(p, ' ', (size_t)(end - p));
-    if (!q) q = end;
+    const char *q = tl_find_space(p, end);
     w->p = p;
     w->n = (size_t)(q - p);
     *pos = q;
