@@ -419,6 +419,7 @@ static void test_long_names(void)
         }
     }
     CHECK_EQ_INT(seen, 2);
+    collected_free(&r.c);
     free(text);
 }
 
