@@ -245,6 +245,9 @@ static void test_jscan(void)
                 const char *want = b;
                 while (want < b + n && *want != '"' && *want != '\\') want++;
                 bad += tl_find_quote_or_backslash(b, b + n) != want;
+                want = b;
+                while (want < b + n && *want != ' ') want++;
+                bad += tl_find_space(b, b + n) != want;
                 memset(b, '7', (size_t)n);
                 if (pos >= 0) b[pos] = (char)c;
                 want = b;
