@@ -447,20 +447,9 @@ size_t tl_fmt_double(char *buf, size_t cap, double v)
     return n;
 }
 
-/* Eight ASCII digits at once (SWAR); false if any byte is not a digit. */
-static inline bool parse8(const char *p, uint64_t *out)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    if (tl_swar_nondigits(v)) return false;
-    v -= 0x3030303030303030ULL; /* little-endian: first digit in the low byte */
-    v = (v * 10) + (v >> 8);
-    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
-        32;
-    *out = v;
-    return true;
-}
+const double tl_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 bool tl_parse_i64(const char *p, const char *end, int64_t *out)
 {
@@ -472,12 +461,28 @@ bool tl_parse_i64(const char *p, const char *end, int64_t *out)
     if (p >= end || end - p > 19) return false;
     uint64_t v = 0;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* Timestamps are 16 digits, pids and ids a few: take 8 at a time. */
-    while (end - p >= 8) {
-        uint64_t eight;
-        if (!parse8(p, &eight)) return false;
-        v = v * 100000000ULL + eight;
-        p += 8;
+    /* Timestamps are 16 digits, pids 10 or 11: eight at a time, and the
+     * last k < 8 as the top of the word that ends at end (its low bytes,
+     * digits already taken, masked to leading zeros). */
+    if (end - p >= 8) {
+        const uint64_t zeros = 0x3030303030303030ULL;
+        uint64_t w;
+        for (; end - p >= 8; p += 8) {
+            memcpy(&w, p, 8);
+            if (tl_swar_nondigits(w)) return false;
+            v = v * 100000000ULL + tl_swar_value8(w - zeros);
+        }
+        unsigned k = (unsigned)(end - p);
+        if (k) {
+            static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+            uint64_t keep = ~0ULL << (64 - 8 * k);
+            memcpy(&w, end - 8, 8);
+            if (tl_swar_nondigits(w) & keep) return false;
+            v = v * pow10[k] + tl_swar_value8((w - zeros) & keep);
+        }
+        if (v > (uint64_t)INT64_MAX) return false;
+        *out = neg ? -(int64_t)v : (int64_t)v;
+        return true;
     }
 #endif
     for (; p < end; p++) {
@@ -485,7 +490,6 @@ bool tl_parse_i64(const char *p, const char *end, int64_t *out)
         if (d > 9) return false;
         v = v * 10 + d;
     }
-    if (v > (uint64_t)INT64_MAX) return false;
     *out = neg ? -(int64_t)v : (int64_t)v;
     return true;
 }
@@ -515,11 +519,27 @@ static bool parse_special(const char *p, size_t n, double *out)
  * result -- the same double strtod returns. Everything else (long mantissas,
  * large exponents) goes to strtod. rmsummary numbers such as
  * 1680551947.961445 or 0.000569 all take the fast path. */
+const char *tl_scan_decimal_exp(const char *q, const char *end, uint64_t m, long e10, bool neg,
+                                double *out)
+{
+    const char *x = q + 1, *xs;
+    bool eneg = false;
+    if (x < end && (*x == '-' || *x == '+')) eneg = *x++ == '-';
+    long e = 0;
+    unsigned d;
+    for (xs = x; x < end && (d = (unsigned)(*x - '0')) <= 9 && x - xs < 3; x++) e = e * 10 + d;
+    if (x == xs || (x < end && (unsigned)(*x - '0') <= 9)) return NULL;
+    e10 += eneg ? -e : e;
+    if (e10 < -22 || e10 > 22) return NULL;
+    double v = e10 < 0 ? (double)m / tl_pow10_exact[-e10] : (double)m * tl_pow10_exact[e10];
+    *out = neg ? -v : v;
+    return x;
+}
+
 const char *tl_scan_double(const char *p, const char *end, double *out)
 {
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *q = tl_scan_decimal(p, end, out);
+    if (q) return q;
     if (p >= end) return NULL;
     const char *s = p;
     bool neg = false;
@@ -534,34 +554,6 @@ const char *tl_scan_double(const char *p, const char *end, double *out)
         return parse_special(p, (size_t)(e - p), out) ? e : NULL;
     }
     if (*s == '0' && s + 1 < end && (unsigned)(s[1] - '0') <= 9) return NULL; /* 007 */
-    {
-        /* The common case, digits[.digits] with at most 19 in all and no
-         * exponent, in plain loops; the general loop below starts over
-         * for the rest. */
-        const char *q = s;
-        uint64_t m = 0;
-        unsigned d;
-        while (q < end && (d = (unsigned)(*q - '0')) <= 9) {
-            m = m * 10 + d;
-            q++;
-        }
-        long nd = q - s, frac = 0;
-        if (q < end && *q == '.') {
-            const char *f = ++q;
-            while (q < end && (d = (unsigned)(*q - '0')) <= 9) {
-                m = m * 10 + d;
-                q++;
-            }
-            frac = q - f;
-            if (!frac) return NULL; /* "1." */
-            nd += frac;
-        }
-        if (nd <= 19 && m <= (1ULL << 53) && frac <= 22 && !(q < end && (*q | 0x20) == 'e')) {
-            double v = frac ? (double)m / pow10[frac] : (double)m;
-            *out = neg ? -v : v;
-            return q;
-        }
-    }
     uint64_t m = 0;
     int sig = 0, exp10 = 0;
     bool exact = true; /* all digits fit in m */
@@ -601,7 +593,7 @@ const char *tl_scan_double(const char *p, const char *end, double *out)
     }
     if (exact && m <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
         double d = (double)m;
-        d = exp10 < 0 ? d / pow10[-exp10] : d * pow10[exp10];
+        d = exp10 < 0 ? d / tl_pow10_exact[-exp10] : d * tl_pow10_exact[exp10];
         *out = neg ? -d : d;
         return s;
     }

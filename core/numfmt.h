@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 /* Returns the length written (excluding NUL); cap must be >= 32 (the
  * longest is 24 characters). */
@@ -40,12 +41,76 @@ static inline uint64_t tl_swar_nondigits(uint64_t w)
     const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL;
     return ((w & hi) ^ threes) | (((w + 0x0606060606060606ULL) & hi) ^ threes);
 }
+
+/* The value of eight decimal digits, v holding each digit's value (its
+ * byte less '0'), the first in the low byte: three multiplies. */
+static inline uint64_t tl_swar_value8(uint64_t v)
+{
+    v = (v * 10) + (v >> 8);
+    return (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+            (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+           32;
+}
 #endif
+
+/* 10^0 .. 10^22, the powers of ten a double holds exactly. */
+extern const double tl_pow10_exact[23];
+
+/* Reads the run of ASCII digits at p, m = m * 10^len + run, and returns
+ * where the run ends. Whole words while eight bytes remain before end (a
+ * digit run in a log line or a JSON value nearly always has them), bytes
+ * after; nothing at or past end is read. m wraps past 19 digits: callers
+ * count the digits (the distance covered) first. */
+static inline const char *tl_digit_run(const char *p, const char *end, uint64_t *m)
+{
+    uint64_t acc = *m;
+    unsigned d;
+    while (p < end && (d = (unsigned)(*p - '0')) <= 9) {
+        acc = acc * 10 + d;
+        p++;
+    }
+    *m = acc;
+    return p;
+}
+
+/* The exponent at q ('e' or 'E') of the number m * 10^e10 that
+ * tl_scan_decimal read, the same way; NULL when the exponent takes the
+ * power of ten past 10^+-22. */
+const char *tl_scan_decimal_exp(const char *q, const char *end, uint64_t m, long e10, bool neg,
+                                double *out);
 
 /* Parses a JSON-style number occupying exactly [p, end); also accepts
  * "nan", "inf", "-inf". Same result as strtod, bit for bit. */
 bool tl_parse_double(const char *p, const char *end, double *out);
 /* Parses the number that starts at p; returns where it ends, or NULL. */
 const char *tl_scan_double(const char *p, const char *end, double *out);
+
+/* The common number at p -- [-]digits[.digits][e[+-]digits], 19 digits
+ * at most, the digits as an integer m at most 2^53 and the power of ten
+ * within 10^+-22 -- converted with one correctly rounded multiply or
+ * divide of exact operands (Clinger's fast path: the double strtod
+ * gives). Returns where it ends, or NULL for anything else, which
+ * tl_scan_double then takes (it also rejects what is no number). */
+static inline const char *tl_scan_decimal(const char *p, const char *end, double *out)
+{
+    const char *s = p + (p < end && *p == '-');
+    if (s >= end || (unsigned)(*s - '0') > 9) return NULL;
+    if (*s == '0' && s + 1 < end && (unsigned)(s[1] - '0') <= 9) return NULL; /* 007 */
+    uint64_t m = 0;
+    const char *q = tl_digit_run(s, end, &m);
+    long nd = q - s, frac = 0;
+    if (q < end && *q == '.') {
+        const char *f = q + 1;
+        q = tl_digit_run(f, end, &m);
+        frac = q - f;
+        if (!frac) return NULL; /* "1." */
+        nd += frac;
+    }
+    if (nd > 19 || m > (1ULL << 53)) return NULL;
+    if (q < end && (*q | 0x20) == 'e') return tl_scan_decimal_exp(q, end, m, -frac, s != p, out);
+    double v = frac ? (double)m / tl_pow10_exact[frac] : (double)m;
+    *out = s != p ? -v : v;
+    return q;
+}
 
 #endif

@@ -520,6 +520,36 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
     p = skip_spaces(p + 1, end);
     if (p < end && *p == '}') return p + 1;
     for (;;) {
+        /* The form every cctools release writes, "key":[number,"unit"]
+         * with no spaces, straight through; anything else (spaces, a bare
+         * number, an exponent, escapes, other values) from the member's
+         * start in the general steps below, which accept the same. */
+        if (p < end && *p == '"') {
+            const char *ke = tl_find_quote_or_backslash(p + 1, end);
+            if (end - ke > 3 && ke[0] == '"' && ke[1] == ':' && ke[2] == '[') {
+                double v;
+                const char *ne = tl_scan_decimal(ke + 3, end, &v);
+                if (ne && end - ne > 2 && ne[0] == ',' && ne[1] == '"') {
+                    const char *ub = ne + 2, *ue = ub;
+                    while (ue < end && *ue != '"' && *ue != '\\') ue++;
+                    if (end - ue > 2 && ue[0] == '"' && ue[1] == ']' && (ue[2] == ',' || ue[2] == '}')) {
+                        size_t kn = (size_t)(ke - p - 1);
+                        enum jkey k = kn && target != J_IGNORE ? json_key_lookup(p + 1, kn) : K_NONE;
+                        if (k != K_NONE) {
+                            double f = unit_factor(k, ub, (size_t)(ue - ub));
+                            v = f >= 1024.0 ? whole_bytes(v * f) : v * f;
+                            if (target == J_MEASURED)
+                                store_measured(m, k, v);
+                            else
+                                store_box(b, k, v);
+                        }
+                        if (ue[2] == '}') return ue + 3;
+                        p = skip_spaces(ue + 3, end);
+                        continue;
+                    }
+                }
+            }
+        }
         if (p >= end || *p != '"') return NULL;
         struct span key;
         p = json_string(p, end, &key);

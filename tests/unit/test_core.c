@@ -67,8 +67,13 @@ static void test_parse_double(void)
     char buf[64];
     for (int i = 0; i < 200000; i++) {
         uint64_t r = next();
-        int kind = (int)(r % 4);
-        if (kind == 0) snprintf(buf, sizeof buf, "%.*f", (int)(next() % 10), (double)(next() % 100000000000ULL) / 1000.0);
+        int kind = (int)(r % 5);
+        if (kind == 4) { /* exponents: both cases, signs, in and past 10^+-22 */
+            int e10 = (int)(next() % 61) - 30;
+            const char *mark = e10 >= 0 && next() % 2 ? "E+" : next() % 2 ? "e" : "E";
+            snprintf(buf, sizeof buf, "%llu.%llu%s%d", (unsigned long long)(next() % 100000),
+                     (unsigned long long)(next() % 1000000000000ULL), mark, e10);
+        } else if (kind == 0) snprintf(buf, sizeof buf, "%.*f", (int)(next() % 10), (double)(next() % 100000000000ULL) / 1000.0);
         else if (kind == 1) snprintf(buf, sizeof buf, "%.17g", (double)(next() >> 11) * 0x1p-53 * 1e10);
         else if (kind == 2) snprintf(buf, sizeof buf, "%.16g", ldexp((double)(next() >> 11), (int)(next() % 200) - 100));
         else snprintf(buf, sizeof buf, "%lld.%06lld", (long long)(1.6e9 + next() % 100000000), (long long)(next() % 1000000));

@@ -405,6 +405,70 @@ static void test_old_families(void)
     collected_free(&c);
 }
 
+/* One measurement written in the forms JSON allows: the canonical
+ * "key":[number,"unit"] the parser reads straight through, and spaces,
+ * bare numbers, exponents, escaped and unknown keys and values that send
+ * it to the general steps. Every form must give the canonical record. */
+static void test_json_forms(void)
+{
+    static const char *const forms[] = {
+        /* canonical, as cctools writes it */
+        "{\"wall_time\":[31.148094,\"s\"],\"memory\":[1024,\"MB\"],\"cores\":[2,\"cores\"],"
+        "\"wq_input_size\":[0.5107355117797852,\"MB\"],\"cpu_time\":[4.482269287109375e-05,\"s\"]}",
+        /* spaces around everything */
+        "{ \"wall_time\" : [ 31.148094 , \"s\" ] , \"memory\" : [ 1024 , \"MB\" ] , \"cores\":[2, \"cores\"],"
+        " \"wq_input_size\":[0.5107355117797852,\"MB\" ], \"cpu_time\": [4.482269287109375e-05,\"s\"] }",
+        /* bare numbers (MB and s by default), exponent forms */
+        "{\"wall_time\":3.1148094e1,\"memory\":1.024E+3,\"cores\":2,\"wq_input_size\":0.5107355117797852,"
+        "\"cpu_time\":4482269287109375e-20}",
+        /* unknown keys of every shape between, an escaped key that must stay unknown */
+        "{\"time_commit_start\":[1742250433.738576,\"s\"],\"wall_time\":[31.148094,\"s\"],"
+        "\"wall\\u005ftime\":[99,\"s\"],\"x\\\":[5,\\\"s\\\"],\\\"memory\":[7,\"MB\"],\"x\":{\"a\":[1,2,\"]\"]},\"memory\":[1024,\"MB\"],\"y\":[1,2,3],"
+        "\"cores\":[2,\"cores\"],\"z\":null,\"wq_input_size\":[0.5107355117797852,\"MB\"],"
+        "\"cpu_time\":[4.482269287109375e-05,\"s\"],\"end\":[1e400,\"s\"]}",
+    };
+    enum { NF = sizeof forms / sizeof *forms };
+    char log[4096];
+    size_t n = 0;
+    for (int i = 0; i < NF; i++)
+        n += (size_t)snprintf(log + n, sizeof log - n,
+                              "1680774974507432 372 TASK %d WAITING f FIRST_RESOURCES {}\n"
+                              "1680774974509617 372 TASK %d RUNNING 172.17.0.2:60778  FIRST_RESOURCES {}\n"
+                              "1680774974749753 372 TASK %d DONE SUCCESS  0  {} %s\n",
+                              i + 1, i + 1, i + 1, forms[i]);
+    CHECK(n < sizeof log);
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    const struct tl_record *ref = find(&c, TL_REC_TASK, 1, 0);
+    CHECK(ref != NULL);
+    if (ref) {
+        CHECK_NEAR(ref->v[TL_M_WALL_TIME_S], 31.148094, 0);
+        CHECK_NEAR(ref->v[TL_M_MAX_RSS_BYTES], 1024 * MIB, 0);
+        CHECK_NEAR(ref->v[TL_M_INPUT_BYTES], 535545, 0); /* 0.5107355117797852 MiB */
+        CHECK_NEAR(ref->v[TL_M_CPU_TIME_S], 4.482269287109375e-05, 0);
+        CHECK_NEAR(ref->v[TL_M_CORES], 2, 0);
+    }
+    for (int i = 2; i <= NF && ref; i++) {
+        const struct tl_record *r = find(&c, TL_REC_TASK, i, 0);
+        CHECK(r != NULL);
+        if (!r) continue;
+        CHECK(r->present == ref->present);
+        for (int m = 0; m < TL_M_COUNT; m++)
+            if ((ref->present >> m) & 1 && memcmp(&r->v[m], &ref->v[m], sizeof(double))) {
+                fprintf(stderr, "form %d: %s = %.17g, canonical %.17g\n", i, tl_metric_info[m].name,
+                        r->v[m], ref->v[m]);
+                CHECK(!"form differs");
+            }
+    }
+    collected_free(&c);
+    /* An escaped quote does not end a key: this key runs to the quote
+     * before s, and what follows it is no JSON. */
+    c = run_text("1680774974749753 372 TASK 9 DONE SUCCESS  0  {} {\"x\\\":[5,\"s\"]}\n", &st, NULL);
+    CHECK_EQ_INT(st->rejected, 1);
+    collected_free(&c);
+}
+
 /* Records counted but not turned into tasks; (null) workers; TaskVine
  * transfers in both unit eras; APPLICATION, LIBRARY, DUTY, CATEGORY. */
 static void test_other_records(void)
@@ -606,6 +670,7 @@ int main(void)
     test_resource_exhaustion_retry();
     test_lifecycle_variants();
     test_old_families();
+    test_json_forms();
     test_other_records();
     test_appended_runs();
     test_open_tasks_at_manager_end();
