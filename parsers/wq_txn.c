@@ -271,6 +271,43 @@ static bool span_i64(struct span s, int64_t *out)
     return tl_parse_i64(s.p, s.p + s.n, out);
 }
 
+/* The number that opens a line (timestamp: 16 digits; manager pid: up to
+ * 11) read eight digits at a time, with the space after it found on the
+ * way: the end of the digits, or NULL unless 1-18 digits end at a space or
+ * at end (signs, leading spaces, longer runs: next_word and span_i64). */
+static inline const char *lead_int(const char *p, const char *end, int64_t *out)
+{
+    const char *s = p;
+    uint64_t v = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    const uint64_t zeros = 0x3030303030303030ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t bad = tl_swar_nondigits(w);
+        if (!bad) {
+            v = v * 100000000ULL + tl_swar_value8(w - zeros);
+            p += 8;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctzll(bad) >> 3; /* digits before the first other byte */
+        if (k) {
+            v = v * pow10[k] + tl_swar_value8((w - zeros) << (64 - 8 * k));
+            p += k;
+        }
+        goto done;
+    }
+#endif
+    for (unsigned d; p < end && (d = (unsigned)(*p - '0')) <= 9; p++) v = v * 10 + d;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+done:
+#endif
+    if (p == s || p - s > 18 || (p < end && *p != ' ')) return NULL;
+    *out = (int64_t)v;
+    return p;
+}
+
 /* ---------------------------------------------------------------- JSON */
 
 /* What a resources JSON object fills. */
@@ -530,8 +567,7 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
                 double v;
                 const char *ne = tl_scan_decimal(ke + 3, end, &v);
                 if (ne && end - ne > 2 && ne[0] == ',' && ne[1] == '"') {
-                    const char *ub = ne + 2, *ue = ub;
-                    while (ue < end && *ue != '"' && *ue != '\\') ue++;
+                    const char *ub = ne + 2, *ue = tl_find_quote_or_backslash(ub, end);
                     if (end - ue > 2 && ue[0] == '"' && ue[1] == ']' && (ue[2] == ',' || ue[2] == '}')) {
                         size_t kn = (size_t)(ke - p - 1);
                         enum jkey k = kn && target != J_IGNORE ? json_key_lookup(p + 1, kn) : K_NONE;
@@ -1424,9 +1460,15 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
 {
     struct span idw, state;
     int64_t id;
-    if (!next_word(&p, end, &idw) || !next_word(&p, end, &state))
-        return reject(st, TL_REJ_BAD_FIELDS, "TASK line too short");
-    if (!span_i64(idw, &id)) return reject(st, TL_REJ_BAD_FIELDS, "task id");
+    const char *q = p < end && *p == ' ' ? lead_int(p + 1, end, &id) : NULL;
+    if (q) {
+        p = q;
+        if (!next_word(&p, end, &state)) return reject(st, TL_REJ_BAD_FIELDS, "TASK line too short");
+    } else {
+        if (!next_word(&p, end, &idw) || !next_word(&p, end, &state))
+            return reject(st, TL_REJ_BAD_FIELDS, "TASK line too short");
+        if (!span_i64(idw, &id)) return reject(st, TL_REJ_BAD_FIELDS, "task id");
+    }
     struct run *run = run_for(st, pid, ts);
     if (!run) return reject(st, TL_REJ_LIMIT, "too many runs or names");
 
@@ -1531,9 +1573,13 @@ static void parse_line(struct wq_state *st, const char *p, const char *end)
     if (*p == '#') return parse_header(st, p, end);
     struct span tsw, pidw, kind;
     int64_t ts, pid;
-    if (!next_word(&p, end, &tsw) || !span_i64(tsw, &ts) || !next_word(&p, end, &pidw) ||
-        !span_i64(pidw, &pid))
+    const char *q = lead_int(p, end, &ts);
+    if (q && q < end && (q = lead_int(q + 1, end, &pid))) {
+        p = q;
+    } else if (!next_word(&p, end, &tsw) || !span_i64(tsw, &ts) || !next_word(&p, end, &pidw) ||
+               !span_i64(pidw, &pid)) {
         return reject(st, TL_REJ_BAD_PREFIX, NULL);
+    }
     /* µs since the epoch; beyond year ~2255 the ns conversion would overflow */
     if (ts < 0 || ts > WQ_MAX_TIMESTAMP_US) return reject(st, TL_REJ_BAD_PREFIX, "timestamp out of range");
     if (!next_word(&p, end, &kind)) return reject(st, TL_REJ_BAD_FIELDS, "no record type");

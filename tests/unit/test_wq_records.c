@@ -469,6 +469,40 @@ static void test_json_forms(void)
     collected_free(&c);
 }
 
+/* The line prefix (timestamp, manager pid) in the spellings the fast
+ * reader leaves to the general one, and what both must refuse. */
+static void test_prefix_forms(void)
+{
+    const char *log = "1700000000000000 42 MANAGER START\n"
+                      "  1700000000000001 43 MANAGER START\n"
+                      "1700000000000002  44 MANAGER START\n"
+                      "1700000000000003\t45 MANAGER START\n"
+                      "0001700000000004 46 MANAGER START\n"
+                      "17000000000000050 47 MANAGER START\n"
+                      "1700000000000006 1234567890123456789 MANAGER START\n"
+                      "1700000000000007 12345678901234567890 MANAGER START\n"
+                      "1700000000000008 4x MANAGER START\n"
+                      "1700000000000009 50 MANAGER START\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 4); /* tab, 17-digit time, 20-digit pid, 4x */
+    CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_PREFIX], 4);
+    static const struct {
+        const char *pid;
+        int64_t ts;
+    } want[] = {{"42@", 1700000000000000}, {"43@", 1700000000000001}, {"44@", 1700000000000002},
+                {"46@", 1700000000004}, {"1234567890123456789@", 1700000000000006},
+                {"50@", 1700000000000009}};
+    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), sizeof want / sizeof *want);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const struct tl_record *r = find(&c, TL_REC_MANAGER, -1, (int)i);
+        if (!r) break;
+        CHECK(r->workflow && !strncmp(r->workflow, want[i].pid, strlen(want[i].pid)));
+        CHECK_EQ_INT(r->time_ns, want[i].ts * 1000);
+    }
+    collected_free(&c);
+}
+
 /* Records counted but not turned into tasks; (null) workers; TaskVine
  * transfers in both unit eras; APPLICATION, LIBRARY, DUTY, CATEGORY. */
 static void test_other_records(void)
@@ -671,6 +705,7 @@ int main(void)
     test_lifecycle_variants();
     test_old_families();
     test_json_forms();
+    test_prefix_forms();
     test_other_records();
     test_appended_runs();
     test_open_tasks_at_manager_end();
