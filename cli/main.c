@@ -1,5 +1,4 @@
 /* tasklens: entry point. Dispatches to one file per subcommand. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,10 +47,6 @@ int main(int argc, char **argv)
         return TL_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    /* once, before any thread or HTTP client; only the commands that can
-     * talk HTTP pay for it (TLS library start-up) */
-    if (!strcmp(cmd, "lines") || !strcmp(cmd, "run") || !strcmp(cmd, "check"))
-        curl_global_init(CURL_GLOBAL_DEFAULT);
     if (!strcmp(cmd, "summary")) return tl_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "lines")) return tl_cmd_lines(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);

@@ -5,9 +5,9 @@
  * from tl_kafka_poll in the run loop. The consumer queue signals a pipe
  * when something waits, so the loop can sleep in poll() with the files. */
 #include "kafka.h"
+#include "rdkafka_api.h"
 
 #include <fcntl.h>
-#include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +136,15 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
     }
 }
 
+/* librdkafka is opened on first use (core/dynlib.h). */
+static bool kafka_load(char *err, size_t errlen)
+{
+    char why[300];
+    if (tl_rdkafka_load(why, sizeof why)) return true;
+    snprintf(err, errlen, "kafka: %s", why);
+    return false;
+}
+
 static bool set(rd_kafka_conf_t *conf, const char *key, const char *value, char *err, size_t errlen)
 {
     char e[512];
@@ -148,6 +157,7 @@ static bool set(rd_kafka_conf_t *conf, const char *key, const char *value, char 
 enum tl_err tl_kafka_open(const struct tl_kafka_cfg *cfg, const struct tl_kafka_hooks *hooks,
                           struct tl_kafka **out, char *err, size_t errlen)
 {
+    if (!kafka_load(err, errlen)) return TL_ERR_OPEN;
     struct tl_kafka *k = calloc(1, sizeof *k);
     if (!k) return TL_ERR_NOMEM;
     k->hooks = *hooks;
@@ -481,6 +491,7 @@ enum tl_err tl_kstore_open(const struct tl_kafka_cfg *cfg, const char *topic,
                            const struct tl_kafka_hooks *hooks, struct tl_kstore **out, char *err,
                            size_t errlen)
 {
+    if (!kafka_load(err, errlen)) return TL_ERR_OPEN;
     struct tl_kstore *s = calloc(1, sizeof *s);
     if (!s || !(s->topic = strdup(topic))) {
         free(s);
@@ -696,6 +707,7 @@ static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const ch
 
 enum tl_err tl_kafka_probe(const struct tl_kafka_cfg *cfg, int timeout_ms, char *msg, size_t cap)
 {
+    if (!kafka_load(msg, cap)) return TL_ERR_OPEN;
     char err[512] = "";
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     bool ok = set(conf, "bootstrap.servers", cfg->brokers, err, sizeof err);

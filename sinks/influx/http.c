@@ -4,8 +4,8 @@
  * batches. The write URL is built once; credentials travel in headers or
  * libcurl's user/password options, never in anything we print. */
 #include "http.h"
+#include "curl_api.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +84,11 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
     if (cfg->version == 2 && (!cfg->org || !cfg->bucket || !cfg->token)) {
         snprintf(err, errlen, "influx: InfluxDB 2.x needs org, bucket and a token");
         return TL_ERR_USAGE;
+    }
+    char why[300];
+    if (!tl_curl_load(why, sizeof why)) {
+        snprintf(err, errlen, "influx: %s", why);
+        return TL_ERR_OPEN;
     }
     if (cfg->version != 1 && cfg->version != 2) {
         snprintf(err, errlen, "influx: version must be 1 or 2");

@@ -134,5 +134,17 @@ fi
 grep -q "%" "$tmp/notty.txt" && bad "progress printed while stderr is not a terminal" || ok
 rm -f "$tmp/big.log"
 
+# libcurl and librdkafka (about 30 shared objects with their TLS, SASL and
+# Kerberos dependencies) are opened only when a server is used
+# (core/dynlib.h): the loader's own trace shows what a command mapped.
+LD_DEBUG=files "$TL" summary -q "$LOG" >/dev/null 2>"$tmp/ld"
+grep -q "file=libzstd" "$tmp/ld" && ok || bad "LD_DEBUG=files listed no libraries: the next check would prove nothing"
+grep -qE "file=lib(curl|rdkafka)" "$tmp/ld" && bad "summary loaded libcurl or librdkafka" || ok
+printf 'sources:\n  - type: file\n    path: %s\n    parser: wq\nsinks:\n  - type: influxdb\n    url: http://127.0.0.1:9\n    db: x\n    spool_dir: %s/spool\ncheckpoint_dir: %s\n' \
+    "$LOG" "$tmp" "$tmp" >"$tmp/check.yaml"
+LD_DEBUG=files timeout 60 "$TL" check -c "$tmp/check.yaml" >"$tmp/out" 2>"$tmp/ld"
+grep -q "file=libcurl.so" "$tmp/ld" && ok || bad "check with an InfluxDB sink did not open libcurl"
+grep -q "not reachable" "$tmp/out" && ok || bad "check with InfluxDB on a closed port: no 'not reachable'"
+
 echo "cli_summary: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dynlib.h"
 #include "intern.h"
 #include "jscan.h"
 #include "map64.h"
@@ -497,6 +498,24 @@ static void test_intern(void)
     tl_intern_free(in);
 }
 
+/* The loader behind libcurl and librdkafka: a missing library and a
+ * missing symbol are reported by name; a present one resolves and runs. */
+static void test_dynlib(void)
+{
+    char err[256] = "";
+    CHECK(tl_dynlib_open("libtasklens-no-such-library.so.7", err, sizeof err) == NULL);
+    CHECK(strstr(err, "libtasklens-no-such-library.so.7") != NULL);
+    void *h = tl_dynlib_open("libc.so.6", err, sizeof err);
+    CHECK(h != NULL);
+    if (!h) return;
+    size_t (*len)(const char *) = NULL;
+    CHECK(tl_dynlib_sym(h, "libc.so.6", "strlen", &len, err, sizeof err));
+    CHECK(len && len("four") == 4);
+    void (*none)(void) = NULL;
+    CHECK(!tl_dynlib_sym(h, "libc.so.6", "tl_no_such_function", &none, err, sizeof err));
+    CHECK(none == NULL && strstr(err, "tl_no_such_function") && strstr(err, "libc.so.6"));
+}
+
 int main(void)
 {
     test_parse_double();
@@ -509,5 +528,6 @@ int main(void)
     test_quantile();
     test_map64();
     test_intern();
+    test_dynlib();
     return check_done("test_core");
 }
