@@ -42,6 +42,8 @@ static void mix_str(struct digest *d, const char *s)
     mix(d, s ? s : "\x01(null)", s ? strlen(s) + 1 : 8);
 }
 
+static bool digest_lines = true; /* off where only whitespace differs */
+
 static void digest_record(void *ctx, const struct tl_record *r)
 {
     struct digest *d = ctx;
@@ -53,7 +55,7 @@ static void digest_record(void *ctx, const struct tl_record *r)
     mix_str(d, r->workflow);
     mix(d, &r->time_ns, sizeof r->time_ns);
     mix(d, &r->task_id, sizeof r->task_id);
-    mix(d, &r->line, sizeof r->line);
+    if (digest_lines) mix(d, &r->line, sizeof r->line);
     mix(d, &r->present, sizeof r->present);
     for (int m = 0; m < TL_M_COUNT; m++)
         if (tl_record_has(r, (enum tl_metric)m)) mix(d, &r->v[m], sizeof r->v[m]);
@@ -386,6 +388,69 @@ static void test_containers(void)
     collected_free(&r.c);
 }
 
+/* Whitespace between tokens in every legal place and form gives the same
+ * records: compact, ": " and ", " (read in one test each), space before a
+ * colon or comma, several spaces, tabs, CRLF and indented lines; in the
+ * members the parser reads and in args it skips. Structure that is wrong
+ * stays wrong however it is spaced. */
+static void test_spacing(void)
+{
+    /* C: between key and value, S: after a value, O: after an opener */
+    static const char tmpl[] =
+        "[{O\"ph\"C\"X\"S\"name\"C\"n\"S\"cat\"C\"c\"S\"pid\"C1S\"tid\"C2S\"ts\"C10S"
+        "\"dur\"C5S\"args\"C{O\"a\"C[O1S2S{O\"b\"C\"x\"}S[O]S{O}]S\"c\"Cnull}}]";
+    static const struct {
+        const char *c, *s, *o;
+    } forms[] = {
+        {":", ",", ""},           {": ", ", ", ""},          {" : ", " , ", " "},
+        {":  ", ",  ", "  "},     {":\t", ",\t", "\t"},      {" :\n  ", "\r\n    ,\r\n  ", "\n      "},
+        {"\n:\n", ",\n", "\n"},  {": ", ",\n        ", "\n    "},
+    };
+    digest_lines = false;
+    struct digest first = {0};
+    for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+        char text[1024];
+        size_t n = 0;
+        for (const char *t = tmpl; *t; t++) {
+            const char *put = *t == 'C' ? forms[f].c : *t == 'S' ? forms[f].s : *t == 'O' ? forms[f].o : NULL;
+            if (put) n += (size_t)snprintf(text + n, sizeof text - n, "%s", put);
+            else text[n++] = *t;
+        }
+        struct digest d = run_chunked(text, n, 0);
+        CHECK_EQ_INT(d.records, 1);
+        CHECK_EQ_INT(d.rejects, 0);
+        if (f == 0) first = d;
+        else if (d.h != first.h) {
+            CHECK(!"whitespace changed a record");
+            fprintf(stderr, "  form %zu: %.*s\n", f, (int)n, text);
+        }
+    }
+    digest_lines = true;
+    static const char *const bad[] = {
+        "[{\"ph\" \"X\",\"ts\":1,\"dur\":1}]",        /* no colon */
+        "[{\"ph\"::\"X\",\"ts\":1,\"dur\":1}]",       /* two */
+        "[{\"ph\": : \"X\",\"ts\":1,\"dur\":1}]",
+        "[{\"ph\":\"X\",,\"ts\":1,\"dur\":1}]",       /* two commas */
+        "[{\"ph\":\"X\", ,\"ts\":1,\"dur\":1}]",
+        "[{\"ph\":\"X\" \"ts\":1,\"dur\":1}]",        /* no comma */
+        "[{\"ph\":\"X\",\"ts\":1,\"dur\":1, }]",      /* trailing comma */
+        "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":{\"a\" 1}}]",
+        "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":{\"a\":1,}}]",
+        "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":[1,,2]}]",
+        "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":[1 2]}]",
+        "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":[1,\x01 2]}]", /* not whitespace */
+        "[{\"ph\":\x01\"X\",\"ts\":1,\"dur\":1}]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct run r;
+        run_text(&r, bad[i], strlen(bad[i]));
+        CHECK_EQ_INT(r.c.n, 0);
+        CHECK_EQ_INT(r.c.nrejects, 1);
+        if (r.c.n || r.c.nrejects != 1) fprintf(stderr, "  accepted: %s\n", bad[i]);
+        collected_free(&r.c);
+    }
+}
+
 /* An event bigger than max_event is skipped without being kept. */
 /* Names longer than the 4096-byte buffer are cut on a UTF-8 character
  * boundary, with escapes in them or not (an escape turns on the decoding
@@ -489,6 +554,7 @@ int main(void)
     test_exact_times();
     test_sample_args();
     test_containers();
+    test_spacing();
     test_long_names();
     test_max_event();
     test_real_samples();
