@@ -655,12 +655,57 @@ struct event {
     int nkeys;
 };
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Whole microseconds of up to 16 digits (an epoch time in µs has 16),
+ * converted while they are scanned, a word at a time: the end of the
+ * number, or NULL for anything else (a sign, fraction, exponent, more
+ * digits, or fewer than eight bytes left), which us_to_ns then reads. */
+static inline const char *whole_us(const char *p, const char *e, int64_t *ns)
+{
+    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    const uint64_t zeros = 0x3030303030303030ULL;
+    uint64_t v = 0;
+    for (int words = 0; e - p >= 8; words++) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t bad = tl_swar_nondigits(w);
+        if (!bad) {
+            if (words == 2) return NULL; /* a 17th digit */
+            v = v * 100000000ULL + tl_swar_value8(w - zeros);
+            p += 8;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctzll(bad) >> 3; /* digits before the first other byte */
+        if (k) {
+            if (words == 2) return NULL;
+            v = v * pow10[k] + tl_swar_value8((w - zeros) << (8 * (8 - k)));
+            p += k;
+        } else if (!words) {
+            return NULL; /* no digit at all */
+        }
+        char c = *p;
+        if (c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+' || v > INT64_MAX / 1000) return NULL;
+        *ns = (int64_t)v * 1000;
+        return p;
+    }
+    return NULL;
+}
+#endif
+
 static bool parse_time(struct jp *j, int64_t *ns, bool *has, bool *bad)
 {
     const char *s;
     size_t n;
     *has = false;
     *bad = false;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char *q = whole_us(j->p, j->e, ns);
+    if (q) {
+        j->p = q;
+        *has = true;
+        return true;
+    }
+#endif
     if (j->p < j->e && *j->p == '"') {
         bool esc;
         if (!jstr(j, &s, &n, &esc)) return false;

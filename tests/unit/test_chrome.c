@@ -327,6 +327,44 @@ static void test_exact_times(void)
     CHECK_EQ_INT(time_of("\"1.5e\""), -1);
     CHECK_EQ_INT(time_of("\"\""), -1);
     CHECK_EQ_INT(time_of("null"), -1);
+    /* Integers of 1-19 digits (16 and fewer are read a word at a time,
+     * the rest digit by digit), leading zeros, and each as the event's
+     * last member, where fewer than eight bytes follow it. */
+    for (int last = 0; last <= 1; last++) {
+        for (int nd = 1; nd <= 19; nd++) {
+            for (int form = 0; form < 3; form++) {
+                char num[24];
+                for (int i = 0; i < nd; i++)
+                    num[i] = form == 0 ? "1234567890123456789"[i] : form == 1 ? '9' : i == nd - 1 ? '7' : '0';
+                num[nd] = '\0';
+                unsigned long long v = strtoull(num, NULL, 10);
+                int64_t want = v <= (unsigned long long)(INT64_MAX / 1000) ? (int64_t)v * 1000 : -1;
+                int64_t got;
+                if (last) {
+                    char ev[128];
+                    snprintf(ev, sizeof ev, "[{\"ph\":\"X\",\"name\":\"a\",\"dur\":0,\"ts\":%s}]", num);
+                    struct run r;
+                    run_text(&r, ev, strlen(ev));
+                    got = r.c.n == 1 ? r.c.recs[0].time_ns : -1;
+                    collected_free(&r.c);
+                } else {
+                    got = time_of(num);
+                }
+                if (got != want) fprintf(stderr, "  ts %s%s\n", num, last ? " (last)" : "");
+                CHECK_EQ_INT(got, want);
+            }
+        }
+    }
+    /* what follows the digits makes them part of a longer number */
+    CHECK_EQ_INT(time_of("1669783687464181.5"), 1669783687464181500LL);
+    CHECK_EQ_INT(time_of("16697836874641.5e2"), 1669783687464150000LL);
+    CHECK_EQ_INT(time_of("12345678E1"), 123456780000LL);
+    CHECK_EQ_INT(time_of("12345678-1"), -1);
+    CHECK_EQ_INT(time_of("-1669783687464181"), -1669783687464181000LL);
+    /* 2^64 k + 5 for k = 6, 543, 5422: 21, 23 and 24 digits that wrap to 5 µs */
+    CHECK_EQ_INT(time_of("110680464442257309701"), -1);
+    CHECK_EQ_INT(time_of("10016582032024286527493"), -1);
+    CHECK_EQ_INT(time_of("100018246367653188861957"), -1);
 }
 
 static void test_containers(void)
