@@ -218,6 +218,14 @@ struct wq_state {
     int64_t line_ts;
     struct tl_record rec;    /* scratch, reused for every emitted record */
     struct measured scratch; /* JSON of the line being parsed */
+    /* The last resource text a RETRIEVED or DONE line carried, and what
+     * scanning it gave (before the WQ 6.x limits move): cctools writes the
+     * same text on a task's RETRIEVED and the DONE after it. The scan is a
+     * function of the bytes alone, so equal bytes reuse it. */
+    struct measured memo;
+    int memo_njson;
+    size_t memo_len; /* 0: none */
+    char memo_text[2048];
 };
 
 /* ---------------------------------------------------------------- cursor */
@@ -1405,15 +1413,29 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
     m->limits.present = 0;
     int njson = 0;
     p = skip_spaces(p, end);
-    while (p < end && njson < 2) {
-        if (*p != '{') return reject(st, TL_REJ_BAD_FIELDS, "unexpected text after result");
-        if (njson == 1) measured_to_limits(m);
-        p = scan_resources(p, end, J_MEASURED, m, NULL);
-        if (!p) return reject(st, TL_REJ_BAD_JSON, done ? "DONE resources" : "RETRIEVED resources");
-        njson++;
-        p = skip_spaces(p, end);
+    size_t tn = (size_t)(end - p);
+    if (tn && tn == st->memo_len && !memcmp(p, st->memo_text, tn)) {
+        *m = st->memo;
+        njson = st->memo_njson;
+    } else {
+        const char *text = p;
+        while (p < end && njson < 2) {
+            if (*p != '{') return reject(st, TL_REJ_BAD_FIELDS, "unexpected text after result");
+            if (njson == 1) measured_to_limits(m);
+            p = scan_resources(p, end, J_MEASURED, m, NULL);
+            if (!p) return reject(st, TL_REJ_BAD_JSON, done ? "DONE resources" : "RETRIEVED resources");
+            njson++;
+            p = skip_spaces(p, end);
+        }
+        if (p < end) return reject(st, TL_REJ_BAD_FIELDS, "text after resources");
+        st->memo_len = 0;
+        if (tn && tn <= sizeof st->memo_text) {
+            memcpy(st->memo_text, text, tn);
+            st->memo = *m;
+            st->memo_njson = njson;
+            st->memo_len = tn;
+        }
     }
-    if (p < end) return reject(st, TL_REJ_BAD_FIELDS, "text after resources");
     if (njson == 1 && !done && st->family_ab && !has_exit) measured_to_limits(m);
 
     st->counters[done ? WQC_TASK_DONE : WQC_TASK_RETRIEVED]++;

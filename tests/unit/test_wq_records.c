@@ -409,6 +409,68 @@ static void test_old_families(void)
  * "key":[number,"unit"] the parser reads straight through, and spaces,
  * bare numbers, exponents, escaped and unknown keys and values that send
  * it to the general steps. Every form must give the canonical record. */
+/* RETRIEVED and DONE carry the same resource text, and the DONE line
+ * reuses the RETRIEVED line's scan when the bytes are equal. Same-length
+ * texts that differ, a DONE with no RETRIEVED before it, a text that only
+ * starts like the last one, and WQ 6.x (where one JSON on RETRIEVED is the
+ * limits and the same text on DONE the measurement) must each still read
+ * as their own bytes say. */
+static void test_same_text(void)
+{
+    const char *a = "{\"memory\":[1024,\"MB\"],\"cores\":[2,\"cores\"]}";
+    const char *b = "{\"memory\":[2048,\"MB\"],\"cores\":[2,\"cores\"]}";
+    char log[4096];
+    size_t n = 0;
+    static const struct {
+        int id;
+        bool retrieved;
+        int text; /* 0: a, 1: b */
+        const char *tail;
+        int cut; /* bytes left off the DONE line's text */
+    } tasks[] = {{1, true, 0, "", 0}, {2, true, 1, "", 0}, {3, false, 0, "", 0}, {4, true, 0, "x", 0},
+                 {5, true, 0, "", 1}};
+    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++) {
+        const char *t = tasks[i].text ? b : a;
+        n += (size_t)snprintf(log + n, sizeof log - n,
+                              "1680774974507432 372 TASK %d WAITING f FIRST_RESOURCES {}\n"
+                              "1680774974509617 372 TASK %d RUNNING 172.17.0.2:60778  FIRST_RESOURCES {}\n",
+                              tasks[i].id, tasks[i].id);
+        if (tasks[i].retrieved)
+            n += (size_t)snprintf(log + n, sizeof log - n,
+                                  "1680774974749700 372 TASK %d RETRIEVED SUCCESS  0  {} %s\n", tasks[i].id, t);
+        n += (size_t)snprintf(log + n, sizeof log - n,
+                              "1680774974749753 372 TASK %d DONE SUCCESS  0  {} %.*s%s\n", tasks[i].id,
+                              (int)strlen(t) - tasks[i].cut, t, tasks[i].tail);
+    }
+    CHECK(n < sizeof log);
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 2); /* the DONE lines of 4 and 5 */
+    static const double mib[] = {1024, 2048, 1024};
+    for (int id = 1; id <= 3; id++) {
+        const struct tl_record *r = find(&c, TL_REC_TASK, id, 0);
+        CHECK(r != NULL);
+        if (r) CHECK_NEAR(r->v[TL_M_MAX_RSS_BYTES], mib[id - 1] * MIB, 0);
+    }
+    collected_free(&c);
+
+    const char *ab =
+        "# time manager_pid TASK taskid RETRIEVED|DONE task-result [exit_code] [resources]\n"
+        "1680774974507432 372 TASK 6 WAITING f FIRST_RESOURCES {}\n"
+        "1680774974509617 372 TASK 6 RUNNING 172.17.0.2:60778  FIRST_RESOURCES {}\n"
+        "1680774974749700 372 TASK 6 RETRIEVED SUCCESS {\"memory\":[512,\"MB\"]}\n"
+        "1680774974749753 372 TASK 6 DONE SUCCESS {\"memory\":[512,\"MB\"]}\n";
+    c = run_text(ab, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 0);
+    const struct tl_record *r = find(&c, TL_REC_TASK, 6, 0);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->v[TL_M_MAX_RSS_BYTES], 512 * MIB, 0);
+        CHECK_NEAR(r->v[TL_M_LIMIT_MEMORY_BYTES], 512 * MIB, 0);
+    }
+    collected_free(&c);
+}
+
 static void test_json_forms(void)
 {
     static const char *const forms[] = {
@@ -705,6 +767,7 @@ int main(void)
     test_lifecycle_variants();
     test_old_families();
     test_json_forms();
+    test_same_text();
     test_prefix_forms();
     test_other_records();
     test_appended_runs();
