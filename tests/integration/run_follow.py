@@ -67,6 +67,28 @@ def drain_and_stop(db, dbname, run, want, timeout):
     return rc, task_count(db, dbname)
 
 
+def wait_read(pid, path, timeout=20):
+    """Until process pid has read path to its current size (its read offset
+    in /proc/PID/fdinfo): the writer's stand-in for logrotate's delay, so a
+    slow machine does not turn the rotation into a race the test is not
+    about. False if it never gets there."""
+    size = os.path.getsize(path)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            for fd in os.listdir("/proc/%d/fd" % pid):
+                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) != path:
+                    continue
+                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as info:
+                    pos = int(info.readline().split()[1])  # "pos:	N"
+                if pos >= size:
+                    return True
+        except OSError:
+            pass  # the fd closed or changed between the calls
+        time.sleep(0.05)
+    return False
+
+
 def file_follow(tasklens, demo, tmp):
     """10 rounds: the log grows, then is rotated -- rename + create and
     copytruncate in turn -- while `run` follows it. The writer waits a
@@ -91,6 +113,7 @@ def file_follow(tasklens, demo, tmp):
         time.sleep(0.4)
         if r == rounds - 1:
             break
+        check(wait_read(p.pid, log), "file: round %d read to the end before the rotation" % r)
         if r % 2 == 0:
             os.rename(log, "%s.%d" % (log, r))  # rename + create (the next append creates it)
         else:
