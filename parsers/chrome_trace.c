@@ -657,38 +657,18 @@ struct event {
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Whole microseconds of up to 16 digits (an epoch time in µs has 16),
- * converted while they are scanned, a word at a time: the end of the
- * number, or NULL for anything else (a sign, fraction, exponent, more
- * digits, or fewer than eight bytes left), which us_to_ns then reads. */
+ * converted while they are scanned: the end of the number, or NULL for
+ * anything else (a sign, fraction, exponent, more digits, the buffer's
+ * end), which us_to_ns then reads. */
 static inline const char *whole_us(const char *p, const char *e, int64_t *ns)
 {
-    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-    const uint64_t zeros = 0x3030303030303030ULL;
-    uint64_t v = 0;
-    for (int words = 0; e - p >= 8; words++) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t bad = tl_swar_nondigits(w);
-        if (!bad) {
-            if (words == 2) return NULL; /* a 17th digit */
-            v = v * 100000000ULL + tl_swar_value8(w - zeros);
-            p += 8;
-            continue;
-        }
-        unsigned k = (unsigned)__builtin_ctzll(bad) >> 3; /* digits before the first other byte */
-        if (k) {
-            if (words == 2) return NULL;
-            v = v * pow10[k] + tl_swar_value8((w - zeros) << (8 * (8 - k)));
-            p += k;
-        } else if (!words) {
-            return NULL; /* no digit at all */
-        }
-        char c = *p;
-        if (c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+' || v > INT64_MAX / 1000) return NULL;
-        *ns = (int64_t)v * 1000;
-        return p;
-    }
-    return NULL;
+    uint64_t v;
+    const char *q = tl_digits_value(p, e, &v);
+    if (q == p || q - p > 16 || q >= e) return NULL;
+    char c = *q;
+    if (c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+' || v > INT64_MAX / 1000) return NULL;
+    *ns = (int64_t)v * 1000;
+    return q;
 }
 #endif
 

@@ -285,35 +285,20 @@ static bool span_i64(struct span s, int64_t *out)
  * at end (signs, leading spaces, longer runs: next_word and span_i64). */
 static inline const char *lead_int(const char *p, const char *end, int64_t *out)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    const char *q = tl_digits_value(p, end, &v);
+    if (q == p || q - p > 18 || (q < end && *q != ' ')) return NULL;
+    *out = (int64_t)v;
+    return q;
+#else
     const char *s = p;
     uint64_t v = 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-    const uint64_t zeros = 0x3030303030303030ULL;
-    while (end - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        uint64_t bad = tl_swar_nondigits(w);
-        if (!bad) {
-            v = v * 100000000ULL + tl_swar_value8(w - zeros);
-            p += 8;
-            continue;
-        }
-        unsigned k = (unsigned)__builtin_ctzll(bad) >> 3; /* digits before the first other byte */
-        if (k) {
-            v = v * pow10[k] + tl_swar_value8((w - zeros) << (64 - 8 * k));
-            p += k;
-        }
-        goto done;
-    }
-#endif
     for (unsigned d; p < end && (d = (unsigned)(*p - '0')) <= 9; p++) v = v * 10 + d;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-done:
-#endif
     if (p == s || p - s > 18 || (p < end && *p != ' ')) return NULL;
     *out = (int64_t)v;
     return p;
+#endif
 }
 
 /* ---------------------------------------------------------------- JSON */
