@@ -1183,11 +1183,14 @@ static void find_device(struct chrome_state *st, const struct event *ev, const c
     (void)ev;
     struct series_ctx *c = vctx;
     double d;
-    if (is_str || !to_double(v, n, &d)) return;
-    if (!strcmp(key, "Device Type")) {
+    if (is_str || key[0] != 'D') return; /* the key first: most args are other numbers */
+    bool type = !strcmp(key, "Device Type");
+    if (!type && strcmp(key, "Device Id")) return;
+    if (!to_double(v, n, &d)) return;
+    if (type) {
         c->device_type = (long long)d;
         c->has_type = true;
-    } else if (!strcmp(key, "Device Id")) {
+    } else {
         c->device_id = (long long)d;
         c->has_id = true;
     }
