@@ -156,6 +156,10 @@ struct chrome_state {
     struct glob *globs;
     int nglobs;
     bool all_args;
+    /* For each first byte of a key, the globs that can match it: bit i
+     * for globs[i] (those with a literal head starting with that byte, and
+     * every one starting with a wildcard); past 64 globs, all are tried. */
+    uint64_t glob_first[256];
 
     enum cstate cs;
     bool object_form;
@@ -1041,9 +1045,17 @@ static bool glob_match(const struct glob *g, const char *key, size_t keylen)
 static bool sample_key_wanted(const struct chrome_state *st, const char *key)
 {
     if (st->all_args) return true;
+    if (st->nglobs > 64) {
+        size_t n = strlen(key);
+        for (int i = 0; i < st->nglobs; i++)
+            if (glob_match(&st->globs[i], key, n)) return true;
+        return false;
+    }
+    uint64_t cand = st->glob_first[(unsigned char)key[0]];
+    if (!cand) return false; /* the usual answer: no glob starts with this byte */
     size_t n = strlen(key);
-    for (int i = 0; i < st->nglobs; i++)
-        if (glob_match(&st->globs[i], key, n)) return true;
+    for (; cand; cand &= cand - 1)
+        if (glob_match(&st->globs[__builtin_ctzll(cand)], key, n)) return true;
     return false;
 }
 
@@ -1661,6 +1673,8 @@ static enum tl_err chrome_open(void **state, const void *config, const struct tl
             g->kind = !g->s[g->lit]                             ? G_EXACT
                       : g->s[g->lit] == '*' && !g->s[g->lit + 1] ? G_PREFIX
                                                                  : G_FNMATCH;
+            for (int c = 0; c < 256 && st->nglobs < 64; c++)
+                if (!g->lit || (unsigned char)g->s[0] == c) st->glob_first[c] |= UINT64_C(1) << st->nglobs;
             st->nglobs++;
         }
         p += n;

@@ -148,12 +148,20 @@ static uint64_t counter(const struct run *r, const char *name)
     return UINT64_MAX;
 }
 
-static void run_text(struct run *out, const char *text, size_t len)
+/* text through the parser, with option `opt` set to `val` when opt is set */
+static void run_text_opt(struct run *out, const char *text, size_t len, const char *opt,
+                         const char *val)
 {
     memset(out, 0, sizeof *out);
     struct tl_emit emit = {collect_record, collect_reject, &out->c, 0};
     struct tl_parser_inst inst;
-    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) return;
+    char err[128];
+    if (tl_parser_inst_init(&inst, chrome())) return;
+    if ((opt && tl_options_set(chrome()->options, inst.config, opt, val, err, sizeof err)) ||
+        tl_parser_inst_open(&inst, &emit)) {
+        tl_parser_inst_free(&inst);
+        return;
+    }
     inst.p->feed(inst.state, text, len);
     inst.p->finish(inst.state);
     const uint64_t *values;
@@ -161,6 +169,11 @@ static void run_text(struct run *out, const char *text, size_t len)
     if (out->ncounters > 64) out->ncounters = 64;
     memcpy(out->counters, values, out->ncounters * sizeof *values);
     tl_parser_inst_free(&inst);
+}
+
+static void run_text(struct run *out, const char *text, size_t len)
+{
+    run_text_opt(out, text, len, NULL, NULL);
 }
 
 static const struct tl_record *find(const struct run *r, enum tl_record_kind kind, const char *category)
@@ -310,6 +323,54 @@ static void test_sample_args(void)
         CHECK_EQ_INT(counter(&r, "samples"), 2);
         collected_free(&r.c);
     }
+}
+
+/* Which instant-event args are samples, for each kind of glob: a literal
+ * name, "prefix*", a glob that opens with a wildcard (it can match any
+ * first byte), fnmatch's other forms, and more globs than the first-byte
+ * index holds (65 and on are all tried). */
+static void test_sample_globs(void)
+{
+    static const char ev[] =
+        "[{\"ph\":\"i\",\"name\":\"m\",\"ts\":1,\"args\":{\"Bytes\":1,\"XBytes\":2,"
+        "\"gpu_x\":3,\"Total Reserved\":4,\"memory\":5,\"mem\":6,\"other\":7,\"g3\":8,"
+        "\"last\":9,\"Mem\":10}}]";
+    static const struct {
+        const char *globs;
+        const char *want; /* the sampled keys' values, in order */
+    } cases[] = {
+        {"*Bytes,gpu_*,Total?Reserved,mem", "1 2 3 4 6"},
+        {"mem*", "5 6"},
+        {"[Mm]em", "6 10"},
+        {"*", "1 2 3 4 5 6 7 8 9 10"},
+        {"", ""},
+        {"nothing,zz*", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct run r;
+        run_text_opt(&r, ev, strlen(ev), "sample_args", cases[i].globs);
+        char got[128] = "";
+        size_t o = 0;
+        for (size_t k = 0; k < r.c.n && o < sizeof got - 8; k++)
+            if (r.c.recs[k].kind == TL_REC_SAMPLE)
+                o += (size_t)snprintf(got + o, sizeof got - o, "%s%g", o ? " " : "",
+                                      r.c.recs[k].v[TL_M_SAMPLE_VALUE]);
+        if (strcmp(got, cases[i].want))
+            printf("sample_args \"%s\": got \"%s\", want \"%s\"\n", cases[i].globs, got, cases[i].want);
+        CHECK_STR(got, cases[i].want);
+        collected_free(&r.c);
+    }
+    /* 70 globs: g0..g68 and "last", the 70th */
+    char many[1024];
+    size_t o = 0;
+    for (int i = 0; i < 69; i++) o += (size_t)snprintf(many + o, sizeof many - o, "g%d,", i);
+    snprintf(many + o, sizeof many - o, "last");
+    struct run r;
+    run_text_opt(&r, ev, strlen(ev), "sample_args", many);
+    CHECK_EQ_INT(counter(&r, "samples"), 2);
+    CHECK(find(&r, TL_REC_SAMPLE, "m g3") != NULL);
+    CHECK(find(&r, TL_REC_SAMPLE, "m last") != NULL);
+    collected_free(&r.c);
 }
 
 static void test_exact_times(void)
@@ -591,6 +652,7 @@ int main(void)
     test_edge_fixture();
     test_exact_times();
     test_sample_args();
+    test_sample_globs();
     test_containers();
     test_spacing();
     test_long_names();
