@@ -28,6 +28,13 @@ struct tl_agg {
     int64_t latest_ns; /* newest record time seen */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
+    /* resolved once from o: the field each `by` tag names; for each metric
+     * its place in o.metrics (ascending places in place_mask order), the
+     * metrics as a presence mask; dup_metrics when one is listed twice */
+    enum tl_tag_field by_field[TL_AGG_MAX_KEYS];
+    int8_t place[TL_M_COUNT];
+    uint64_t metric_mask;
+    bool dup_metrics;
 };
 
 static const int default_metrics[] = {
@@ -62,6 +69,17 @@ struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_windo
     a->on_window = on_window;
     a->ctx = ctx;
     a->window = INT64_MIN;
+    for (int i = 0; i < o->nby; i++) a->by_field[i] = tl_tag_field(o->by[i]);
+    for (int i = 0; i < o->nmetrics; i++) {
+        int m = o->metrics[i];
+        if (m < 0 || m >= TL_M_COUNT) {
+            free(a);
+            return NULL;
+        }
+        if (a->metric_mask >> m & 1) a->dup_metrics = true;
+        a->metric_mask |= (uint64_t)1 << m;
+        a->place[m] = (int8_t)i;
+    }
     a->keys = tl_intern_new((size_t)1 << 30);
     if (!a->keys) {
         free(a);
@@ -179,16 +197,22 @@ static struct tl_agg_group *group_new(struct tl_agg *a, int32_t id)
 
 static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *r)
 {
+    int32_t id;
+    if (a->o.nby == 1) { /* the usual: the key is the tag itself, found without a copy */
+        const char *v = tl_record_tag_at(r, a->by_field[0], a->o.by[0]);
+        id = v ? tl_intern_find(a->keys, v, strlen(v)) : tl_intern_find(a->keys, "\x1e", 1);
+        if (id >= 0) return &a->groups[id];
+    }
     struct tl_buf *k = &a->keybuf;
     k->len = 0;
     for (int i = 0; i < a->o.nby; i++) {
-        const char *v = tl_record_tag(r, a->o.by[i]);
+        const char *v = tl_record_tag_at(r, a->by_field[i], a->o.by[i]);
         if (i) tl_buf_putc(k, '\x1f');
         if (v) tl_buf_puts(k, v);
         else tl_buf_putc(k, '\x1e');
     }
     if (k->oom) return NULL;
-    int32_t id = tl_intern_find(a->keys, k->data, k->len);
+    id = a->o.nby == 1 ? -1 : tl_intern_find(a->keys, k->data, k->len);
     if (id >= 0) return &a->groups[id];
     if (a->ngroups >= a->o.max_keys) {
         a->c.overflow_records++;
@@ -285,9 +309,18 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
         if (w == a->window) in_window = true;
         else a->c.late_records++;
     }
-    for (int i = 0; i < a->o.nmetrics; i++) {
-        int m = a->o.metrics[i];
-        if (!tl_record_has(r, (enum tl_metric)m)) continue;
+    /* the record's metrics that are aggregated, in the order of o.metrics
+     * (that order decides which sketch meets the exact budget first) */
+    uint64_t places = 0;
+    if (a->dup_metrics) {
+        for (int i = 0; i < a->o.nmetrics; i++)
+            if (tl_record_has(r, (enum tl_metric)a->o.metrics[i])) places |= (uint64_t)1 << i;
+    } else {
+        for (uint64_t have = r->present & a->metric_mask; have; have &= have - 1)
+            places |= (uint64_t)1 << a->place[__builtin_ctzll(have)];
+    }
+    for (; places; places &= places - 1) {
+        int i = __builtin_ctzll(places), m = a->o.metrics[i];
         sketch_add(a, &g->cum[i], r->v[m]);
         if (in_window) {
             sketch_add(a, &g->win[i], r->v[m]);

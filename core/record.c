@@ -35,15 +35,16 @@ void tl_record_init(struct tl_record *r, enum tl_record_kind kind)
     r->n_tags = 0;
 }
 
+enum tl_tag_field tl_tag_field(const char *key)
+{
+    static const char *const names[TL_TAG_OTHER] = {"category", "host",   "workflow",
+                                                     "source",   "worker", "result"};
+    for (int f = 0; f < TL_TAG_OTHER; f++)
+        if (!strcmp(key, names[f])) return (enum tl_tag_field)f;
+    return TL_TAG_OTHER;
+}
+
 const char *tl_record_tag(const struct tl_record *r, const char *key)
 {
-    if (!strcmp(key, "category")) return r->category;
-    if (!strcmp(key, "host")) return r->host;
-    if (!strcmp(key, "workflow")) return r->workflow;
-    if (!strcmp(key, "source")) return r->source;
-    if (!strcmp(key, "worker")) return r->worker;
-    if (!strcmp(key, "result")) return r->result;
-    for (int i = 0; i < r->n_tags; i++)
-        if (!strcmp(r->tags[i].key, key)) return r->tags[i].value;
-    return NULL;
+    return tl_record_tag_at(r, tl_tag_field(key), key);
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
 
@@ -162,5 +163,30 @@ static inline bool tl_record_has(const struct tl_record *r, enum tl_metric m)
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */
 const char *tl_record_tag(const struct tl_record *r, const char *key);
+
+/* A tag name resolved once (for code that asks every record for the same
+ * tags): the field it names, or TL_TAG_OTHER for the record's extra tags. */
+enum tl_tag_field {
+    TL_TAG_CATEGORY, TL_TAG_HOST, TL_TAG_WORKFLOW, TL_TAG_SOURCE, TL_TAG_WORKER, TL_TAG_RESULT,
+    TL_TAG_OTHER
+};
+enum tl_tag_field tl_tag_field(const char *key);
+/* tl_record_tag(r, key) for f == tl_tag_field(key), without the name compares. */
+static inline const char *tl_record_tag_at(const struct tl_record *r, enum tl_tag_field f,
+                                           const char *key)
+{
+    switch (f) {
+    case TL_TAG_CATEGORY: return r->category;
+    case TL_TAG_HOST: return r->host;
+    case TL_TAG_WORKFLOW: return r->workflow;
+    case TL_TAG_SOURCE: return r->source;
+    case TL_TAG_WORKER: return r->worker;
+    case TL_TAG_RESULT: return r->result;
+    case TL_TAG_OTHER: break;
+    }
+    for (int i = 0; i < r->n_tags; i++)
+        if (!strcmp(r->tags[i].key, key)) return r->tags[i].value;
+    return NULL;
+}
 
 #endif

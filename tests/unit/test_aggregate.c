@@ -251,8 +251,95 @@ static void merge_parts(void)
     tl_agg_free(wrong);
 }
 
+static struct tl_agg_group *group_named(struct tl_agg *a, const char *key)
+{
+    for (size_t i = 0; i < tl_agg_ngroups(a); i++)
+        if (!strcmp(tl_agg_group(a, i)->key, key)) return tl_agg_group(a, i);
+    return NULL;
+}
+
+/* Each metric lands in the sketch of its place in o.metrics, whatever
+ * order they are listed in and when one is listed twice; groups are keyed
+ * by any fixed tag or extra tag, one or several, absent ones included. */
+static void places_and_keys(void)
+{
+    struct tl_agg_opts o;
+    tl_agg_opts_default(&o);
+    o.window_ns = 0;
+    o.nmetrics = 4;
+    o.metrics[0] = TL_M_SAMPLE_VALUE; /* after the others in the enum */
+    o.metrics[1] = TL_M_MAX_RSS_BYTES;
+    o.metrics[2] = TL_M_WALL_TIME_S;
+    o.metrics[3] = TL_M_CPU_TIME_S;
+    o.by[0] = "worker";
+    struct tl_agg *a = tl_agg_new(&o, NULL, NULL);
+    struct tl_record r = task("c", SEC, 2);
+    r.worker = "w1";
+    tl_record_set(&r, TL_M_MAX_RSS_BYTES, 100);
+    tl_record_set(&r, TL_M_GPUS, 1); /* not aggregated */
+    CHECK_EQ_INT(tl_agg_add(a, &r), TL_OK);
+    struct tl_record s;
+    tl_record_init(&s, TL_REC_SAMPLE);
+    s.worker = "w1";
+    tl_record_set(&s, TL_M_SAMPLE_VALUE, 7);
+    CHECK_EQ_INT(tl_agg_add(a, &s), TL_OK);
+    struct tl_record n = task("c", SEC, 3); /* no worker, twice: one group */
+    CHECK_EQ_INT(tl_agg_add(a, &n), TL_OK);
+    CHECK_EQ_INT(tl_agg_add(a, &n), TL_OK);
+    CHECK_EQ_INT(tl_agg_add(a, &r), TL_OK); /* and w1 again */
+    CHECK_EQ_INT(tl_agg_ngroups(a), 2);
+    struct tl_agg_group *g = group_named(a, "w1");
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_INT(g->cum[0].count, 1);
+        CHECK(tl_sketch_quantile(&g->cum[0], 0.5) == 7);
+        CHECK_EQ_INT(g->cum[1].count, 2);
+        CHECK(tl_sketch_quantile(&g->cum[1], 0.5) == 100);
+        CHECK_EQ_INT(g->cum[2].count, 2);
+        CHECK(tl_sketch_quantile(&g->cum[2], 0.5) == 2);
+        CHECK_EQ_INT(g->cum[3].count, 0);
+    }
+    g = group_named(a, "\x1e");
+    CHECK(g && g->cum[2].count == 2 && tl_sketch_quantile(&g->cum[2], 0.5) == 3);
+    tl_agg_free(a);
+
+    /* listed twice: both places get the value */
+    o.nmetrics = 2;
+    o.metrics[0] = o.metrics[1] = TL_M_WALL_TIME_S;
+    o.by[0] = "category";
+    a = tl_agg_new(&o, NULL, NULL);
+    r = task("c", SEC, 5);
+    CHECK_EQ_INT(tl_agg_add(a, &r), TL_OK);
+    g = group_named(a, "c");
+    CHECK(g && g->cum[0].count == 1 && g->cum[1].count == 1);
+    tl_agg_free(a);
+
+    /* two keys, one of them an extra tag */
+    o.nmetrics = 1;
+    o.by[0] = "category";
+    o.by[1] = "band";
+    o.nby = 2;
+    a = tl_agg_new(&o, NULL, NULL);
+    r = task("isr", SEC, 1);
+    r.tags[0] = (struct tl_tag){"band", "g"};
+    r.n_tags = 1;
+    CHECK_EQ_INT(tl_agg_add(a, &r), TL_OK);
+    r.n_tags = 0;
+    CHECK_EQ_INT(tl_agg_add(a, &r), TL_OK);
+    CHECK(group_named(a, "isr\x1fg") != NULL);
+    CHECK(group_named(a, "isr\x1f\x1e") != NULL);
+    CHECK_EQ_INT(tl_agg_ngroups(a), 2);
+    tl_agg_free(a);
+
+    /* a metric out of range is refused, not indexed */
+    o.nby = 1;
+    o.metrics[0] = TL_M_COUNT;
+    CHECK(tl_agg_new(&o, NULL, NULL) == NULL);
+}
+
 int main(void)
 {
+    places_and_keys();
     windows();
     key_cap_and_budget();
     state_round_trip();
