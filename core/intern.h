@@ -33,6 +33,7 @@ static inline uint64_t tl_hash_bytes(const void *p, size_t n)
 {
     const unsigned char *s = p;
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    const bool whole = n >= 8;
     while (n >= 8) {
         uint64_t w;
         __builtin_memcpy(&w, s, 8);
@@ -41,8 +42,30 @@ static inline uint64_t tl_hash_bytes(const void *p, size_t n)
         s += 8;
         n -= 8;
     }
+    /* the last n < 8 bytes as one little-endian word, s[0] lowest, read
+     * in at most two loads that stay within the string */
     uint64_t w = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n && whole) { /* the 8 bytes that end the string, the part already hashed shifted out */
+        __builtin_memcpy(&w, s + n - 8, 8);
+        w >>= 8 * (8 - n);
+    } else if (n >= 4) { /* two 4-byte loads that overlap: a shared byte lands in one place */
+        uint32_t lo, hi;
+        __builtin_memcpy(&lo, s, 4);
+        __builtin_memcpy(&hi, s + n - 4, 4);
+        w = lo | (uint64_t)hi << (8 * (n - 4));
+    } else if (n >= 2) {
+        uint16_t lo, hi;
+        __builtin_memcpy(&lo, s, 2);
+        __builtin_memcpy(&hi, s + n - 2, 2);
+        w = lo | (uint64_t)hi << (8 * (n - 2));
+    } else if (n) {
+        w = s[0];
+    }
+#else
+    (void)whole;
     for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+#endif
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
     h ^= h >> 29;
     return h;

@@ -516,8 +516,44 @@ static void test_dynlib(void)
     CHECK(none == NULL && strstr(err, "tl_no_such_function") && strstr(err, "libc.so.6"));
 }
 
+/* tl_hash_bytes reads the tail of a string in one or two loads: the same
+ * hash as taking its bytes one at a time, at every length and alignment,
+ * and nothing outside the string read (the copy ends at a page's end
+ * under ASan, which flags any load past it). */
+static uint64_t hash_bytewise(const unsigned char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w = 0;
+        for (int i = 0; i < 8; i++) w |= (uint64_t)s[i] << (8 * i);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+    return h;
+}
+
+static void test_hash_tail(void)
+{
+    unsigned char src[64];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(0x80 + i * 37); /* all bytes differ */
+    int bad = 0;
+    for (size_t n = 0; n <= 40; n++)
+        for (size_t off = 0; off < 8; off++) {
+            unsigned char *copy = malloc(n ? n : 1); /* exactly n bytes: ASan sees any overread */
+            memcpy(copy, src + off, n);
+            if (tl_hash_bytes(copy, n) != hash_bytewise(src + off, n)) bad++;
+            free(copy);
+        }
+    CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
+    test_hash_tail();
     test_parse_double();
     test_parse_i64();
     test_number_edges();
