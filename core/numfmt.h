@@ -141,7 +141,14 @@ static inline const char *tl_scan_decimal(const char *p, const char *end, double
         if (!frac) return NULL; /* "1." */
         nd += frac;
     }
-    if (nd > 19 || m > (1ULL << 53)) return NULL;
+    if (nd > 19) { /* 0.0001234...: zeros before the first other digit cannot wrap m */
+        if (*s != '0' || !frac) return NULL;
+        const char *z = q - frac;
+        while (z < q && *z == '0') z++;
+        nd -= 1 + (z - (q - frac));
+        if (nd > 19 || frac > 22) return NULL;
+    }
+    if (m > (1ULL << 53)) return NULL;
     if (q < end && (*q | 0x20) == 'e') return tl_scan_decimal_exp(q, end, m, -frac, s != p, out);
     double v = frac ? (double)m / tl_pow10_exact[frac] : (double)m;
     *out = s != p ? -v : v;

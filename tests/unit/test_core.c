@@ -136,6 +136,34 @@ static void test_parse_double(void)
         const char *e = tl_scan_double(l, l + strlen(l), &a);
         CHECK(e == NULL || *e != ',');
     }
+    /* leading zeros of a fraction do not count against the fast path's 19
+     * digits (cctools writes MiB as 0.0002737045288085938); more than 19
+     * digits after them, or a fraction past 10^-22, leave it to the
+     * general path. Each in a buffer of its exact size. */
+    static const struct {
+        const char *s;
+        bool fast;
+    } zeros[] = {
+        {"0.0002737045288085938", true}, {"0.004117965698242188", true},
+        {"-0.00000000000000000001234567890123456789", false}, {"0.0000123456789012345", true},
+        {"0.1234567890123456789", false} /* 19 digits, past 2^53 */,
+        {"0.12345678901234567891", false}, {"0.0000000000000000000000", true}, {"0.00000000000000000000000", false},
+        {"0.0000000000000000000000012", false}, {"0.0000000000000000000001", true},
+        {"0.00000000000000000000001", false}, {"10.000000000000000001", false},
+        {"0.000000000000000000001e5", true},
+    };
+    for (size_t i = 0; i < sizeof zeros / sizeof *zeros; i++) {
+        size_t n = strlen(zeros[i].s);
+        char *exact = malloc(n);
+        memcpy(exact, zeros[i].s, n);
+        double a = -1, b = strtod(zeros[i].s, NULL), c = -1;
+        const char *e = tl_scan_decimal(exact, exact + n, &a);
+        if ((e != NULL) != zeros[i].fast) fprintf(stderr, "fast path %s: %s\n", zeros[i].s, e ? "taken" : "not taken");
+        CHECK((e != NULL) == zeros[i].fast);
+        if (e) CHECK(e == exact + n && !memcmp(&a, &b, sizeof a));
+        CHECK(tl_parse_double(exact, exact + n, &c) && !memcmp(&c, &b, sizeof c));
+        free(exact);
+    }
     CHECK_EQ_INT(mismatches, 0);
     static const char *const bad[] = {"", "-", ".5", "5.", "1e", "01", "0x10", "1.2.3", "--1", "1e+", " 1", "infinity"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
