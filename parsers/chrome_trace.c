@@ -1118,65 +1118,20 @@ static void each_arg(struct chrome_state *st, const struct event *ev, arg_cb cb,
     }
 }
 
-/* args' top-level members with a string or number value, keys decoded:
- * their count, or -1 when there are more than max (then each_arg walks
- * them). Other values are skipped, as each_arg does. */
-struct arg {
-    char key[256];
-    const char *v;
-    size_t vn;
-    bool is_str;
-};
-
-struct arg_list {
-    struct arg *a;
-    int n, max;
-};
-
-static void collect_one(struct chrome_state *st, const struct event *ev, const char *key,
-                        const char *v, size_t n, bool is_str, void *vctx)
-{
-    (void)st;
-    (void)ev;
-    struct arg_list *l = vctx;
-    if (l->n >= l->max) {
-        l->n = l->max + 1;
-        return;
-    }
-    struct arg *a = &l->a[l->n++];
-    size_t kn = strlen(key);
-    memcpy(a->key, key, kn + 1);
-    a->v = v;
-    a->vn = n;
-    a->is_str = is_str;
-}
-
-static int collect_args(struct chrome_state *st, const struct event *ev, struct arg *a, int max)
-{
-    struct arg_list l = {a, 0, max};
-    each_arg(st, ev, collect_one, &l);
-    return l.n > max ? -1 : l.n;
-}
-
 struct series_ctx {
     const char *prefix; /* "name" or "name[id]" */
     const char *suffix; /* " (cuda:0)" or "" */
-    bool strings_ok;    /* counters take numeric strings */
-    long long device_type, device_id;
-    bool has_type, has_id;
-    bool rec_ready; /* rec holds the event's host, worker and time */
+    size_t prefix_n, suffix_n;
+    bool strings_ok; /* counters take numeric strings */
+    bool rec_ready;  /* rec holds the event's host, worker and time */
     struct tl_record rec;
 };
 
-static void series_sample(struct chrome_state *st, const struct event *ev, const char *key,
-                          const char *v, size_t n, bool is_str, void *vctx)
+/* One sample: the series "prefix key suffix" and its value. */
+static void emit_series(struct chrome_state *st, const struct event *ev, struct series_ctx *c,
+                        const char *key, double d)
 {
-    struct series_ctx *c = vctx;
-    double d;
-    if (is_str && !c->strings_ok) return;
-    if (!c->strings_ok && !sample_key_wanted(st, key)) return;
-    if (!to_double(v, n, &d)) return;
-    size_t a = strlen(c->prefix), b = strlen(key), k = strlen(c->suffix);
+    size_t a = c->prefix_n, b = strlen(key), k = c->suffix_n;
     if (a + b + k + 2 > sizeof st->series) return;
     char *o = st->series;
     memcpy(o, c->prefix, a);
@@ -1186,26 +1141,71 @@ static void series_sample(struct chrome_state *st, const struct event *ev, const
     emit_sample(st, ev, &c->rec, &c->rec_ready, st->series, d);
 }
 
-/* PyTorch [memory] events hold CPU and every GPU in one stream: the device
- * goes into the series name, or their distributions would be mixed. */
-static void find_device(struct chrome_state *st, const struct event *ev, const char *key,
-                        const char *v, size_t n, bool is_str, void *vctx)
+/* Whether an arg is a sample: counters take every number and numeric
+ * string; instant events the numbers whose key a sample_args glob takes. */
+static bool sample_value(struct chrome_state *st, bool counter, const char *key, const char *v,
+                         size_t n, bool is_str, double *d)
 {
-    (void)st;
-    (void)ev;
+    if (is_str && !counter) return false;
+    if (!counter && !sample_key_wanted(st, key)) return false;
+    return to_double(v, n, d);
+}
+
+static void series_sample(struct chrome_state *st, const struct event *ev, const char *key,
+                          const char *v, size_t n, bool is_str, void *vctx)
+{
     struct series_ctx *c = vctx;
     double d;
-    if (is_str || key[0] != 'D') return; /* the key first: most args are other numbers */
-    bool type = !strcmp(key, "Device Type");
-    if (!type && strcmp(key, "Device Id")) return;
-    if (!to_double(v, n, &d)) return;
-    if (type) {
-        c->device_type = (long long)d;
-        c->has_type = true;
-    } else {
-        c->device_id = (long long)d;
-        c->has_id = true;
+    if (sample_value(st, c->strings_ok, key, v, n, is_str, &d)) emit_series(st, ev, c, key, d);
+}
+
+/* One walk of args gathers what an instant or counter event holds: the
+ * device of a PyTorch [memory] event (CPU and every GPU share one stream,
+ * so the device goes into the series name, or their distributions would
+ * be mixed) and the samples, up to max of them; past that `overflow`,
+ * and the samples are taken in a second walk. */
+struct sample {
+    char key[256];
+    double v;
+};
+
+struct gather {
+    bool counter;
+    long long device_type, device_id;
+    bool has_type, has_id;
+    struct sample *s;
+    int n, max;
+    bool overflow;
+};
+
+static void gather_one(struct chrome_state *st, const struct event *ev, const char *key,
+                       const char *v, size_t n, bool is_str, void *vctx)
+{
+    (void)ev;
+    struct gather *g = vctx;
+    double d;
+    /* the key first: of the seven args of a [memory] event two name the device */
+    if (!g->counter && !is_str && key[0] == 'D') {
+        bool type = !strcmp(key, "Device Type");
+        if ((type || !strcmp(key, "Device Id")) && to_double(v, n, &d)) {
+            if (type) {
+                g->device_type = (long long)d;
+                g->has_type = true;
+            } else {
+                g->device_id = (long long)d;
+                g->has_id = true;
+            }
+        }
     }
+    if (g->overflow || !sample_value(st, g->counter, key, v, n, is_str, &d)) return;
+    if (g->n == g->max) {
+        g->overflow = true;
+        return;
+    }
+    struct sample *x = &g->s[g->n++];
+    size_t kn = strlen(key); /* below 256: decode() cut it */
+    memcpy(x->key, key, kn + 1);
+    x->v = d;
 }
 
 static void do_samples(struct chrome_state *st, const struct event *ev, bool counter)
@@ -1226,43 +1226,35 @@ static void do_samples(struct chrome_state *st, const struct event *ev, bool cou
         snprintf(prefix + np, sizeof prefix - np, "[%s]",
                  decode(ev->id.s, ev->id.n, ev->id.esc, id, sizeof id));
     }
-    struct series_ctx c = {.prefix = prefix, .suffix = suffix, .strings_ok = counter};
-    /* args once: the device first (it names every series), then samples */
-    struct arg args[32];
-    int nargs = collect_args(st, ev, args, 32);
-    if (nargs < 0) { /* more than 32: walk them twice */
-        if (!counter) each_arg(st, ev, find_device, &c);
-    } else if (!counter) {
-        for (int i = 0; i < nargs; i++)
-            find_device(st, ev, args[i].key, args[i].v, args[i].vn, args[i].is_str, &c);
-    }
-    if (!counter) {
-        if (c.has_type) {
-            /* " (cpu)", " (cuda:ID)", " (device TYPE:ID)": once per event, no printf */
-            char *p = suffix;
-            if (c.device_type == 0) {
-                memcpy(p, " (cpu)", 7);
+    struct sample samples[32];
+    struct gather g = {.counter = counter, .s = samples, .max = 32};
+    each_arg(st, ev, gather_one, &g);
+    if (!counter && g.has_type) {
+        /* " (cpu)", " (cuda:ID)", " (device TYPE:ID)": once per event, no printf */
+        char *p = suffix;
+        if (g.device_type == 0) {
+            memcpy(p, " (cpu)", 7);
+        } else {
+            if (g.device_type == 1) {
+                memcpy(p, " (cuda:", 7);
+                p += 7;
             } else {
-                if (c.device_type == 1) {
-                    memcpy(p, " (cuda:", 7);
-                    p += 7;
-                } else {
-                    memcpy(p, " (device ", 9);
-                    p += 9;
-                    p += tl_fmt_i64(p, c.device_type);
-                    *p++ = ':';
-                }
-                p += tl_fmt_i64(p, c.device_id);
-                memcpy(p, ")", 2);
+                memcpy(p, " (device ", 9);
+                p += 9;
+                p += tl_fmt_i64(p, g.device_type);
+                *p++ = ':';
             }
+            p += tl_fmt_i64(p, g.has_id ? g.device_id : 0);
+            memcpy(p, ")", 2);
         }
     }
-    if (nargs < 0) {
+    struct series_ctx c = {.prefix = prefix, .suffix = suffix, .prefix_n = strlen(prefix),
+                           .suffix_n = strlen(suffix), .strings_ok = counter};
+    if (g.overflow) { /* more than 32 samples: all of them from a second walk */
         each_arg(st, ev, series_sample, &c);
         return;
     }
-    for (int i = 0; i < nargs; i++)
-        series_sample(st, ev, args[i].key, args[i].v, args[i].vn, args[i].is_str, &c);
+    for (int i = 0; i < g.n; i++) emit_series(st, ev, &c, samples[i].key, samples[i].v);
 }
 
 struct meta_ctx {

@@ -373,6 +373,40 @@ static void test_sample_globs(void)
     collected_free(&r.c);
 }
 
+/* More samples than one walk of args keeps (32): every one still comes
+ * out, named with the device that follows them. */
+static void test_many_samples(void)
+{
+    char ev[8192];
+    int o = snprintf(ev, sizeof ev, "[{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1,\"args\":{");
+    for (int i = 0; i < 40; i++) o += snprintf(ev + o, sizeof ev - (size_t)o, "\"k%d\":%d,", i, i);
+    o += snprintf(ev + o, sizeof ev - (size_t)o,
+                  "\"s\":\"5\",\"Device Type\":1,\"Device Id\":3}},"
+                  "{\"ph\":\"C\",\"name\":\"ctr\",\"ts\":2,\"args\":{");
+    for (int i = 0; i < 40; i++) o += snprintf(ev + o, sizeof ev - (size_t)o, "%s\"c%d\":\"%d\"", i ? "," : "", i, i);
+    snprintf(ev + o, sizeof ev - (size_t)o, "}}]");
+    for (int star = 0; star < 2; star++) {
+        struct run r;
+        run_text_opt(&r, ev, strlen(ev), "sample_args", star ? "*" : "k*");
+        /* k0..k39 (and with "*" the two Device numbers; never the string
+         * "5" of an instant event), then the counter's 40 numeric strings */
+        CHECK_EQ_INT(counter(&r, "samples"), 40 + 2 * star + 40);
+        int named = 0;
+        for (size_t i = 0; i < r.c.n; i++) {
+            const struct tl_record *x = &r.c.recs[i];
+            if (x->kind != TL_REC_SAMPLE || strncmp(x->category, "[memory] ", 9)) continue;
+            size_t n = strlen(x->category);
+            named += n > 9 && !strcmp(x->category + n - 9, " (cuda:3)");
+        }
+        CHECK_EQ_INT(named, 40 + 2 * star);
+        const struct tl_record *k39 = find(&r, TL_REC_SAMPLE, "[memory] k39 (cuda:3)");
+        CHECK(k39 && k39->v[TL_M_SAMPLE_VALUE] == 39);
+        const struct tl_record *c39 = find(&r, TL_REC_SAMPLE, "ctr c39");
+        CHECK(c39 && c39->v[TL_M_SAMPLE_VALUE] == 39);
+        collected_free(&r.c);
+    }
+}
+
 static void test_exact_times(void)
 {
     CHECK_EQ_INT(time_of("1699014078000000.0"), 1699014078000000000LL);
@@ -653,6 +687,7 @@ int main(void)
     test_exact_times();
     test_sample_args();
     test_sample_globs();
+    test_many_samples();
     test_containers();
     test_spacing();
     test_long_names();
