@@ -54,17 +54,17 @@ static inline uint64_t tl_swar_value8(uint64_t v)
 #endif
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The run of ASCII digits at p: where it ends, its value in *v. Eight
- * digits a word while eight bytes remain (the last k < 8 of a run from the
- * word they end in, shifted to its top), then byte by byte; nothing at or
- * past end is read. The value wraps past 19 digits: callers bound the
- * run's length. */
-static inline __attribute__((always_inline)) const char *tl_digits_value(const char *p, const char *end,
-                                                                          uint64_t *v)
+/* The run of ASCII digits at p: where it ends, and in *v the digits read
+ * before it (acc) followed by the run, acc * 10^len + run. Eight digits a
+ * word while eight bytes remain (the last k < 8 of a run from the word
+ * they end in, shifted to its top), then byte by byte; nothing at or past
+ * end is read. The value wraps past 19 digits: callers bound the length. */
+static inline __attribute__((always_inline)) const char *tl_digits_value_from(const char *p,
+                                                                               const char *end,
+                                                                               uint64_t acc, uint64_t *v)
 {
     static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     const uint64_t zeros = 0x3030303030303030ULL;
-    uint64_t acc = 0;
     while (end - p >= 8) {
         uint64_t w;
         __builtin_memcpy(&w, p, 8);
@@ -85,6 +85,13 @@ static inline __attribute__((always_inline)) const char *tl_digits_value(const c
     for (unsigned d; p < end && (d = (unsigned)(*p - '0')) <= 9; p++) acc = acc * 10 + d;
     *v = acc;
     return p;
+}
+
+/* The run's value alone. */
+static inline __attribute__((always_inline)) const char *tl_digits_value(const char *p, const char *end,
+                                                                          uint64_t *v)
+{
+    return tl_digits_value_from(p, end, 0, v);
 }
 #endif
 

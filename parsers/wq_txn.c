@@ -188,6 +188,14 @@ struct wq_state {
     struct tl_buf partial; /* bytes of a line split across feed() calls */
     bool skipping;         /* inside a line longer than max_line */
     bool chunk_has_nul;
+    /* The last line's manager pid as written, with the space after it
+     * (pid_n digits, 7-15): the next line's pid is compared, not converted. */
+    char pid_text[16];
+    size_t pid_n;
+    int64_t pid_val;
+    /* The last line's first eight bytes and, when they are digits, their value. */
+    uint64_t ts_word, ts_high;
+    bool ts_known;
 
     bool family_ab; /* header says WQ 6.0-7.0.3: one JSON on RETRIEVED = limits */
 
@@ -299,6 +307,60 @@ static inline const char *lead_int(const char *p, const char *end, int64_t *out)
     *out = (int64_t)v;
     return p;
 #endif
+}
+
+/* The timestamp that opens a line: its first eight digits, which the
+ * lines of a second or more share, compared as one word with the last
+ * line's and converted only when they differ; the rest as lead_int. */
+static inline const char *lead_ts(struct wq_state *st, const char *p, const char *end, int64_t *ts)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (end - p >= 8) {
+        uint64_t w, hi;
+        memcpy(&w, p, 8);
+        if (w == st->ts_word && st->ts_known) {
+            hi = st->ts_high;
+        } else {
+            if (tl_swar_nondigits(w)) return lead_int(p, end, ts);
+            hi = tl_swar_value8(w - 0x3030303030303030ULL);
+            st->ts_word = w;
+            st->ts_high = hi;
+            st->ts_known = true;
+        }
+        uint64_t v;
+        const char *q = tl_digits_value_from(p + 8, end, hi, &v);
+        if (q - p > 18 || (q < end && *q != ' ')) return NULL;
+        *ts = (int64_t)v;
+        return q;
+    }
+#endif
+    return lead_int(p, end, ts);
+}
+
+/* The manager pid after the timestamp: the one of the line before when
+ * its digits and the space after them are the same bytes (two overlapping
+ * words), else lead_int's, remembered for the next line. */
+static inline const char *lead_pid(struct wq_state *st, const char *p, const char *end, int64_t *pid)
+{
+    size_t n = st->pid_n;
+    if (n && (size_t)(end - p) > n) {
+        uint64_t a, b, x, y;
+        memcpy(&a, p, 8);
+        memcpy(&x, st->pid_text, 8);
+        memcpy(&b, p + n + 1 - 8, 8);
+        memcpy(&y, st->pid_text + n + 1 - 8, 8);
+        if (a == x && b == y) {
+            *pid = st->pid_val;
+            return p + n;
+        }
+    }
+    const char *q = lead_int(p, end, pid);
+    if (q && q < end && q - p >= 7 && q - p <= 15) { /* *q is the space */
+        st->pid_n = (size_t)(q - p);
+        memcpy(st->pid_text, p, st->pid_n + 1);
+        st->pid_val = *pid;
+    }
+    return q;
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -1580,8 +1642,8 @@ static void parse_line(struct wq_state *st, const char *p, const char *end)
     if (*p == '#') return parse_header(st, p, end);
     struct span tsw, pidw, kind;
     int64_t ts, pid;
-    const char *q = lead_int(p, end, &ts);
-    if (q && q < end && (q = lead_int(q + 1, end, &pid))) {
+    const char *q = lead_ts(st, p, end, &ts);
+    if (q && q < end && (q = lead_pid(st, q + 1, end, &pid))) {
         p = q;
     } else if (!next_word(&p, end, &tsw) || !span_i64(tsw, &ts) || !next_word(&p, end, &pidw) ||
                !span_i64(pidw, &pid)) {

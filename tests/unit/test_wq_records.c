@@ -565,6 +565,61 @@ static void test_prefix_forms(void)
     collected_free(&c);
 }
 
+/* Consecutive lines repeat the manager pid and the timestamp's first
+ * digits, which the reader compares with the line before instead of
+ * converting: pids and times that share those bytes and then differ (in
+ * the last digit, in length, by a byte that is no digit) are each read as
+ * written. */
+static void test_prefix_repeats(void)
+{
+    const char *log = "1680774974507432 23960640001 MANAGER START\n"
+                      "1680774974507433 23960640002 MANAGER START\n"
+                      "1680774974507434 2396064000 MANAGER START\n"
+                      "1680774974507435 239606400011 MANAGER START\n"
+                      "1680774974507436 239606400011x MANAGER START\n"
+                      "1680774974507437 239606400011 MANAGER START\n"
+                      "1680775000000000 239606400011 MANAGER START\n"
+                      "16807750 239606400011 MANAGER START\n"
+                      "16807750x0000001 239606400011 MANAGER START\n"
+                      "1680775000000001x 239606400011 MANAGER START\n"
+                      "1680775000000002 2396064 MANAGER START\n"
+                      "1680775000000003 2396064 MANAGER START\n"
+                      "1680775000000004 2396065 MANAGER START\n"
+                      "1680775000000005 123456789012345 MANAGER START\n"
+                      "1680775000000006 123456789012346 MANAGER START\n"
+                      "1680775000000007 1234567890123456 MANAGER START\n"
+                      "1680775000000008 123456789012346 MANAGER START\n"
+                      "1680775000000009 239606400011 MANAGER START\n"
+                      "1680775000000010 23960640001 MANAGER START\n"
+                      "1680775000000011 239606400011 MANAGER START\n";
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, 3);
+    CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_PREFIX], 3);
+    static const struct {
+        const char *pid;
+        int64_t ts;
+    } want[] = {{"23960640001@", 1680774974507432},  {"23960640002@", 1680774974507433},
+                {"2396064000@", 1680774974507434},   {"239606400011@", 1680774974507435},
+                {"239606400011@", 1680774974507437}, {"239606400011@", 1680775000000000},
+                {"239606400011@", 16807750},         {"2396064@", 1680775000000002},
+                {"2396064@", 1680775000000003},      {"2396065@", 1680775000000004},
+                {"123456789012345@", 1680775000000005}, {"123456789012346@", 1680775000000006},
+                {"1234567890123456@", 1680775000000007}, {"123456789012346@", 1680775000000008},
+                {"239606400011@", 1680775000000009}, {"23960640001@", 1680775000000010},
+                {"239606400011@", 1680775000000011}};
+    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), sizeof want / sizeof *want);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const struct tl_record *r = find(&c, TL_REC_MANAGER, -1, (int)i);
+        if (!r) break;
+        if (!r->workflow || strncmp(r->workflow, want[i].pid, strlen(want[i].pid)))
+            printf("record %zu: workflow %s, want %s...\n", i, r->workflow ? r->workflow : "(null)", want[i].pid);
+        CHECK(r->workflow && !strncmp(r->workflow, want[i].pid, strlen(want[i].pid)));
+        CHECK_EQ_INT(r->time_ns, want[i].ts * 1000);
+    }
+    collected_free(&c);
+}
+
 /* Records counted but not turned into tasks; (null) workers; TaskVine
  * transfers in both unit eras; APPLICATION, LIBRARY, DUTY, CATEGORY. */
 static void test_other_records(void)
@@ -769,6 +824,7 @@ int main(void)
     test_json_forms();
     test_same_text();
     test_prefix_forms();
+    test_prefix_repeats();
     test_other_records();
     test_appended_runs();
     test_open_tasks_at_manager_end();
