@@ -133,7 +133,8 @@ const char *tl_scan_double(const char *p, const char *end, double *out);
  * divide of exact operands (Clinger's fast path: the double strtod
  * gives). Returns where it ends, or NULL for anything else, which
  * tl_scan_double then takes (it also rejects what is no number). */
-static inline const char *tl_scan_decimal(const char *p, const char *end, double *out)
+static inline __attribute__((always_inline)) const char *tl_scan_decimal(const char *p, const char *end,
+                                                                          double *out)
 {
     const char *s = p + (p < end && *p == '-');
     if (s >= end || (unsigned)(*s - '0') > 9) return NULL;

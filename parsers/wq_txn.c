@@ -602,6 +602,48 @@ static const char *json_skip(const char *p, const char *end, int depth)
     return json_skip_number(p, end);
 }
 
+/* Whether the n (8-16) bytes at p are t's (t zero-padded to 16 bytes); 16
+ * bytes must be readable at p. Two word compares, no loop. */
+static inline bool bytes16_are(const char *p, const char *t, unsigned n)
+{
+    uint64_t a, b, x, y;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + 8, 8);
+    memcpy(&x, t, 8);
+    memcpy(&y, t + 8, 8);
+    uint64_t mb = n >= 16 ? ~0ULL : n <= 8 ? 0 : (1ULL << (8 * (n - 8))) - 1;
+    return a == x && ((b ^ y) & mb) == 0;
+}
+
+/* The four members nearly every rmsummary, allocation and worker box
+ * holds, as every cctools release spells them: key, bracket and unit
+ * matched as whole words, so neither string is searched or looked up. */
+static const struct common_member {
+    char text[16]; /* "key":[ */
+    char unit[16]; /* ,"unit"] */
+    uint8_t n, un;
+    enum jkey key;
+    double factor;
+} common_members[] = {
+    {"\"cores\":[", ",\"cores\"]", 9, 9, K_CORES, 1.0},
+    {"\"disk\":[", ",\"MB\"]", 8, 6, K_DISK, 1048576.0},
+    {"\"memory\":[", ",\"MB\"]", 10, 6, K_MEMORY, 1048576.0},
+    {"\"gpus\":[", ",\"gpus\"]", 8, 8, K_GPUS, 1.0},
+};
+
+/* Whether the c->un bytes at ne are c's unit (,"MB"] ...) and a ',' or
+ * '}' follows: a word compare and at most one byte more. */
+static inline bool unit_is(const char *ne, const char *end, const struct common_member *c)
+{
+    if (end - ne < 8 || end - ne < c->un + 1) return false;
+    uint64_t a, x;
+    memcpy(&a, ne, 8);
+    memcpy(&x, c->unit, 8);
+    uint64_t mask = c->un >= 8 ? ~0ULL : (1ULL << (8 * c->un)) - 1;
+    if ((a ^ x) & mask || (c->un > 8 && ne[8] != c->unit[8])) return false;
+    return ne[c->un] == ',' || ne[c->un] == '}';
+}
+
 /* Parses one rmsummary JSON object {"key":[value,"unit"],...} at p, storing
  * the known keys into m (J_MEASURED) or b (J_BOX). Returns the position after
  * the closing brace, or NULL when malformed. Non-finite values are absent. */
@@ -612,6 +654,32 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
     p = skip_spaces(p + 1, end);
     if (p < end && *p == '}') return p + 1;
     for (;;) {
+        /* cores, disk, memory, gpus first (see common_members) */
+        if (end - p >= 16) {
+            const struct common_member *c;
+            switch (p[1]) {
+            case 'c': c = &common_members[0]; break;
+            case 'd': c = &common_members[1]; break;
+            case 'm': c = &common_members[2]; break;
+            case 'g': c = &common_members[3]; break;
+            default: c = NULL;
+            }
+            double v;
+            const char *ne;
+            if (c && bytes16_are(p, c->text, c->n) && (ne = tl_scan_decimal(p + c->n, end, &v)) &&
+                unit_is(ne, end, c)) {
+                if (target != J_IGNORE) {
+                    v = c->factor >= 1024.0 ? whole_bytes(v * c->factor) : v * c->factor;
+                    if (target == J_MEASURED)
+                        store_measured(m, c->key, v);
+                    else
+                        store_box(b, c->key, v);
+                }
+                if (ne[c->un] == '}') return ne + c->un + 1;
+                p = skip_spaces(ne + c->un + 1, end);
+                continue;
+            }
+        }
         /* The form every cctools release writes, "key":[number,"unit"]
          * with no spaces, straight through; anything else (spaces, a bare
          * number, an exponent, escapes, other values) from the member's

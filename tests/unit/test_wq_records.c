@@ -471,6 +471,77 @@ static void test_same_text(void)
     collected_free(&c);
 }
 
+/* memory, disk, cores and gpus in cctools' spelling take a path of their
+ * own; other units, longer keys that start the same, a member at the very
+ * end, other number forms and broken members must come out as the general
+ * reader has them. */
+static void test_common_members(void)
+{
+    static const struct {
+        const char *json;
+        double mem, disk, cores, gpus, cores_avg; /* -1: absent */
+    } cases[] = {
+        {"{\"memory\":[1024,\"GB\"],\"disk\":[2,\"KB\"],\"cores\":[3,\"core\"],\"gpus\":[1,\"gpu\"]}",
+         1024.0 * 1024 * MIB, 2048, 3, 1, -1},
+        {"{\"coresx\":[9,\"cores\"],\"diskx\":[9,\"MB\"],\"memoryx\":[9,\"MB\"],\"gpus2\":[9,\"gpus\"],"
+         "\"cores_avg\":[1.5,\"cores\"],\"cores\":[4,\"cores\"]}",
+         -1, -1, 4, -1, 1.5},
+        {"{\"memory\":[1,\"MB\"]}", MIB, -1, -1, -1, -1},
+        {"{\"gpus\":[1,\"gpus\"],\"disk\":[5,\"MB\"],\"memory\":[6,\"MB\"],\"cores\":[7,\"cores\"]}",
+         6 * MIB, 5 * MIB, 7, 1, -1},
+        {"{\"memory\":[-1,\"MB\"],\"disk\":[1.5e3,\"MB\"],\"cores\":[0.5,\"cores\"],\"gpus\":[ 2,\"gpus\"]}",
+         -MIB, 1500 * MIB, 0.5, 2, -1},
+        {"{\"memory\":[0.0002737045288085938,\"MB\"],\"cores\":[2, \"cores\"],\"disk\":[3,\"MB\" ]}",
+         287, 3 * MIB, 2, -1, -1},
+    };
+    static const char *const broken[] = {
+        "{\"memory\":[007,\"MB\"]}", "{\"gpus\":[1,\"gpus\"]x}", "{\"cores\":[1,\"cores\"]",
+        "{\"disk\":[1,\"MB\"],}", "{\"memory\":[1,\"MB\"]]", "{\"cores\":[1,\"cores\"],\"gpus\":[1,\"gpus\"}",
+        "{\"disk\":[1,\"MB\"x,\"cores\":[1,\"cores\"]}", "{\"cores\":[1,\"cores\"x,\"gpus\":[1,\"gpus\"]}",
+        "{\"gpus\":[1,\"gpux\"],\"cores\":[1,\"cores\"]}x", "{\"gpus\":[1,\"gpus\"]x\"cores\":[1,\"cores\"]}",
+    };
+    enum { NC = sizeof cases / sizeof *cases, NB = sizeof broken / sizeof *broken };
+    char log[8192];
+    size_t n = 0;
+    for (int i = 0; i < NC + NB; i++)
+        n += (size_t)snprintf(log + n, sizeof log - n,
+                              "1680774974507432 372 TASK %d WAITING f FIRST_RESOURCES {}\n"
+                              "1680774974509617 372 TASK %d RUNNING 172.17.0.2:60778  FIRST_RESOURCES %s\n"
+                              "1680774974749753 372 TASK %d DONE SUCCESS  0  {} %s\n",
+                              i + 1, i + 1, i < NC ? cases[i].json : "{}", i + 1,
+                              i < NC ? cases[i].json : broken[i - NC]);
+    CHECK(n < sizeof log);
+    const struct tl_parse_stats *st;
+    struct collected c = run_text(log, &st, NULL);
+    CHECK_EQ_INT(st->rejected, NB);
+    CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_JSON], NB - 1);
+    CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_FIELDS], 1); /* the x after the object */
+    for (int i = 0; i < NC; i++) {
+        const struct tl_record *r = find(&c, TL_REC_TASK, i + 1, 0);
+        CHECK(r != NULL);
+        if (!r) continue;
+        static const enum tl_metric measured[] = {TL_M_MAX_RSS_BYTES, TL_M_DISK_BYTES, TL_M_CORES, TL_M_GPUS,
+                                                  TL_M_CORES_AVG};
+        static const enum tl_metric alloc[] = {TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES, TL_M_ALLOC_CORES,
+                                               TL_M_ALLOC_GPUS, TL_M_COUNT};
+        const double want[] = {cases[i].mem, cases[i].disk, cases[i].cores, cases[i].gpus, cases[i].cores_avg};
+        for (int k = 0; k < 5; k++) {
+            bool has = tl_record_has(r, measured[k]);
+            if (has != (want[k] != -1) || (has && r->v[measured[k]] != want[k]))
+                printf("case %d metric %s: %s %.17g, want %.17g\n", i, tl_metric_info[measured[k]].name,
+                       has ? "got" : "absent", has ? r->v[measured[k]] : 0.0, want[k]);
+            CHECK(has == (want[k] != -1));
+            if (has) CHECK(r->v[measured[k]] == want[k]);
+            if (alloc[k] == TL_M_COUNT) continue;
+            /* the same object as the RUNNING allocation */
+            has = tl_record_has(r, alloc[k]);
+            CHECK(has == (want[k] != -1));
+            if (has) CHECK(r->v[alloc[k]] == want[k]);
+        }
+    }
+    collected_free(&c);
+}
+
 static void test_json_forms(void)
 {
     static const char *const forms[] = {
@@ -822,6 +893,7 @@ int main(void)
     test_lifecycle_variants();
     test_old_families();
     test_json_forms();
+    test_common_members();
     test_same_text();
     test_prefix_forms();
     test_prefix_repeats();
