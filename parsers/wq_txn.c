@@ -687,13 +687,21 @@ static const char *scan_resources(const char *p, const char *end, enum json_targ
         if (p < end && *p == '"') {
             const char *ke = tl_find_quote_or_backslash(p + 1, end);
             if (end - ke > 3 && ke[0] == '"' && ke[1] == ':' && ke[2] == '[') {
-                double v;
-                const char *ne = tl_scan_decimal(ke + 3, end, &v);
+                size_t kn = (size_t)(ke - p - 1);
+                enum jkey k = kn && target != J_IGNORE ? json_key_lookup(p + 1, kn) : K_NONE;
+                double v = 0;
+                const char *ne;
+                if (k == K_NONE) { /* not stored: digits[.digits] stepped over (the general
+                                    * steps below skip any number of such a key) */
+                    ne = tl_skip_digits(ke + 3, end);
+                    if (ne == ke + 3) ne = NULL;
+                    else if (ne < end && *ne == '.') ne = tl_skip_digits(ne + 1, end);
+                } else {
+                    ne = tl_scan_decimal(ke + 3, end, &v);
+                }
                 if (ne && end - ne > 2 && ne[0] == ',' && ne[1] == '"') {
                     const char *ub = ne + 2, *ue = tl_find_quote_or_backslash(ub, end);
                     if (end - ue > 2 && ue[0] == '"' && ue[1] == ']' && (ue[2] == ',' || ue[2] == '}')) {
-                        size_t kn = (size_t)(ke - p - 1);
-                        enum jkey k = kn && target != J_IGNORE ? json_key_lookup(p + 1, kn) : K_NONE;
                         if (k != K_NONE) {
                             double f = unit_factor(k, ub, (size_t)(ue - ub));
                             v = f >= 1024.0 ? whole_bytes(v * f) : v * f;

@@ -499,6 +499,7 @@ static void test_common_members(void)
         "{\"disk\":[1,\"MB\"],}", "{\"memory\":[1,\"MB\"]]", "{\"cores\":[1,\"cores\"],\"gpus\":[1,\"gpus\"}",
         "{\"disk\":[1,\"MB\"x,\"cores\":[1,\"cores\"]}", "{\"cores\":[1,\"cores\"x,\"gpus\":[1,\"gpus\"]}",
         "{\"gpus\":[1,\"gpux\"],\"cores\":[1,\"cores\"]}x", "{\"gpus\":[1,\"gpus\"]x\"cores\":[1,\"cores\"]}",
+        "{\"zz\":[,\"s\"],\"cores\":[1,\"cores\"]}",
     };
     enum { NC = sizeof cases / sizeof *cases, NB = sizeof broken / sizeof *broken };
     char log[8192];
@@ -559,6 +560,12 @@ static void test_json_forms(void)
         "\"wall\\u005ftime\":[99,\"s\"],\"x\\\":[5,\\\"s\\\"],\\\"memory\":[7,\"MB\"],\"x\":{\"a\":[1,2,\"]\"]},\"memory\":[1024,\"MB\"],\"y\":[1,2,3],"
         "\"cores\":[2,\"cores\"],\"z\":null,\"wq_input_size\":[0.5107355117797852,\"MB\"],"
         "\"cpu_time\":[4.482269287109375e-05,\"s\"],\"end\":[1e400,\"s\"]}",
+        /* unknown keys with numbers of every spelling (stepped over, not read) */
+        "{\"u1\":[1.,\"s\"],\"u2\":[.5,\"s\"],\"u3\":[007,\"s\"],\"u4\":[1e5,\"s\"],\"u5\":[-3,\"s\"],"
+        "\"wall_time\":[31.148094,\"s\"],\"u6\":[12345678901234567890123,\"s\"],\"u7\":[1.5.5,\"s\"],"
+        "\"memory\":[1024,\"MB\"],\"u8\":[1680542041.099979,\"s\"],\"cores\":[2,\"cores\"],\"u9\":[0,\"\"],"
+        "\"wq_input_size\":[0.5107355117797852,\"MB\"],\"cpu_time\":[4.482269287109375e-05,\"s\"],"
+        "\"u10\":[5,\"s\"]}",
     };
     enum { NF = sizeof forms / sizeof *forms };
     char log[4096];
