@@ -248,7 +248,9 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
             struct stats st = sketch_stats(k);
             if (mi) tl_buf_putc(b, ',');
             tl_buf_put_json_string(b, tl_metric_info[s->opts.metrics[mi]].name);
-            tl_buf_printf(b, ":{\"count\":%zu,\"sum\":", st.count);
+            tl_buf_puts(b, ":{\"count\":"); /* no printf: it cost more than the rest */
+            tl_buf_put_i64(b, (int64_t)st.count);
+            tl_buf_puts(b, ",\"sum\":");
             put_json_number(b, st.count ? st.sum : 0);
             tl_buf_puts(b, ",\"min\":");
             put_json_number(b, st.min);
@@ -256,12 +258,14 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
             put_json_number(b, st.max);
             tl_buf_puts(b, ",\"mean\":");
             put_json_number(b, st.mean);
-            tl_buf_printf(b, ",\"approx\":%s,\"alpha\":", tl_sketch_is_exact(k) ? "false" : "true");
+            tl_buf_puts(b, tl_sketch_is_exact(k) ? ",\"approx\":false,\"alpha\":" : ",\"approx\":true,\"alpha\":");
             put_json_number(b, tl_sketch_alpha(k));
             tl_buf_puts(b, ",\"quantiles\":{");
             for (int qi = 0; qi < s->opts.nq; qi++) {
                 quantile_key(qk, sizeof qk, s->opts.q[qi]);
-                tl_buf_printf(b, "%s\"%s\":", qi ? "," : "", qk);
+                tl_buf_puts(b, qi ? ",\"" : "\"");
+                tl_buf_puts(b, qk);
+                tl_buf_puts(b, "\":");
                 put_json_number(b, tl_sketch_quantile(k, s->opts.q[qi]));
             }
             tl_buf_puts(b, "}}");
