@@ -609,6 +609,26 @@ static void test_json_forms(void)
     collected_free(&c);
 }
 
+/* MANAGER START records in order: each one's workflow begins with
+ * "PID@" and its time is ts (µs). */
+struct manager_want {
+    const char *pid;
+    int64_t ts;
+};
+
+static void check_managers(const struct collected *c, const struct manager_want *want, size_t n)
+{
+    CHECK_EQ_INT(count_kind(c, TL_REC_MANAGER), n);
+    for (size_t i = 0; i < n; i++) {
+        const struct tl_record *r = find(c, TL_REC_MANAGER, -1, (int)i);
+        if (!r) break;
+        if (!r->workflow || strncmp(r->workflow, want[i].pid, strlen(want[i].pid)))
+            printf("record %zu: workflow %s, want %s...\n", i, r->workflow ? r->workflow : "(null)", want[i].pid);
+        CHECK(r->workflow && !strncmp(r->workflow, want[i].pid, strlen(want[i].pid)));
+        CHECK_EQ_INT(r->time_ns, want[i].ts * 1000);
+    }
+}
+
 /* The line prefix (timestamp, manager pid) in the spellings the fast
  * reader leaves to the general one, and what both must refuse. */
 static void test_prefix_forms(void)
@@ -627,19 +647,11 @@ static void test_prefix_forms(void)
     struct collected c = run_text(log, &st, NULL);
     CHECK_EQ_INT(st->rejected, 4); /* tab, 17-digit time, 20-digit pid, 4x */
     CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_PREFIX], 4);
-    static const struct {
-        const char *pid;
-        int64_t ts;
-    } want[] = {{"42@", 1700000000000000}, {"43@", 1700000000000001}, {"44@", 1700000000000002},
-                {"46@", 1700000000004}, {"1234567890123456789@", 1700000000000006},
-                {"50@", 1700000000000009}};
-    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), sizeof want / sizeof *want);
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        const struct tl_record *r = find(&c, TL_REC_MANAGER, -1, (int)i);
-        if (!r) break;
-        CHECK(r->workflow && !strncmp(r->workflow, want[i].pid, strlen(want[i].pid)));
-        CHECK_EQ_INT(r->time_ns, want[i].ts * 1000);
-    }
+    static const struct manager_want want[] = {
+        {"42@", 1700000000000000}, {"43@", 1700000000000001}, {"44@", 1700000000000002},
+        {"46@", 1700000000004},    {"1234567890123456789@", 1700000000000006},
+        {"50@", 1700000000000009}};
+    check_managers(&c, want, sizeof want / sizeof *want);
     collected_free(&c);
 }
 
@@ -674,10 +686,7 @@ static void test_prefix_repeats(void)
     struct collected c = run_text(log, &st, NULL);
     CHECK_EQ_INT(st->rejected, 3);
     CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_PREFIX], 3);
-    static const struct {
-        const char *pid;
-        int64_t ts;
-    } want[] = {{"23960640001@", 1680774974507432},  {"23960640002@", 1680774974507433},
+    static const struct manager_want want[] = {{"23960640001@", 1680774974507432},  {"23960640002@", 1680774974507433},
                 {"2396064000@", 1680774974507434},   {"239606400011@", 1680774974507435},
                 {"239606400011@", 1680774974507437}, {"239606400011@", 1680775000000000},
                 {"239606400011@", 16807750},         {"2396064@", 1680775000000002},
@@ -686,15 +695,7 @@ static void test_prefix_repeats(void)
                 {"1234567890123456@", 1680775000000007}, {"123456789012346@", 1680775000000008},
                 {"239606400011@", 1680775000000009}, {"23960640001@", 1680775000000010},
                 {"239606400011@", 1680775000000011}};
-    CHECK_EQ_INT(count_kind(&c, TL_REC_MANAGER), sizeof want / sizeof *want);
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        const struct tl_record *r = find(&c, TL_REC_MANAGER, -1, (int)i);
-        if (!r) break;
-        if (!r->workflow || strncmp(r->workflow, want[i].pid, strlen(want[i].pid)))
-            printf("record %zu: workflow %s, want %s...\n", i, r->workflow ? r->workflow : "(null)", want[i].pid);
-        CHECK(r->workflow && !strncmp(r->workflow, want[i].pid, strlen(want[i].pid)));
-        CHECK_EQ_INT(r->time_ns, want[i].ts * 1000);
-    }
+    check_managers(&c, want, sizeof want / sizeof *want);
     collected_free(&c);
 }
 
