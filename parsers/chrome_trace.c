@@ -182,6 +182,17 @@ struct chrome_state {
 
     char workflow[256];
     char cat_buf[4096], host_buf[512], worker_buf[512], series[8192], tmp[4096];
+    /* The host and worker of the last few (pid, tid) keys: an event's are
+     * nearly always those of one of the last four. They change only when a
+     * metadata event names a process or thread (do_meta empties this);
+     * results decoded into host_buf or worker_buf are not kept (the next
+     * decode overwrites them). */
+    struct who {
+        char key[48];
+        size_t n;
+        const char *host, *worker;
+    } who[4];
+    int who_n, who_next;
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -904,14 +915,40 @@ static const char *worker_of(struct chrome_state *st, const struct event *ev)
 
 /* ---------------------------------------------------------------- records */
 
+/* host_of and worker_of, through the cache in st->who. */
+static void who_of(struct chrome_state *st, const struct event *ev, const char **host, const char **worker)
+{
+    char k[600];
+    size_t n = ident_key(k, sizeof k, &ev->pid, &ev->tid);
+    bool fits = n <= sizeof st->who[0].key;
+    if (fits)
+        for (int i = 0; i < st->who_n; i++) {
+            const struct who *w = &st->who[i];
+            if (w->n == n && !memcmp(w->key, k, n)) {
+                *host = w->host;
+                *worker = w->worker;
+                return;
+            }
+        }
+    *host = host_of(st, ev);
+    *worker = worker_of(st, ev);
+    if (!fits || *host == st->host_buf || *worker == st->worker_buf) return;
+    struct who *w = &st->who[st->who_next];
+    st->who_next = (st->who_next + 1) % 4;
+    if (st->who_n < 4) st->who_n++;
+    memcpy(w->key, k, n);
+    w->n = n;
+    w->host = *host;
+    w->worker = *worker;
+}
+
 static void base_record(struct chrome_state *st, struct tl_record *r, enum tl_record_kind kind,
                         const struct event *ev)
 {
     tl_record_init(r, kind);
     r->source = "chrome";
     r->workflow = st->workflow;
-    r->host = host_of(st, ev);
-    r->worker = worker_of(st, ev);
+    who_of(st, ev, &r->host, &r->worker);
     r->line = st->ev_line;
 }
 
@@ -1290,6 +1327,7 @@ static void do_metadata(struct chrome_state *st, const struct event *ev)
     }
     if (proc) st->proc_name[key] = name;
     else st->thread_name[key] = name;
+    st->who_n = st->who_next = 0; /* a host or worker may have a new name */
 }
 
 static void count_phase(struct chrome_state *st, char ph)

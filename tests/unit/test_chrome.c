@@ -407,6 +407,70 @@ static void test_many_samples(void)
     }
 }
 
+/* An event's host and worker come from its pid and tid, named or not by
+ * metadata events at any point, and are remembered for the last few keys:
+ * what a record says must be what the names were when it was read. */
+static void test_hosts_workers(void)
+{
+    static const char ev[] =
+        "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":1},"
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"hostA\"}},"
+        "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":2,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"b2\",\"pid\":1,\"tid\":2,\"ts\":2,\"dur\":1},"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"w1\"}},"
+        "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"c2\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":1},"
+        /* renamed to a name the table already holds */
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"w1\"}},"
+        "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":2,\"ts\":4,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"d2\",\"pid\":1,\"tid\":2,\"ts\":4,\"dur\":1},"
+        /* string pids are host names; they alternate */
+        "{\"ph\":\"X\",\"name\":\"e\",\"pid\":\"nodeX\",\"tid\":2,\"ts\":5,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"f\",\"pid\":\"nodeY\",\"tid\":2,\"ts\":6,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"g\",\"pid\":\"nodeX\",\"tid\":2,\"ts\":7,\"dur\":1},"
+        /* six keys in turn, more than are remembered, then the first again */
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"w3\"}},"
+        "{\"ph\":\"X\",\"name\":\"h\",\"pid\":1,\"tid\":3,\"ts\":8,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"i\",\"pid\":1,\"tid\":4,\"ts\":8,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"j\",\"pid\":1,\"tid\":5,\"ts\":8,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":6,\"ts\":8,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"l\",\"pid\":1,\"tid\":7,\"ts\":8,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"m\",\"pid\":1,\"tid\":3,\"ts\":8,\"dur\":1},"
+        /* a key too long to remember */
+        "{\"ph\":\"X\",\"name\":\"n\",\"pid\":\"a-host-name-that-is-longer-than-forty-eight-bytes.example.org\","
+        "\"tid\":2,\"ts\":9,\"dur\":1},"
+        "{\"ph\":\"X\",\"name\":\"o\",\"pid\":\"a-host-name-that-is-longer-than-forty-eight-bytes.example.org\","
+        "\"tid\":2,\"ts\":9,\"dur\":1}]";
+    static const struct {
+        const char *name, *host, *worker;
+    } want[] = {
+        {"a", NULL, NULL},       {"b", "hostA", NULL},   {"c", "hostA", "w1"}, {"d", "w1", "w1"},
+        {"b2", "hostA", NULL},   {"c2", "hostA", "w1"},  {"d2", "w1", "w1"},
+        {"e", "nodeX", NULL},    {"f", "nodeY", NULL},   {"g", "nodeX", NULL}, {"h", "w1", "w3"},
+        {"i", "w1", NULL},       {"j", "w1", NULL},      {"k", "w1", NULL},    {"l", "w1", NULL},
+        {"m", "w1", "w3"},
+        {"n", "a-host-name-that-is-longer-than-forty-eight-bytes.example.org", NULL},
+        {"o", "a-host-name-that-is-longer-than-forty-eight-bytes.example.org", NULL},
+    };
+    struct run r;
+    run_text(&r, ev, strlen(ev));
+    CHECK_EQ_INT(r.c.nrejects, 0);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const struct tl_record *x = find(&r, TL_REC_TASK, want[i].name);
+        CHECK(x != NULL);
+        if (!x) continue;
+        bool host_ok = want[i].host ? x->host && !strcmp(x->host, want[i].host) : !x->host;
+        bool worker_ok = want[i].worker ? x->worker && !strcmp(x->worker, want[i].worker) : !x->worker;
+        if (!host_ok || !worker_ok)
+            printf("event %s: host %s worker %s, want %s %s\n", want[i].name, x->host ? x->host : "-",
+                   x->worker ? x->worker : "-", want[i].host ? want[i].host : "-",
+                   want[i].worker ? want[i].worker : "-");
+        CHECK(host_ok);
+        CHECK(worker_ok);
+    }
+    collected_free(&r.c);
+}
+
 static void test_exact_times(void)
 {
     CHECK_EQ_INT(time_of("1699014078000000.0"), 1699014078000000000LL);
@@ -688,6 +752,7 @@ int main(void)
     test_sample_args();
     test_sample_globs();
     test_many_samples();
+    test_hosts_workers();
     test_containers();
     test_spacing();
     test_long_names();
