@@ -1225,6 +1225,28 @@ static enum worker_event worker_event(struct span w)
  * spaces), then 2 or 3 numbers, taken from the right: [start] time size.
  * 7.5.1+ writes integer bytes and µs; 7.5.0 and earlier builds write %f MiB
  * and seconds. Each number is converted once. NULL, or the reject detail. */
+/* Whether tl_parse_double takes exactly [p, end), without converting: the
+ * plain form [-](0|[1-9]digits)[.digits] of up to 400 bytes, which it
+ * always takes, is checked here; anything else (exponents, nan, longer) it
+ * is asked. For numbers that are validated, not used. */
+static bool number_ok(const char *p, const char *end)
+{
+    const char *s = p + (p < end && *p == '-');
+    const char *q = tl_skip_digits(s, end);
+    if (q > s && !(*s == '0' && q - s > 1) && end - p <= 400) {
+        if (q < end && *q == '.') {
+            const char *f = q + 1;
+            q = tl_skip_digits(f, end);
+            if (q == f) q = NULL; /* "1." */
+        }
+        if (q == end) return true;
+    }
+    double v;
+    return tl_parse_double(p, end, &v);
+}
+
+/* bytes NULL: the numbers are only validated (a consumer that does not use
+ * the transfer), with the same verdict. */
 static const char *transfer_numbers(const char *p, const char *end, double *bytes, double *secs)
 {
     struct span nums[3];
@@ -1233,7 +1255,7 @@ static const char *transfer_numbers(const char *p, const char *end, double *byte
     const char *e = end;
     struct span x;
     for (const char *before = e; n < 3 && last_word(p, &e, &x); before = e) {
-        if (!tl_parse_double(x.p, x.p + x.n, &vals[n])) {
+        if (bytes ? !tl_parse_double(x.p, x.p + x.n, &vals[n]) : !number_ok(x.p, x.p + x.n)) {
             e = before; /* that word is the name: leave it */
             break;
         }
@@ -1244,6 +1266,7 @@ static const char *transfer_numbers(const char *p, const char *end, double *byte
         if (n == 2) return "transfer file name";
         n--;
     }
+    if (!bytes) return NULL;
     double sz = vals[n - 1], tm = vals[n - 2];
     if (memchr(nums[n - 1].p, '.', nums[n - 1].n)) sz = mib_bytes(sz);
     else tm /= 1e6;
@@ -1279,9 +1302,10 @@ static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const cha
         st->counters[ev == EV_TRANSFER ? WQC_WORKER_TRANSFER : WQC_WORKER_CACHE_UPDATE]++;
         if (ev == EV_TRANSFER && !next_word(&p, end, &dir))
             return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
-        const char *bad = transfer_numbers(p, end, &xfer_bytes, &xfer_secs);
+        bool used = addr.p || tl_emit_wants(&st->emit, TL_REC_TRANSFER);
+        const char *bad = transfer_numbers(p, end, used ? &xfer_bytes : NULL, &xfer_secs);
         if (bad) return reject(st, TL_REJ_BAD_FIELDS, bad);
-        if (!addr.p && skip_kind(st, TL_REC_TRANSFER)) return;
+        if (!used && skip_kind(st, TL_REC_TRANSFER)) return;
     }
     struct tl_record *r = &st->rec;
     tl_record_init(r, TL_REC_WORKER);
@@ -1375,9 +1399,11 @@ static void parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const c
     bool input = SPAN_IS(dir, "INPUT");
     if (!input && !SPAN_IS(dir, "OUTPUT")) return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
     int64_t task_id;
-    double mib, s;
-    if (!span_i64(id, &task_id) || !tl_parse_double(size.p, size.p + size.n, &mib) ||
-        !tl_parse_double(secs.p, secs.p + secs.n, &s))
+    double mib = 0, s = 0;
+    bool used = tl_emit_wants(&st->emit, TL_REC_TRANSFER);
+    if (!span_i64(id, &task_id) ||
+        !(used ? tl_parse_double(size.p, size.p + size.n, &mib) : number_ok(size.p, size.p + size.n)) ||
+        !(used ? tl_parse_double(secs.p, secs.p + secs.n, &s) : number_ok(secs.p, secs.p + secs.n)))
         return reject(st, TL_REJ_BAD_FIELDS, "TRANSFER numbers");
     st->counters[input ? WQC_TRANSFER_INPUT : WQC_TRANSFER_OUTPUT]++;
     struct run *run = run_for(st, pid, ts);

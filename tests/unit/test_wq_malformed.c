@@ -10,6 +10,9 @@
 #include "collect.h"
 
 #include "buf.h"
+#include "numfmt.h"
+
+#include <stdlib.h>
 
 static void add_task(struct tl_buf *b, int id, const char *eol)
 {
@@ -23,8 +26,78 @@ static void add_task(struct tl_buf *b, int id, const char *eol)
                   id, id, id, eol);
 }
 
+/* The numbers of transfers and cache updates a consumer does not use are
+ * validated without being converted: each verdict must be tl_parse_double's.
+ * Tokens: edge cases, then random ones over digits, '.', '-', 'e', '+'. A
+ * token is the size of a TRANSFER line and the first of a cache update's
+ * numbers ("name X 4116": an X that is no number leaves one, rejected). */
+static void test_transfer_numbers(void)
+{
+    static const char *edge[] = {"0", "00", "-0", "007", "0.5", "00.5", "-007", "1.", ".5", "1.5",
+                                 "-1.5", "-", "--1", "1-", "1e5", "1E+5", "1e", "1e-", "2.5e-3",
+                                 "nan", "inf", "-inf", "infinity", "12x", "1.2.3", "0.000",
+                                 "123456789012345678901234567890", "0.00000000000000000000000012345"};
+    struct tl_buf tok[2200];
+    int ntok = 0;
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+        tok[ntok] = (struct tl_buf){0};
+        tl_buf_puts(&tok[ntok++], edge[i]);
+    }
+    /* past 400 bytes tl_parse_double converts only what it can exactly */
+    for (int len = 399; len <= 402; len++)
+        for (int form = 0; form < 3; form++) {
+            struct tl_buf *t = &tok[ntok++];
+            *t = (struct tl_buf){0};
+            tl_buf_puts(t, form == 2 ? "-1" : "1");
+            while (t->len < (size_t)len - (form == 1 ? 2 : 0)) tl_buf_puts(t, "0");
+            if (form == 1) tl_buf_puts(t, ".5");
+        }
+    srand(7);
+    static const char alphabet[] = "0123456789000.-e+";
+    while (ntok < 2200) {
+        struct tl_buf *t = &tok[ntok++];
+        *t = (struct tl_buf){0};
+        int n = 1 + rand() % 12;
+        for (int i = 0; i < n; i++) {
+            char c = alphabet[rand() % (int)(sizeof alphabet - 1)];
+            tl_buf_append(t, &c, 1);
+        }
+    }
+    struct tl_buf b = {0};
+    tl_buf_puts(&b, "1700000000000000 42 MANAGER START\n");
+    int bad = 0;
+    for (int i = 0; i < ntok; i++) {
+        double v;
+        tl_buf_append(&tok[i], "", 1); /* NUL after the token, not counted */
+        tok[i].len--;
+        bool ok = tl_parse_double(tok[i].data, tok[i].data + tok[i].len, &v);
+        bad += ok ? 0 : 2;
+        tl_buf_printf(&b, "1700000001000000 42 TRANSFER INPUT 1 1 %s 0.1 f\n", tok[i].data);
+        tl_buf_printf(&b, "1700000001000001 42 WORKER worker-1 CACHE_UPDATE name %s 4116\n", tok[i].data);
+    }
+    CHECK(bad > 400 && bad < 2 * ntok - 400); /* both verdicts well represented */
+    const struct tl_parser *wq = tl_parser_find("wq");
+    uint64_t records = 0;
+    for (int s = 0; s < 2; s++) {
+        struct collected c = {0};
+        struct tl_parser_inst inst;
+        const struct tl_parse_stats *st =
+            parse_buffer_kinds(wq, b.data, b.len, 4096, s ? TL_AGG_KINDS : 0, &c, &inst);
+        CHECK_EQ_INT(st->rejected, bad);
+        CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_FIELDS], bad);
+        if (!s) records = st->records;
+        CHECK_EQ_INT(st->records, records);
+        CHECK(records > (uint64_t)(2 * ntok - bad)); /* each valid line, and more */
+        tl_parser_inst_free(&inst);
+        collected_free(&c);
+    }
+    for (int i = 0; i < ntok; i++) tl_buf_free(&tok[i]);
+    tl_buf_free(&b);
+}
+
 int main(void)
 {
+    test_transfer_numbers();
     struct tl_buf b = {0};
     uint64_t line = 0;
     uint64_t expect_line[32];
