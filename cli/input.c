@@ -149,7 +149,7 @@ static enum tl_err read_file(const char *path, const struct tl_input_opts *opts,
         bool progress = opts->progress && size > PROGRESS_MIN_BYTES;
         struct timespec t0, tn;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        double last = 0;
+        double last = -1; /* the first line after 16 chunks, then every 0.25 s */
         unsigned chunks = 0;
         while (got > 0) {
             info->bytes += got;
@@ -173,7 +173,7 @@ static enum tl_err read_file(const char *path, const struct tl_input_opts *opts,
                 break;
             }
         }
-        if (progress && last > 0) fputs("\r\033[K", stderr); /* the table starts clean */
+        if (progress && last >= 0) fputs("\r\033[K", stderr); /* the table starts clean */
         /* Even after a decode error, what did decode is parsed to the end. */
         enum tl_err frc = p->finish(inst.state);
         if (!rc) rc = frc;
