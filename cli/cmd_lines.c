@@ -30,7 +30,7 @@ static void lines_usage(FILE *out)
             "Writes InfluxDB line protocol: a `task` point per finished attempt, and\n"
             "`task_quantiles` points per group and metric for each window and cumulatively.\n"
             "\n"
-            "  -o, --output FILE   write to FILE instead of stdout\n"
+            "  -o, --output FILE   write to FILE instead of stdout (`-`: stdout)\n"
             "  --by KEYS           group quantiles by these tags (default: source,category)\n"
             "  --window SECONDS    tumbling window over record time (default 60; 0: none)\n"
             "  --instance NAME     `instance` tag of the tasklens self-metrics (default: host)\n"
@@ -127,7 +127,8 @@ int tl_cmd_lines(int argc, char **argv)
     struct tl_influx_sink *sink;
     if (tl_influx_sink_open(&sc, io.quiet, &sink, "tasklens lines")) return TL_EXIT_USAGE;
     FILE *out = stdout;
-    if (outpath && !(out = fopen(outpath, "w"))) {
+    if (outpath && !strcmp(outpath, "-")) outpath = "stdout"; /* `-o -`: stdout, beside a sink too */
+    else if (outpath && !(out = fopen(outpath, "w"))) {
         fprintf(stderr, "tasklens lines: %s: %s\n", outpath, strerror(errno));
         tl_influx_sink_free(sink);
         return TL_EXIT_INPUT;

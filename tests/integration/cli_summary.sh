@@ -146,5 +146,11 @@ LD_DEBUG=files timeout 60 "$TL" check -c "$tmp/check.yaml" >"$tmp/out" 2>"$tmp/l
 grep -q "file=libcurl.so" "$tmp/ld" && ok || bad "check with an InfluxDB sink did not open libcurl"
 grep -q "not reachable" "$tmp/out" && ok || bad "check with InfluxDB on a closed port: no 'not reachable'"
 
+# lines: `-o -` is stdout (the same task points as without -o; cumulative
+# points carry the time of the run), no file named "-"
+(cd "$tmp" && "$TL" lines -q "$LOG" | grep '^task,' >lp.default && "$TL" lines -q -o - "$LOG" | grep '^task,' >lp.dash) &&
+    [ "$(wc -l <"$tmp/lp.dash")" -gt 200 ] && cmp -s "$tmp/lp.default" "$tmp/lp.dash" && ok || bad "lines -o - did not write stdout"
+[ -e "$tmp/-" ] && bad "lines -o - created a file named -" || ok
+
 echo "cli_summary: $pass passed, $fail failed"
 [ "$fail" = 0 ]
