@@ -33,3 +33,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The sanitizer and libFuzzer runtimes of the installed clang: Debian ships them
+# in libclang-rt-N-dev, only a Recommends of clang (skipped above), so without
+# this line the ASan build links on machines that happen to have it and fails
+# on a fresh one ("cannot find ... libclang_rt.asan-x86_64.a").
+v=$(clang -dumpversion | cut -d. -f1)
+rt="libclang-rt-$v-dev"
+if ! dpkg-query -W -f='${Status}' "$rt" 2>/dev/null | grep -q "install ok installed"; then
+  if apt-cache show "$rt" >/dev/null 2>&1 || { $SUDO apt-get update -qq && apt-cache show "$rt" >/dev/null 2>&1; }; then
+    echo "install-deps: installing $rt"
+    $SUDO apt-get install -y -qq --no-install-recommends "$rt" >/dev/null
+  fi
+fi

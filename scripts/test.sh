@@ -15,6 +15,15 @@ echo "== tests (gcc, -Werror)"
 (cd build && ctest --output-on-failure -j "$jobs")
 
 echo "== build (clang, ASan + UBSan, fuzzers)"
+# Say plainly when the sanitizer runtimes are missing, before ninja fails on
+# the first link with a path deep inside llvm.
+probe=$(mktemp -d)
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}\n' >"$probe/p.c"
+if ! clang -fsanitize=address,undefined,fuzzer "$probe/p.c" -o "$probe/p" 2>"$probe/err"; then
+  echo "test.sh: clang cannot link ASan/UBSan/libFuzzer programs (is libclang-rt-N-dev installed?):" >&2
+  cat "$probe/err" >&2; rm -rf "$probe"; exit 1
+fi
+rm -rf "$probe"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
   -DTL_WERROR=ON -DTL_SANITIZE=ON -DTL_FUZZ=ON >/dev/null
 cmake --build build-asan
