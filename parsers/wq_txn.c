@@ -1221,10 +1221,6 @@ static enum worker_event worker_event(struct span w)
     return EV_NONE;
 }
 
-/* The tail of a worker TRANSFER / CACHE_UPDATE line: a name (which may hold
- * spaces), then 2 or 3 numbers, taken from the right: [start] time size.
- * 7.5.1+ writes integer bytes and µs; 7.5.0 and earlier builds write %f MiB
- * and seconds. Each number is converted once. NULL, or the reject detail. */
 /* Whether tl_parse_double takes exactly [p, end), without converting: the
  * plain form [-](0|[1-9]digits)[.digits] of up to 400 bytes, which it
  * always takes, is checked here; anything else (exponents, nan, longer) it
@@ -1245,7 +1241,11 @@ static bool number_ok(const char *p, const char *end)
     return tl_parse_double(p, end, &v);
 }
 
-/* bytes NULL: the numbers are only validated (a consumer that does not use
+/* The tail of a worker TRANSFER / CACHE_UPDATE line: a name (which may hold
+ * spaces), then 2 or 3 numbers, taken from the right: [start] time size.
+ * 7.5.1+ writes integer bytes and µs; 7.5.0 and earlier builds write %f MiB
+ * and seconds. Each number is converted once. NULL, or the reject detail.
+ * bytes NULL: the numbers are only validated (a consumer that does not use
  * the transfer), with the same verdict. */
 static const char *transfer_numbers(const char *p, const char *end, double *bytes, double *secs)
 {
