@@ -9,7 +9,11 @@
 #include <stddef.h>
 
 double tl_quantile_sorted(const double *sorted, size_t n, double q);
+/* Ascending, -0 before +0; NaNs outside the infinities, by their sign bit. */
 void tl_sort_doubles(double *v, size_t n);
+/* The comparison sort alone with a quicksort depth budget (0: all
+ * heapsort), so tests reach each of its paths. */
+void tl_sort_doubles_budget(double *v, size_t n, int depth);
 
 /* Parses "0,0.01,0.5,1" into out (at most max); returns the count, or -1
  * when a value is not a number in [0, 1]. */

@@ -294,25 +294,73 @@ static void test_jscan(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* Fills a[0..n) with pattern k: random of mixed sign and magnitude,
+ * sorted, reversed, one value, two values, organ pipe, sawtooth. */
+static void sort_input(double *a, size_t n, int k)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next();
+        double x = r % 3 == 0 ? -(double)(r % 1000) / 7 : ldexp((double)(r >> 20), (int)(r % 60) - 40);
+        if (r % 17 == 0) x = 0;
+        switch (k) {
+        case 1: x = (double)i; break;
+        case 2: x = (double)(n - i); break;
+        case 3: x = 4.25; break;
+        case 4: x = (double)(r & 1); break;
+        case 5: x = (double)(i < n / 2 ? i : n - i); break;
+        case 6: x = (double)(i % 7); break;
+        }
+        a[i] = x;
+    }
+}
+
 static void test_sort(void)
 {
-    static const size_t sizes[] = {0, 1, 2, 100, 255, 256, 1000, 100000};
-    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
-        size_t n = sizes[s];
-        double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t r = next();
-            a[i] = r % 3 == 0 ? -(double)(r % 1000) / 7 : ldexp((double)(r >> 20), (int)(r % 60) - 40);
-            if (r % 17 == 0) a[i] = 0;
-        }
-        memcpy(b, a, n * sizeof *a);
+    /* both sides of the radix threshold (1024) and of the insertion runs (16) */
+    static const size_t sizes[] = {0, 1, 2, 16, 17, 100, 255, 256, 1000, 1023, 1024, 5000, 100000};
+    size_t checked = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int k = 0; k < 7; k++)
+            for (int depth = -1; depth <= 2; depth++) { /* -1: tl_sort_doubles; else the budget */
+                size_t n = sizes[s];
+                double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+                sort_input(a, n, k);
+                memcpy(b, a, n * sizeof *a);
+                if (depth < 0) tl_sort_doubles(a, n);
+                else tl_sort_doubles_budget(a, n, depth);
+                qsort(b, n, sizeof *b, cmp);
+                size_t diff = 0; /* by value: -0 and +0 may trade places */
+                for (size_t i = 0; i < n; i++) diff += a[i] != b[i];
+                CHECK_EQ_INT(diff, 0);
+                checked += n;
+                free(a);
+                free(b);
+            }
+    CHECK(checked > 3000000);
+    /* -0 before +0, negative NaN first, positive NaN last: the keys' order,
+     * the same on both paths */
+    for (size_t n = 8; n <= 4096; n *= 8) {
+        double *a = malloc(n * sizeof *a);
+        for (size_t i = 0; i < n; i++) a[i] = i % 4 == 0 ? 0.0 : i % 4 == 1 ? -0.0 : (double)(n - i);
+        a[3] = -NAN;
+        a[5] = NAN;
+        a[6] = -INFINITY;
+        a[7] = INFINITY;
         tl_sort_doubles(a, n);
-        qsort(b, n, sizeof *b, cmp);
-        size_t diff = 0; /* by value: -0 and +0 may trade places */
-        for (size_t i = 0; i < n; i++) diff += a[i] != b[i];
-        CHECK_EQ_INT(diff, 0);
+        CHECK(isnan(a[0]) && signbit(a[0]));
+        CHECK(a[1] == -INFINITY);
+        CHECK(isnan(a[n - 1]) && !signbit(a[n - 1]));
+        CHECK(a[n - 2] == INFINITY);
+        size_t z = 0;
+        while (z < n && !(a[z] == 0)) z++;
+        size_t neg = 0, bad = 0;
+        for (size_t i = z; i < n && a[i] == 0; i++) {
+            if (signbit(a[i])) bad += neg != i - z; /* every -0 before the first +0 */
+            neg += signbit(a[i]) != 0;
+        }
+        CHECK(neg > 0);
+        CHECK_EQ_INT(bad, 0);
         free(a);
-        free(b);
     }
 }
 
