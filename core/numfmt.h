@@ -99,10 +99,11 @@ static inline __attribute__((always_inline)) const char *tl_digits_value(const c
 extern const double tl_pow10_exact[23];
 
 /* Reads the run of ASCII digits at p, m = m * 10^len + run, and returns
- * where the run ends. Whole words while eight bytes remain before end (a
- * digit run in a log line or a JSON value nearly always has them), bytes
- * after; nothing at or past end is read. m wraps past 19 digits: callers
- * count the digits (the distance covered) first. */
+ * where the run ends; nothing at or past end is read. A byte at a time:
+ * the runs in JSON values average under five digits, and the word-at-a-time
+ * loop measured slower on them (bench/RESULTS.md, steps 3, 5, 6 and 8).
+ * m wraps past 19 digits: callers count the digits (the distance covered)
+ * first. */
 static inline const char *tl_digit_run(const char *p, const char *end, uint64_t *m)
 {
     uint64_t acc = *m;
