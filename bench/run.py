@@ -344,6 +344,55 @@ def bench_pandas_append(tl, runs, src):
     md("The append loop is **%.0fx** slower than tasklens on the same input (process start included)."
        % (med["python: df.loc[len(df)] = row"] / med["tasklens summary"]))
     md()
+    append_floor(tl, small, med["python: df.loc[len(df)] = row"])
+
+
+def perf_elapsed_ms(cmd, n=30):
+    """Mean elapsed ms of cmd over n runs by `perf stat -r`, or None."""
+    try:
+        r = subprocess.run(["perf", "stat", "-r", str(n)] + cmd, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    except OSError:
+        return None
+    m = re.search(r"([0-9.]+) \+- [0-9.]+ seconds time elapsed", r.stderr)
+    return float(m.group(1)) * 1e3 if m else None
+
+
+def append_floor(tl, small, append_s):
+    """What 1000x the append loop would take, against a floor no parser of
+    this input gets under: start-up, the read, the line ends and simdjson's
+    parse of the JSON alone (bench/simdjson_floor, built where Debian's
+    libsimdjson-dev is installed). Step 11 of the performance work."""
+    floor_bin = os.path.join(os.path.dirname(tl), "..", "bench", "simdjson_floor")
+    if not os.path.exists(floor_bin):
+        md("(No floor: `bench/simdjson_floor` was not built; it needs libsimdjson-dev.)")
+        md()
+        return
+    out = subprocess.run([floor_bin, small, "30"], capture_output=True, text=True, check=True).stdout
+    lines_ms = float(re.search(r"line ends \(memchr\) ([0-9.]+) ms", out).group(1))
+    od_ms = float(re.search(r"On-Demand iterate_many ([0-9.]+) ms", out).group(1))
+    start = perf_elapsed_ms([tl, "summary", "--format", "json", "-q", "/dev/null"])
+    cat_file = perf_elapsed_ms(["cat", small])
+    cat_none = perf_elapsed_ms(["cat", "/dev/null"])
+    md("A floor for any parser of this input (`bench/simdjson_floor`, %s):" % out.splitlines()[1])
+    md()
+    md("| what | ms |")
+    md("|---|---|")
+    md("| 1/1000 of the append loop | %.2f |" % append_s)
+    if None in (start, cat_file, cat_none):
+        md("| (start-up and read not measured: `perf stat` does not work here) | |")
+        total = lines_ms + od_ms
+    else:
+        md("| tasklens start-up and exit, no input (`perf stat -r 30`) | %.2f |" % start)
+        md("| reading the file (`cat` of it less `cat /dev/null`, `perf stat -r 30`) | %.2f |"
+           % (cat_file - cat_none))
+        total = start + cat_file - cat_none + lines_ms + od_ms
+    md("| the line ends, in memory (memchr, best of 30) | %.2f |" % lines_ms)
+    md("| the JSON alone, simdjson On-Demand, in memory (best of 30) | %.2f |" % od_ms)
+    md("| **floor** | **%.2f** |" % total)
+    md()
+    md("The best ratio any one-core program could reach here is about %.0fx." % (append_s * 1e3 / total))
+    md()
 
 
 def bench_chrome(tl, runs):

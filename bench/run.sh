@@ -13,6 +13,9 @@ repo=$(dirname "$here")
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 bash "$repo/scripts/install-deps.sh"
 /usr/bin/python3 -c 'import pandas' 2>/dev/null || $SUDO apt-get install -y -qq python3-pandas >/dev/null
+# simdjson for bench/simdjson_floor (the floor beside the append loop)
+dpkg-query -W -f='${Status}' libsimdjson-dev 2>/dev/null | grep -q "install ok installed" ||
+  $SUDO apt-get install -y -qq --no-install-recommends libsimdjson-dev >/dev/null
 TELEGRAF_VERSION=${TELEGRAF_VERSION:-v1.37.2}
 export TELEGRAF=${TELEGRAF:-$HOME/.cache/tasklens/go/bin/telegraf}
 if [ ! -x "$TELEGRAF" ] && command -v go >/dev/null; then
