@@ -378,7 +378,7 @@ def append_floor(tl, small, append_s):
     md()
     md("| what | ms |")
     md("|---|---|")
-    md("| 1/1000 of the append loop | %.2f |" % append_s)
+    md("| 1/1000 of the append loop | %.2f |" % (append_s * 1e3 / 1000))  # seconds -> ms, then /1000
     if None in (start, cat_file, cat_none):
         md("| (start-up and read not measured: `perf stat` does not work here) | |")
         total = lines_ms + od_ms
