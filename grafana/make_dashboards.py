@@ -1,48 +1,545 @@
 #!/usr/bin/env python3
-"""Writes grafana/dashboards/*.json: the source of truth for the panels.
+"""Writes grafana/dashboards/{influxql,flux}/*.json and the per-panel table of
+grafana/README.md: the source of truth for the panels.
 
-    python3 grafana/make_dashboards.py        # rewrite the three dashboards
+    python3 grafana/make_dashboards.py        # rewrite both sets and the README table
 
-Every panel is an InfluxQL query on the schema of shared/DESIGN.md
-(`task`, `task_quantiles`, `workflow`, `tasklens`), against the data source
-uid `tasklens-influxdb` (grafana/provisioning/datasources). Panels are laid
-out left to right on Grafana's 24-column grid. tests/integration/grafana_panels.py
-runs every query against a real influxd filled by tasklens.
+Two sets of the same four dashboards, on the schema of shared/DESIGN.md:
+- influxql/: InfluxQL, data source uid `tasklens-influxdb` (InfluxDB 1.x, or
+  2.x through a DBRP mapping);
+- flux/: Flux, data source uid `tasklens-influxdb-flux` (InfluxDB 2.x).
+
+The rule every panel keeps (DESIGN.md, Sketch): a quantile is the quantile of
+exactly the tasks whose `task` points fall in the selected range (and, on a
+time axis, in each interval) and match the selected variables. So quantile
+panels read the raw `task` points: InfluxQL PERCENTILE() (nearest rank),
+Flux quantile(method: "exact_mean") (linear interpolation, as numpy and
+`tasklens summary` compute). No panel shows last()/max()/mean() of stored
+per-window quantiles. Panels that cannot follow the range (the insight
+tables, written by `tasklens advise/plan/energy --format lp` over their own
+inputs) say so in their titles.
+
+Each panel is a Panel: both queries, plus `method`, the one line on what it
+computes and its error bound that grafana/README.md lists.
+tests/integration/grafana_panels.py runs every query of both sets against a
+real InfluxDB 1.x and 2.7 and compares the quantile panels with numbers
+computed from the input itself.
 """
 import json
 import os
+import re
 
-DS = {"type": "influxdb", "uid": "tasklens-influxdb"}
 HERE = os.path.dirname(os.path.abspath(__file__))
+DS = {"influxql": {"type": "influxdb", "uid": "tasklens-influxdb"},
+      "flux": {"type": "influxdb", "uid": "tasklens-influxdb-flux"}}
+GIB = 1073741824
 
+# ------------------------------------------------------------------ InfluxQL
 WF = '("workflow" =~ /^$workflow$/)'
 CAT = '("category" =~ /^$category$/)'
 HOST = '("host" =~ /^$host$/)'
 TASKS = "%s AND %s AND %s" % (WF, CAT, HOST)
+FINAL = TASKS + ' AND "final" = true'  # each task's last attempt, as `tasklens summary` takes
+
+# ------------------------------------------------------------------ Flux
+# Tag filters sit right after range() so InfluxDB pushes them into storage,
+# where an absent tag matches as "" (as in InfluxQL): All (.*) keeps tasks
+# without a host.
+FTASKS = ('  |> filter(fn: (r) => r.workflow =~ /^${workflow:regex}$/ and '
+          'r.category =~ /^${category:regex}$/ and r.host =~ /^${host:regex}$/)\n')
+FCAT = '  |> filter(fn: (r) => r.category =~ /^${category:regex}$/)\n'
+FINST = ('  |> filter(fn: (r) => r.instance =~ /^${instance:regex}$/ and '
+         'r.input =~ /^${input:regex}$/)\n')
 
 
-def var(name, query, label=None, multi=True):
+def fsrc(measurement, fields, tags=FTASKS):
+    """from |> range |> the measurement's fields |> the tag filters."""
+    fl = " or ".join('r._field == "%s"' % f for f in fields)
+    return ('from(bucket: v.defaultBucket)\n'
+            '  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)\n'
+            '  |> filter(fn: (r) => r._measurement == "%s" and (%s))\n' % (measurement, fl) + tags)
+
+
+def fvalues(metric, final_only, tags=FTASKS):
+    """The `task` values of one metric, as rows with _value and the tags;
+    final_only keeps each task's last attempt (the `final` field, read beside
+    the metric: pivot on the point's time), as `tasklens summary` does."""
+    if not final_only:
+        return fsrc("task", [metric], tags)
+    return (fsrc("task", [metric, "final"], tags) +
+            '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
+            '  |> filter(fn: (r) => r.final == true and exists r.%s)\n'
+            '  |> map(fn: (r) => ({r with _field: "%s", _value: r.%s}))\n' % (metric, metric, metric))
+
+
+def fagg(fn):
+    """A Flux aggregate call for a spec: ("q", 0.95) quantile, or a name."""
+    if isinstance(fn, tuple):
+        return 'quantile(q: %s, method: "exact_mean"%s)' % (fn[1], "%s")
+    return fn + "(%s)"
+
+
+def flux_per_interval(field, fn, name, final_only, tags=FTASKS, by="category"):
+    """One series per `by` value: fn over the points of each interval."""
+    call = fagg(fn) % ", column: column" if isinstance(fn, tuple) else fn + "(column: column)"
+    return (fvalues(field, final_only, tags) +
+            '  |> group(columns: ["%s"])\n'
+            '  |> aggregateWindow(every: v.windowPeriod, fn: (column, tables=<-) => tables |> %s,\n'
+            '                     timeSrc: "_start", createEmpty: false)\n'
+            '  |> set(key: "_field", value: "%s")' % (by, call, name))
+
+
+def flux_table(columns, final_only, tags=FTASKS, by=("category",)):
+    """One row per `by` value over the whole range: columns are
+    (name, field, fn, scale) with fn ("q", Q), "count", "sum", "min", "max",
+    "median"; a field is read once per column."""
+    keys = ", ".join('"%s"' % b for b in by)
+    parts = []
+    for name, field, fn, scale in columns:
+        call = fagg(fn) % "" if isinstance(fn, tuple) else (
+            'quantile(q: 0.5, method: "exact_mean")' if fn == "median" else fn + "()")
+        rec = ", ".join("%s: r.%s" % (b, b) for b in by)
+        parts.append('  %s\n    |> group(columns: [%s])\n    |> %s\n'
+                     '    |> map(fn: (r) => ({%s, _field: "%s", _value: float(v: r._value)%s}))'
+                     % (fvalues(field, final_only, tags).replace("\n", "\n    ").rstrip(), keys, call,
+                        rec, name, " * %s" % scale if scale != 1 else ""))
+    streams = parts[0].strip() + "\n" if len(parts) == 1 else "union(tables: [\n" + ",\n".join(parts) + "\n])\n"
+    return (streams +
+            "  |> group(columns: [%s])\n"
+            '  |> pivot(rowKey: [%s], columnKey: ["_field"], valueColumn: "_value")\n'
+            "  |> group()\n"
+            "  |> sort(columns: [%s])" % (keys, keys, keys))
+
+
+def flux_last_table(measurement, fields, by, tags="", where=""):
+    """The newest value of each field per `by` group, one row per group."""
+    keys = ", ".join('"%s"' % b for b in by)
+    fill = "".join('  |> map(fn: (r) => ({r with %s: if exists r.%s then r.%s else ""}))\n' % (b, b, b)
+                   for b in by)  # a tag some points lack (the plan's `total` has no binds)
+    return (fsrc(measurement, fields, tags) + where +
+            '  |> last()\n  |> toFloat()\n' + fill +
+            '  |> group(columns: [%s])\n'
+            '  |> pivot(rowKey: [%s], columnKey: ["_field"], valueColumn: "_value")\n'
+            '  |> group()\n'
+            '  |> sort(columns: [%s])' % (keys, keys, keys))
+
+
+# ------------------------------------------------------------------ panels
+class Panel:
+    """A panel in both languages. check: what tests/integration/grafana_panels.py
+    compares with its own computation from the input:
+      ("interval", metric, [(alias, fn)]): per category and interval;
+      ("range", metric-by-alias): per category over the whole range;
+    final: the panel reads only each task's last attempt."""
+
+    def __init__(self, title, desc, unit, influxql, flux, method, kind="timeseries", w=12, h=8,
+                 fmt="time_series", extra=None, check=None, final=False):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+
+def variables(lang):
+    def var(name, iql, flux, label=None):
+        q = iql if lang == "influxql" else flux
+        return {"name": name, "label": label or name, "type": "query", "datasource": DS[lang],
+                "query": q, "definition": q, "refresh": 2, "includeAll": True, "allValue": ".*",
+                "multi": True, "sort": 1,
+                "current": {"selected": True, "text": ["All"], "value": ["$__all"]}}
+
+    def ftags(tag, measurement, pred=""):
+        return ('import "influxdata/influxdb/schema"\n'
+                'schema.tagValues(bucket: v.defaultBucket, tag: "%s", predicate: (r) => '
+                'r._measurement == "%s"%s, start: v.timeRangeStart, stop: v.timeRangeStop)'
+                % (tag, measurement, pred))
+
+    wf_pred = ' and r.workflow =~ /^${workflow:regex}$/'
     return {
-        "name": name, "label": label or name, "type": "query", "datasource": DS,
-        "query": query, "definition": query, "refresh": 2, "includeAll": True,
-        "allValue": ".*", "multi": multi, "sort": 1,
-        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        "workflow": var("workflow", 'SHOW TAG VALUES FROM "task" WITH KEY = "workflow"',
+                        ftags("workflow", "task")),
+        "category": var("category", 'SHOW TAG VALUES FROM "task" WITH KEY = "category" WHERE ' + WF,
+                        ftags("category", "task", wf_pred)),
+        "host": var("host", 'SHOW TAG VALUES FROM "task" WITH KEY = "host" WHERE ' + WF,
+                    ftags("host", "task", wf_pred)),
+        "icategory": var("category", 'SHOW TAG VALUES FROM "task_advice" WITH KEY = "category"',
+                         ftags("category", "task_advice")),
+        "instance": var("instance", 'SHOW TAG VALUES FROM "tasklens" WITH KEY = "instance"',
+                        ftags("instance", "tasklens")),
+        "input": var("input", 'SHOW TAG VALUES FROM "tasklens" WITH KEY = "input" WHERE '
+                     '("instance" =~ /^$instance$/)',
+                     ftags("input", "tasklens", ' and r.instance =~ /^${instance:regex}$/')),
     }
 
 
-VARS = {
-    "workflow": var("workflow", 'SHOW TAG VALUES FROM "task" WITH KEY = "workflow"'),
-    "category": var("category", 'SHOW TAG VALUES FROM "task" WITH KEY = "category" WHERE ' + WF),
-    "host": var("host", 'SHOW TAG VALUES FROM "task" WITH KEY = "host" WHERE ' + WF),
-    "icategory": var("category", 'SHOW TAG VALUES FROM "task_advice" WITH KEY = "category"'),
-    "qcategory": var("category", 'SHOW TAG VALUES FROM "task_quantiles" WITH KEY = "category"'),
-    "window": dict(var("window", 'SHOW TAG VALUES FROM "task_quantiles" WITH KEY = "window"',
-                       multi=False), includeAll=False,
-                   current={"selected": True, "text": "cumulative", "value": "cumulative"}),
-    "instance": var("instance", 'SHOW TAG VALUES FROM "tasklens" WITH KEY = "instance"'),
-    "input": var("input", 'SHOW TAG VALUES FROM "tasklens" WITH KEY = "input" WHERE '
-                 '("instance" =~ /^$instance$/)'),
-}
+EXACT_IQL = ("InfluxQL PERCENTILE() over the raw `task` points: exact, nearest rank (the value "
+             "at rank round(q*n), empty where that rank is below 1, e.g. p01 of fewer than 50 tasks)")
+EXACT_FLUX = ("Flux quantile(method: \"exact_mean\") over the raw `task` points: exact, linear "
+              "interpolation between the two nearest ranks (numpy's default, as `tasklens "
+              "summary` computes)")
+
+
+def quantile_interval_panel(title, metric, qs, unit, what):
+    """p-quantiles (and max) of one metric per category in each interval,
+    over each task's last attempt (as `tasklens summary`)."""
+    iql = ", ".join(('percentile("%s", %s) AS "%s"' % (metric, q, a)) if q != 100 else
+                    'max("%s") AS "%s"' % (metric, a) for a, q in qs)
+    return Panel(
+        title, "%s per category, of the tasks whose last attempt ended in each interval of the "
+        "graph (the interval follows the zoom; one point per interval). Computed from the raw "
+        "`task` points at query time, so any range and zoom shows the quantile of exactly those "
+        "tasks." % what, unit,
+        ['SELECT %s FROM "task" WHERE %s AND $timeFilter GROUP BY time($__interval), "category" '
+         'fill(none)' % (iql, FINAL)],
+        [flux_per_interval(metric, ("q", q / 100) if q != 100 else "max", a, True) for a, q in qs],
+        method="per category and interval: " + what, check=("interval", metric, qs), final=True)
+
+
+def workflow_overview():
+    W = "(%s)" % WF
+    FW = '  |> filter(fn: (r) => r.workflow =~ /^${workflow:regex}$/)\n'
+
+    def flux_last(fields):
+        return [fsrc("workflow", [f], FW) +
+                '  |> aggregateWindow(every: v.windowPeriod, fn: last, createEmpty: false)'
+                for f in fields]
+
+    return [
+        Panel("Tasks waiting / running / done",
+              "Work Queue manager's task counts over time, from the `workflow` points tasklens "
+              "writes at each manager status line (last value per interval).", "short",
+              ['SELECT last("tasks_waiting") AS "waiting", last("tasks_running") AS "running", '
+               'last("tasks_done") AS "done" FROM "workflow" WHERE %s AND $timeFilter '
+               'GROUP BY time($__interval), "workflow" fill(previous)' % W],
+              flux_last(["tasks_waiting", "tasks_running", "tasks_done"]),
+              method="gauges: the manager's last reported count in each interval"),
+        Panel("Workers connected and cores available",
+              "Workers connected to the manager and the cores they offer (`workflow` points: "
+              "worker connections and resource reports), last value per interval.", "short",
+              ['SELECT last("workers") AS "workers", last("cores") AS "cores" FROM "workflow" '
+               'WHERE %s AND $timeFilter GROUP BY time($__interval), "workflow" fill(previous)' % W],
+              flux_last(["workers", "cores"]),
+              method="gauges: the last reported value in each interval"),
+        Panel("Throughput (tasks finished per minute)",
+              "Attempts that ended, per minute: `task` points counted per interval of their end "
+              "time, scaled to one minute.", "opm",
+              ['SELECT count("attempt") * 60000 / $__interval_ms AS "tasks/min" FROM "task" WHERE %s '
+               'AND $timeFilter GROUP BY time($__interval), "category" fill(0)' % TASKS],
+              [fsrc("task", ["attempt"]) +
+               '  |> group(columns: ["category"])\n'
+               '  |> aggregateWindow(every: v.windowPeriod, fn: count, timeSrc: "_start")\n'
+               '  |> map(fn: (r) => ({r with _value: float(v: r._value) * 60000000000.0 / '
+               'float(v: int(v: v.windowPeriod))}))\n  |> set(key: "_field", value: "tasks/min")'],
+              method="exact count of attempts per interval, x 60 s / interval",
+              check=("rate", "attempt")),
+        Panel("Failures by result",
+              "Attempts whose result is not SUCCESS, by result (e.g. RESOURCE_EXHAUSTION, "
+              "SIGNAL, MAX_RETRIES), per interval; from the `task` points' result tag.", "short",
+              ['SELECT count("attempt") FROM "task" WHERE %s AND "result" != \'SUCCESS\' AND '
+               '$timeFilter GROUP BY time($__interval), "result" fill(0)' % TASKS],
+              [fsrc("task", ["attempt"]) +
+               '  |> filter(fn: (r) => r.result != "SUCCESS")\n'
+               '  |> group(columns: ["result"])\n'
+               '  |> aggregateWindow(every: v.windowPeriod, fn: count, timeSrc: "_start", '
+               'createEmpty: false)'],
+              method="exact count per interval and result",
+              extra={"fieldConfig": {"defaults": {"unit": "short", "custom": {"drawStyle": "bars"}},
+                                     "overrides": []}}),
+        Panel("Top categories by integrated runtime",
+              "Sum of wall time of every attempt that ended in the selected range, per category, "
+              "in hours -- the `integrated_runtime_hrs` of a ResourceUsageSummary, over wall "
+              "time.", "h",
+              ['SELECT sum("wall_time_s") / 3600 AS "runtime" FROM "task" WHERE %s AND $timeFilter '
+               'GROUP BY "category"' % TASKS],
+              [flux_table([("runtime", "wall_time_s", "sum", "(1.0 / 3600.0)")], False)],
+              method="exact sum over the selected range", kind="bargauge", w=24, fmt="table",
+              check=("range", {"runtime": ("wall_time_s", "sum", 1 / 3600)}),
+              extra={"options": {"orientation": "horizontal", "displayMode": "basic",
+                                 "reduceOptions": {"calcs": ["lastNotNull"], "values": True},
+                                 "showUnfilled": True},
+                     "transformations": [{"id": "sortBy", "options": {"sort": [{"field": "runtime",
+                                                                                "desc": True}]}},
+                                         {"id": "limit", "options": {"limitField": 20}}]}),
+    ]
+
+
+PCT = [0, 1, 5, 32, 50, 68, 95, 99, 100]
+COLS = ["p000", "p001", "p005", "p032", "p050", "p068", "p095", "p099", "p100"]
+SUMMARY = [("mem_GB", "max_rss_bytes", 1 / GIB, "(1.0 / 1073741824.0)"),
+           ("runtime_s", "cpu_time_s", 1, 1), ("walltime_s", "wall_time_s", 1, 1)]
+
+
+def summary_influxql(prefix, metric, scale):
+    s = " / %d" % GIB if scale != 1 else ""
+    cols = []
+    for p, c in zip(PCT, COLS):
+        fn = 'min("%s")' % metric if p == 0 else 'max("%s")' % metric if p == 100 else \
+            'percentile("%s", %d)' % (metric, p)
+        cols.append('%s%s AS "%s_%s"' % (fn, s, prefix, c))
+    return 'SELECT %s FROM "task" WHERE %s AND $timeFilter GROUP BY "category"' % (", ".join(cols), FINAL)
+
+
+def summary_flux():
+    cols = [("quanta", "cpu_time_s", "count", 1),
+            ("integrated_runtime_hrs", "cpu_time_s", "sum", "(1.0 / 3600.0)")]
+    for prefix, metric, _, fscale in SUMMARY:
+        for p, c in zip(PCT, COLS):
+            cols.append(("%s_%s" % (prefix, c), metric, ("q", p / 100), fscale))
+    return flux_table(cols, True)
+
+
+def summary_check():
+    want = {"quanta": ("cpu_time_s", "count", 1), "integrated_runtime_hrs": ("cpu_time_s", "sum", 1 / 3600)}
+    for prefix, metric, scale, _ in SUMMARY:
+        for p, c in zip(PCT, COLS):
+            want["%s_%s" % (prefix, c)] = (metric, ("q", p), scale)
+    return ("range", want)
+
+
+def task_resources():
+    core_s = ('SELECT sum("cpu") / sum("core_s") * 100 AS "efficiency" FROM (SELECT "cpu_time_s" '
+              'AS "cpu", "wall_time_s" * "alloc_cores" AS "core_s" FROM "task" WHERE %s AND '
+              '"alloc_cores" > 0 AND "cpu_time_s" >= 0 AND "wall_time_s" >= 0 AND $timeFilter '
+              'GROUP BY "category") WHERE $timeFilter GROUP BY time($__interval), "category" '
+              'fill(none)' % TASKS)
+    flux_eff = (fsrc("task", ["cpu_time_s", "wall_time_s", "alloc_cores"]) +
+                '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
+                '  |> filter(fn: (r) => exists r.cpu_time_s and exists r.wall_time_s and '
+                'exists r.alloc_cores and r.alloc_cores > 0.0)\n'
+                '  |> map(fn: (r) => ({_time: r._time, category: r.category, cpu: r.cpu_time_s, '
+                'core_s: r.wall_time_s * r.alloc_cores}))\n'
+                '  |> group(columns: ["category"])\n'
+                '  |> window(every: v.windowPeriod)\n'
+                '  |> reduce(identity: {cpu: 0.0, core_s: 0.0}, fn: (r, accumulator) => '
+                '({cpu: accumulator.cpu + r.cpu, core_s: accumulator.core_s + r.core_s}))\n'
+                '  |> map(fn: (r) => ({_time: r._start, category: r.category, _field: "efficiency", '
+                '_value: r.cpu / r.core_s * 100.0}))\n'
+                '  |> group(columns: ["category", "_field"])')
+
+    def flux_mean(field, alias):
+        return (fsrc("task", [field]) + '  |> group()\n'
+                '  |> aggregateWindow(every: v.windowPeriod, fn: mean, timeSrc: "_start", '
+                'createEmpty: false)\n  |> set(key: "_field", value: "%s")' % alias)
+
+    return [
+        quantile_interval_panel("Wall time p50 / p95 / p99 per category", "wall_time_s",
+                                [("p50", 50), ("p95", 95), ("p99", 99)], "s", "wall time p50/p95/p99"),
+        quantile_interval_panel("Peak memory p50 / p95 / max per category", "max_rss_bytes",
+                                [("p50", 50), ("p95", 95), ("max", 100)], "bytes",
+                                "peak resident memory (max_rss_bytes) p50/p95/max"),
+        Panel("CPU efficiency",
+              "cpu_time / (wall_time x allocated cores), summed over the attempts of each interval "
+              "that carry all three, per category, from `task` points (Work Queue: cores "
+              "allocated to the task).", "percent", [core_s], [flux_eff],
+              method="exact ratio of sums per interval"),
+        Panel("Memory: requested vs allocated vs measured",
+              "Mean per interval of memory requested and allocated by the manager and the peak "
+              "measured; the gap between allocated and measured is waste.", "bytes",
+              ['SELECT mean("req_memory_bytes") AS "requested", mean("alloc_memory_bytes") AS '
+               '"allocated", mean("max_rss_bytes") AS "measured" FROM "task" WHERE %s AND '
+               '$timeFilter GROUP BY time($__interval) fill(none)' % TASKS],
+              [flux_mean("req_memory_bytes", "requested"), flux_mean("alloc_memory_bytes", "allocated"),
+               flux_mean("max_rss_bytes", "measured")],
+              method="exact means per interval"),
+        Panel("Memory vs runtime (one point per task)",
+              "Each attempt's wall time against its peak memory, from the `task` points (at most "
+              "5000 per category).", "s",
+              ['SELECT "wall_time_s", "max_rss_bytes" FROM "task" WHERE %s AND $timeFilter '
+               'GROUP BY "category" LIMIT 5000' % TASKS],
+              [fsrc("task", ["wall_time_s", "max_rss_bytes"]) +
+               '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
+               '  |> group(columns: ["category"])\n  |> limit(n: 5000)\n'
+               '  |> keep(columns: ["_time", "category", "wall_time_s", "max_rss_bytes"])'],
+              method="raw points (the first 5000 per category)",
+              kind="xychart", fmt="table",
+              extra={"options": {"seriesMapping": "auto", "dims": {"x": "wall_time_s"}}}),
+        Panel("Queue time distribution",
+              "Histogram of the time attempts waited between submission and start (queue_time_s "
+              "of the `task` points).", "s",
+              ['SELECT "queue_time_s" FROM "task" WHERE %s AND $timeFilter' % TASKS],
+              [fsrc("task", ["queue_time_s"]) + '  |> group()\n  |> keep(columns: ["_time", "_value"])'],
+              method="raw points, binned by Grafana", kind="histogram"),
+        Panel("Resource usage summary over the selected range (as LSST's ResourceUsageSummary)",
+              "Per category, over the tasks whose last attempt ended in the selected range: quanta, "
+              "integrated_runtime_hrs (sum of CPU time / 3600), mem_GB_pXXX (GiB = bytes / "
+              "1024^3), runtime_s_pXXX (CPU time), walltime_s_pXXX, from the raw `task` points. "
+              "Flux (2.x): linear interpolation, the numbers of `tasklens summary --lsst-summary` "
+              "on the same tasks. InfluxQL: nearest rank (PERCENTILE), blank where the rank is "
+              "below 1.", "none",
+              ['SELECT count("cpu_time_s") AS "quanta", sum("cpu_time_s") / 3600 AS '
+               '"integrated_runtime_hrs" FROM "task" WHERE %s AND $timeFilter GROUP BY "category"'
+               % FINAL] + [summary_influxql(p, m, s) for p, m, s, _ in SUMMARY],
+              [summary_flux()],
+              method="per category over the selected range, each task's last attempt: count, sum "
+              "and nine quantiles of three metrics",
+              kind="table", w=24, h=10, fmt="table", check=summary_check(), final=True,
+              extra={"transformations": [{"id": "merge", "options": {}},
+                                         {"id": "organize",
+                                          "options": {"excludeByName": {"Time": True}}}]}),
+    ]
+
+
+def pipeline_health():
+    I = '("instance" =~ /^$instance$/) AND ("input" =~ /^$input$/)'
+
+    def rate(field, alias):
+        return (fsrc("tasklens", [field], FINST) +
+                '  |> aggregateWindow(every: v.windowPeriod, fn: last, createEmpty: false)\n'
+                '  |> derivative(unit: 1s, nonNegative: true)\n  |> set(key: "_field", value: "%s")'
+                % alias)
+
+    def peak(field, by):
+        return (fsrc("tasklens", [field], FINST) + '  |> group(columns: ["%s"])\n' % by +
+                '  |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)')
+
+    def new(field, alias):
+        return (fsrc("tasklens", [field], FINST) + '  |> group(columns: ["instance"])\n'
+                '  |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)\n'
+                '  |> difference(nonNegative: true)\n  |> set(key: "_field", value: "%s")' % alias)
+
+    return [
+        Panel("Lines, records and rejected lines per second",
+              "Rates of tasklens's own counters (`tasklens` self-metrics, one series per input): "
+              "lines read, records made, lines rejected (parse errors).", "short",
+              ['SELECT non_negative_derivative(last("lines"), 1s) AS "lines/s", '
+               'non_negative_derivative(last("records"), 1s) AS "records/s", '
+               'non_negative_derivative(last("parse_errors"), 1s) AS "rejected/s" FROM "tasklens" '
+               'WHERE %s AND $timeFilter GROUP BY time($__interval), "input" fill(none)' % I],
+              [rate("lines", "lines/s"), rate("records", "records/s"), rate("parse_errors", "rejected/s")],
+              method="rate of the counters between intervals"),
+        Panel("Source lag",
+              "Messages behind the end of each Kafka partition (0 for files, which are read to "
+              "their end), from the `tasklens` self-metrics.", "short",
+              ['SELECT last("lag") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
+               'time($__interval), "input" fill(none)' % I],
+              [fsrc("tasklens", ["lag"], FINST) + '  |> group(columns: ["input"])\n'
+               '  |> aggregateWindow(every: v.windowPeriod, fn: last, createEmpty: false)'],
+              method="gauge: last value per interval"),
+        Panel("Queue depth",
+              "Line protocol waiting in tasklens's output buffer before the sinks take it (the "
+              "largest value in each interval).", "bytes",
+              ['SELECT max("queue_bytes") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
+               'time($__interval), "instance" fill(none)' % I], [peak("queue_bytes", "instance")],
+              method="gauge: largest value per interval", w=8),
+        Panel("Spool",
+              "Bytes in the disk spool: batches InfluxDB could not take yet (grows during an "
+              "outage, drains after); the largest value in each interval.", "bytes",
+              ['SELECT max("spool_bytes") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
+               'time($__interval), "instance" fill(none)' % I], [peak("spool_bytes", "instance")],
+              method="gauge: largest value per interval", w=8),
+        Panel("Sink errors",
+              "New HTTP errors, retries and points InfluxDB refused per interval (from the "
+              "sink's counters in the self-metrics).", "short",
+              ['SELECT non_negative_difference(max("http_errors")) AS "http errors", '
+               'non_negative_difference(max("retries")) AS "retries", '
+               'non_negative_difference(max("points_dropped")) AS "points refused" FROM "tasklens" '
+               'WHERE %s AND $timeFilter GROUP BY time($__interval), "instance" fill(none)' % I],
+              [new("http_errors", "http errors"), new("retries", "retries"),
+               new("points_dropped", "points refused")],
+              method="increase of the counters between intervals", w=8),
+    ]
+
+
+def insights():
+    """The tables `tasklens advise / plan / energy --format lp` write answer for the inputs of
+    that run, whatever the range: their titles say so. The first panel follows the range."""
+    IC = '("category" =~ /^$category$/)'
+    table = {"transformations": [{"id": "organize", "options": {"excludeByName": {"Time": True}}}]}
+    span = " (as of the last `tasklens %s` run, over its inputs; not the selected range)"
+    return [
+        Panel("Memory right-sizing over the selected range: allocated vs used per category",
+              "Per category, over the attempts that ended in the selected range and match the "
+              "variables (every attempt, as `tasklens advise` counts them): attempts with a peak memory, median allocation, the p95 and the maximum "
+              "of peak resident memory (bytes), from the raw `task` points. `tasklens advise` "
+              "turns the p95 into a recommendation (x margin, rounded up).", "bytes",
+              ['SELECT count("max_rss_bytes") AS "tasks", median("alloc_memory_bytes") AS '
+               '"allocated p50", percentile("max_rss_bytes", 95) AS "used p95", max("max_rss_bytes") '
+               'AS "used max" FROM "task" WHERE %s AND $timeFilter GROUP BY "category"' % TASKS],
+              [flux_table([("tasks", "max_rss_bytes", "count", 1),
+                           ("allocated p50", "alloc_memory_bytes", "median", 1),
+                           ("used p95", "max_rss_bytes", ("q", 0.95), 1),
+                           ("used max", "max_rss_bytes", "max", 1)], False)],
+              method="per category over the selected range: count, median, p95 and max",
+              kind="table", w=24, h=8, fmt="table", extra=table,
+              check=("range", {"tasks": ("max_rss_bytes", "count", 1),
+                               "allocated p50": ("alloc_memory_bytes", "median", 1),
+                               "used p95": ("max_rss_bytes", ("q", 95), 1),
+                               "used max": ("max_rss_bytes", ("q", 100), 1)})),
+        Panel("Right-sizing per category and resource" + span % "advise",
+              "From `tasklens advise --format lp` (measurement `task_advice`): median allocation, "
+              "the used quantile (used_q, p95 by default), the recommended first allocation (used "
+              "quantile x margin for memory and disk, rounded up to the worker granularity), the "
+              "share of attempts above it, the waste now and what the recommendation saves (core-"
+              "hours for cores, GiB-hours for memory and disk), and the RESOURCE_EXHAUSTION "
+              "attempts it would have avoided. Memory and disk are in bytes. The numbers are "
+              "those of the advise run's inputs; the panel shows its newest points.", "none",
+              ['SELECT last("allocated_p50") AS "allocated", last("used_q") AS "used", '
+               'last("recommend") AS "recommend", last("exceed_fraction") * 100 AS "exceed %%", '
+               'last("waste_hours") AS "waste (h)", last("saves_hours") AS "saves (h)", '
+               'last("exhausted") AS "exhausted", last("exhausted_avoided") AS "avoided" '
+               'FROM "task_advice" WHERE %s AND $timeFilter GROUP BY "category", "resource"' % IC],
+              [flux_last_table("task_advice", ["allocated_p50", "used_q", "recommend",
+                                               "exceed_fraction", "waste_hours", "saves_hours",
+                                               "exhausted", "exhausted_avoided"],
+                               ["category", "resource"], FCAT)],
+              method="the advise run's own figures (exact over its inputs)",
+              kind="table", w=24, h=9, fmt="table", extra=table),
+        Panel("Capacity plan: node-hours per category and node type" + span % "plan",
+              "From `tasklens plan --format lp` (measurement `task_plan`): tasks planned, the p95 "
+              "time and memory per task, jobs per node (min of cores / cores per task and node "
+              "memory / memory p95), which resource binds, and the node-hours and node-days; the "
+              "`total` row sums the categories.", "none",
+              ['SELECT last("tasks") AS "tasks", last("time_s") AS "time p95 (s)", '
+               'last("memory_bytes") / 1073741824 AS "memory p95 (GiB)", last("jobs_per_node") AS '
+               '"jobs/node", last("node_hours") AS "node-hours", last("node_days") AS "node-days" '
+               'FROM "task_plan" WHERE ("category" =~ /^$category$/ OR "category" = \'total\') AND '
+               '$timeFilter GROUP BY "node", "category", "binds"'],
+              [flux_last_table("task_plan", ["tasks", "time_s", "memory_bytes", "jobs_per_node",
+                                             "node_hours", "node_days"], ["node", "category", "binds"],
+                               '  |> filter(fn: (r) => r.category =~ /^${category:regex}$/ or '
+                               'r.category == "total")\n')],
+              method="the plan run's own figures (exact over its inputs)",
+              kind="table", w=24, h=9, fmt="table", extra=table),
+        Panel("Energy and emissions per category" + span % "energy",
+              "From `tasklens energy --format lp` (measurement `task_energy`): kWh = PUE x (CPU "
+              "seconds x W per core + peak-RSS GiB x wall seconds x W per GiB) / 3.6e6, kgCO2eq = "
+              "kWh x grid intensity / 1000; the model's assumptions are columns of the table.",
+              "none",
+              ['SELECT last("kwh") AS "kWh", last("kwh_cpu") AS "kWh CPU", last("kwh_memory") AS '
+               '"kWh memory", last("kg_co2eq") AS "kgCO2eq", last("attempts") AS "attempts", '
+               'last("w_per_core") AS "W/core", last("w_per_gib") AS "W/GiB", last("pue") AS "PUE", '
+               'last("g_co2eq_per_kwh") AS "gCO2eq/kWh" FROM "task_energy" WHERE "scope" = '
+               '\'category\' AND %s AND $timeFilter GROUP BY "category"' % IC],
+              [flux_last_table("task_energy", ["kwh", "kwh_cpu", "kwh_memory", "kg_co2eq", "attempts",
+                                               "w_per_core", "w_per_gib", "pue", "g_co2eq_per_kwh"],
+                               ["category"], FCAT, '  |> filter(fn: (r) => r.scope == "category")\n')],
+              method="the energy run's own figures (exact over its inputs)",
+              kind="table", w=16, h=9, fmt="table", extra=table),
+        Panel("Emissions per workflow" + span % "energy",
+              "kgCO2eq per workflow (Work Queue manager run, LSST run, trace file) from "
+              "`task_energy` points with scope = workflow.", "none",
+              ['SELECT last("kg_co2eq") AS "kgCO2eq" FROM "task_energy" WHERE "scope" = '
+               '\'workflow\' AND $timeFilter GROUP BY "workflow"'],
+              [fsrc("task_energy", ["kg_co2eq"], '  |> filter(fn: (r) => r.scope == "workflow")\n') +
+               '  |> last()\n  |> group(columns: ["workflow"])'],
+              method="the energy run's own figures (exact over its inputs)",
+              kind="bargauge", w=8, h=9, fmt="time_series"),
+    ]
+
+
+BOARDS = [
+    ("workflow-overview", "tasklens-workflow-overview", "tasklens: workflow overview",
+     "Is the workflow moving? Queue, workers, throughput, failures.", workflow_overview,
+     ["workflow", "category", "host"]),
+    ("task-resources", "tasklens-task-resources", "tasklens: task resources",
+     "What do tasks cost, per category, and how much of the allocation is used? Every quantile "
+     "is computed from the raw task points of the selected range.", task_resources,
+     ["workflow", "category", "host"]),
+    ("pipeline-health", "tasklens-pipeline-health", "tasklens: pipeline health",
+     "Is tasklens keeping up, and is anything being rejected or held back?", pipeline_health,
+     ["instance", "input"]),
+    ("insights", "tasklens-insights", "tasklens: insights",
+     "Right-sizing over the selected range, and the tables of tasklens advise, plan and energy.",
+     insights, ["workflow", "category", "host"]),
+]
 
 
 class Layout:
@@ -60,256 +557,90 @@ class Layout:
         return self.id, pos
 
 
-def panel(lay, title, desc, unit, queries, kind="timeseries", w=12, h=8, fmt="time_series",
-          extra=None):
-    pid, pos = lay.place(w, h)
-    p = {
-        "id": pid, "type": kind, "title": title, "description": desc, "datasource": DS,
-        "gridPos": pos,
-        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
-        "targets": [{"refId": chr(65 + i), "datasource": DS, "rawQuery": True, "query": q,
-                     "resultFormat": fmt} for i, q in enumerate(queries)],
-        "options": {"legend": {"displayMode": "list", "placement": "bottom"},
-                    "tooltip": {"mode": "multi"}},
-    }
-    if extra:
-        p.update(extra)
-    return p
+def render_panel(lay, p, lang):
+    pid, pos = lay.place(p.w, p.h)
+    ds = DS[lang]
+    if lang == "influxql":
+        targets = [{"refId": chr(65 + i), "datasource": ds, "rawQuery": True, "query": q,
+                    "resultFormat": p.fmt} for i, q in enumerate(p.influxql)]
+    else:
+        targets = [{"refId": chr(65 + i), "datasource": ds, "query": q}
+                   for i, q in enumerate(p.flux)]
+    method = EXACT_IQL if lang == "influxql" else EXACT_FLUX
+    desc = p.desc
+    if is_quantile_panel(p):
+        desc += " Quantiles: " + method + "."
+    out = {"id": pid, "type": p.kind, "title": p.title, "description": desc, "datasource": ds,
+           "gridPos": pos, "fieldConfig": {"defaults": {"unit": p.unit}, "overrides": []},
+           "targets": targets,
+           "options": {"legend": {"displayMode": "list", "placement": "bottom"},
+                       "tooltip": {"mode": "multi"}}}
+    if p.extra:
+        out.update(p.extra)
+    return out
 
 
-def dashboard(uid, title, desc, panels, variables):
+def is_quantile_panel(p):
+    if not p.check:
+        return False
+    if p.check[0] == "interval":
+        return any(q != 100 for _, q in p.check[2])
+    if p.check[0] == "range":
+        return any(isinstance(v[1], tuple) and v[1][1] not in (0, 100) for v in p.check[1].values())
+    return False
+
+
+def dashboard(lang, uid, title, desc, panels, variables_used):
+    lay = Layout()
+    vs = variables(lang)
+    suffix = "" if lang == "influxql" else "-flux"
     return {
-        "uid": uid, "title": title, "description": desc, "tags": ["tasklens"],
-        "schemaVersion": 39, "version": 1, "editable": False, "refresh": "30s",
-        "time": {"from": "now-24h", "to": "now"}, "timezone": "utc",
-        "templating": {"list": [VARS[v] for v in variables]},
-        "annotations": {"list": []}, "panels": panels,
+        "uid": uid + suffix, "title": title + (" (InfluxQL)" if lang == "influxql" else " (Flux)"),
+        "description": desc, "tags": ["tasklens", lang], "schemaVersion": 39, "version": 1,
+        "editable": False, "refresh": "30s", "time": {"from": "now-24h", "to": "now"},
+        "timezone": "utc", "templating": {"list": [vs[v] for v in variables_used]},
+        "annotations": {"list": []},
+        "panels": [render_panel(lay, p, lang) for p in panels],
     }
 
 
-def workflow_overview():
-    L = Layout()
-    W = "(%s)" % WF
-    ps = [
-        panel(L, "Tasks waiting / running / done",
-              "Work Queue manager's task counts over time, from the `workflow` points tasklens "
-              "writes at each manager status line (last value per interval).", "short",
-              ['SELECT last("tasks_waiting") AS "waiting", last("tasks_running") AS "running", '
-               'last("tasks_done") AS "done" FROM "workflow" WHERE %s AND $timeFilter '
-               'GROUP BY time($__interval), "workflow" fill(previous)' % W]),
-        panel(L, "Workers connected and cores available",
-              "Workers connected to the manager and the cores they offer (`workflow` points: "
-              "worker connections and resource reports).", "short",
-              ['SELECT last("workers") AS "workers", last("cores") AS "cores" FROM "workflow" '
-               'WHERE %s AND $timeFilter GROUP BY time($__interval), "workflow" fill(previous)' % W]),
-        panel(L, "Throughput (tasks finished per minute)",
-              "Attempts that ended, per minute: `task` points counted per interval of their end "
-              "time, scaled to one minute.", "opm",
-              ['SELECT count("attempt") * 60000 / $__interval_ms AS "tasks/min" FROM "task" WHERE %s '
-               'AND $timeFilter GROUP BY time($__interval), "category" fill(0)' % TASKS],
-              kind="timeseries"),
-        panel(L, "Failures by result",
-              "Attempts whose result is not SUCCESS, by result (e.g. RESOURCE_EXHAUSTION, "
-              "SIGNAL, MAX_RETRIES), per interval; from the `task` points' result tag.", "short",
-              ['SELECT count("attempt") FROM "task" WHERE %s AND "result" != \'SUCCESS\' AND '
-               '$timeFilter GROUP BY time($__interval), "result" fill(0)' % TASKS],
-              kind="timeseries",
-              extra={"fieldConfig": {"defaults": {"unit": "short",
-                                                  "custom": {"drawStyle": "bars"}},
-                                     "overrides": []}}),
-        panel(L, "Top categories by integrated runtime",
-              "Sum of wall time of every attempt in the time range, per category, in hours -- "
-              "the `integrated_runtime_hrs` of a ResourceUsageSummary, over wall time.", "h",
-              ['SELECT sum("wall_time_s") / 3600 AS "runtime" FROM "task" WHERE %s AND $timeFilter '
-               'GROUP BY "category"' % TASKS], kind="bargauge", w=24, fmt="table",
-              extra={"options": {"orientation": "horizontal", "displayMode": "basic",
-                                 "reduceOptions": {"calcs": ["lastNotNull"], "values": True},
-                                 "showUnfilled": True},
-                     "transformations": [{"id": "sortBy", "options": {"sort": [{"field": "runtime",
-                                                                                "desc": True}]}},
-                                         {"id": "limit", "options": {"limitField": 20}}]}),
-    ]
-    return dashboard("tasklens-workflow-overview", "tasklens: workflow overview",
-                     "Is the workflow moving? Queue, workers, throughput, failures.", ps,
-                     ["workflow", "category", "host"])
+def boards():
+    """{(lang, name): (dashboard JSON, [Panel])}: what main() writes and the tests import."""
+    out = {}
+    for name, uid, title, desc, make, vs in BOARDS:
+        panels = make()
+        for lang in ("influxql", "flux"):
+            out[(lang, name)] = (dashboard(lang, uid, title, desc, panels, vs), panels)
+    return out
 
 
-Q = '("category" =~ /^$category$/) AND ("window" = \'$window\')'
-PCT = ["q0", "q01", "q05", "q32", "q50", "q68", "q95", "q99", "q100"]
-COLS = ["p000", "p001", "p005", "p032", "p050", "p068", "p095", "p099", "p100"]
-
-
-def summary_query(metric, prefix, scale=""):
-    cols = ", ".join('last("%s")%s AS "%s_%s"' % (q, scale, prefix, c) for q, c in zip(PCT, COLS))
-    return ('SELECT %s FROM "task_quantiles" WHERE "metric" = \'%s\' AND "window" = \'cumulative\' '
-            'AND ("category" =~ /^$category$/) AND $timeFilter GROUP BY "category"' % (cols, metric))
-
-
-def task_resources():
-    L = Layout()
-    ps = [
-        panel(L, "Wall time p50 / p95 / p99 per category",
-              "Quantiles of wall time per category from the `task_quantiles` points (tasklens's "
-              "mergeable sketches; window = the selected window, `cumulative` = since the start).",
-              "s",
-              ['SELECT last("q50") AS "p50", last("q95") AS "p95", last("q99") AS "p99" FROM '
-               '"task_quantiles" WHERE "metric" = \'wall_time_s\' AND %s AND $timeFilter '
-               'GROUP BY time($__interval), "category" fill(none)' % Q]),
-        panel(L, "Peak memory p50 / p95 / max per category",
-              "Quantiles of each task's peak resident memory (max_rss_bytes) per category, from "
-              "`task_quantiles`.", "bytes",
-              ['SELECT last("q50") AS "p50", last("q95") AS "p95", last("q100") AS "max" FROM '
-               '"task_quantiles" WHERE "metric" = \'max_rss_bytes\' AND %s AND $timeFilter '
-               'GROUP BY time($__interval), "category" fill(none)' % Q]),
-        panel(L, "CPU efficiency",
-              "cpu_time / (wall_time x allocated cores) summed over the attempts of each interval, "
-              "per category, from `task` points (Work Queue: cores allocated to the task).",
-              "percent",
-              ['SELECT sum("cpu") / sum("core_s") * 100 AS "efficiency" FROM (SELECT "cpu_time_s" '
-               'AS "cpu", "wall_time_s" * "alloc_cores" AS "core_s" FROM "task" WHERE %s AND '
-               '$timeFilter GROUP BY "category") WHERE $timeFilter GROUP BY time($__interval), '
-               '"category" fill(none)' % TASKS]),
-        panel(L, "Memory: requested vs allocated vs measured",
-              "Mean per interval of memory requested and allocated by the manager and the peak "
-              "measured; the gap between allocated and measured is waste.", "bytes",
-              ['SELECT mean("req_memory_bytes") AS "requested", mean("alloc_memory_bytes") AS '
-               '"allocated", mean("max_rss_bytes") AS "measured", mean("alloc_memory_bytes") - '
-               'mean("max_rss_bytes") AS "waste" FROM "task" WHERE %s AND $timeFilter GROUP BY '
-               'time($__interval) fill(none)' % TASKS]),
-        panel(L, "Memory vs runtime (one point per task)",
-              "Each attempt's wall time against its peak memory, from the `task` points (at most "
-              "5000 per category).", "s",
-              ['SELECT "wall_time_s", "max_rss_bytes" FROM "task" WHERE %s AND $timeFilter '
-               'GROUP BY "category" LIMIT 5000' % TASKS], kind="xychart", fmt="table",
-              extra={"options": {"seriesMapping": "auto", "dims": {"x": "wall_time_s"}}}),
-        panel(L, "Queue time distribution",
-              "Histogram of the time attempts waited between submission and start (queue_time_s "
-              "of the `task` points).", "s",
-              ['SELECT "queue_time_s" FROM "task" WHERE %s AND $timeFilter' % TASKS],
-              kind="histogram"),
-        panel(L, "Resource usage summary (as LSST's ResourceUsageSummary)",
-              "Per category: quanta, integrated_runtime_hrs (sum of CPU time / 3600), "
-              "mem_GB_pXXX (GiB = bytes / 1024^3), runtime_s_pXXX (CPU time), walltime_s_pXXX, "
-              "from the newest cumulative `task_quantiles` points; equals `tasklens summary "
-              "--lsst-summary` on the same input.", "none",
-              ['SELECT last("count") AS "quanta", last("sum") / 3600 AS "integrated_runtime_hrs" '
-               'FROM "task_quantiles" WHERE "metric" = \'cpu_time_s\' AND "window" = \'cumulative\' '
-               'AND ("category" =~ /^$category$/) AND $timeFilter GROUP BY "category"',
-               summary_query("max_rss_bytes", "mem_GB", " / 1073741824"),
-               summary_query("cpu_time_s", "runtime_s"),
-               summary_query("wall_time_s", "walltime_s")],
-              kind="table", w=24, h=10, fmt="table",
-              extra={"transformations": [{"id": "merge", "options": {}},
-                                         {"id": "organize",
-                                          "options": {"excludeByName": {"Time": True}}}]}),
-    ]
-    return dashboard("tasklens-task-resources", "tasklens: task resources",
-                     "What do tasks cost, per category, and how much of the allocation is used?",
-                     ps, ["qcategory", "window", "workflow", "host"])
-
-
-def pipeline_health():
-    L = Layout()
-    I = '("instance" =~ /^$instance$/) AND ("input" =~ /^$input$/)'
-    ps = [
-        panel(L, "Lines, records and rejected lines per second",
-              "Rates of tasklens's own counters (`tasklens` self-metrics, one series per input): "
-              "lines read, records made, lines rejected (parse errors).", "short",
-              ['SELECT non_negative_derivative(last("lines"), 1s) AS "lines/s", '
-               'non_negative_derivative(last("records"), 1s) AS "records/s", '
-               'non_negative_derivative(last("parse_errors"), 1s) AS "rejected/s" FROM "tasklens" '
-               'WHERE %s AND $timeFilter GROUP BY time($__interval), "input" fill(none)' % I]),
-        panel(L, "Source lag",
-              "Messages behind the end of each Kafka partition (0 for files, which are read to "
-              "their end), from the `tasklens` self-metrics.", "short",
-              ['SELECT last("lag") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
-               'time($__interval), "input" fill(none)' % I]),
-        panel(L, "Queue depth",
-              "Line protocol waiting in tasklens's output buffer before the sinks take it.",
-              "bytes",
-              ['SELECT max("queue_bytes") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
-               'time($__interval), "instance" fill(none)' % I], w=8),
-        panel(L, "Spool",
-              "Bytes in the disk spool: batches InfluxDB could not take yet (grows during an "
-              "outage, drains after).", "bytes",
-              ['SELECT max("spool_bytes") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
-               'time($__interval), "instance" fill(none)' % I], w=8),
-        panel(L, "Sink errors",
-              "New HTTP errors, retries and points InfluxDB refused per interval (from the "
-              "sink's counters in the self-metrics).", "short",
-              ['SELECT non_negative_difference(max("http_errors")) AS "http errors", '
-               'non_negative_difference(max("retries")) AS "retries", '
-               'non_negative_difference(max("points_dropped")) AS "points refused" FROM "tasklens" '
-               'WHERE %s AND $timeFilter GROUP BY time($__interval), "instance" fill(none)' % I],
-              w=8),
-    ]
-    return dashboard("tasklens-pipeline-health", "tasklens: pipeline health",
-                     "Is tasklens keeping up, and is anything being rejected or held back?", ps,
-                     ["instance", "input"])
-
-
-def insights():
-    """One row per insight command; tasklens advise / plan / energy --format lp write the
-    points (see the README, Insights)."""
-    L = Layout()
-    IC = '("category" =~ /^$category$/)'
-    table = {"transformations": [{"id": "organize", "options": {"excludeByName": {"Time": True}}}]}
-    ps = [
-        panel(L, "Right-sizing: allocated, used and recommended per category and resource",
-              "From `tasklens advise --format lp` (measurement `task_advice`): median allocation, "
-              "the used quantile (used_q, p95 by default), the recommended first allocation (used "
-              "quantile x margin for memory and disk, rounded up to the worker granularity), the "
-              "share of attempts above it, the waste now and what the recommendation saves (core-"
-              "hours for cores, GiB-hours for memory and disk), and the RESOURCE_EXHAUSTION "
-              "attempts it would have avoided. Memory and disk are in bytes.", "none",
-              ['SELECT last("allocated_p50") AS "allocated", last("used_q") AS "used", '
-               'last("recommend") AS "recommend", last("exceed_fraction") * 100 AS "exceed %%", '
-               'last("waste_hours") AS "waste (h)", last("saves_hours") AS "saves (h)", '
-               'last("exhausted") AS "exhausted", last("exhausted_avoided") AS "avoided" '
-               'FROM "task_advice" WHERE %s AND $timeFilter GROUP BY "category", "resource"' % IC],
-              kind="table", w=24, h=9, fmt="table", extra=table),
-        panel(L, "Capacity plan: node-hours per category and node type",
-              "From `tasklens plan --format lp` (measurement `task_plan`): tasks planned, the p95 "
-              "time and memory per task, jobs per node (min of cores / cores per task and node "
-              "memory / memory p95), which resource binds, and the node-hours and node-days; the "
-              "`total` row sums the categories.", "none",
-              ['SELECT last("tasks") AS "tasks", last("time_s") AS "time p95 (s)", '
-               'last("memory_bytes") / 1073741824 AS "memory p95 (GiB)", last("jobs_per_node") AS '
-               '"jobs/node", last("node_hours") AS "node-hours", last("node_days") AS "node-days" '
-               'FROM "task_plan" WHERE ("category" =~ /^$category$/ OR "category" = \'total\') AND '
-               '$timeFilter GROUP BY "node", "category", "binds"'],
-              kind="table", w=24, h=9, fmt="table", extra=table),
-        panel(L, "Energy and emissions per category",
-              "From `tasklens energy --format lp` (measurement `task_energy`): kWh = PUE x (CPU "
-              "seconds x W per core + peak-RSS GiB x wall seconds x W per GiB) / 3.6e6, kgCO2eq = "
-              "kWh x grid intensity / 1000; the model's assumptions are columns of the table.",
-              "none",
-              ['SELECT last("kwh") AS "kWh", last("kwh_cpu") AS "kWh CPU", last("kwh_memory") AS '
-               '"kWh memory", last("kg_co2eq") AS "kgCO2eq", last("attempts") AS "attempts", '
-               'last("w_per_core") AS "W/core", last("w_per_gib") AS "W/GiB", last("pue") AS "PUE", '
-               'last("g_co2eq_per_kwh") AS "gCO2eq/kWh" FROM "task_energy" WHERE "scope" = '
-               '\'category\' AND %s AND $timeFilter GROUP BY "category"' % IC],
-              kind="table", w=16, h=9, fmt="table", extra=table),
-        panel(L, "Emissions per workflow",
-              "kgCO2eq per workflow (Work Queue manager run, LSST run, trace file) from "
-              "`task_energy` points with scope = workflow.", "none",
-              ['SELECT last("kg_co2eq") AS "kgCO2eq" FROM "task_energy" WHERE "scope" = '
-               '\'workflow\' AND $timeFilter GROUP BY "workflow"'],
-              kind="bargauge", w=8, h=9, fmt="time_series"),
-    ]
-    return dashboard("tasklens-insights", "tasklens: insights",
-                     "Right-sizing, capacity planning and energy per category (tasklens advise, "
-                     "plan, energy).", ps, ["icategory"])
+def readme_table(all_boards):
+    rows = ["| dashboard | panel | computes | quantiles (InfluxQL / Flux) |", "|---|---|---|---|"]
+    for (lang, name), (_, panels) in all_boards.items():
+        if lang != "influxql":
+            continue
+        for p in panels:
+            q = "nearest rank, exact / linear, exact" if is_quantile_panel(p) else "-"
+            rows.append("| %s | %s | %s | %s |" % (name, p.title.replace("|", "/"), p.method, q))
+    return "\n".join(rows)
 
 
 def main():
-    for name, d in (("workflow-overview", workflow_overview()), ("task-resources", task_resources()),
-                    ("pipeline-health", pipeline_health()), ("insights", insights())):
-        path = os.path.join(HERE, "dashboards", name + ".json")
+    all_boards = boards()
+    for (lang, name), (d, _) in all_boards.items():
+        os.makedirs(os.path.join(HERE, "dashboards", lang), exist_ok=True)
+        path = os.path.join(HERE, "dashboards", lang, name + ".json")
         with open(path, "w") as f:
             json.dump(d, f, indent=2)
             f.write("\n")
         print(path, len(d["panels"]), "panels")
+    readme = os.path.join(HERE, "README.md")
+    with open(readme) as f:
+        text = f.read()
+    table = "<!-- panels: begin -->\n" + readme_table(all_boards) + "\n<!-- panels: end -->"
+    text = re.sub(r"<!-- panels: begin -->.*<!-- panels: end -->", lambda m: table, text, flags=re.S)
+    with open(readme, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

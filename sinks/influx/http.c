@@ -210,16 +210,19 @@ static bool gzip_body(struct tl_buf *out, const char *in, size_t len)
     return rc == Z_STREAM_END;
 }
 
-/* InfluxDB's error JSON is {"error":"..."}: take the text, unescaped enough
- * for a log line, and the "dropped=N" it ends with on partial writes. */
+/* InfluxDB's error JSON is {"error":"..."} (1.x) or {"code":"...","message":"..."}
+ * (2.x): take the text, unescaped enough for a log line, and the "dropped=N"
+ * it ends with on partial writes. */
 static void parse_error(struct tl_influx *c, struct tl_http_reply *r)
 {
     const char *body = tl_buf_cstr(&c->resp);
     const char *e = strstr(body, "\"error\":\"");
-    const char *msg = e ? e + 9 : body;
+    const char *m = strstr(body, "\"message\":\"");
+    const char *msg = e ? e + 9 : m ? m + 11 : body;
+    bool quoted = e || m;
     size_t n = 0;
     for (const char *p = msg; *p && n + 1 < sizeof r->message; p++) {
-        if (e && *p == '"' && p[-1] != '\\') break;
+        if (quoted && *p == '"' && p[-1] != '\\') break;
         if (*p == '\\' && (p[1] == '"' || p[1] == 'n')) continue;
         r->message[n++] = *p == '\n' ? ' ' : *p;
     }
@@ -242,7 +245,8 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
     r->retry_after_ms = c->retry_after_ms;
     if (r->status >= 200 && r->status < 300) return TL_HTTP_OK;
     parse_error(c, r);
-    if (r->status == 400) return TL_HTTP_PARTIAL;
+    if (r->status == 400) return c->cfg.version == 1 ? TL_HTTP_PARTIAL : TL_HTTP_REJECTED;
+    if (r->status == 422) return TL_HTTP_PARTIAL; /* 2.x: schema conflicts, retention */
     if (r->status == 404) return TL_HTTP_NOT_FOUND;
     if (r->status == 413) return TL_HTTP_TOO_LARGE;
     if (r->status == 429 || r->status >= 500) return TL_HTTP_RETRY;

@@ -12,9 +12,12 @@
  *
  * Every reply is classified so the sink can act on it:
  *   TL_HTTP_OK         2xx: the batch is durable in InfluxDB
- *   TL_HTTP_PARTIAL    400: InfluxDB kept the valid points and refused some
- *                      (field type conflict, unparsable line); `dropped` and
- *                      `message` say what -- acknowledged, never retried
+ *   TL_HTTP_PARTIAL    400 from 1.x, 422 from 2.x: InfluxDB kept the valid
+ *                      points and refused some (field type conflict,
+ *                      unparsable line); `dropped` and `message` say what --
+ *                      acknowledged, never retried
+ *   TL_HTTP_REJECTED   400 from 2.x: a line it cannot parse, and then 2.x
+ *                      writes nothing of the batch: split it to keep the rest
  *   TL_HTTP_NOT_FOUND  404: the database / bucket does not exist
  *   TL_HTTP_TOO_LARGE  413: split the batch and send the halves
  *   TL_HTTP_RETRY      429, 5xx, timeout, connection refused or reset;
@@ -45,6 +48,7 @@ void tl_influx_cfg_default(struct tl_influx_cfg *c);
 enum tl_http_result {
     TL_HTTP_OK,
     TL_HTTP_PARTIAL,
+    TL_HTTP_REJECTED,
     TL_HTTP_NOT_FOUND,
     TL_HTTP_TOO_LARGE,
     TL_HTTP_RETRY,

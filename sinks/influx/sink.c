@@ -25,7 +25,7 @@ struct tl_influx_sink {
     uint64_t rng;
     char reasons[MAX_REASONS][64]; /* partial-write reasons already logged */
     int nreasons;
-    char fatal[600];
+    char fatal[1200];
     struct tl_influx_sink_stats st;
 };
 
@@ -113,7 +113,38 @@ static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r
 
 enum send_outcome { SENT, RETRY_LATER, NEEDS_OPERATOR };
 
-/* One delivery attempt of a whole batch, splitting on 413. */
+static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, size_t len,
+                                    int depth);
+
+/* A batch InfluxDB took in part: the refused points are counted, the rest acknowledged. */
+static enum send_outcome count_partial(struct tl_influx_sink *s, const struct tl_http_reply *r,
+                                       uint32_t n)
+{
+    uint64_t dropped = r->dropped && r->dropped <= n ? r->dropped : 1;
+    s->st.batches_sent++;
+    s->st.points_dropped += dropped;
+    s->st.points_acked += n - dropped;
+    note_partial(s, r);
+    return SENT;
+}
+
+/* Sends a batch as two halves split at the line boundary nearest the middle
+ * (the caller has checked it holds at least two lines). */
+static enum send_outcome send_halves(struct tl_influx_sink *s, const char *body, size_t len,
+                                     int depth)
+{
+    const char *mid = memchr(body + len / 2, '\n', len - len / 2);
+    if (!mid || mid + 1 >= body + len) mid = memrchr(body, '\n', len / 2);
+    size_t first = (size_t)(mid - body) + 1;
+    s->st.batches_split++;
+    enum send_outcome a = send_batch(s, body, first, depth + 1);
+    if (a != SENT) return a; /* the caller keeps the whole batch: points are idempotent */
+    return send_batch(s, body + first, len - first, depth + 1);
+}
+
+/* One delivery attempt of a whole batch, splitting on 413 and, for 2.x, on
+ * 400 (2.x writes nothing of a batch with a line it cannot parse, so halves
+ * are sent until the refused line is alone; only it is dropped). */
 static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, size_t len,
                                     int depth)
 {
@@ -124,37 +155,26 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         if (tl_influx_create_db(s->http, &cr) == TL_HTTP_OK) res = tl_influx_write(s->http, body, len, &r);
     }
     if (res != TL_HTTP_OK) s->st.http_errors++;
+    uint32_t n = res == TL_HTTP_OK ? 0 : count_lines(body, len);
     switch (res) {
     case TL_HTTP_OK:
         s->st.batches_sent++;
         s->st.points_acked += count_lines(body, len);
         return SENT;
-    case TL_HTTP_PARTIAL: {
-        uint32_t n = count_lines(body, len);
-        uint64_t dropped = r.dropped && r.dropped <= n ? r.dropped : 1;
-        s->st.batches_sent++;
-        s->st.points_dropped += dropped;
-        s->st.points_acked += n - dropped;
-        note_partial(s, &r);
-        return SENT;
-    }
-    case TL_HTTP_TOO_LARGE: {
-        uint32_t n = count_lines(body, len);
+    case TL_HTTP_REJECTED:
+        if (n >= 2 && depth <= 40) return send_halves(s, body, len, depth);
+        r.dropped = n; /* the refused line alone: dropped and counted */
+        return count_partial(s, &r, n);
+    case TL_HTTP_PARTIAL:
+        return count_partial(s, &r, n);
+    case TL_HTTP_TOO_LARGE:
         if (n < 2 || depth > 20) {
             snprintf(s->fatal, sizeof s->fatal,
                      "InfluxDB at %s refuses a single point as too large (413)",
                      tl_influx_where(s->http));
             return NEEDS_OPERATOR;
         }
-        /* split at the line boundary nearest the middle */
-        const char *mid = memchr(body + len / 2, '\n', len - len / 2);
-        if (!mid || mid + 1 >= body + len) mid = memrchr(body, '\n', len / 2);
-        size_t first = (size_t)(mid - body) + 1;
-        s->st.batches_split++;
-        enum send_outcome a = send_batch(s, body, first, depth + 1);
-        if (a != SENT) return a; /* the caller keeps the whole batch: points are idempotent */
-        return send_batch(s, body + first, len - first, depth + 1);
-    }
+        return send_halves(s, body, len, depth);
     case TL_HTTP_RETRY:
         if (!s->cfg.quiet && s->st.retries % 10 == 0) {
             if (r.status)
@@ -167,9 +187,16 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         backoff(s, r.retry_after_ms);
         return RETRY_LATER;
     case TL_HTTP_NOT_FOUND:
-        snprintf(s->fatal, sizeof s->fatal,
-                 "InfluxDB at %s: database not found (create it, or pass --influx-create-db): %s",
-                 tl_influx_where(s->http), r.message);
+        if (s->cfg.http.version == 1)
+            snprintf(s->fatal, sizeof s->fatal,
+                     "InfluxDB at %s: database not found (create it, or pass --influx-create-db): %s",
+                     tl_influx_where(s->http), r.message);
+        else
+            snprintf(s->fatal, sizeof s->fatal,
+                     "InfluxDB at %s: bucket not found in org %s (create it: influx bucket create "
+                     "--name %s --org %s): %s",
+                     tl_influx_where(s->http), s->cfg.http.org, s->cfg.http.bucket,
+                     s->cfg.http.org, r.message);
         backoff(s, 0);
         return NEEDS_OPERATOR;
     case TL_HTTP_FATAL:
@@ -248,12 +275,16 @@ enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size
 enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms)
 {
     int64_t deadline = now_ms() + timeout_ms;
+    int retried_fatal = 0;
     for (;;) {
         if (s->batch.len) tl_influx_sink_flush(s);
         drain_once(s);
         if (!tl_spool_stats(s->spool).frames && !s->batch.len) return TL_OK;
         int64_t t = now_ms();
         if (t >= deadline) return TL_ERR_LIMIT;
+        /* a bad token or a missing bucket does not mend by waiting: one more
+         * try after the backoff (so a caller's loop never spins), then return */
+        if (s->fatal[0] && retried_fatal++) return TL_ERR_LIMIT;
         int64_t wait = s->next_try_ms - t;
         if (wait > deadline - t) wait = deadline - t;
         if (wait < 10) wait = 10;

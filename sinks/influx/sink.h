@@ -59,7 +59,8 @@ enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size
 /* Sends the open batch (or spools it). */
 enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s);
 /* Tries to deliver spooled batches, waiting out backoff, until the spool is
- * empty (TL_OK) or timeout_ms passes (TL_ERR_LIMIT). 0: one attempt. */
+ * empty (TL_OK), timeout_ms passes, or a reply needs the operator
+ * (tl_influx_sink_fatal; both TL_ERR_LIMIT). 0: one attempt. */
 enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms);
 /* fsync the spool (at most every second is the sink's own policy). */
 enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s);

@@ -1,22 +1,36 @@
 #!/usr/bin/env python3
-"""The shipped Grafana dashboards, checked statically and against a real influxd.
+"""The shipped Grafana dashboards (both sets), checked statically and against
+a real InfluxDB 1.x and a real InfluxDB 2.7.
 
-Static: each dashboard is valid JSON, panel ids unique, gridPos inside 24
-columns without overlaps, every data source reference is the provisioned
-uid, every panel has a unit and a description, and the files are what
-grafana/make_dashboards.py writes.
+Static: the files are what grafana/make_dashboards.py writes (and the panel
+table of grafana/README.md is current); panel ids unique, gridPos inside 24
+columns without overlaps, every panel has a unit and a description, every
+data source reference is its set's provisioned uid.
 
-Live: tasklens fills a real influxd from the bundled Work Queue log (made by
-the foundation test's manager and workers) and a generated LSST datastore.
-Every template-variable query and every panel query then runs with Grafana's
-macros substituted as Grafana does ($timeFilter, $__interval, $__interval_ms,
-variables as regexes: "All" = .*, one value = escaped): each must run without
-error and return at least one series. The ResourceUsageSummary table panel's
-numbers must equal `tasklens summary --lsst-summary` on the same datastore.
+Truth: tasks whose every value and end time this test chose (LSST metadata
+files: two bursts of one category, 1000 tasks of ~10 ms then ten minutes
+later 100 of ~2 s, and two more categories) go into each server through
+`tasklens lines`. Every panel that shows a quantile, a count or a sum per
+category is then run as Grafana runs it over several ranges and zooms (one
+interval holding both bursts, the second burst alone, 10 s intervals) and
+with one and two categories selected, and its numbers must equal the ones
+computed here from the chosen values: nearest rank for InfluxQL's
+PERCENTILE, linear interpolation (numpy) for Flux -- on 1.x (InfluxQL), on
+2.7 (Flux) and on 2.7 through a DBRP mapping (InfluxQL).
+
+Every query: `tasklens run` fills each server from the bundled Work Queue
+log and a generated LSST datastore (on 2.7 through /api/v2/write, token from
+the environment), `advise / plan / energy --format lp` add the insight
+points; every variable and panel query of both sets then runs without error
+and returns data, with All and with one value selected; the
+ResourceUsageSummary panel over the whole range equals `tasklens summary
+--lsst-summary` (Flux) and nearest-rank numbers computed from the generator
+(InfluxQL).
 
 usage: grafana_panels.py TASKLENS REPO_DIR
 """
 import json
+import math
 import os
 import random
 import re
@@ -26,42 +40,74 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 from checks import check, finish  # noqa: E402
+from grafana_query import FluxRunner, InfluxQLRunner, Range, unsubstituted, influxql_text, flux_text  # noqa: E402
 from influxd_harness import Influxd  # noqa: E402
+import influxd2_harness  # noqa: E402
 import lsst_summary  # noqa: E402
 
 TASKLENS, REPO = sys.argv[1:3]
 GRAFANA = os.path.join(REPO, "grafana")
+sys.path.insert(0, GRAFANA)
+import make_dashboards  # noqa: E402
+
+BOARDS = make_dashboards.boards()
+LANG_UID = {lang: ds["uid"] for lang, ds in make_dashboards.DS.items()}
+
 
 # ---------------------------------------------------------------- static
-with open(os.path.join(GRAFANA, "provisioning", "datasources", "tasklens-influxdb.yaml")) as f:
-    prov = yaml.safe_load(f)
-UID = prov["datasources"][0]["uid"]
-check(prov["datasources"][0]["type"] == "influxdb", "the provisioned data source is InfluxDB")
-with open(os.path.join(GRAFANA, "provisioning", "dashboards", "tasklens.yaml")) as f:
-    dprov = yaml.safe_load(f)
-check(dprov["providers"][0]["type"] == "file", "the dashboard provider is a file provider")
+def static_checks():
+    with open(os.path.join(GRAFANA, "provisioning", "datasources", "tasklens-influxdb.yaml")) as f:
+        v1 = yaml.safe_load(f)["datasources"][0]
+    with open(os.path.join(GRAFANA, "provisioning", "datasources", "tasklens-influxdb2.yaml")) as f:
+        v2 = yaml.safe_load(f)["datasources"][0]
+    check(v1["uid"] == LANG_UID["influxql"] and v1["type"] == "influxdb",
+          "provisioned InfluxQL data source has uid %s" % v1["uid"])
+    check(v2["uid"] == LANG_UID["flux"] and v2["jsonData"]["version"] == "Flux"
+          and v2["secureJsonData"]["token"] == "${INFLUX_TOKEN}",
+          "provisioned Flux data source has uid %s and its token from the environment" % v2["uid"])
+    with open(os.path.join(GRAFANA, "provisioning", "dashboards", "tasklens.yaml")) as f:
+        paths = sorted(p["options"]["path"] for p in yaml.safe_load(f)["providers"])
+    check(paths == ["/var/lib/grafana/dashboards/flux", "/var/lib/grafana/dashboards/influxql"],
+          "one dashboard provider per set: %s" % paths)
 
-r = subprocess.run([sys.executable, os.path.join(GRAFANA, "make_dashboards.py")], capture_output=True,
-                   text=True, cwd=tempfile.mkdtemp())
-names = ["workflow-overview", "task-resources", "pipeline-health", "insights"]
-boards = {}
-for n in names:
-    with open(os.path.join(GRAFANA, "dashboards", n + ".json")) as f:
+    for (lang, name), (want, _) in BOARDS.items():
+        path = os.path.join(GRAFANA, "dashboards", lang, name + ".json")
+        with open(path) as f:
+            got = json.load(f)
+        check(got == want, "%s/%s.json is what make_dashboards.py writes" % (lang, name))
+        ids = [p["id"] for p in got["panels"]]
+        check(len(ids) == len(set(ids)), "%s/%s: panel ids unique" % (lang, name))
+        cells, ok_grid = set(), True
+        for p in got["panels"]:
+            g = p["gridPos"]
+            if g["x"] < 0 or g["w"] < 1 or g["x"] + g["w"] > 24 or g["y"] < 0 or g["h"] < 1:
+                ok_grid = False
+            for x in range(g["x"], g["x"] + g["w"]):
+                for y in range(g["y"], g["y"] + g["h"]):
+                    ok_grid &= (x, y) not in cells
+                    cells.add((x, y))
+            check(bool(p.get("description")) and bool(p["fieldConfig"]["defaults"].get("unit")),
+                  "%s/%s/%s: has a description and a unit" % (lang, name, p["title"]))
+            check(not any(w in json.dumps(p["targets"]) for w in ("task_quantiles",)),
+                  "%s/%s/%s: reads no stored per-window quantiles" % (lang, name, p["title"]))
+        check(ok_grid, "%s/%s: every gridPos inside 24 columns, none overlapping" % (lang, name))
+        ds = refs(got, [])
+        check(ds and all(x == make_dashboards.DS[lang] for x in ds),
+              "%s/%s: all %d data source references are uid %s" % (lang, name, len(ds), LANG_UID[lang]))
+    with open(os.path.join(GRAFANA, "README.md")) as f:
         text = f.read()
-    boards[n] = json.loads(text)
-r = subprocess.run(["git", "-C", REPO, "diff", "--stat", "--", "grafana/dashboards"], capture_output=True,
-                   text=True)
-check(r.returncode != 0 or not r.stdout.strip(),
-      "grafana/dashboards is what make_dashboards.py writes (git diff: %r)" % r.stdout.strip())
+    check(make_dashboards.readme_table(BOARDS) in text, "grafana/README.md lists every panel as written")
 
 
 def refs(node, out):
     if isinstance(node, dict):
-        if "datasource" in node and node["datasource"] is not None:
+        if node.get("datasource") is not None:
             out.append(node["datasource"])
         for v in node.values():
             refs(v, out)
@@ -71,183 +117,401 @@ def refs(node, out):
     return out
 
 
-for n, d in boards.items():
-    ids = [p["id"] for p in d["panels"]]
-    check(len(ids) == len(set(ids)), "%s: panel ids unique" % n)
-    cells = set()
-    ok_grid = True
-    for p in d["panels"]:
-        g = p["gridPos"]
-        if g["x"] < 0 or g["w"] < 1 or g["x"] + g["w"] > 24 or g["y"] < 0 or g["h"] < 1:
-            ok_grid = False
-        for x in range(g["x"], g["x"] + g["w"]):
-            for y in range(g["y"], g["y"] + g["h"]):
-                if (x, y) in cells:
-                    ok_grid = False
-                cells.add((x, y))
-        check(bool(p.get("description")), "%s/%s: has a description" % (n, p["title"]))
-        check(bool(p["fieldConfig"]["defaults"].get("unit")), "%s/%s: has a unit" % (n, p["title"]))
-    check(ok_grid, "%s: every gridPos inside 24 columns, none overlapping" % n)
-    ds = refs(d, [])
-    check(ds and all(x == {"type": "influxdb", "uid": UID} for x in ds),
-          "%s: all %d data source references are uid %s" % (n, len(ds), UID))
+# ---------------------------------------------------------------- the tasks
+T0 = 1767225600 * 1000  # 2026-01-01T00:00:00Z, a multiple of every interval below (ms)
 
-# ---------------------------------------------------------------- live
-tmp = tempfile.mkdtemp(prefix="tl-grafana-")
-lsst_root = os.path.join(tmp, "repo")
-lsst_summary.generate(lsst_root, 240, random.Random(7))
-run_dir = os.path.join(lsst_root, lsst_summary.RUN)
-wq_log = os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")
-with Influxd() as db:
-    cfg = os.path.join(tmp, "run.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""sources:
+
+def phases(end_us, wall_s, cpu_s, rss):
+    """LSST metadata phases for one quantum: it ends at end_us after wall_s,
+    with cpu_s of CPU and rss bytes of peak memory (__version__ 1)."""
+    prep_us = end_us - int(round(wall_s * 1e6))
+    zero = {f: 0 for f in lsst_summary.FIELDS[1:]}
+    cpu0 = 1.5
+    ph = {"prep": dict(zero, Utc=prep_us, CpuTime=1.0), "init": dict(zero, Utc=prep_us + 1, CpuTime=1.0),
+          "start": dict(zero, Utc=prep_us + 2, CpuTime=cpu0),
+          "end": dict(zero, Utc=end_us, CpuTime=cpu0 + cpu_s)}
+    ph["end"]["MaxResidentSetSize"] = rss
+    task = {"t_ns": end_us * 1000, "wall_time_s": float((end_us - prep_us) * 1000) * 1e-9,
+            "cpu_time_s": (cpu0 + cpu_s) - cpu0, "max_rss_bytes": float(rss), "attempt": 1.0}
+    return ph, task
+
+
+def generate_bursts(root):
+    """The tasks of the truth checks, as LSST metadata files; returns them."""
+    rnd = random.Random(29)
+    specs = []  # (label, end_ms, wall_s, rss)
+    for k in range(1000):  # burst 1: ~10 ms, ending in the first 50 s
+        specs.append(("calib00", T0 + 50 * k + rnd.randrange(40), 0.008 + rnd.random() * 0.004,
+                      rnd.randrange(100_000_000, 200_000_000)))
+    for k in range(100):  # burst 2, ten minutes later: ~2 s
+        specs.append(("calib00", T0 + 600_000 + 500 * k + rnd.randrange(400), 1.8 + rnd.random() * 0.4,
+                      rnd.randrange(1_000_000_000, 2_000_000_000)))
+    for k in range(300):  # all along
+        specs.append(("isr01", T0 + 3000 * k + rnd.randrange(2000), rnd.lognormvariate(0, 0.8),
+                      int(rnd.lognormvariate(math.log(5e8), 0.5))))
+    for k in range(50):  # between the bursts
+        specs.append(("assoc02", T0 + 300_000 + 2000 * k + rnd.randrange(1500), rnd.lognormvariate(1.6, 0.3),
+                      int(rnd.lognormvariate(math.log(3e9), 0.2))))
+    tasks = []
+    for i, (label, end_ms, wall, rss) in enumerate(specs):
+        end_us = end_ms * 1000 + rnd.randrange(1000)
+        ph, task = phases(end_us, wall, wall * rnd.uniform(0.5, 1.0), rss)
+        task.update(category=label, final=True)
+        tasks.append(task)
+        path, _ = lsst_summary.butler_path(root, label, 24 * i, ".json")  # one path per task
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        lsst_summary.write_json(path, label, ph, 1, "node%d" % (i % 3), True, False, rnd)
+        if i % 10 == 3:  # an earlier attempt, 100x longer and larger, just before: not the task's
+            ph0, first = phases(end_us - 2_000_000, wall * 100, wall * 50, rss * 100)
+            first.update(category=label, final=False)
+            tasks.append(first)
+            add_earlier_attempt(path, label, ph0, rnd)
+    return tasks
+
+
+def add_earlier_attempt(path, label, ph0, rnd):
+    """Rewrites a metadata file in the provenance form, {"attempts": [earlier, this]}."""
+    with open(path) as f:
+        last = json.load(f)
+    lsst_summary.write_json(path + ".tmp", label, ph0, 1, "node9", True, False, rnd)
+    with open(path + ".tmp") as f:
+        first = json.load(f)
+    os.unlink(path + ".tmp")
+    with open(path, "w") as f:
+        json.dump({"attempts": [first, last]}, f)
+
+
+SCENARIOS = [
+    ("both bursts in one interval", Range(T0 - 60_000, T0 + 960_000, 1_200_000), None),
+    ("the second burst alone", Range(T0 + 590_000, T0 + 700_000, 120_000), None),
+    ("fine zoom (10 s)", Range(T0 - 60_000, T0 + 960_000, 10_000), None),
+    ("category isr01 selected", Range(T0 - 60_000, T0 + 960_000, 1_200_000), ["isr01"]),
+    ("two categories selected, second burst range", Range(T0 + 590_000, T0 + 700_000, 60_000),
+     ["assoc02", "calib00"]),
+]
+
+
+# ---------------------------------------------------------------- independent numbers
+def nearest_rank(vals, p):
+    """InfluxQL's PERCENTILE: rank floor(n p / 100 + 0.5), none below 1."""
+    s = sorted(vals)
+    i = int(math.floor(len(s) * p / 100.0 + 0.5)) - 1
+    return s[i] if 0 <= i < len(s) else None
+
+
+def quantile(lang, vals, p):
+    if not vals:
+        return None
+    if p == 0:
+        return min(vals)
+    if p == 100:
+        return max(vals)
+    if lang == "influxql":
+        return nearest_rank(vals, p)
+    return float(np.quantile(np.array(vals), p / 100.0))
+
+
+def aggregate(lang, fn, vals):
+    if fn == "count":
+        return float(len(vals)) if vals else None
+    if fn == "sum":
+        return float(sum(vals)) if vals else None
+    if fn == "median":
+        return float(np.median(np.array(vals))) if vals else None
+    return quantile(lang, vals, fn[1])
+
+
+def selected(tasks, rng, categories, flux, final_only):
+    lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
+    return [t for t in tasks if lo <= t["t_ns"] and (t["t_ns"] < hi if flux else t["t_ns"] <= hi)
+            and (categories is None or t["category"] in categories) and (t["final"] or not final_only)]
+
+
+def expected(lang, chk, final_only, tasks, rng, categories):
+    """{((("category", c),), bucket): {column: value}} as the panel should show it."""
+    sel = selected(tasks, rng, categories, lang == "flux", final_only)
+    groups = {}
+    kind = chk[0]
+    for t in sel:
+        b = t["t_ns"] // 1_000_000 // rng.interval_ms if kind in ("interval", "rate") else None
+        groups.setdefault(((("category", t["category"]),), b), []).append(t)
+    out = {}
+    for key, ts in groups.items():
+        if kind == "interval":
+            vals = [t[chk[1]] for t in ts if chk[1] in t]
+            row = {alias: quantile(lang, vals, p) for alias, p in chk[2]}
+        elif kind == "rate":
+            row = {"rate": len([t for t in ts if chk[1] in t]) * 60000.0 / rng.interval_ms}
+        else:
+            row = {}
+            for col, (metric, fn, scale) in chk[1].items():
+                v = aggregate(lang, fn, [t[metric] for t in ts if metric in t])
+                row[col] = None if v is None else v * scale
+        out[key] = row
+    return out
+
+
+def same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+
+
+def compare(got, want, chk):
+    """None when equal, else the first difference."""
+    if chk[0] == "rate":  # one value per interval, whatever its alias; empty intervals are 0
+        got = {k: {"rate": next(iter(v.values()))} for k, v in got.items() if any(v.values())}
+    for key in sorted(set(got) | set(want), key=str):
+        g, w = got.get(key, {}), want.get(key)
+        if w is None:
+            if any(x is not None for x in g.values()):
+                return "unexpected row %s: %s" % (key, g)
+            continue
+        for col, wv in w.items():
+            if not same(g.get(col), wv):
+                return "%s %s: panel %r, tasks %r" % (key, col, g.get(col), wv)
+    return None
+
+
+def truth_checks(label, lang, runner, tasks):
+    """Every checked panel of every board, over every scenario."""
+    for (blang, board), (_, panels) in BOARDS.items():
+        if blang != lang:
+            continue
+        for p in panels:
+            if not p.check:
+                continue
+            queries = p.influxql if lang == "influxql" else p.flux
+            for what, rng, cats in SCENARIOS:
+                variables = {"workflow": None, "host": None, "category": cats}
+                try:
+                    got = runner.panel(queries, rng, variables, interval_key=p.check[0] != "range")
+                except Exception as e:  # noqa: BLE001
+                    check(False, "%s: %s / %s, %s: %s" % (label, board, p.title, what, e))
+                    continue
+                want = expected(lang, p.check, p.final, tasks, rng, cats)
+                diff = compare(got, want, p.check)
+                check(diff is None and want, "%s: %s / %s, %s %s: %d rows equal the tasks' own numbers%s" % (
+                    label, board, p.title, what, rng, len(want), "" if diff is None else " -- " + diff))
+
+
+# ---------------------------------------------------------------- every query runs
+def extent(influx_rows):
+    """Grafana's range over all the data: [first - margin, last + margin], ~1000 intervals."""
+    lo, hi = influx_rows
+    margin = max(60_000, (hi - lo) // 20)
+    lo, hi = lo - margin, hi + margin
+    return Range(lo, hi, max(1000, (hi - lo) // 1000 // 1000 * 1000))
+
+
+def pick(values):
+    """One value of a variable (one with a space if there is one, to test escaping)."""
+    return sorted(values, key=lambda x: (" " not in x, x))[0]
+
+
+def every_query(label, lang, text, run, extent_of):
+    """text(query, range, variables) -> what Grafana sends; run(text) -> a
+    list of series (InfluxQL) or tables (Flux); extent_of(measurements) ->
+    the first and last time of their points: the range a user would pick."""
+    for (blang, board), (d, panels) in BOARDS.items():
+        if blang != lang:
+            continue
+        read = sorted(set(re.findall(r'FROM "(\w+)"', " ".join(q for p in panels for q in p.influxql))))
+        rng = extent(extent_of(read))
+        print("%s: %s over %s" % (label, board, rng))
+        allv = {v["name"]: None for v in d["templating"]["list"]}
+        one = {}
+        for v in d["templating"]["list"]:
+            q = text(v["query"], rng, allv)
+            try:
+                out = run(q)
+                vals = ([x[1] for s in out for x in s["values"]] if lang == "influxql" else
+                        [r["_value"] for t in out for r in t])
+                err = None
+            except Exception as e:  # noqa: BLE001
+                vals, err = [], str(e)
+            check(err is None and vals and not unsubstituted(q), "%s: %s variable $%s -> %d values %s" % (
+                label, board, v["name"], len(vals), err or ""))
+            if vals:
+                one[v["name"]] = [pick(vals)]
+        for p in d["panels"]:
+            for t in p["targets"]:
+                for which, values in (("All", allv), ("one workflow/instance", dict(allv, **{
+                        k: v for k, v in one.items() if k in ("workflow", "instance")}))):
+                    q = text(t["query"], rng, values)
+                    try:
+                        n, err = len(run(q)), None
+                    except Exception as e:  # noqa: BLE001
+                        n, err = 0, str(e)
+                    check(err is None and n and not unsubstituted(q), "%s: %s / %s / %s (%s): %d series %s" % (
+                        label, board, p["title"], t["refId"], which, n, (err or "")[:300]))
+
+
+def summary_equals(label, lang, runner, rng, run_dir, expect):
+    """The ResourceUsageSummary panel over the whole range, all categories."""
+    p = [p for p in BOARDS[(lang, "task-resources")][1] if p.title.startswith("Resource usage summary")][0]
+    got = runner.panel(p.influxql if lang == "influxql" else p.flux, rng,
+                       {"workflow": None, "host": None, "category": None}, interval_key=False)
+    if lang == "flux":  # linear: exactly the numbers of `tasklens summary --lsst-summary`
+        r = subprocess.run([TASKLENS, "summary", "--lsst-summary", "--format", "csv", run_dir],
+                           capture_output=True, text=True)
+        lines = r.stdout.strip().splitlines()
+        cols = lines[0].split(",")
+        want = {ln.split(",")[0]: {c: float(v) for c, v in zip(cols[1:], ln.split(",")[1:])} for ln in lines[1:]}
+        source = "`tasklens summary --lsst-summary`"
+    else:  # nearest rank, from the generator's own values
+        want = {}
+        for lbl, items in expect.items():
+            vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
+                    "walltime_s": [v[2] for _, v in items]}
+            row = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
+            for prefix, vs in vals.items():
+                for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
+                    row["%s_%s" % (prefix, c)] = quantile("influxql", vs, pc)
+            want[lbl] = row
+        source = "nearest-rank numbers from the generator"
+    compared, diffs = 0, []
+    for cat, w in want.items():
+        g = got.get(((("category", cat),), None), {})
+        for c, wv in w.items():
+            compared += 1
+            if not same(g.get(c), wv):
+                diffs.append("%s.%s: panel %r, %r" % (cat, c, g.get(c), wv))
+    check(not diffs and compared > 100, "%s: ResourceUsageSummary panel over the whole range equals %s: "
+          "%d numbers over %d tasks %s" % (label, source, compared, len(want), "; ".join(diffs[:3])))
+
+
+# ---------------------------------------------------------------- servers
+def run_config(state, run_dir, sink):
+    return f"""sources:
   - type: file
-    path: {wq_log}
+    path: {os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")}
     parser: wq
   - type: dir
     path: {run_dir}
     parser: lsst
 sinks:
   - type: influxdb
-    url: {db.url}
-    db: tasklens
-    create_db: true
-    spool_dir: {tmp}/spool
+{sink}
+    spool_dir: {state}/spool
 aggregate: {{window: 60}}
-checkpoint_dir: {tmp}/ck
+checkpoint_dir: {state}/ck
 flush_interval: 200
 cumulative_interval: 1
 quiet: true
-""")
+"""
+
+
+def fill(state, run_dir, sink_yaml, count_tasks, env=None, write=None):
+    """tasklens run until both sources' task points are in, then SIGTERM; the
+    insight points posted after."""
+    os.makedirs(state, exist_ok=True)
+    cfg = os.path.join(state, "run.yaml")
+    with open(cfg, "w") as f:
+        f.write(run_config(state, run_dir, sink_yaml))
     p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            rows = db.rows('SELECT count("attempt") FROM "task" GROUP BY "source"', "tasklens")
-        except Exception:  # the database is created by the sink
-            rows = []
-        if len(rows) == 2 and all(r["count"] > 0 for r in rows):
-            break
+                         text=True, env=env)
+    deadline = time.time() + 90
+    while time.time() < deadline and count_tasks() < 2:
         time.sleep(0.3)
-    time.sleep(4)  # a few self-metrics points and cumulative quantiles
+    time.sleep(3)  # a few self-metrics points
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
-    check(p.returncode == 0, "tasklens run exited 0 (%s)" % err[-500:])
-    # the insights dashboard: advise, plan and energy as line protocol, posted as the README shows
+    check(p.returncode == 0 and count_tasks() == 2, "tasklens run filled both sources' task points, exit %d %s" % (
+        p.returncode, err[-300:]))
+    wq_log = os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")
     for cmd in (["advise"], ["plan", "--node", "cores=128,mem=512GiB", "--node", "cores=8,mem=16GiB"],
                 ["energy"]):
         r = subprocess.run([TASKLENS] + cmd + ["--format", "lp", "-q", wq_log, run_dir], capture_output=True)
         check(r.returncode == 0 and r.stdout.count(b"\n") >= 5, "tasklens %s --format lp: %d lines %s" % (
             cmd[0], r.stdout.count(b"\n"), r.stderr.decode()[-300:]))
-        db.write("tasklens", r.stdout)
+        write(r.stdout)
 
-    # Grafana's range and interval, per dashboard: the extent of the data its
-    # queries read (what a user would pick), ~1000 points per series
-    field = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_quantiles": "count",
-             "task_advice": "attempts", "task_plan": "tasks", "task_energy": "kwh"}
 
-    def extent(measurements):
-        lo = hi = None
-        for m in measurements:
-            for fn in ("first", "last"):
-                rows = db.rows('SELECT %s("%s") FROM "%s"' % (fn, field[m], m), "tasklens", epoch="ms")
-                if rows:
-                    t = rows[0]["time"]
+def main():
+    static_checks()
+    tmp = tempfile.mkdtemp(prefix="tl-grafana-")
+    lsst_root = os.path.join(tmp, "repo")
+    expect, _ = lsst_summary.generate(lsst_root, 240, random.Random(7))
+    run_dir = os.path.join(lsst_root, lsst_summary.RUN)
+    bursts_root = os.path.join(tmp, "bursts")
+    tasks = generate_bursts(bursts_root)
+    bursts_dir = os.path.join(bursts_root, lsst_summary.RUN)
+
+    # ---- InfluxDB 1.x: InfluxQL
+    with Influxd() as db:
+        r = subprocess.run([TASKLENS, "lines", "--window", "0", "--influx-url", db.url, "--influx-db", "bursts",
+                            "--influx-create-db", "--spool-dir", os.path.join(tmp, "spool-b1"), "-q", bursts_dir],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "1.x: tasklens lines wrote the truth tasks %s" % r.stderr[-300:])
+        truth_checks("1.x InfluxQL", "influxql", InfluxQLRunner(db.query, "bursts"), tasks)
+
+        def count1():
+            try:
+                return len(db.rows('SELECT count("attempt") FROM "task" GROUP BY "source"', "tasklens"))
+            except Exception:  # noqa: BLE001  (the sink creates the database)
+                return 0
+        fill(tmp + "/v1", run_dir, "    url: %s\n    db: tasklens\n    create_db: true" % db.url, count1,
+             write=lambda body: db.write("tasklens", body))
+        rng = extent(first_last_iql(db.query, "tasklens", ["task"]))
+        iql = InfluxQLRunner(db.query, "tasklens")
+        every_query("1.x InfluxQL", "influxql", influxql_text, iql.series,
+                    lambda ms: first_last_iql(db.query, "tasklens", ms))
+        summary_equals("1.x InfluxQL", "influxql", iql, rng, run_dir, expect)
+
+    # ---- InfluxDB 2.7: Flux, and InfluxQL through DBRP
+    if not influxd2_harness.binary():
+        print("SKIP InfluxDB 2.x checks: influxd 2.7 is not built (bash scripts/build-influxd2.sh)")
+        return
+    with influxd2_harness.Influxd2() as db2:
+        env = dict(os.environ, INFLUX_TOKEN=db2.token)
+        db2.create_bucket("bursts")
+        db2.dbrp("bursts", "bursts")
+        db2.dbrp()
+        r = subprocess.run([TASKLENS, "lines", "--window", "0", "--influx-url", db2.url, "--influx-org", db2.org,
+                            "--influx-bucket", "bursts", "--spool-dir", os.path.join(tmp, "spool-b2"), "-q",
+                            bursts_dir], capture_output=True, text=True, env=env)
+        check(r.returncode == 0, "2.7: tasklens lines wrote the truth tasks through /api/v2/write %s" % r.stderr[-300:])
+        truth_checks("2.7 Flux", "flux", FluxRunner(db2, "bursts"), tasks)
+        truth_checks("2.7 InfluxQL (DBRP)", "influxql", InfluxQLRunner(db2.influxql, "bursts"), tasks)
+
+        def count2():
+            try:
+                return len(db2.influxql('SELECT count("attempt") FROM "task" GROUP BY "source"')["results"][0]
+                           .get("series", []))
+            except Exception:  # noqa: BLE001
+                return 0
+        fill(tmp + "/v2", run_dir, "    url: %s\n    org: %s\n    bucket: %s\n    token: ${INFLUX_TOKEN}" % (
+            db2.url, db2.org, db2.bucket), count2, env=env, write=db2.write)
+        rng = extent(first_last_iql(db2.influxql, db2.bucket, ["task"]))
+        flux = FluxRunner(db2, db2.bucket)
+        span = lambda ms: first_last_iql(db2.influxql, db2.bucket, ms)  # noqa: E731
+        every_query("2.7 Flux", "flux", lambda q, r, v: flux_text(q, r, v, db2.bucket), db2.flux, span)
+        iql2 = InfluxQLRunner(db2.influxql, db2.bucket)
+        every_query("2.7 InfluxQL (DBRP)", "influxql", influxql_text, iql2.series, span)
+        summary_equals("2.7 Flux", "flux", flux, rng, run_dir, expect)
+        summary_equals("2.7 InfluxQL (DBRP)", "influxql", iql2, rng, run_dir, expect)
+
+
+FIELD_OF = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_advice": "attempts",
+            "task_plan": "tasks", "task_energy": "kwh"}
+
+
+def first_last_iql(query, db, measurements):
+    """The first and last time (ms) of the points of these measurements."""
+    lo = hi = None
+    for m in measurements:
+        f = FIELD_OF[m]
+        for fn in ("first", "last"):
+            doc = query('SELECT %s("%s") FROM "%s"' % (fn, f, m), db, epoch="ms")
+            for res in doc.get("results", []):
+                for s in res.get("series", []):
+                    t = s["values"][0][0]
                     lo = t if lo is None else min(lo, t)
                     hi = t if hi is None else max(hi, t)
-        margin = max(60_000, (hi - lo) // 20)
-        lo, hi = lo - margin, hi + margin
-        interval_ms = max(1000, (hi - lo) // 1000 // 1000 * 1000)
-        return {"$timeFilter": "time >= %dms and time <= %dms" % (lo, hi),
-                "$__interval_ms": str(interval_ms), "$__interval": "%ds" % (interval_ms // 1000)}
+    return lo, hi
 
-    def regex_escape(v):
-        # Grafana's InfluxDB data source: regex-escaped value (kbn.regexEscape)
-        return re.sub(r"([\\^$*+?.()|{}\[\]/])", r"\\\1", v)
 
-    macros = None
-
-    def substitute(q, values):
-        for k in ("$__interval_ms", "$__interval", "$timeFilter"):
-            q = q.replace(k, macros[k])
-        for name, v in values.items():
-            q = q.replace("$" + name, v)
-        return q
-
-    def run_query(q):
-        try:
-            doc = db.query(q, "tasklens")
-        except Exception as e:  # noqa: BLE001
-            return None, str(e)
-        return sum(len(res.get("series", [])) for res in doc.get("results", [])), None
-
-    for n, d in boards.items():
-        macros = extent(sorted(set(re.findall(r'FROM "(\w+)"', json.dumps(d).replace('\\"', '"')))))
-        print("%s: %s, interval %s" % (n, macros["$timeFilter"], macros["$__interval"]))
-        all_values = {}
-        one_value = {}
-        for v in d["templating"]["list"]:
-            if v.get("includeAll"):
-                all_values[v["name"]] = v["allValue"]
-            else:
-                all_values[v["name"]] = v["current"]["value"]
-        for v in d["templating"]["list"]:
-            q = substitute(v["query"], all_values)
-            rows = []
-            try:
-                for res in db.query(q, "tasklens").get("results", []):
-                    for s in res.get("series", []):
-                        rows += [x[1] for x in s["values"]]
-                error = None
-            except Exception as e:  # noqa: BLE001
-                error = str(e)
-            check(error is None and rows, "%s: variable $%s: %s -> %d values %s" % (
-                n, v["name"], q, len(rows), error or ""))
-            if rows:
-                pick = sorted(rows, key=lambda x: (" " not in x, x))[0]  # one with a space if any
-                one_value[v["name"]] = regex_escape(pick) if v.get("includeAll") else pick
-        for p in d["panels"]:
-            for t in p["targets"]:
-                for label, values in (("All", all_values), ("one value", dict(all_values, **{
-                        k: v for k, v in one_value.items() if k in ("workflow", "instance")}))):
-                    q = substitute(t["query"], values)
-                    nser, error = run_query(q)
-                    check(error is None and nser, "%s / %s / %s (%s): %s series %s" % (
-                        n, p["title"], t["refId"], label, nser, error or ""))
-                    if re.search(r"\$\w", q):
-                        check(False, "unsubstituted macro in %s" % q)
-
-    # the ResourceUsageSummary table panel against `tasklens summary --lsst-summary`
-    macros = extent(["task_quantiles"])
-    panel = [p for p in boards["task-resources"]["panels"] if p["type"] == "table"][0]
-    table = {}
-    for t in panel["targets"]:
-        q = substitute(t["query"], {"category": ".*"})
-        for res in db.query(q, "tasklens").get("results", []):
-            for s in res.get("series", []):
-                row = table.setdefault(s["tags"]["category"], {})
-                row.update({c: v for c, v in zip(s["columns"], s["values"][0]) if c != "time"})
-    r = subprocess.run([TASKLENS, "summary", "--lsst-summary", "--format", "csv", run_dir],
-                       capture_output=True, text=True)
-    lines = r.stdout.strip().splitlines()
-    cols = lines[0].split(",")
-    compared = 0
-    for line in lines[1:]:
-        want = dict(zip(cols, line.split(",")))
-        got = table.get(want["task"])
-        if not got:
-            check(False, "summary table panel: no row for %s" % want["task"])
-            continue
-        for c in cols[1:]:
-            w = float(want[c])
-            g = got.get(c)
-            ok = g is not None and abs(g - w) <= 1e-12 * max(1.0, abs(w))
-            if not ok:
-                check(False, "summary table panel %s.%s = %r, tasklens summary says %r" % (want["task"], c, g, w))
-            compared += 1
-    check(compared > 100, "summary table panel equals `tasklens summary --lsst-summary`: %d numbers "
-          "over %d tasks" % (compared, len(lines) - 1))
-
-sys.exit(finish())
+if __name__ == "__main__":
+    main()
+    sys.exit(finish())
