@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Installs what is needed and runs every test twice: a -Werror build, then an
+# Installs what is needed (and builds InfluxDB 2.7 once per machine) and runs
+# every test twice: a -Werror build, then an
 # AddressSanitizer + UndefinedBehaviorSanitizer build (clang) that also runs
 # the libFuzzer target for a minute. Real samples come from ../shared (tests
 # that need them say SKIP when it is absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# A real InfluxDB 2.7 for the 2.x tests: built once per machine (about 20
+# minutes the first time, then cached under ~/.cache/tasklens), before any
+# timed test.
+bash scripts/build-influxd2.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== build (gcc, -Werror)"

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""The InfluxDB 2.x write API and Retry-After, against a loopback HTTP server
-that records what tasklens sends.
-
-Debian has no InfluxDB 2.x package (its `influxdb` is 1.6) and its build
-needs the Flux runtime, so this checks the 2.x protocol as the 2.x
-documentation states it, not a 2.x server:
+"""The InfluxDB 2.x write API and the replies a real server will not give on
+demand, against a loopback HTTP server that records what tasklens sends
+(influx2_sink.py covers the real InfluxDB 2.7):
   - POST /api/v2/write?org=O&bucket=B&precision=ns with
     `Authorization: Token T` (T from $INFLUX_TOKEN), gzip bodies;
   - the token appears in no log line;
   - 429 with `Retry-After: 3` (seconds) and 503 with Retry-After as an
     HTTP-date: the next try waits at least that long (backoff alone would
-    retry after ~0.5-1 s), and every point arrives exactly once.
+    retry after ~0.5-1 s), and every point arrives exactly once;
+  - 400 for a batch holding a line the server cannot parse (2.x then writes
+    nothing of the batch): tasklens halves the batch until that line is
+    alone, drops and counts only it, and every other point arrives.
 
 usage: influx_protocol.py TASKLENS DEMO_LOG
 """
@@ -34,8 +34,9 @@ TOKEN = "s3cr3t-t0ken-%d" % os.getpid()
 
 
 class Server:
-    def __init__(self, answers):
+    def __init__(self, answers, refuse=None):
         self.answers = list(answers)  # (status, headers()) for the first requests, then 204
+        self.refuse = refuse  # a 400 for every body that holds this text (2.x: nothing written)
         self.requests = []
         self.lock = threading.Lock()
         outer = self
@@ -56,11 +57,15 @@ class Server:
                                            "gzip": self.headers.get("Content-Encoding") == "gzip",
                                            "body": body.decode()})
                     status, headers = outer.answers.pop(0) if outer.answers else (204, dict)
+                    if outer.refuse and outer.refuse in body.decode():
+                        status, headers = 400, dict
                     headers = headers()
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                msg = b'{"code":"too many requests","message":"slow down"}' if status >= 400 else b""
+                msg = (b'{"code":"invalid","message":"unable to parse \'x\': invalid field format"}'
+                       if status == 400 else
+                       b'{"code":"too many requests","message":"slow down"}' if status >= 400 else b"")
                 self.send_header("Content-Length", str(len(msg)))
                 self.end_headers()
                 self.wfile.write(msg)
@@ -117,7 +122,26 @@ def main():
     check(sorted(got) == sorted(want) and reqs[0]["body"] == reqs[1]["body"] == reqs[2]["body"],
           "every point once after the retries (%d written, %d expected); the refused batch was sent "
           "again unchanged" % (len(got), len(want)))
+    refused_line(want)
     return finish()
+
+
+def refused_line(want):
+    """A 2.x 400 refuses a whole batch: only the line it cannot take is lost."""
+    bad = want[len(want) // 3]
+    with Server([], refuse=bad) as srv, tempfile.TemporaryDirectory(prefix="tl-proto-") as tmp:
+        r = subprocess.run([TASKLENS, "lines", "--window", "0", "--influx-url", srv.url, "--influx-org", "o",
+                            "--influx-bucket", "b", "--spool-dir", os.path.join(tmp, "spool"),
+                            "--stats", os.path.join(tmp, "stats.json"), DEMO],
+                           env=dict(os.environ, INFLUX_TOKEN=TOKEN), capture_output=True, text=True, timeout=120)
+        stats = json.load(open(os.path.join(tmp, "stats.json")))
+        written = [ln for x in srv.requests if bad not in x["body"] for ln in points(x["body"])]
+    check(r.returncode == 0 and "unable to parse" in r.stderr, "400 of a whole batch: exit 0, InfluxDB's "
+          "reason said: %s" % r.stderr.strip()[-200:])
+    check(sorted(written) == sorted(w for w in want if w != bad),
+          "every other point written (%d of %d), the refused line alone is not" % (len(written), len(want) - 1))
+    check(stats["points_dropped"] == 1 and stats["batches_split"] > 0,
+          "1 point counted as refused after %d splits" % stats["batches_split"])
 
 
 if __name__ == "__main__":

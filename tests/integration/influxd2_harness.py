@@ -62,6 +62,16 @@ class Influxd2:
         self.proc = None
 
     def start(self, timeout=60):
+        self.launch(timeout)
+        doc = self.request("POST", "/api/v2/setup", {
+            "username": "tasklens", "password": "tasklens-password", "org": self.org,
+            "bucket": self.bucket, "token": self.token, "retentionPeriodSeconds": 0}, auth=False)
+        self.org_id = doc["org"]["id"]
+        self.bucket_id = doc["bucket"]["id"]
+        return self
+
+    def launch(self, timeout=60):
+        """Starts influxd on this instance's port and dirs; returns when /health answers."""
         self.log = open(os.path.join(self.dir, "influxd.log"), "ab")
         self.proc = subprocess.Popen(
             [self.bin, "--bolt-path", os.path.join(self.dir, "influxd.bolt"),
@@ -77,18 +87,12 @@ class Influxd2:
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=1) as r:
                     if r.status == 200:
-                        break
+                        return
             except (urllib.error.URLError, ConnectionError, OSError):
                 pass
             if time.time() > deadline:
                 raise RuntimeError("influxd 2.x did not answer /health")
             time.sleep(0.2)
-        doc = self.request("POST", "/api/v2/setup", {
-            "username": "tasklens", "password": "tasklens-password", "org": self.org,
-            "bucket": self.bucket, "token": self.token, "retentionPeriodSeconds": 0}, auth=False)
-        self.org_id = doc["org"]["id"]
-        self.bucket_id = doc["bucket"]["id"]
-        return self
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
