@@ -39,7 +39,7 @@ WF = '("workflow" =~ /^$workflow$/)'
 CAT = '("category" =~ /^$category$/)'
 HOST = '("host" =~ /^$host$/)'
 TASKS = "%s AND %s AND %s" % (WF, CAT, HOST)
-FINAL = TASKS + ' AND "final" = true'  # each task's last attempt, as `tasklens summary` takes
+FINAL = TASKS + ' AND "retried" != \'true\''  # each task's last attempt, as `tasklens summary` takes
 
 # ------------------------------------------------------------------ Flux
 # Tag filters sit right after range() so InfluxDB pushes them into storage,
@@ -61,15 +61,10 @@ def fsrc(measurement, fields, tags=FTASKS):
 
 
 def fvalues(metric, final_only, tags=FTASKS):
-    """The `task` values of one metric, as rows with _value and the tags;
-    final_only keeps each task's last attempt (the `final` field, read beside
-    the metric: pivot on the point's time), as `tasklens summary` does."""
-    if not final_only:
-        return fsrc("task", [metric], tags)
-    return (fsrc("task", [metric, "final"], tags) +
-            '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
-            '  |> filter(fn: (r) => r.final == true and exists r.%s)\n'
-            '  |> map(fn: (r) => ({r with _field: "%s", _value: r.%s}))\n' % (metric, metric, metric))
+    """The `task` values of one metric; final_only keeps each task's last
+    attempt (points without the `retried` tag), as `tasklens summary` does."""
+    return fsrc("task", [metric], tags) + (
+        '  |> filter(fn: (r) => r.retried != "true")\n' if final_only else "")
 
 
 def fagg(fn):
