@@ -123,7 +123,7 @@ def main():
                 continue
             for name, rng in (("day", day), ("last hour", hour)):
                 qs = [influxql_text(q, rng, allv) for q in p.influxql]
-                t = timed(lambda: [db1.query(q, "bench") for q in qs], a.runs)
+                t = timed(lambda: [db1.query(q, "bench", timeout=1800) for q in qs], a.runs)
                 rows.append(("1.6 InfluxQL", board, p.title, name, rng.interval_ms, t))
                 print(rows[-1], flush=True)
     with influxd2_harness.Influxd2(bucket="bench") as db2:

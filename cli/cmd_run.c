@@ -1614,6 +1614,7 @@ static int run_loop(struct runner *R)
             else stop = true;
         }
     }
+    R->out.stopping = true; /* from here on, waiting for room in a full spool ends */
     /* the end: a complete input closes its windows; a followed one keeps
      * them open (they go on after a restart, from the checkpoint) */
     if (input_over) tl_output_finish(&R->out);

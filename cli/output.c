@@ -1,5 +1,7 @@
 #include "output.h"
 
+#include <signal.h>
+
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,17 @@ int64_t tl_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* SIGINT, SIGTERM or SIGHUP waiting: `run` blocks them and reads them from a
+ * signalfd, so a wait here must give way to them (the sink keeps the batch;
+ * the checkpoint never covers it, so nothing is lost on exit). */
+static bool stop_pending(void)
+{
+    sigset_t set;
+    if (sigpending(&set)) return false;
+    return sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1 ||
+           sigismember(&set, SIGHUP) == 1;
+}
+
 void tl_output_pass(struct tl_output *o, bool force)
 {
     if (!force && o->buf.len < PASS_BYTES) {
@@ -32,9 +45,11 @@ void tl_output_pass(struct tl_output *o, bool force)
         if (d->sink) {
             if (o->buf.len) {
                 enum tl_err rc = tl_influx_sink_add(d->sink, o->buf.data, o->buf.len, o->buf_lines);
-                /* spool full: stop reading until InfluxDB takes some (backpressure) */
-                while (rc == TL_ERR_LIMIT) rc = tl_influx_sink_drain(d->sink, 5000);
-                if (rc) d->failed = true;
+                /* spool full or its disk refusing: stop reading until InfluxDB
+                 * takes some (backpressure), but never past a stop signal */
+                while (rc == TL_ERR_LIMIT && !o->stopping && !stop_pending())
+                    rc = tl_influx_sink_drain(d->sink, 1000);
+                if (rc && rc != TL_ERR_LIMIT) d->failed = true;
                 /* a forced pass is a flush tick: send now, not one tick later */
                 if (force) tl_influx_sink_flush(d->sink);
             } else {
@@ -124,6 +139,7 @@ struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o)
         sum.batches_split += s.batches_split;
         sum.retries += s.retries;
         sum.http_errors += s.http_errors;
+        sum.spool_write_errors += s.spool_write_errors;
         sum.spool.bytes += s.spool.bytes;
         sum.spool.frames += s.spool.frames;
         sum.spool.appended_frames += s.spool.appended_frames;
@@ -149,9 +165,9 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[14 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+    const char *names[16 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
-    uint64_t values[14 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+    uint64_t values[16 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
                                           lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
@@ -161,11 +177,15 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
         struct tl_influx_sink_stats ss = tl_output_sink_stats(o);
         static const char *const sink_names[] = {"spool_bytes", "spool_frames", "points_acked",
                                                  "points_dropped", "http_errors", "retries",
-                                                 "spool_dropped_frames", "spool_corrupt_frames"};
+                                                 "spool_dropped_frames", "spool_corrupt_frames",
+                                                 "spool_corrupt_bytes", "spool_write_errors"};
         uint64_t sink_values[] = {ss.spool.bytes, ss.spool.frames, ss.points_acked,
                                   ss.points_dropped, ss.http_errors, ss.retries,
-                                  ss.spool.dropped_frames, ss.spool.corrupt_frames};
-        for (int i = 0; i < 8; i++) {
+                                  ss.spool.dropped_frames, ss.spool.corrupt_frames,
+                                  ss.spool.corrupt_bytes, ss.spool_write_errors};
+        _Static_assert(sizeof sink_names / sizeof *sink_names == sizeof sink_values / sizeof *sink_values,
+                       "one value per name");
+        for (size_t i = 0; i < sizeof sink_names / sizeof *sink_names; i++) {
             names[n] = sink_names[i];
             values[n++] = sink_values[i];
         }
@@ -204,14 +224,14 @@ static void write_stats(const struct tl_output *o, const char *path)
             "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
             "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
             "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
-            "\"spool_corrupt_bytes\":%llu,\"points_unwritable\":%llu}\n",
+            "\"spool_corrupt_bytes\":%llu,\"spool_write_errors\":%llu,\"points_unwritable\":%llu}\n",
             (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
             (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
             (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
             (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
             (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.dropped_frames,
             (unsigned long long)ss.spool.corrupt_frames,
-            (unsigned long long)ss.spool.corrupt_bytes,
+            (unsigned long long)ss.spool.corrupt_bytes, (unsigned long long)ss.spool_write_errors,
             (unsigned long long)o->st.rejected_unwritable);
     fclose(f);
 }

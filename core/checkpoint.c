@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,32 @@ static void sync_dir_of(const char *path)
         fsync(fd);
         close(fd);
     }
+}
+
+int tl_lock_dir(const char *dir, const char *what, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        snprintf(err, errlen, "%s %s is in use by another tasklens%s%s%s", what, dir,
+                 *pid ? " (pid " : "", pid, *pid ? ")" : "");
+        close(fd);
+        return -1;
+    }
+    char line[32];
+    int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, line, (size_t)n, 0) == n) { /* the pid is a hint only */
+    }
+    return fd;
 }
 
 enum tl_err tl_write_atomic(const char *path, const void *data, size_t len, char *err,

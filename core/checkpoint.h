@@ -55,6 +55,12 @@ void tl_ckpt_free(struct tl_ckpt *c);
 /* write(2) until everything is written (EINTR retried); false on error. */
 bool tl_write_all(int fd, const void *p, size_t n);
 
+/* One owner per directory: an exclusive flock on DIR/lock, held while the
+ * returned descriptor stays open (close it to let go). -1 when another
+ * process holds it or the file cannot be made; err says which, with the
+ * owner's pid when it wrote one. */
+int tl_lock_dir(const char *dir, const char *what, char *err, size_t errlen);
+
 /* Writes len bytes to path atomically (tmp, fsync, rename, fsync dir). */
 enum tl_err tl_write_atomic(const char *path, const void *data, size_t len, char *err,
                             size_t errlen);

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-# A real InfluxDB 2.7 for the 2.x tests: built once per machine (about 20
+# A real InfluxDB 2.7 for the 2.x tests: built once per machine (about 5
 # minutes the first time, then cached under ~/.cache/tasklens), before any
 # timed test.
 bash scripts/build-influxd2.sh

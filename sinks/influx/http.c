@@ -128,11 +128,18 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
     tl_buf_puts(&u, cfg->version == 1 ? "/ping" : "/health");
     c->ping_url = strdup(tl_buf_cstr(&u));
     tl_buf_free(&u);
-    /* "where" for messages: scheme://host:port, without user info */
+    /* "where" for messages: scheme://host:port, without user info. The user
+     * info ends at the last '@' before any query or fragment: a password may
+     * hold '/', '@' or ':' written as they are, and none of it may show. */
     const char *hs = strstr(cfg->url, "://");
     hs = hs ? hs + 3 : cfg->url;
-    const char *at = strchr(hs, '@'), *slash = strchr(hs, '/');
-    if (at && (!slash || at < slash)) hs = at + 1;
+    size_t upto = strcspn(hs, "?#");
+    for (size_t i = upto; i > 0; i--)
+        if (hs[i - 1] == '@') {
+            hs += i;
+            break;
+        }
+    const char *slash = strchr(hs, '/');
     int schemelen = (int)(strstr(cfg->url, "://") ? strstr(cfg->url, "://") - cfg->url : 4);
     snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url,
              (int)(slash ? slash - hs : (long)strlen(hs)), hs, cfg->version == 1 ? "database" : "bucket",

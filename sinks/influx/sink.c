@@ -26,6 +26,8 @@ struct tl_influx_sink {
     char reasons[MAX_REASONS][64]; /* partial-write reasons already logged */
     int nreasons;
     char fatal[1200];
+    bool spool_failing; /* the spool's disk refused a write: said once until it mends */
+    bool spool_full;    /* the spool reached its cap: said once until it takes a batch */
     struct tl_influx_sink_stats st;
 };
 
@@ -208,14 +210,48 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
     }
 }
 
+/* The spool's disk refused a write (full, EIO): said once per episode; the
+ * batch stays with the caller, who pauses reading (nothing is dropped and
+ * nothing piles up in memory). */
+static enum tl_err spool_refused(struct tl_influx_sink *s)
+{
+    s->st.spool_write_errors++;
+    if (!s->spool_failing) /* said even when quiet: it stops the input */
+        fprintf(stderr, "tasklens: spool cannot take a batch (%s); reading pauses until it can or "
+                        "InfluxDB takes it, nothing is dropped\n",
+                tl_spool_error(s->spool));
+    s->spool_failing = true;
+    return TL_ERR_LIMIT;
+}
+
 static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_t len)
 {
     enum tl_err rc = tl_spool_append(s->spool, body, len);
+    if (rc == TL_ERR_IO) return spool_refused(s);
+    if (rc == TL_ERR_LIMIT) {
+        if (!s->spool_full) /* said even when quiet: it stops the input */
+            fprintf(stderr, "tasklens: spool %s is full (%llu bytes, the cap); reading pauses until "
+                            "InfluxDB takes some, nothing is dropped\n",
+                    s->cfg.spool.dir, (unsigned long long)tl_spool_stats(s->spool).bytes);
+        s->spool_full = true;
+        return rc;
+    }
+    s->spool_full = false;
+    if (!rc && s->spool_failing) {
+        s->spool_failing = false;
+        fprintf(stderr, "tasklens: spool writable again\n");
+    }
     if (!rc) s->st.batches_spooled++;
     int64_t t = now_ms();
     if (!rc && t - s->last_sync_ms >= 1000) { /* fsync at most every second */
         rc = tl_spool_sync(s->spool);
         s->last_sync_ms = t;
+        if (rc == TL_ERR_IO) {
+            /* appended but not durable: the caller may not count on it, and
+             * a checkpoint must not; it is delivered from the spool anyway */
+            spool_refused(s);
+            rc = TL_OK;
+        }
     }
     return rc;
 }

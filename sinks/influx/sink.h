@@ -43,6 +43,7 @@ struct tl_influx_sink_stats {
     uint64_t batches_sent, batches_spooled, batches_split;
     uint64_t retries;        /* failed attempts that will be retried */
     uint64_t http_errors;    /* replies other than 2xx */
+    uint64_t spool_write_errors; /* appends the spool's disk refused (full, EIO) */
     struct tl_spool_stats spool;
 };
 
@@ -52,7 +53,8 @@ enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_i
                                char *err, size_t errlen);
 void tl_influx_sink_free(struct tl_influx_sink *s);
 /* Appends complete lines (each ending in \n). May send a batch. Returns
- * TL_ERR_LIMIT when the spool is full: the caller must stop reading
+ * TL_ERR_LIMIT when the spool is full or its disk refuses writes (said once
+ * per episode, with the file and errno): the caller must stop reading
  * (backpressure) and call tl_influx_sink_drain until it returns TL_OK. */
 enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
                                uint32_t nlines);

@@ -1,19 +1,25 @@
 /* The disk spool: where batches wait while InfluxDB cannot take them.
  *
  * A directory of segment files `seg-<16 digits>.tls`, appended in order and
- * drained in order. Each batch is one frame:
+ * drained in order, owned by one process (an flock on DIR/lock). Each batch
+ * is one frame:
  *
- *     "TLF1" | u32 payload length | u32 raw length | u32 CRC-32 of payload
- *     | payload (one zstd frame of line protocol)
+ *     "TLF2" | u32 payload length | u32 raw length | u32 CRC-32 of payload
+ *     | u32 CRC-32 of the 16 bytes before it | payload (one zstd frame of
+ *     line protocol)
  *
- * all integers little-endian. Writes are fsync'ed when a segment closes and
- * at most every second otherwise (tl_spool_sync). The read position is kept
- * in `pos` (segment, offset), replaced atomically (tmp, fsync, rename) after
- * each drained frame, so a restart resumes where draining stopped.
+ * all integers little-endian ("TLF1" frames, 16 bytes of header without
+ * its own CRC, are still read). Writes are fsync'ed when a segment closes
+ * and at most every second otherwise (tl_spool_sync). The read position is
+ * kept in `pos` (segment, offset), replaced atomically (tmp, fsync, rename)
+ * after each drained frame, so a restart resumes where draining stopped.
  *
- * A frame that is truncated or fails its CRC (a crash mid-write, a disk
- * error) is reported with its segment, offset and size; the frames before
- * it are kept and drained; reading continues with the next segment.
+ * Damage costs only itself: a frame whose header or payload fails its CRC
+ * is skipped up to the next intact frame (found by its magic and checked
+ * whole), reported with its segment, offset and size, and counted
+ * (corrupt_frames, corrupt_bytes). A write that fails part-way (disk full,
+ * EIO) is taken back (ftruncate), so no frame ever follows a partial one;
+ * tl_spool_error says which file and why.
  *
  * Size is capped (max_bytes). When full, appends fail with TL_ERR_LIMIT so
  * the caller applies backpressure -- or, with drop_oldest, the oldest
@@ -45,8 +51,10 @@ struct tl_spool_stats {
 
 struct tl_spool;
 
-/* Creates the directory if needed and scans what is there. Corrupt tails
- * are reported on stderr (path:offset: what) and counted. */
+/* Creates the directory if needed, takes its lock (TL_ERR_OPEN, err naming
+ * the other owner, when another process holds it) and scans what is there.
+ * A tail with no intact frame is reported on stderr (path:offset: what),
+ * counted and trimmed. */
 enum tl_err tl_spool_open(const struct tl_spool_cfg *cfg, struct tl_spool **out, char *err,
                           size_t errlen);
 void tl_spool_close(struct tl_spool *sp); /* fsyncs */
@@ -56,6 +64,8 @@ enum tl_err tl_spool_peek(struct tl_spool *sp, struct tl_buf *out);
 /* Forgets the frame peek returned (it was delivered). */
 enum tl_err tl_spool_pop(struct tl_spool *sp);
 enum tl_err tl_spool_sync(struct tl_spool *sp);
+/* After TL_ERR_IO from append or sync: "write PATH: strerror" (no secrets). */
+const char *tl_spool_error(const struct tl_spool *sp);
 struct tl_spool_stats tl_spool_stats(const struct tl_spool *sp);
 
 #endif

@@ -123,7 +123,27 @@ def main():
           "every point once after the retries (%d written, %d expected); the refused batch was sent "
           "again unchanged" % (len(got), len(want)))
     refused_line(want)
+    password_in_url()
     return finish()
+
+
+def password_in_url():
+    """No part of a password written in the URL shows, whatever it holds."""
+    secret = "Pw/x@y:z%d" % os.getpid()
+    pieces = [p for p in secret.replace("/", " ").replace("@", " ").replace(":", " ").split() if len(p) >= 2]
+    with tempfile.TemporaryDirectory(prefix="tl-proto-") as tmp:
+        url = "http://user:%s@127.0.0.1:9" % secret
+        r = subprocess.run([TASKLENS, "lines", "--influx-url", url, "--influx-db", "d", "--spool-dir",
+                            os.path.join(tmp, "sp"), "--drain-timeout", "0", DEMO], capture_output=True, text=True)
+        cfg = os.path.join(tmp, "c.yaml")
+        with open(cfg, "w") as f:
+            f.write("sources:\n  - type: file\n    path: %s\nsinks:\n  - type: influxdb\n    url: %s\n"
+                    "    db: d\n    spool_dir: %s/sp2\n" % (DEMO, url, tmp))
+        c = subprocess.run([TASKLENS, "check", "-c", cfg], capture_output=True, text=True)
+    out = r.stdout + r.stderr + c.stdout + c.stderr
+    shown = [p for p in pieces if p in out]
+    check(not shown and "127.0.0.1" in out, "a password with / @ : in the URL: no part of it in `lines` or `check` "
+          "messages (shown: %s)" % shown)
 
 
 def refused_line(want):

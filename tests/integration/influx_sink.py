@@ -156,14 +156,15 @@ def corruption(tasklens, gen, db, tmp):
     st = json.load(open(stats))
     check(r.returncode == 1 and st["spool_frames"] >= 2, "batches spooled while down (%d)" % st["spool_frames"])
     seg = sorted(glob.glob(os.path.join(spool, "seg-*.tls")))[-1]
-    # read the frames ourselves (magic, length, raw length, CRC, zstd payload)
+    # read the frames ourselves (magic, length, raw length, CRCs, zstd payload)
     # to know how many task points the last one holds
     raw = open(seg, "rb").read()
     off, frames = 0, []
     while off < len(raw):
         n = int.from_bytes(raw[off + 4:off + 8], "little")
-        frames.append((off, raw[off + 16:off + 16 + n]))
-        off += 16 + n
+        h = 20 if raw[off:off + 4] == b"TLF2" else 16
+        frames.append((off, raw[off + h:off + h + n]))
+        off += h + n
     last = subprocess.run(["zstd", "-d", "-c"], input=frames[-1][1], check=True, stdout=subprocess.PIPE).stdout
     lost_tasks = sum(1 for line in last.splitlines() if line.startswith(b"task,"))
     os.truncate(seg, len(raw) - 100)  # cut the last frame

@@ -125,7 +125,7 @@ class Influxd2:
             hdrs["Authorization"] = "Token " + (token or self.token)
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=hdrs)
         try:
-            with urllib.request.urlopen(req, timeout=300) as r:
+            with urllib.request.urlopen(req, timeout=1800) as r:
                 out = r.read()
         except urllib.error.HTTPError as e:
             raise HTTPError(e.code, e.read().decode(errors="replace")) from None

@@ -116,14 +116,14 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def query(self, q, db=None, epoch=None):
+    def query(self, q, db=None, epoch=None, timeout=30):
         params = {"q": q}
         if db:
             params["db"] = db
         if epoch:
             params["epoch"] = epoch
         data = urllib.parse.urlencode(params).encode()
-        with urllib.request.urlopen(self.url + "/query", data=data, timeout=30, context=self.ctx) as r:
+        with urllib.request.urlopen(self.url + "/query", data=data, timeout=timeout, context=self.ctx) as r:
             doc = json.loads(r.read())
         for res in doc.get("results", []):
             if "error" in res:
