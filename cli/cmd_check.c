@@ -24,6 +24,7 @@
 #include "http.h"
 #include "parser.h"
 #include "kafka.h"
+#include "input.h"
 #include "run_config.h"
 
 static void say(int *problems, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -96,7 +97,11 @@ static void check_source(int *pr, const struct src_settings *s, int i)
     }
     for (size_t k = 0; k < n; k++) {
         const char *p = g.gl_pathv[k];
-        char head[65536];
+        char head[65536], why[1024];
+        if (s->kind == SRC_FILE && !tl_followable(p, why, sizeof why)) {
+            say(pr, false, "sources[%d]: %s", i, why);
+            continue;
+        }
         int fd = open(p, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             say(pr, false, "sources[%d]: %s: %s", i, p, strerror(errno));
@@ -164,23 +169,31 @@ int tl_cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
+        {"config-only", no_argument, NULL, 1},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     const char *path = NULL;
+    bool config_only = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
         if (c == 'c') path = optarg;
+        else if (c == 1) config_only = true;
         else {
             fprintf(c == 'h' ? stdout : stderr,
-                    "usage: tasklens check -c FILE\n\nValidates a `tasklens run` configuration and "
-                    "tries each source and sink.\n");
+                    "usage: tasklens check [--config-only] -c FILE\n\n"
+                    "Validates a `tasklens run` configuration and tries each source and sink.\n"
+                    "  --config-only   validate only; try no server, file or directory (for a\n"
+                    "                  service's pre-start: `run` itself waits for servers)\n\n"
+                    "Exit status: 0 usable; 1 the configuration is valid but something it names\n"
+                    "is not usable now (a server unreachable, credentials refused, a directory\n"
+                    "not writable); 2 the configuration is wrong.\n");
             return c == 'h' ? TL_EXIT_OK : TL_EXIT_USAGE;
         }
     }
     if (!path || optind != argc) {
-        fprintf(stderr, "usage: tasklens check -c FILE\n");
+        fprintf(stderr, "usage: tasklens check [--config-only] -c FILE\n");
         return TL_EXIT_USAGE;
     }
     struct run_config cfg;
@@ -192,6 +205,10 @@ int tl_cmd_check(int argc, char **argv)
     }
     int problems = 0, *pr = &problems;
     printf("%s: valid (%d sources, %d sinks)\n", path, cfg.nsrc, cfg.nsink);
+    if (config_only) {
+        run_config_free(&cfg);
+        return TL_EXIT_OK;
+    }
     for (int i = 0; i < cfg.nsrc; i++) check_source(pr, &cfg.src[i], i);
     for (int i = 0; i < cfg.nsink; i++) {
         const struct sink_settings *k = &cfg.sink[i];

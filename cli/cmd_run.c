@@ -339,6 +339,10 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
         }
         return TL_OK;
     }
+    if (!tl_followable(s->path, err, sizeof err)) {
+        logm(R, LOG_ERROR, "%s", err);
+        return TL_ERR_OPEN;
+    }
     bool from_end = !strcmp(s->cfg.from, "end");
     if (tl_follow_open(s->path, from_end, at, &s->fl, err, sizeof err)) {
         logm(R, LOG_ERROR, "%s", err);
@@ -1319,6 +1323,31 @@ static enum tl_err sinks_open(struct runner *R)
     return TL_OK;
 }
 
+/* Everything the sinks hold goes out (sent, or spooled and fsync'ed) before
+ * they may close: false when a sink keeps a batch it can neither send nor
+ * spool (its spool full or its disk refusing while InfluxDB is away). */
+static bool sinks_hand_over(struct runner *R)
+{
+    tl_output_pass(&R->out, true);
+    bool ok = true;
+    for (int i = 0; i < R->out.ndests; i++) {
+        struct tl_output_dest *d = &R->out.dests[i];
+        if (d->sink && (tl_influx_sink_flush(d->sink) || tl_influx_sink_sync(d->sink))) ok = false;
+        if (!d->sink && d->out && fflush(d->out)) ok = false;
+    }
+    return ok;
+}
+
+static void sinks_close(struct runner *R)
+{
+    for (int i = 0; i < R->out.ndests; i++) {
+        struct tl_output_dest *d = &R->out.dests[i];
+        if (d->sink) tl_influx_sink_free(d->sink);
+        else if (d->out && d->out != stdout) fclose(d->out);
+    }
+    R->out.ndests = 0;
+}
+
 /* ---------------------------------------------------------------- setup */
 
 static enum tl_err output_open(struct runner *R)
@@ -1476,25 +1505,36 @@ static void reload(struct runner *R)
     if (strcmp(nc.agg.by, R->cfg.agg.by) || nc.agg.window != R->cfg.agg.window ||
         nc.agg.alpha != R->cfg.agg.alpha)
         logm(R, LOG_WARN, "SIGHUP: aggregate settings change on the next restart only");
-    /* sinks: everything acknowledged, then reopened from the new settings */
+    /* sinks: the old ones hand over all they hold (sent, or in the fsync'ed
+     * spool) and close; the new ones open; if either step fails, the running
+     * configuration stays whole */
+    R->out.no_wait = true; /* a full spool must not hold the reload */
     checkpoint(R, "reload");
-    tl_output_pass(&R->out, true);
-    for (int i = 0; i < R->out.ndests; i++) {
-        struct tl_output_dest *d = &R->out.dests[i];
-        if (d->sink) {
-            tl_influx_sink_drain(d->sink, 0);
-            tl_influx_sink_sync(d->sink);
-            tl_influx_sink_free(d->sink);
-        } else if (d->out != stdout) {
-            fclose(d->out);
-        }
+    bool handed = sinks_hand_over(R);
+    R->out.no_wait = false;
+    if (!handed) {
+        logm(R, LOG_ERROR, "SIGHUP: a sink still holds points it can neither send nor spool; keeping "
+                           "the running configuration (send SIGHUP again when it has drained)");
+        run_config_free(&nc);
+        return;
     }
-    R->out.ndests = 0;
+    sinks_close(R);
+    struct run_config old_cfg = R->cfg;
+    R->cfg = nc;
+    if (sinks_open(R)) {
+        sinks_close(R);
+        R->cfg = old_cfg;
+        run_config_free(&nc);
+        if (sinks_open(R))
+            logm(R, LOG_ERROR, "SIGHUP: a new sink failed to open, and so did a running one; "
+                               "reading pauses until a reload succeeds");
+        else
+            logm(R, LOG_ERROR, "SIGHUP: a new sink failed to open; keeping the running configuration");
+        return;
+    }
     /* sources: keep those still configured (with their state), add new ones;
      * the checkpoint directory stays (its lock is held) */
-    struct tl_cfg_doc old_doc = R->cfg.doc;
-    R->cfg = nc;
-    if (sinks_open(R)) logm(R, LOG_ERROR, "SIGHUP: a sink failed to open; points wait in memory");
+    struct tl_cfg_doc old_doc = old_cfg.doc;
     struct source *prev[RUN_MAX_SOURCES * 8];
     int nprev = R->nsrc;
     memcpy(prev, R->src, sizeof(struct source *) * (size_t)nprev);
@@ -1614,7 +1654,7 @@ static int run_loop(struct runner *R)
             else stop = true;
         }
     }
-    R->out.stopping = true; /* from here on, waiting for room in a full spool ends */
+    R->out.no_wait = true; /* from here on, waiting for room in a full spool ends */
     /* the end: a complete input closes its windows; a followed one keeps
      * them open (they go on after a restart, from the checkpoint) */
     if (input_over) tl_output_finish(&R->out);

@@ -64,5 +64,9 @@ void tl_file_list_free(struct tl_file_list *fl);
 
 /* Frees what tl_read_input allocated in info. */
 void tl_input_info_free(struct tl_summary_input *info);
+/* Whether a `type: file` source can follow path: false, with what to use
+ * instead in err, for a FIFO, a device, a directory or a compressed file;
+ * true for a regular file, and for one that does not exist yet. */
+bool tl_followable(const char *path, char *err, size_t errlen);
 
 #endif

@@ -47,7 +47,7 @@ void tl_output_pass(struct tl_output *o, bool force)
                 enum tl_err rc = tl_influx_sink_add(d->sink, o->buf.data, o->buf.len, o->buf_lines);
                 /* spool full or its disk refusing: stop reading until InfluxDB
                  * takes some (backpressure), but never past a stop signal */
-                while (rc == TL_ERR_LIMIT && !o->stopping && !stop_pending())
+                while (rc == TL_ERR_LIMIT && !o->no_wait && !stop_pending())
                     rc = tl_influx_sink_drain(d->sink, 1000);
                 if (rc && rc != TL_ERR_LIMIT) d->failed = true;
                 /* a forced pass is a flush tick: send now, not one tick later */
@@ -247,6 +247,12 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
         enum tl_err drc = tl_influx_sink_drain(d->sink, drain_timeout_ms);
         tl_influx_sink_sync(d->sink);
         struct tl_influx_sink_stats ss = tl_influx_sink_stats(d->sink);
+        if (tl_influx_sink_held(d->sink)) {
+            fprintf(stderr, "%s: %u points were neither sent nor spooled (the spool could not take "
+                            "them); a run with checkpoint_dir reads them again at its next start\n",
+                    cmd, tl_influx_sink_held(d->sink));
+            status = 1;
+        }
         if (drc || d->failed) {
             const char *why = tl_influx_sink_fatal(d->sink);
             fprintf(stderr,
@@ -314,7 +320,16 @@ int tl_influx_option(int c, const char *arg, struct tl_influx_sink_cfg *sc, cons
         return 1;
     }
     case 1013: sc->spool.drop_oldest = true; return 1;
-    case 1016: sc->http.timeout_ms = atol(arg); return 1;
+    case 1016: {
+        char *end;
+        long v = strtol(arg, &end, 10);
+        if (*end || v < 100 || v > 600000) {
+            fprintf(stderr, "%s: --influx-timeout: '%s' is not a number of ms in 100..600000\n", cmd, arg);
+            return -1;
+        }
+        sc->http.timeout_ms = v;
+        return 1;
+    }
     default: return 0;
     }
 }

@@ -36,7 +36,7 @@ struct tl_output {
     uint32_t since_clock;
     int64_t last_pass_ms;
     enum tl_err agg_rc;
-    bool stopping; /* the run is ending: a full spool is not waited on */
+    bool no_wait; /* the run is ending or reloading: a full spool is not waited on */
 };
 
 /* window_s: tumbling window length (0: none). Then add destinations. */

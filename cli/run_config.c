@@ -29,7 +29,7 @@ static const struct tl_option run_options[] = {
 
 #define AS(f) offsetof(struct agg_settings, f)
 static const struct tl_option agg_options[] = {
-    {"by", TL_OPT_STRING, "source,category", "tags that group the quantiles (list)", AS(by)},
+    {"by", TL_OPT_LIST, "source,category", "tags that group the quantiles (list)", AS(by)},
     {"window", TL_OPT_INT, "60", "tumbling window in s over record time (0: none)", AS(window)},
     {"alpha", TL_OPT_DOUBLE, "0.005", "relative error of the sketches", AS(alpha)},
     {"max_keys", TL_OPT_INT, "10000", "groups kept; later ones go to `_other`", AS(max_keys)},
@@ -51,14 +51,14 @@ static const struct tl_option file_source_options[] = {
 static const struct tl_option dir_source_options[] = {
     {"path", TL_OPT_STRING, NULL, "a directory; each file in it is read once", SS(path)},
     {"recursive", TL_OPT_BOOL, "true", "also read subdirectories", SS(recursive)},
-    {"match", TL_OPT_STRING, "*",
+    {"match", TL_OPT_LIST, "*",
      "file names to read (a glob; e.g. *_metadata* for an LSST datastore)", SS(match)},
     {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
     {0},
 };
 static const struct tl_option kafka_source_options[] = {
-    {"brokers", TL_OPT_STRING, NULL, "bootstrap servers, host:port[,host:port]", SS(brokers)},
-    {"topics", TL_OPT_STRING, NULL, "topic names or ^regex, comma-separated", SS(topics)},
+    {"brokers", TL_OPT_LIST, NULL, "bootstrap servers, host:port[,host:port]", SS(brokers)},
+    {"topics", TL_OPT_LIST, NULL, "topic names or ^regex, comma-separated", SS(topics)},
     {"group", TL_OPT_STRING, "tasklens", "consumer group: instances in one group share partitions",
      SS(group)},
     {"start", TL_OPT_STRING, "earliest", "earliest or latest: where a new group starts", SS(start)},
@@ -68,7 +68,7 @@ static const struct tl_option kafka_source_options[] = {
      "put the message key in this tag (e.g. manager); none by default", SS(key_tag)},
     {"max_streams", TL_OPT_INT, "10000",
      "parser states kept, one per (topic, partition, key); more are rejected", SS(max_streams)},
-    {"header_tags", TL_OPT_STRING, NULL,
+    {"header_tags", TL_OPT_LIST, NULL,
      "message headers to put in tags, comma-separated (e.g. workflow,site)", SS(header_tags)},
     {"state_topic", TL_OPT_STRING, NULL,
      "compacted topic where every partition's state (parser streams, sketches, offset) is "
@@ -375,6 +375,43 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
                      ranges[i].v, ranges[i].min, ranges[i].max);
             return TL_ERR_USAGE;
         }
+    for (int i = 0; i < c->nsrc; i++) {
+        const struct src_settings *src = &c->src[i];
+        if ((src->kind == SRC_FILE || src->kind == SRC_DIR) && (!src->path || !*src->path)) {
+            snprintf(err, errlen, "%s:%d: sources[%d].path: empty", f, src->line, i);
+            return TL_ERR_USAGE;
+        }
+    }
+    for (int i = 0; i < c->nsink; i++) {
+        const struct sink_settings *k = &c->sink[i];
+        if (k->kind == SINK_FILE) {
+            if (!k->path || !*k->path) {
+                snprintf(err, errlen, "%s:%d: sinks[%d].path: empty", f, k->line, i);
+                return TL_ERR_USAGE;
+            }
+            continue;
+        }
+        if (!k->spool_dir || !*k->spool_dir) {
+            snprintf(err, errlen, "%s:%d: sinks[%d].spool_dir: empty", f, k->line, i);
+            return TL_ERR_USAGE;
+        }
+        struct {
+            const char *name;
+            long long v, min, max;
+        } sink_ranges[] = {
+            /* a request never waits for ever, and a spool holds at least a batch */
+            {"timeout", k->timeout, 100, 600000},
+            {"batch_lines", k->batch_lines, 1, 1000000},
+            {"batch_bytes", (long long)k->batch_bytes, 1024, 256LL << 20},
+            {"spool_max", (long long)k->spool_max, 64 << 10, 1LL << 50},
+        };
+        for (size_t j = 0; j < sizeof sink_ranges / sizeof *sink_ranges; j++)
+            if (sink_ranges[j].v < sink_ranges[j].min || sink_ranges[j].v > sink_ranges[j].max) {
+                snprintf(err, errlen, "%s:%d: sinks[%d].%s: %lld is outside %lld..%lld", f, k->line, i,
+                         sink_ranges[j].name, sink_ranges[j].v, sink_ranges[j].min, sink_ranges[j].max);
+                return TL_ERR_USAGE;
+            }
+    }
     if (!(c->agg.alpha > 0 && c->agg.alpha < 0.5)) {
         snprintf(err, errlen, "%s: aggregate.alpha: %g is outside (0, 0.5)", f, c->agg.alpha);
         return TL_ERR_USAGE;

@@ -349,8 +349,9 @@ enum tl_err tl_cfg_apply(const struct tl_cfg_doc *doc, const struct tl_cfg_node 
             return TL_ERR_USAGE;
         }
         const char *value = v->scalar;
-        if (v->kind == TL_CFG_SEQ && o->type == TL_OPT_STRING) {
-            /* a list for a string option: joined with commas */
+        if (v->kind == TL_CFG_SEQ && o->type == TL_OPT_LIST) {
+            /* a list for a list option: joined with commas (a list where one
+             * value goes -- a path, a URL -- is refused below) */
             size_t total = 1;
             for (size_t j = 0; j < v->n; j++) {
                 if (v->items[j]->kind != TL_CFG_SCALAR) goto wrong_kind;

@@ -48,6 +48,7 @@ static enum tl_err parse_value(const struct tl_option *o, void *cfg, const char 
         return TL_OK;
     }
     case TL_OPT_STRING:
+    case TL_OPT_LIST:
         *(const char **)field = v;
         return TL_OK;
     }
@@ -65,7 +66,8 @@ enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char 
                            const char *value, char *err, size_t errlen)
 {
     static const char *const type_names[] = {"a boolean", "an integer", "a size (e.g. 64K, 1M)",
-                                             "a number", "a string"};
+                                             "a number", "a string", "a list"};
+    _Static_assert(sizeof type_names / sizeof *type_names == TL_OPT_LIST + 1, "a name per type");
     for (const struct tl_option *o = table; o && o->name; o++) {
         if (strcmp(o->name, name)) continue;
         if (parse_value(o, cfg, value)) {

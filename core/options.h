@@ -20,6 +20,7 @@ enum tl_opt_type {
     TL_OPT_SIZE,   /* size_t; accepts K, M, G suffixes (powers of 1024) */
     TL_OPT_DOUBLE, /* double */
     TL_OPT_STRING, /* const char *, borrowed from the default or the caller */
+    TL_OPT_LIST,   /* const char *, comma-separated; a YAML list is joined with commas */
 };
 
 struct tl_option {

@@ -65,7 +65,7 @@ struct chrome_config {
 static const struct tl_option chrome_options[] = {
     {"category", TL_OPT_STRING, "name", "what names a duration's category: name or cat",
      offsetof(struct chrome_config, category)},
-    {"sample_args", TL_OPT_STRING, DEFAULT_SAMPLE_ARGS,
+    {"sample_args", TL_OPT_LIST, DEFAULT_SAMPLE_ARGS,
      "instant-event args taken as resource samples: comma-separated globs (* = every numeric arg)",
      offsetof(struct chrome_config, sample_args)},
     {"max_event", TL_OPT_SIZE, "4M", "largest single event kept (bytes); larger ones are skipped",

@@ -341,6 +341,11 @@ struct tl_influx_sink_stats tl_influx_sink_stats(const struct tl_influx_sink *s)
     return st;
 }
 
+uint32_t tl_influx_sink_held(const struct tl_influx_sink *s)
+{
+    return s->batch.len ? s->batch_n : 0;
+}
+
 const char *tl_influx_sink_fatal(const struct tl_influx_sink *s)
 {
     return s->fatal[0] ? s->fatal : NULL;

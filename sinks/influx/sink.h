@@ -67,6 +67,8 @@ enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms);
 /* fsync the spool (at most every second is the sink's own policy). */
 enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s);
 struct tl_influx_sink_stats tl_influx_sink_stats(const struct tl_influx_sink *s);
+/* Points of the open batch: held in memory, neither sent nor spooled. */
+uint32_t tl_influx_sink_held(const struct tl_influx_sink *s);
 /* Set when a reply needs the operator (404 without create_db, 401, 403). */
 const char *tl_influx_sink_fatal(const struct tl_influx_sink *s);
 

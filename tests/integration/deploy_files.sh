@@ -49,5 +49,22 @@ for f in "$repo"/deploy/examples/*.yaml "$repo"/deploy/tasklens.yaml; do
   if grep -q "valid (" <<<"$out"; then ok "$(basename "$f"): valid"; else bad "$(basename "$f"): $out"; fi
 done
 if grep -q 'kcat -P' "$repo/deploy/examples/kafka-consumer.yaml"; then ok "shipping recipe present"; else bad "no kcat recipe"; fi
+
+# The unit's pre-start must pass while InfluxDB is down (run spools), and
+# fail on a wrong configuration; plain `check` tells the two apart by status.
+pre=$(sed -n 's/^ExecStartPre=[^ ]*tasklens //p' "$repo/deploy/systemd/tasklens.service")
+printf 'sources:\n  - type: file\n    path: %s/x.log\nsinks:\n  - type: influxdb\n    url: http://127.0.0.1:1\n    db: d\n    spool_dir: %s/sp\n' \
+  "$tmp" "$tmp" >"$tmp/down.yaml"
+printf 'sources:\n  - type: file\n    path: %s/x.log\nsinkz: []\n' "$tmp" >"$tmp/wrong.yaml"
+set -- ${pre/\/etc\/tasklens\/tasklens.yaml/$tmp/down.yaml}
+"$tl" "$@" >/dev/null 2>&1; a=$?
+set -- ${pre/\/etc\/tasklens\/tasklens.yaml/$tmp/wrong.yaml}
+"$tl" "$@" >/dev/null 2>&1; b=$?
+"$tl" check -c "$tmp/down.yaml" >/dev/null 2>&1; c=$?
+if [ "$a" = 0 ] && [ "$b" = 2 ] && [ "$c" = 1 ]; then
+  ok "unit pre-start ($pre): 0 with InfluxDB down, 2 on a wrong configuration; plain check: 1 when down"
+else
+  bad "unit pre-start ($pre): InfluxDB down -> $a (want 0), wrong config -> $b (want 2), plain check down -> $c (want 1)"
+fi
 echo "$pass checks passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -69,11 +69,20 @@ MISTAKES = [
      GOOD.replace("    path: {log}", "    path: {log}\n    parser: wq\n    options:\n      max_line: huge"),
      [":6:", "max_line", "'huge' is not a size"]),
     ("not a mapping", "- just\n- a list\n", [":1:", "top level must be a mapping"]),
+    # a request that never times out would hang `check` and `run` for ever
+    ("zero timeout", GOOD + "  - type: influxdb\n    db: x\n    timeout: 0\n",
+     [":7:", "sinks[1].timeout", "0 is outside 100..600000"]),
+    ("empty source path", GOOD.replace("    path: {log}", "    path: ''"),
+     [":2:", "sources[0].path: empty"]),
+    ("spool smaller than a batch", GOOD + "  - type: influxdb\n    db: x\n    spool_max: 1K\n",
+     [":7:", "sinks[1].spool_max", "outside 65536.."]),
+    ("list where one path goes", GOOD.replace("    path: {log}", "    path: [a.log, b.log]"),
+     [":3:", "path", "takes a single value"]),
 ]
 
 
-def run(args, **kw):
-    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60, **kw)
+def run(args, timeout=60, **kw):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
 
 
 def mistakes(tasklens, tmp):
@@ -211,6 +220,28 @@ def dir_source(tasklens, demo, tmp):
     check(tasks() == 3 * per_file, "dir: after a restart no file is read again (%d task points)" % tasks())
 
 
+def unfollowable(tasklens, demo, tmp):
+    """A `type: file` source that is compressed or not a regular file is
+    refused with what to use instead, by `run` (exit 1 at once, where it used
+    to read 0 of 207 tasks from a .gz and exit 0, or stall on a FIFO) and by
+    `check`."""
+    gz, zst, fifo = (os.path.join(tmp, n) for n in ("demo.log.gz", "demo.log.zst", "fifo"))
+    with open(gz, "wb") as f:
+        f.write(subprocess.run(["gzip", "-c", demo], stdout=subprocess.PIPE, check=True).stdout)
+    with open(zst, "wb") as f:
+        f.write(subprocess.run(["zstd", "-q", "-c", demo], stdout=subprocess.PIPE, check=True).stdout)
+    os.mkfifo(fifo)
+    for path, want in ((gz, "gzip-compressed"), (zst, "zstd-compressed"), (fifo, "not a regular file (a FIFO)")):
+        cfg = os.path.join(tmp, "unf.yaml")
+        with open(cfg, "w") as f:
+            f.write(GOOD.format(log=path, out=os.path.join(tmp, "unf.lp")))
+        r = run([tasklens, "run", "-c", cfg], timeout=10)
+        c = run([tasklens, "check", "-c", cfg], timeout=10)
+        check(r.returncode == 1 and want in r.stderr and ("type: dir" in r.stderr or "type: stdin" in r.stderr),
+              "run with a %s file source: exit %d, %r" % (want, r.returncode, r.stderr.strip()[:160]))
+        check(c.returncode == 1 and want in c.stdout, "check says so too: %r" % c.stdout.strip()[:200])
+
+
 def main():
     tasklens, demo = sys.argv[1:3]
     with tempfile.TemporaryDirectory(prefix="tl-cfg-") as tmp:
@@ -219,6 +250,7 @@ def main():
         check_influx(tasklens, tmp)
         sighup_reload(tasklens, demo, tmp)
         dir_source(tasklens, demo, tmp)
+        unfollowable(tasklens, demo, tmp)
     return finish()
 
 

@@ -13,7 +13,11 @@
 3. one owner: a second tasklens on the same spool directory refuses at
    once, naming the directory and the owner's pid;
 4. stoppable: `run` with its spool full and InfluxDB down stops on SIGTERM
-   within its drain timeout, and a restart delivers everything.
+   within its drain timeout, and a restart delivers everything;
+5. reload: SIGHUP with a configuration whose sink cannot open keeps the
+   running one (said), and SIGHUP while the spool is full and InfluxDB is
+   down keeps the sinks that still hold points (said): in both, every task
+   arrives once InfluxDB can take it.
 
 Needs root for the tmpfs (mount -t tmpfs); says SKIP for that case
 otherwise.
@@ -241,6 +245,75 @@ quiet: true
     check(count(db, "stop") == 20000, "a restart delivers everything: %d of 20000 tasks" % count(db, "stop"))
 
 
+def run_cfg(path, log, url, db, spool, ck, spool_max="1G"):
+    with open(path, "w") as f:
+        f.write(f"""sources:
+  - type: file
+    path: {log}
+    parser: wq
+sinks:
+  - type: influxdb
+    url: {url}
+    db: {db}
+    create_db: true
+    timeout: 1000
+    spool_dir: {spool}
+    spool_max: {spool_max}
+checkpoint_dir: {ck}
+flush_interval: 200
+drain_timeout: 20000
+aggregate: {{window: 0}}
+quiet: true
+""")
+
+
+def wait_count(db, name, n, secs=90):
+    deadline = time.time() + secs
+    while time.time() < deadline and count(db, name) < n:
+        time.sleep(0.3)
+    return count(db, name)
+
+
+def reload_cases(tmp, db):
+    # a new sink that cannot open: the running configuration stays
+    log, cfg = os.path.join(tmp, "rl.log"), os.path.join(tmp, "rl.yaml")
+    gen = lambda n, seed: subprocess.run([GEN, str(n), "4", str(seed)], check=True,  # noqa: E731
+                                         stdout=subprocess.PIPE).stdout
+    with open(log, "wb") as f:
+        f.write(gen(300, 21))
+    run_cfg(cfg, log, db.url, "rl", os.path.join(tmp, "sp-rl"), os.path.join(tmp, "ck-rl"))
+    p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    first = wait_count(db, "rl", 300)
+    run_cfg(cfg, log, db.url, "rl", "/proc/no-spool-here", os.path.join(tmp, "ck-rl"))
+    p.send_signal(signal.SIGHUP)
+    time.sleep(1)
+    with open(log, "ab") as f:
+        f.write(gen(300, 22))
+    n = wait_count(db, "rl", 600)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    check(first == 300 and n == 600 and "keeping the running configuration" in err,
+          "SIGHUP with a sink that cannot open: the running sinks stay (said), %d of 600 tasks arrive: %s" % (
+              n, err.strip()[-300:]))
+
+    # a full spool with InfluxDB away: the sinks holding points are kept
+    log, cfg = os.path.join(tmp, "rl2.log"), os.path.join(tmp, "rl2.yaml")
+    with open(log, "wb") as f:
+        f.write(gen(20000, 23))
+    run_cfg(cfg, log, db.url, "rl2", os.path.join(tmp, "sp-rl2"), os.path.join(tmp, "ck-rl2"), spool_max="200000")
+    db.stop()
+    p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # the spool is full, reading paused, a batch held
+    p.send_signal(signal.SIGHUP)
+    time.sleep(2)
+    db.start()
+    n = wait_count(db, "rl2", 20000, 120)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    check(n == 20000 and "still holds points" in err, "SIGHUP with the spool full and InfluxDB down: the "
+          "sinks stay (said), and when InfluxDB is back %d of 20000 tasks arrive: %s" % (n, err.strip()[-300:]))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tl-spoolf-") as tmp:
         full_disk(tmp)
@@ -248,6 +321,7 @@ def main():
         with Influxd() as db:
             damage(tmp, db)
             stoppable(tmp, db)
+            reload_cases(tmp, db)
     return finish()
 
 
