@@ -5,6 +5,7 @@
  *   tl_fmt_double   round-trips and is shortest
  *   tl_quantile_sorted == numpy.quantile on hand-computed cases
  *   tl_map64 after random inserts/deletes == a plain array */
+#include "buf.h"
 #include "check.h"
 
 #include <errno.h>
@@ -627,8 +628,36 @@ static void test_hash_tail(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* JSON strings of input names: valid UTF-8 is kept byte for byte, every
+ * byte of anything else becomes U+FFFD, so the document always decodes. */
+static void test_json_string_utf8(void)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"q\"b\\n\n\x01", "\"q\\\"b\\\\n\\n\\u0001\""},
+        {"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""}, /* é € 😀 */
+        {"a\xff" "b", "\"a\xef\xbf\xbd" "b\""},                        /* not a lead byte */
+        {"\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\""},           /* overlong '/' */
+        {"\xe0\x80\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* overlong, 3 bytes */
+        {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* > U+10FFFF */
+        {"x\xc3", "\"x\xef\xbf\xbd\""},                           /* cut at the end */
+        {"\xe2\x82" "A", "\"\xef\xbf\xbd\xef\xbf\xbd" "A\""},          /* cut before an ASCII byte */
+        {"\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""},                /* U+10FFFF itself */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct tl_buf b = {0};
+        tl_buf_put_json_string(&b, cases[i].in);
+        CHECK_STR(tl_buf_cstr(&b), cases[i].out);
+        tl_buf_free(&b);
+    }
+}
+
 int main(void)
 {
+    test_json_string_utf8();
     test_hash_tail();
     test_parse_double();
     test_parse_i64();
