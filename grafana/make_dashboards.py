@@ -125,10 +125,11 @@ class Panel:
     compares with its own computation from the input:
       ("interval", metric, [(alias, fn)]): per category and interval;
       ("range", metric-by-alias): per category over the whole range;
-    final: the panel reads only each task's last attempt."""
+    final: the panel reads only each task's last attempt;
+    cost: {language: what the query costs}, measured by bench/dashboard_cost.py."""
 
     def __init__(self, title, desc, unit, influxql, flux, method, kind="timeseries", w=12, h=8,
-                 fmt="time_series", extra=None, check=None, final=False):
+                 fmt="time_series", extra=None, check=None, final=False, cost=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -165,6 +166,9 @@ def variables(lang):
     }
 
 
+# bench/RESULTS.md: one day of 100 tasks/s in InfluxDB 1.6 and 2.7
+COST_INTERVAL = {"influxql": "~1 s for an hour, ~15-30 s for a day",
+                 "flux": "~5 s for an hour, ~90 s for a day"}
 EXACT_IQL = ("InfluxQL PERCENTILE() over the raw `task` points: exact, nearest rank (the value "
              "at rank round(q*n), empty where that rank is below 1, e.g. p01 of fewer than 50 tasks)")
 EXACT_FLUX = ("Flux quantile(method: \"exact_mean\") over the raw `task` points: exact, linear "
@@ -185,7 +189,8 @@ def quantile_interval_panel(title, metric, qs, unit, what):
         ['SELECT %s FROM "task" WHERE %s AND $timeFilter GROUP BY time($__interval), "category" '
          'fill(none)' % (iql, FINAL)],
         [flux_per_interval(metric, ("q", q / 100) if q != 100 else "max", a, True) for a, q in qs],
-        method="per category and interval: " + what, check=("interval", metric, qs), final=True)
+        method="per category and interval: " + what, check=("interval", metric, qs), final=True,
+        cost=COST_INTERVAL)
 
 
 def workflow_overview():
@@ -194,7 +199,7 @@ def workflow_overview():
 
     def flux_last(fields):
         return [fsrc("workflow", [f], FW) +
-                '  |> aggregateWindow(every: v.windowPeriod, fn: last, createEmpty: false)'
+                '  |> aggregateWindow(every: v.windowPeriod, fn: last, timeSrc: "_start", createEmpty: false)'
                 for f in fields]
 
     return [
@@ -205,14 +210,17 @@ def workflow_overview():
                'last("tasks_done") AS "done" FROM "workflow" WHERE %s AND $timeFilter '
                'GROUP BY time($__interval), "workflow" fill(previous)' % W],
               flux_last(["tasks_waiting", "tasks_running", "tasks_done"]),
-              method="gauges: the manager's last reported count in each interval"),
+              method="gauges: the manager's last reported count in each interval",
+              check=("last", "workflow", "workflow", {"waiting": "tasks_waiting", "running": "tasks_running",
+                                                      "done": "tasks_done"})),
         Panel("Workers connected and cores available",
               "Workers connected to the manager and the cores they offer (`workflow` points: "
               "worker connections and resource reports), last value per interval.", "short",
               ['SELECT last("workers") AS "workers", last("cores") AS "cores" FROM "workflow" '
                'WHERE %s AND $timeFilter GROUP BY time($__interval), "workflow" fill(previous)' % W],
               flux_last(["workers", "cores"]),
-              method="gauges: the last reported value in each interval"),
+              method="gauges: the last reported value in each interval",
+              check=("last", "workflow", "workflow", {"workers": "workers", "cores": "cores"})),
         Panel("Throughput (tasks finished per minute)",
               "Attempts that ended, per minute: `task` points counted per interval of their end "
               "time, scaled to one minute.", "opm",
@@ -236,6 +244,7 @@ def workflow_overview():
                '  |> aggregateWindow(every: v.windowPeriod, fn: count, timeSrc: "_start", '
                'createEmpty: false)'],
               method="exact count per interval and result",
+              check=("failures",),
               extra={"fieldConfig": {"defaults": {"unit": "short", "custom": {"drawStyle": "bars"}},
                                      "overrides": []}}),
         Panel("Top categories by integrated runtime",
@@ -324,7 +333,7 @@ def task_resources():
               "cpu_time / (wall_time x allocated cores), summed over the attempts of each interval "
               "that carry all three, per category, from `task` points (Work Queue: cores "
               "allocated to the task).", "percent", [core_s], [flux_eff],
-              method="exact ratio of sums per interval"),
+              method="exact ratio of sums per interval", check=("efficiency",)),
         Panel("Memory: requested vs allocated vs measured",
               "Mean per interval of memory requested and allocated by the manager and the peak "
               "measured; the gap between allocated and measured is waste.", "bytes",
@@ -333,7 +342,9 @@ def task_resources():
                '$timeFilter GROUP BY time($__interval) fill(none)' % TASKS],
               [flux_mean("req_memory_bytes", "requested"), flux_mean("alloc_memory_bytes", "allocated"),
                flux_mean("max_rss_bytes", "measured")],
-              method="exact means per interval"),
+              method="exact means per interval",
+              check=("means", {"requested": "req_memory_bytes", "allocated": "alloc_memory_bytes",
+                               "measured": "max_rss_bytes"})),
         Panel("Memory vs runtime (one point per task)",
               "Each attempt's wall time against its peak memory, from the `task` points (at most "
               "5000 per category).", "s",
@@ -366,6 +377,7 @@ def task_resources():
               method="per category over the selected range, each task's last attempt: count, sum "
               "and nine quantiles of three metrics",
               kind="table", w=24, h=10, fmt="table", check=summary_check(), final=True,
+              cost={"influxql": "~8 s for an hour, ~4 min for a day", "flux": "~1.4 s for an hour, ~35 s for a day"},
               extra={"transformations": [{"id": "merge", "options": {}},
                                          {"id": "organize",
                                           "options": {"excludeByName": {"Time": True}}}]}),
@@ -377,17 +389,17 @@ def pipeline_health():
 
     def rate(field, alias):
         return (fsrc("tasklens", [field], FINST) +
-                '  |> aggregateWindow(every: v.windowPeriod, fn: last, createEmpty: false)\n'
+                '  |> aggregateWindow(every: v.windowPeriod, fn: last, timeSrc: "_start", createEmpty: false)\n'
                 '  |> derivative(unit: 1s, nonNegative: true)\n  |> set(key: "_field", value: "%s")'
                 % alias)
 
     def peak(field, by):
         return (fsrc("tasklens", [field], FINST) + '  |> group(columns: ["%s"])\n' % by +
-                '  |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)')
+                '  |> aggregateWindow(every: v.windowPeriod, fn: max, timeSrc: "_start", createEmpty: false)')
 
     def new(field, alias):
         return (fsrc("tasklens", [field], FINST) + '  |> group(columns: ["instance"])\n'
-                '  |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)\n'
+                '  |> aggregateWindow(every: v.windowPeriod, fn: max, timeSrc: "_start", createEmpty: false)\n'
                 '  |> difference(nonNegative: true)\n  |> set(key: "_field", value: "%s")' % alias)
 
     return [
@@ -406,7 +418,7 @@ def pipeline_health():
               ['SELECT last("lag") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
                'time($__interval), "input" fill(none)' % I],
               [fsrc("tasklens", ["lag"], FINST) + '  |> group(columns: ["input"])\n'
-               '  |> aggregateWindow(every: v.windowPeriod, fn: last, createEmpty: false)'],
+               '  |> aggregateWindow(every: v.windowPeriod, fn: last, timeSrc: "_start", createEmpty: false)'],
               method="gauge: last value per interval"),
         Panel("Queue depth",
               "Line protocol waiting in tasklens's output buffer before the sinks take it (the "
@@ -453,6 +465,7 @@ def insights():
                            ("used p95", "max_rss_bytes", ("q", 0.95), 1),
                            ("used max", "max_rss_bytes", "max", 1)], False)],
               method="per category over the selected range: count, median, p95 and max",
+              cost={"influxql": "~1 s for an hour, ~20 s for a day", "flux": "~0.1 s for an hour, ~2 s for a day"},
               kind="table", w=24, h=8, fmt="table", extra=table,
               check=("range", {"tasks": ("max_rss_bytes", "count", 1),
                                "allocated p50": ("alloc_memory_bytes", "median", 1),
@@ -476,6 +489,11 @@ def insights():
                                                "exhausted", "exhausted_avoided"],
                                ["category", "resource"], FCAT)],
               method="the advise run's own figures (exact over its inputs)",
+              check=("table_last", "task_advice", ("category", "resource"), {
+                  "allocated": ("allocated_p50", 1), "used": ("used_q", 1), "recommend": ("recommend", 1),
+                  "exceed %": ("exceed_fraction", 100), "waste (h)": ("waste_hours", 1),
+                  "saves (h)": ("saves_hours", 1), "exhausted": ("exhausted", 1),
+                  "avoided": ("exhausted_avoided", 1)}),
               kind="table", w=24, h=9, fmt="table", extra=table),
         Panel("Capacity plan: node-hours per category and node type" + span % "plan",
               "From `tasklens plan --format lp` (measurement `task_plan`): tasks planned, the p95 "
@@ -492,6 +510,10 @@ def insights():
                                '  |> filter(fn: (r) => r.category =~ /^${category:regex}$/ or '
                                'r.category == "total")\n')],
               method="the plan run's own figures (exact over its inputs)",
+              check=("table_last", "task_plan", ("node", "category"), {
+                  "tasks": ("tasks", 1), "time p95 (s)": ("time_s", 1),
+                  "memory p95 (GiB)": ("memory_bytes", 1 / GIB), "jobs/node": ("jobs_per_node", 1),
+                  "node-hours": ("node_hours", 1), "node-days": ("node_days", 1)}),
               kind="table", w=24, h=9, fmt="table", extra=table),
         Panel("Energy and emissions per category" + span % "energy",
               "From `tasklens energy --format lp` (measurement `task_energy`): kWh = PUE x (CPU "
@@ -507,7 +529,11 @@ def insights():
                                                "w_per_core", "w_per_gib", "pue", "g_co2eq_per_kwh"],
                                ["category"], FCAT, '  |> filter(fn: (r) => r.scope == "category")\n')],
               method="the energy run's own figures (exact over its inputs)",
-              kind="table", w=16, h=9, fmt="table", extra=table),
+              kind="table", w=16, h=9, fmt="table", extra=table,
+              check=("table_last", "task_energy", ("category",), {
+                  "kWh": ("kwh", 1), "kWh CPU": ("kwh_cpu", 1), "kWh memory": ("kwh_memory", 1),
+                  "kgCO2eq": ("kg_co2eq", 1), "attempts": ("attempts", 1), "W/core": ("w_per_core", 1),
+                  "W/GiB": ("w_per_gib", 1), "PUE": ("pue", 1), "gCO2eq/kWh": ("g_co2eq_per_kwh", 1)})),
         Panel("Emissions per workflow" + span % "energy",
               "kgCO2eq per workflow (Work Queue manager run, LSST run, trace file) from "
               "`task_energy` points with scope = workflow.", "none",
@@ -565,6 +591,9 @@ def render_panel(lay, p, lang):
     desc = p.desc
     if is_quantile_panel(p):
         desc += " Quantiles: " + method + "."
+    if p.cost:
+        desc += (" Cost: every value in the range is read and sorted at query time; at 100 "
+                 "tasks/s, %s (bench/RESULTS.md)." % p.cost[lang])
     out = {"id": pid, "type": p.kind, "title": p.title, "description": desc, "datasource": ds,
            "gridPos": pos, "fieldConfig": {"defaults": {"unit": p.unit}, "overrides": []},
            "targets": targets,
@@ -610,13 +639,15 @@ def boards():
 
 
 def readme_table(all_boards):
-    rows = ["| dashboard | panel | computes | quantiles (InfluxQL / Flux) |", "|---|---|---|---|"]
+    rows = ["| dashboard | panel | computes | quantiles (InfluxQL / Flux) | cost at 100 tasks/s "
+            "(InfluxQL / Flux) |", "|---|---|---|---|---|"]
     for (lang, name), (_, panels) in all_boards.items():
         if lang != "influxql":
             continue
         for p in panels:
             q = "nearest rank, exact / linear, exact" if is_quantile_panel(p) else "-"
-            rows.append("| %s | %s | %s | %s |" % (name, p.title.replace("|", "/"), p.method, q))
+            cost = "%s / %s" % (p.cost["influxql"], p.cost["flux"]) if p.cost else "-"
+            rows.append("| %s | %s | %s | %s | %s |" % (name, p.title.replace("|", "/"), p.method, q, cost))
     return "\n".join(rows)
 
 

@@ -279,7 +279,7 @@ def truth_checks(label, lang, runner, tasks):
         if blang != lang:
             continue
         for p in panels:
-            if not p.check:
+            if not p.check or p.check[0] not in ("interval", "range", "rate"):
                 continue
             queries = p.influxql if lang == "influxql" else p.flux
             for what, rng, cats in SCENARIOS:
@@ -345,6 +345,158 @@ def every_query(label, lang, text, run, extent_of):
                         n, err = 0, str(e)
                     check(err is None and n and not unsubstituted(q), "%s: %s / %s / %s (%s): %d series %s" % (
                         label, board, p["title"], t["refId"], which, n, (err or "")[:300]))
+
+
+# ---------------------------------------------------------------- the other panels, from the points
+def lp_unescape_split(text, seps):
+    """Splits text at unescaped separators (backslash escapes, double quotes)."""
+    out, cur, i, quoted = [], [], 0, False
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            cur.append(text[i:i + 2])
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        if c in seps and not quoted:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def unescape(v):
+    return v.replace("\\ ", " ").replace("\\,", ",").replace("\\=", "=").replace("\\\\", "\\")
+
+
+def parse_lp(text):
+    """Line protocol -> [(measurement, {tag: value}, {field: value}, t_ns)]."""
+    points = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head, fields, t = lp_unescape_split(line, " ")
+        parts = lp_unescape_split(head, ",")
+        tags = dict(unescape(x).split("=", 1) for x in parts[1:])
+        fv = {}
+        for f in lp_unescape_split(fields, ","):
+            k, v = f.split("=", 1)
+            if v.startswith('"'):
+                continue
+            fv[unescape(k)] = (1.0 if v == "true" else 0.0) if v in ("true", "false") else float(v.rstrip("i"))
+        points.append((unescape(parts[0]), tags, fv, int(t)))
+    return points
+
+
+def lp_expected(chk, points, rng):
+    """What a panel checked against the points themselves should show."""
+    lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
+    inside = [p for p in points if lo <= p[3] < hi]
+    out = {}
+    kind = chk[0]
+    if kind == "last":  # per tag value and interval: the newest value of each field
+        _, measurement, tag, cols = chk
+        newest = {}
+        for m, tags, f, t in inside:
+            if m != measurement:
+                continue
+            key = (((tag, tags.get(tag)),), t // 1_000_000 // rng.interval_ms)
+            for alias, field in cols.items():
+                if field in f and t >= newest.get((key, alias), (-1, None))[0]:
+                    newest[(key, alias)] = (t, f[field])
+        for (key, alias), (_, v) in newest.items():
+            out.setdefault(key, {})[alias] = v
+    elif kind == "failures":  # attempts per result (not SUCCESS) and interval
+        for m, tags, f, t in inside:
+            if m == "task" and "attempt" in f and tags.get("result") != "SUCCESS":
+                key = ((("result", tags.get("result")),), t // 1_000_000 // rng.interval_ms)
+                out.setdefault(key, {"rate": 0.0})["rate"] += 1
+    elif kind == "efficiency":  # sum cpu / sum (wall x cores) per category and interval
+        acc = {}
+        for m, tags, f, t in inside:
+            if m == "task" and f.get("alloc_cores", 0) > 0 and "cpu_time_s" in f and "wall_time_s" in f:
+                key = ((("category", tags.get("category")),), t // 1_000_000 // rng.interval_ms)
+                a = acc.setdefault(key, [0.0, 0.0])
+                a[0] += f["cpu_time_s"]
+                a[1] += f["wall_time_s"] * f["alloc_cores"]
+        out = {k: {"efficiency": a[0] / a[1] * 100} for k, a in acc.items() if a[1] > 0}
+    elif kind == "means":  # per interval, all tasks
+        acc = {}
+        for m, tags, f, t in inside:
+            if m != "task":
+                continue
+            key = ((), t // 1_000_000 // rng.interval_ms)
+            for alias, field in chk[1].items():
+                if field in f:
+                    acc.setdefault((key, alias), []).append(f[field])
+        for (key, alias), vs in acc.items():
+            out.setdefault(key, {})[alias] = float(np.mean(np.array(vs)))
+    elif kind == "table_last":
+        _, measurement, by, cols = chk
+        newest = {}
+        for m, tags, f, t in inside:
+            if m != measurement or (measurement == "task_energy" and tags.get("scope") != "category"):
+                continue
+            key = (tuple(sorted((b, tags.get(b)) for b in by)), None)
+            for alias, (field, _) in cols.items():
+                if field in f and t >= newest.get((key, alias), (-1, None))[0]:
+                    newest[(key, alias)] = (t, f[field])
+        for (key, alias), (_, v) in newest.items():
+            out.setdefault(key, {})[alias] = v
+    return out
+
+
+def lp_compare(lang, chk, got, want):
+    """None when the panel shows the points' numbers, else the first difference."""
+    if chk[0] == "failures":
+        got = {k: {"rate": next(iter(v.values()))} for k, v in got.items() if any(v.values())}
+    for key in sorted(set(got) | set(want), key=str):
+        g, w = got.get(key, {}), want.get(key)
+        if w is None:
+            if chk[0] in ("last", "failures") and not any(g.values()):
+                continue
+            if chk[0] == "last" and lang == "influxql":
+                continue  # fill(previous) repeats the last value into empty intervals
+            return "unexpected row %s: %s" % (key, g)
+        for alias, wv in w.items():
+            gv = g.get(alias)
+            if chk[0] == "table_last":  # Flux shows the field itself, InfluxQL an alias, maybe scaled
+                field, scale = chk[3][alias]
+                gv = g.get(alias) if lang == "influxql" else g.get(field)
+                wv = wv * scale if lang == "influxql" else wv
+            elif chk[0] == "last" and lang == "flux":
+                gv = g.get(chk[3][alias])
+            if not same(gv, wv):
+                return "%s %s: panel %r, points %r" % (key, alias, gv, wv)
+    return None
+
+
+def lp_truth(label, lang, runner, points, extent_of):
+    for (blang, board), (_, panels) in BOARDS.items():
+        if blang != lang:
+            continue
+        read = sorted(set(re.findall(r'FROM "(\w+)"', " ".join(q for p in panels for q in p.influxql))))
+        rng = extent(extent_of(read))
+        for p in panels:
+            if not p.check or p.check[0] not in ("last", "failures", "efficiency", "means", "table_last"):
+                continue
+            tag_keys = {"last": ("workflow",), "failures": ("result",), "efficiency": ("category",),
+                        "means": (), "table_last": p.check[2] if p.check[0] == "table_last" else ()}[p.check[0]]
+            variables = {"workflow": None, "host": None, "category": None}
+            try:
+                got = runner.panel(p.influxql if lang == "influxql" else p.flux, rng, variables,
+                                   interval_key=p.check[0] != "table_last", tag_keys=tag_keys)
+            except Exception as e:  # noqa: BLE001
+                check(False, "%s: %s / %s: %s" % (label, board, p.title, e))
+                continue
+            want = lp_expected(p.check, points, rng)
+            diff = lp_compare(lang, p.check, got, want)
+            check(diff is None and want, "%s: %s / %s over %s: %d rows equal the points' own numbers%s" % (
+                label, board, p.title, rng, len(want), "" if diff is None else " -- " + diff))
 
 
 def summary_equals(label, lang, runner, rng, run_dir, expect):
@@ -420,12 +572,16 @@ def fill(state, run_dir, sink_yaml, count_tasks, env=None, write=None):
     check(p.returncode == 0 and count_tasks() == 2, "tasklens run filled both sources' task points, exit %d %s" % (
         p.returncode, err[-300:]))
     wq_log = os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")
+    posted = []
     for cmd in (["advise"], ["plan", "--node", "cores=128,mem=512GiB", "--node", "cores=8,mem=16GiB"],
                 ["energy"]):
         r = subprocess.run([TASKLENS] + cmd + ["--format", "lp", "-q", wq_log, run_dir], capture_output=True)
         check(r.returncode == 0 and r.stdout.count(b"\n") >= 5, "tasklens %s --format lp: %d lines %s" % (
             cmd[0], r.stdout.count(b"\n"), r.stderr.decode()[-300:]))
         write(r.stdout)
+        posted.append(r.stdout.decode())
+    r = subprocess.run([TASKLENS, "lines", "-q", wq_log, run_dir], capture_output=True, text=True)
+    return parse_lp(r.stdout + "".join(posted))
 
 
 def main():
@@ -451,13 +607,14 @@ def main():
                 return len(db.rows('SELECT count("attempt") FROM "task" GROUP BY "source"', "tasklens"))
             except Exception:  # noqa: BLE001  (the sink creates the database)
                 return 0
-        fill(tmp + "/v1", run_dir, "    url: %s\n    db: tasklens\n    create_db: true" % db.url, count1,
+        points = fill(tmp + "/v1", run_dir, "    url: %s\n    db: tasklens\n    create_db: true" % db.url, count1,
              write=lambda body: db.write("tasklens", body))
         rng = extent(first_last_iql(db.query, "tasklens", ["task"]))
         iql = InfluxQLRunner(db.query, "tasklens")
         every_query("1.x InfluxQL", "influxql", influxql_text, iql.series,
                     lambda ms: first_last_iql(db.query, "tasklens", ms))
         summary_equals("1.x InfluxQL", "influxql", iql, rng, run_dir, expect)
+        lp_truth("1.x InfluxQL", "influxql", iql, points, lambda ms: first_last_iql(db.query, "tasklens", ms))
 
     # ---- InfluxDB 2.7: Flux, and InfluxQL through DBRP
     if not influxd2_harness.binary():
@@ -481,7 +638,7 @@ def main():
                            .get("series", []))
             except Exception:  # noqa: BLE001
                 return 0
-        fill(tmp + "/v2", run_dir, "    url: %s\n    org: %s\n    bucket: %s\n    token: ${INFLUX_TOKEN}" % (
+        points = fill(tmp + "/v2", run_dir, "    url: %s\n    org: %s\n    bucket: %s\n    token: ${INFLUX_TOKEN}" % (
             db2.url, db2.org, db2.bucket), count2, env=env, write=db2.write)
         rng = extent(first_last_iql(db2.influxql, db2.bucket, ["task"]))
         flux = FluxRunner(db2, db2.bucket)
@@ -491,6 +648,8 @@ def main():
         every_query("2.7 InfluxQL (DBRP)", "influxql", influxql_text, iql2.series, span)
         summary_equals("2.7 Flux", "flux", flux, rng, run_dir, expect)
         summary_equals("2.7 InfluxQL (DBRP)", "influxql", iql2, rng, run_dir, expect)
+        lp_truth("2.7 Flux", "flux", flux, points, span)
+        lp_truth("2.7 InfluxQL (DBRP)", "influxql", iql2, points, span)
 
 
 FIELD_OF = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_advice": "attempts",

@@ -84,12 +84,14 @@ class InfluxQLRunner:
             out += res.get("series", [])
         return out
 
-    def panel(self, panel_queries, rng, variables, interval_key=True):
-        """{(tags..., bucket or None): {column: value}} over all targets of a panel."""
+    def panel(self, panel_queries, rng, variables, interval_key=True, tag_keys=None):
+        """{(tags..., bucket or None): {column: value}} over all targets of a
+        panel (tags: those named in tag_keys, or all the series has)."""
         rows = {}
         for q in panel_queries:
             for s in self.series(influxql_text(q, rng, variables)):
-                tags = tuple(sorted(s.get("tags", {}).items()))
+                tags = tuple(sorted((k, v) for k, v in s.get("tags", {}).items()
+                                    if tag_keys is None or k in tag_keys))
                 for v in s["values"]:
                     row = dict(zip(s["columns"], v))
                     t = row.pop("time")
@@ -119,7 +121,7 @@ class FluxRunner:
                         rows.setdefault(key, {})[r.get("_field") or "_value"] = to_float(r["_value"])
                     else:
                         key = (tags, None)
-                        skip = {"", "result", "table", "_start", "_stop", "_time", "_measurement"} | set(tag_keys)
+                        skip = {"", "result", "table", "_start", "_stop", "_time", "_measurement", "binds"} | set(tag_keys)
                         rows.setdefault(key, {}).update({k: to_float(v) for k, v in r.items() if k not in skip})
         return rows
 
