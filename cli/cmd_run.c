@@ -1223,10 +1223,16 @@ static enum tl_err restore_and_open(struct runner *R)
     }
     if (have) {
         const struct tl_ckpt_section *a = tl_ckpt_find(&ck, "agg");
-        if (a && tl_agg_restore(R->out.agg, a->data, a->len)) {
-            logm(R, LOG_ERROR,
-                 "%s: the aggregator state does not fit the settings (aggregate.by or window "
-                 "changed?); move it away to start over",
+        enum tl_err arc = a ? tl_agg_restore(R->out.agg, a->data, a->len) : TL_OK;
+        if (arc == TL_ERR_USAGE) {
+            /* what a reload promised for these settings: they apply now */
+            logm(R, LOG_WARN,
+                 "%s: the aggregator state was made with other aggregate settings (by, window, alpha); "
+                 "the cumulative quantiles start over from this start with the new ones (the "
+                 "sources go on from the checkpoint: nothing is read twice)",
+                 R->ckpt_path);
+        } else if (arc) {
+            logm(R, LOG_ERROR, "%s: the aggregator state is damaged; move it away to start over",
                  R->ckpt_path);
             tl_ckpt_free(&ck);
             return TL_ERR_CORRUPT;
@@ -1504,7 +1510,8 @@ static void reload(struct runner *R)
     }
     if (strcmp(nc.agg.by, R->cfg.agg.by) || nc.agg.window != R->cfg.agg.window ||
         nc.agg.alpha != R->cfg.agg.alpha)
-        logm(R, LOG_WARN, "SIGHUP: aggregate settings change on the next restart only");
+        logm(R, LOG_WARN, "SIGHUP: aggregate settings (by, window, alpha) apply at the next start, "
+                          "which starts the cumulative quantiles over with them; the rest applies now");
     /* sinks: the old ones hand over all they hold (sent, or in the fsync'ed
      * spool) and close; the new ones open; if either step fails, the running
      * configuration stays whole */

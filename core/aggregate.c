@@ -442,25 +442,33 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
     uint64_t window, latest = 0;
     const char *s;
     size_t len;
+    bool other_alpha = false;
     if (size < 4 || memcmp(p, AGG_MAGIC, 4)) goto out;
     p += 4;
     if (!tl_get_u8(&p, end, &version) || version < 2 || version > AGG_VERSION ||
-        !tl_get_varint(&p, end, &nby) ||
-        nby != (uint64_t)a->o.nby)
+        !tl_get_varint(&p, end, &nby))
         goto out;
-    for (int i = 0; i < a->o.nby; i++)
-        if (!tl_get_str(&p, end, 256, &s, &len) || len != strlen(a->o.by[i]) ||
-            memcmp(s, a->o.by[i], len))
-            goto out;
-    if (!tl_get_varint(&p, end, &nmetrics) || nmetrics != (uint64_t)a->o.nmetrics) goto out;
-    for (int i = 0; i < a->o.nmetrics; i++) {
-        const char *name = tl_metric_info[a->o.metrics[i]].name;
-        if (!tl_get_str(&p, end, 256, &s, &len) || len != strlen(name) || memcmp(s, name, len))
-            goto out;
+    /* intact state made with other settings (by, metrics, window) is told
+     * apart from damage: TL_ERR_USAGE, so the caller can start over */
+    bool other_settings = nby != (uint64_t)a->o.nby;
+    for (uint64_t i = 0; i < nby && i < 64; i++) {
+        if (!tl_get_str(&p, end, 256, &s, &len)) goto out;
+        other_settings |= i >= (uint64_t)a->o.nby || len != strlen(a->o.by[i]) || memcmp(s, a->o.by[i], len);
+    }
+    if (nby >= 64 || !tl_get_varint(&p, end, &nmetrics) || nmetrics > 64) goto out;
+    other_settings |= nmetrics != (uint64_t)a->o.nmetrics;
+    for (uint64_t i = 0; i < nmetrics; i++) {
+        if (!tl_get_str(&p, end, 256, &s, &len)) goto out;
+        const char *name = i < (uint64_t)a->o.nmetrics ? tl_metric_info[a->o.metrics[i]].name : "";
+        other_settings |= len != strlen(name) || memcmp(s, name, len);
+    }
+    if (!tl_get_varint(&p, end, &window_ns)) goto out;
+    if (other_settings || window_ns != (uint64_t)a->o.window_ns) {
+        rc = TL_ERR_USAGE;
+        goto out;
     }
     struct tl_agg_counters c = {0};
-    if (!tl_get_varint(&p, end, &window_ns) || window_ns != (uint64_t)a->o.window_ns ||
-        !tl_get_varint(&p, end, &window) || !tl_get_varint(&p, end, &c.records) ||
+    if (!tl_get_varint(&p, end, &window) || !tl_get_varint(&p, end, &c.records) ||
         !tl_get_varint(&p, end, &c.overflow_records) || !tl_get_varint(&p, end, &c.late_records) ||
         !tl_get_varint(&p, end, &c.rejected_values) ||
         (version >= 3 && !tl_get_varint(&p, end, &latest)) || !tl_get_varint(&p, end, &ngroups) ||
@@ -493,8 +501,10 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
                 tl_sketch_init(&g->cum[m], &a->o.sketch); /* keep group_free safe */
                 goto fail;
             }
-            if (g->cum[m].alpha0 != a->o.sketch.alpha || g->cum[m].floor != a->o.sketch.floor)
+            if (g->cum[m].alpha0 != a->o.sketch.alpha || g->cum[m].floor != a->o.sketch.floor) {
+                other_alpha = true; /* intact, made with another alpha: start over */
                 goto fail;
+            }
             c.exact_values += g->cum[m].nexact;
             if (g->win) {
                 tl_sketch_free(&g->win[m]);
@@ -502,7 +512,10 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
                     tl_sketch_init(&g->win[m], &a->o.sketch);
                     goto fail;
                 }
-                if (g->win[m].alpha0 != a->o.sketch.alpha) goto fail;
+                if (g->win[m].alpha0 != a->o.sketch.alpha) {
+                    other_alpha = true;
+                    goto fail;
+                }
                 c.exact_values += g->win[m].nexact;
             }
         }
@@ -520,7 +533,7 @@ fail:
     a->c = (struct tl_agg_counters){0};
     a->window = INT64_MIN;
     a->latest_ns = 0;
-    rc = TL_ERR_CORRUPT;
+    rc = other_alpha ? TL_ERR_USAGE : TL_ERR_CORRUPT;
 out:
     free(raw);
     return rc;

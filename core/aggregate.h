@@ -103,8 +103,9 @@ struct tl_agg_counters {
 struct tl_agg_counters tl_agg_counters(const struct tl_agg *a);
 
 enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out);
-/* Restores state saved by tl_agg_serialize into a (created with the same
- * grouping keys and metrics; otherwise TL_ERR_CORRUPT), replacing its groups. */
+/* Restores state saved by tl_agg_serialize into a, replacing its groups.
+ * TL_ERR_USAGE (a left empty) when the state is intact but was made with
+ * other grouping keys, metrics, window or alpha; TL_ERR_CORRUPT when damaged. */
 enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *p, size_t len);
 
 /* dst += src: groups matched by key (new ones created, within max_keys),

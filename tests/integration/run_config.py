@@ -220,6 +220,48 @@ def dir_source(tasklens, demo, tmp):
     check(tasks() == 3 * per_file, "dir: after a restart no file is read again (%d task points)" % tasks())
 
 
+def aggregate_change(tasklens, demo, tmp):
+    """A reload cannot regroup sketches: it says the new aggregate settings
+    apply at the next start, and that start applies them (the cumulative
+    quantiles start over) instead of refusing the checkpoint."""
+    ck, out1, out2, cfg = (os.path.join(tmp, n) for n in ("agg-ck", "agg1.lp", "agg2.lp", "agg.yaml"))
+    log = os.path.join(tmp, "agg.log")
+    lines = open(demo, encoding="utf-8").read().splitlines(keepends=True)
+    with open(log, "w") as f:
+        f.writelines(lines[:len(lines) // 2])
+
+    def write(out, by):
+        with open(cfg, "w") as f:
+            f.write(GOOD.format(log=log, out=out) + "flush_interval: 100\ncheckpoint_dir: %s\n"
+                    "aggregate: {window: 0, by: '%s'}\n" % (ck, by))
+    write(out1, "source,category")
+    p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    write(out1, "source,host")
+    p.send_signal(signal.SIGHUP)
+    time.sleep(0.7)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    check(p.returncode == 0 and "apply at the next start" in err, "SIGHUP with a new aggregate.by: says it "
+          "applies at the next start: %r" % err.strip()[-200:])
+    write(out2, "source,host")
+    p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    with open(log, "a") as f:
+        f.writelines(lines[len(lines) // 2:])
+    time.sleep(1.5)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    lines = open(out2, encoding="utf-8").read().splitlines()
+    q = [x for x in lines if x.startswith("task_quantiles,") and "window=cumulative" in x]
+    check(p.returncode == 0 and "start over" in err and q and all(",host=" in x and "category=" not in x for x in q)
+          and len([x for x in lines if x.startswith("task,")]) == sum(
+              1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,")) - sum(
+              1 for x in open(out1, encoding="utf-8") if x.startswith("task,")),
+          "the next start applies it: exit %d, %d cumulative points grouped by host, each task once: %r" % (
+              p.returncode, len(q), err.strip()[-200:]))
+
+
 def unfollowable(tasklens, demo, tmp):
     """A `type: file` source that is compressed or not a regular file is
     refused with what to use instead, by `run` (exit 1 at once, where it used
@@ -251,6 +293,7 @@ def main():
         sighup_reload(tasklens, demo, tmp)
         dir_source(tasklens, demo, tmp)
         unfollowable(tasklens, demo, tmp)
+        aggregate_change(tasklens, demo, tmp)
     return finish()
 
 

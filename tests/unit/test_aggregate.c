@@ -176,8 +176,22 @@ static void state_round_trip(void)
     struct tl_agg_opts other = o;
     other.by[0] = "host";
     struct tl_agg *wrong = tl_agg_new(&other, NULL, NULL);
-    CHECK_EQ_INT(tl_agg_restore(wrong, (const uint8_t *)blob.data, blob.len), TL_ERR_CORRUPT);
+    /* intact state of other settings is told apart from damage (a restart
+     * after a reload of aggregate.by starts over instead of refusing) */
+    CHECK_EQ_INT(tl_agg_restore(wrong, (const uint8_t *)blob.data, blob.len), TL_ERR_USAGE);
     CHECK_EQ_INT(tl_agg_ngroups(wrong), 0);
+    struct tl_agg_opts other_alpha = o;
+    other_alpha.sketch.alpha = o.sketch.alpha * 2;
+    struct tl_agg *wrong_alpha = tl_agg_new(&other_alpha, NULL, NULL);
+    CHECK_EQ_INT(tl_agg_restore(wrong_alpha, (const uint8_t *)blob.data, blob.len), TL_ERR_USAGE);
+    CHECK_EQ_INT(tl_agg_ngroups(wrong_alpha), 0);
+    tl_agg_free(wrong_alpha);
+    struct tl_buf damaged = {0};
+    tl_buf_append(&damaged, blob.data, blob.len);
+    damaged.data[damaged.len / 2] ^= 0x40;
+    CHECK(tl_agg_restore(bad, (const uint8_t *)damaged.data, damaged.len) == TL_ERR_CORRUPT ||
+          tl_agg_restore(bad, (const uint8_t *)damaged.data, damaged.len) == TL_ERR_DECODE);
+    tl_buf_free(&damaged);
     tl_agg_add(wrong, &recs[0]);
     CHECK_EQ_INT(tl_agg_ngroups(wrong), 1);
     tl_buf_free(&blob);

@@ -84,6 +84,27 @@ static void test_escaping(void)
     CHECK_EQ_INT(bad, 0);
     CHECK(n_cases > 6000);
 
+    /* an attempt that was not its task's last carries retried=true, after
+     * every other tag; a final one does not */
+    {
+        struct tl_record r;
+        init_task(&r);
+        r.category = "c";
+        struct tl_buf b = {0};
+        struct tl_lp_stats st0 = {0};
+        r.final = true;
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 1);
+        tl_buf_putc(&b, '\0');
+        CHECK(b.data && !strstr(b.data, "retried") && strstr(b.data, ",final=true "));
+        b.len = 0;
+        r.final = false;
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 1);
+        tl_buf_putc(&b, '\0');
+        CHECK(b.data && strstr(b.data, ",workflow=1@2024-01-01T00:00:00Z,retried=true wall_time_s=1.5,") &&
+              strstr(b.data, ",final=false "));
+        tl_buf_free(&b);
+    }
+
     /* an extra tag: key and value escaped alike; a newline refuses the point */
     {
         struct tl_record r;
@@ -96,7 +117,7 @@ static void test_escaping(void)
         struct tl_lp_stats st0 = {0};
         CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 1);
         tl_buf_putc(&b, '\0');
-        CHECK(b.data && strstr(b.data, ",k\\ ey=v\\,a\\=l\\x ") != NULL);
+        CHECK(b.data && strstr(b.data, ",k\\ ey=v\\,a\\=l\\x,retried=true ") != NULL);
         b.len = 0;
         r.tags[0].value = "two\nlines";
         CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 0);
