@@ -1829,8 +1829,11 @@ int tl_cmd_run(int argc, char **argv)
         goto out;
     }
     status = run_loop(R);
-    if (tl_output_close(&R->out, "tasklens run", (long)R->cfg.run.drain_timeout, stats_path) &&
-        !status)
+    /* batches left in the spool are safe (on disk, sent by the next start),
+     * and so are points held in memory when a checkpoint precedes them (the
+     * next start reads them again): only a loss makes the status 1 */
+    int oc = tl_output_close(&R->out, "tasklens run", (long)R->cfg.run.drain_timeout, stats_path);
+    if (((oc & TL_OUTPUT_FAILED) || ((oc & TL_OUTPUT_HELD) && !R->ckpt_dir)) && !status)
         status = TL_EXIT_INPUT;
     goto out;
 usage:

@@ -251,7 +251,7 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
             fprintf(stderr, "%s: %u points were neither sent nor spooled (the spool could not take "
                             "them); a run with checkpoint_dir reads them again at its next start\n",
                     cmd, tl_influx_sink_held(d->sink));
-            status = 1;
+            status |= TL_OUTPUT_HELD;
         }
         if (drc || d->failed) {
             const char *why = tl_influx_sink_fatal(d->sink);
@@ -260,7 +260,7 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
                     "next run%s%s\n",
                     cmd, (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
                     d->name, why ? ": " : "", why ? why : "");
-            status = 1;
+            status |= d->failed ? TL_OUTPUT_FAILED : TL_OUTPUT_SPOOLED;
         }
     }
     if (stats_path) write_stats(o, stats_path);
@@ -273,7 +273,7 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
         if (fflush(d->out) || (d->out != stdout && fclose(d->out))) d->failed = true;
         if (d->failed) {
             fprintf(stderr, "%s: writing %s failed\n", cmd, d->name);
-            status = 1;
+            status |= TL_OUTPUT_FAILED;
         }
     }
     if (o->st.rejected_unwritable)
@@ -283,11 +283,11 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
                 cmd, (unsigned long long)o->st.rejected_unwritable);
     if (o->agg_rc) {
         fprintf(stderr, "%s: %s\n", cmd, tl_strerror(o->agg_rc));
-        status = 1;
+        status |= TL_OUTPUT_FAILED;
     }
     if (o->buf.oom) {
         fprintf(stderr, "%s: out of memory for the output\n", cmd);
-        status = 1;
+        status |= TL_OUTPUT_FAILED;
     }
     tl_agg_free(o->agg);
     tl_buf_free(&o->buf);

@@ -66,7 +66,13 @@ void tl_output_on_global(void *ctx, const struct tl_agg_window *w);
 void tl_output_finish(struct tl_output *o);
 /* Drains the sinks up to drain_timeout_ms, writes stats_path (the sinks'
  * counters, if any), reports, closes the destinations, frees. Returns 0,
- * or 1 when points remain spooled or an output failed. */
+ * or flags: TL_OUTPUT_SPOOLED when batches remain in a spool (safe on disk,
+ * sent on the next run), TL_OUTPUT_HELD when points could be neither sent
+ * nor spooled (only a checkpoint that does not cover them saves them),
+ * TL_OUTPUT_FAILED when an output failed. */
+#define TL_OUTPUT_SPOOLED 1
+#define TL_OUTPUT_FAILED 2
+#define TL_OUTPUT_HELD 4
 int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
                     const char *stats_path);
 /* Summed counters of the InfluxDB sinks. */

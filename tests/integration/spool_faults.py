@@ -232,8 +232,9 @@ quiet: true
         p.kill()
         p.wait()
     err = p.stderr.read()
-    check(took is not None and took < 3 + 5, "spool full, InfluxDB down: SIGTERM honoured in %s s (drain "
-          "timeout 3 s)" % (None if took is None else round(took, 1)))
+    check(took is not None and took < 3 + 5 and p.returncode == 0, "spool full, InfluxDB down: SIGTERM honoured "
+          "in %s s (drain timeout 3 s), exit %s: nothing lost (spooled, or before the checkpoint)" % (
+              None if took is None else round(took, 1), p.returncode))
     check(err.count("is full") == 1 and spool in err, "the full spool said once: %s" % err.strip()[:300])
     db.start()
     p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
