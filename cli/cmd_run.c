@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,7 +154,7 @@ struct runner {
     const char *instance;
     char host[256], instance_buf[256], by_copy[1024];
     char *ckpt_dir; /* owned: outlives configuration reloads */
-    struct source *src[RUN_MAX_SOURCES * 8];
+    struct source *src[RUN_MAX_OPEN_SOURCES];
     int nsrc;
     struct tl_output out;
     char ckpt_path[4096];
@@ -1093,6 +1094,8 @@ static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
             for (int j = 0; j < R->nsrc; j++) dup |= R->src[j]->path && !strcmp(R->src[j]->path, p);
             if (dup) continue;
             if (R->nsrc == (int)(sizeof R->src / sizeof *R->src)) {
+                logm(R, LOG_ERROR, "%s: matches %zu files; a run follows at most %d sources in all "
+                     "(split the glob over several runs)", sc->path, n, RUN_MAX_OPEN_SOURCES);
                 if (gr == 0) globfree(&g);
                 return TL_ERR_LIMIT;
             }
@@ -1166,19 +1169,15 @@ static bool checkpoint(struct runner *R, const char *why)
         return ok;
     }
     struct tl_buf agg = {0};
-    struct tl_buf srcs[RUN_MAX_SOURCES * 8];
-    struct tl_ckpt_section sec[TL_CKPT_MAX_SECTIONS];
+    struct tl_buf *srcs = calloc((size_t)R->nsrc + 1, sizeof *srcs);
+    struct tl_ckpt_section *sec = calloc((size_t)R->nsrc + 1, sizeof *sec);
     size_t n = 0;
-    enum tl_err rc = tl_agg_serialize(R->out.agg, &agg);
+    enum tl_err rc = srcs && sec ? tl_agg_serialize(R->out.agg, &agg) : TL_ERR_NOMEM;
     sec[n++] = (struct tl_ckpt_section){"agg", (const uint8_t *)agg.data, agg.len};
     int ns = 0;
     for (int i = 0; !rc && i < R->nsrc; i++) {
         struct source *s = R->src[i];
         if (!s->path) continue; /* stdin cannot be resumed */
-        if (n == TL_CKPT_MAX_SECTIONS) {
-            rc = TL_ERR_LIMIT;
-            break;
-        }
         srcs[ns] = (struct tl_buf){0};
         rc = source_save(s, &srcs[ns]);
         sec[n++] = (struct tl_ckpt_section){s->key, (const uint8_t *)srcs[ns].data, srcs[ns].len};
@@ -1194,6 +1193,8 @@ static bool checkpoint(struct runner *R, const char *why)
     }
     tl_buf_free(&agg);
     for (int i = 0; i < ns; i++) tl_buf_free(&srcs[i]);
+    free(srcs);
+    free(sec);
     bool ok = rc == TL_OK;
     for (int i = 0; ok && i < R->nsrc; i++) ok &= kafka_publish(R, R->src[i]);
     return ok;
@@ -1355,6 +1356,17 @@ static void sinks_close(struct runner *R)
 }
 
 /* ---------------------------------------------------------------- setup */
+
+/* A glob of thousands of followed files needs a descriptor or two each: the
+ * soft limit (often 1024) is raised to the hard one, as servers do. */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
 
 static enum tl_err output_open(struct runner *R)
 {
@@ -1542,7 +1554,7 @@ static void reload(struct runner *R)
     /* sources: keep those still configured (with their state), add new ones;
      * the checkpoint directory stays (its lock is held) */
     struct tl_cfg_doc old_doc = old_cfg.doc;
-    struct source *prev[RUN_MAX_SOURCES * 8];
+    struct source *prev[RUN_MAX_OPEN_SOURCES];
     int nprev = R->nsrc;
     memcpy(prev, R->src, sizeof(struct source *) * (size_t)nprev);
     R->nsrc = 0;
@@ -1609,7 +1621,7 @@ static int run_loop(struct runner *R)
         }
         now = tl_mono_ms();
         if (!read_now) {
-            struct pollfd pf[RUN_MAX_SOURCES * 8 + 2];
+            struct pollfd pf[RUN_MAX_OPEN_SOURCES + 2];
             int np = 0;
             bool polling = false;
             if (sfd >= 0) pf[np++] = (struct pollfd){sfd, POLLIN, 0};
@@ -1823,6 +1835,7 @@ int tl_cmd_run(int argc, char **argv)
     R->instance = R->instance_buf;
     R->buf = malloc(CHUNK);
     status = TL_EXIT_INPUT;
+    raise_open_files();
     if (!R->buf || lock_checkpoint_dir(R) || output_open(R)) goto out;
     if (sinks_open(R) || sources_expand(R, &R->cfg) || restore_and_open(R)) {
         tl_output_close(&R->out, "tasklens run", 0, NULL);

@@ -32,6 +32,10 @@
 #include "sink.h"
 
 #define RUN_MAX_SOURCES 64
+/* Sources once globs are expanded (files) or partitions assigned: each is a
+ * checkpoint section and up to two descriptors (run raises its open-file
+ * limit to the hard one at start). */
+#define RUN_MAX_OPEN_SOURCES 4096
 #define RUN_MAX_SINKS 8
 
 struct run_settings {

@@ -187,6 +187,13 @@ enum tl_err tl_ckpt_load(const char *path, struct tl_ckpt *c, char *err, size_t 
     const uint8_t *p = c->blob, *end = c->blob + rawlen;
     uint64_t n;
     if (!tl_get_varint(&p, end, &n) || n > TL_CKPT_MAX_SECTIONS) goto corrupt;
+    c->sections = calloc(n ? n : 1, sizeof *c->sections);
+    c->name_lens = calloc(n ? n : 1, sizeof *c->name_lens);
+    if (!c->sections || !c->name_lens) {
+        tl_ckpt_free(c);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return TL_ERR_NOMEM;
+    }
     for (uint64_t i = 0; i < n; i++) {
         struct tl_ckpt_section *s = &c->sections[i];
         const char *name;
@@ -220,5 +227,7 @@ const struct tl_ckpt_section *tl_ckpt_find(const struct tl_ckpt *c, const char *
 void tl_ckpt_free(struct tl_ckpt *c)
 {
     free(c->blob);
+    free(c->sections);
+    free(c->name_lens);
     memset(c, 0, sizeof *c);
 }

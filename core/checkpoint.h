@@ -26,7 +26,9 @@
 #include "buf.h"
 #include "error.h"
 
-#define TL_CKPT_MAX_SECTIONS 64
+/* Sections in one checkpoint: the aggregator, and one per source (a glob
+ * of thousands of files is thousands of sources). */
+#define TL_CKPT_MAX_SECTIONS 65536
 
 struct tl_ckpt_section {
     const char *name;
@@ -42,8 +44,8 @@ enum tl_err tl_ckpt_save(const char *path, const struct tl_ckpt_section *s, size
 struct tl_ckpt {
     uint8_t *blob;
     size_t nsections;
-    struct tl_ckpt_section sections[TL_CKPT_MAX_SECTIONS]; /* names are not NUL-terminated */
-    size_t name_lens[TL_CKPT_MAX_SECTIONS];
+    struct tl_ckpt_section *sections; /* names are not NUL-terminated */
+    size_t *name_lens;
 };
 
 /* TL_ERR_OPEN when there is no checkpoint at path (a first start). */

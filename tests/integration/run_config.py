@@ -262,6 +262,39 @@ def aggregate_change(tasklens, demo, tmp):
               p.returncode, len(q), err.strip()[-200:]))
 
 
+def many_files(tasklens, demo, tmp):
+    """A glob of 600 followed files (past the old 64-section checkpoint and
+    512-source caps, and past a 1024-descriptor soft limit's half): every
+    interval's checkpoint is written, and a restart reads nothing twice."""
+    d, out, ck, cfg = (os.path.join(tmp, n) for n in ("many", "many.lp", "many-ck", "many.yaml"))
+    os.makedirs(d)
+    head = "".join(open(demo, encoding="utf-8").read().splitlines(keepends=True)[:300])
+    for i in range(600):
+        with open(os.path.join(d, "w%03d.log" % i), "w") as f:
+            f.write(head)
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s/*.log\n    parser: wq\nsinks:\n  - type: file\n"
+                "    path: %s\ncheckpoint_dir: %s\ncheckpoint_interval: 1\nflush_interval: 100\n"
+                "aggregate: {window: 0}\n" % (d, out, ck))
+    p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    first = sum(1 for x in open(out, encoding="utf-8") if x.startswith("task,"))
+    c = run([tasklens, "check", "-c", cfg])
+    check(p.returncode == 0 and "checkpoint failed" not in err and "601 sections" in c.stdout and first > 0,
+          "600 followed files: checkpoints written (%s), %d task points, exit %d %s" % (
+              [x.strip() for x in c.stdout.splitlines() if "checkpoint" in x], first, p.returncode,
+              err.strip()[-200:]))
+    p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    second = sum(1 for x in open(out, encoding="utf-8") if x.startswith("task,"))
+    check(p.returncode == 0 and second == first, "a restart over the 600 files reads nothing twice (%d task "
+          "points, then %d) %s" % (first, second, err.strip()[-200:]))
+
+
 def unfollowable(tasklens, demo, tmp):
     """A `type: file` source that is compressed or not a regular file is
     refused with what to use instead, by `run` (exit 1 at once, where it used
@@ -294,6 +327,7 @@ def main():
         dir_source(tasklens, demo, tmp)
         unfollowable(tasklens, demo, tmp)
         aggregate_change(tasklens, demo, tmp)
+        many_files(tasklens, demo, tmp)
     return finish()
 
 
