@@ -114,7 +114,9 @@ struct kpending {
 struct source {
     struct src_settings cfg;
     char *path;   /* the file (a glob expanded) or directory; NULL for stdin */
-    char key[64]; /* checkpoint section: "s:" + hash of the path */
+    char *canon;  /* path resolved (realpath): what identifies the input */
+    char key[64]; /* checkpoint section: "s:" + hash of canon */
+    char legacy_key[64]; /* the section of checkpoints keyed by path as written */
     struct tl_follow *fl;
     struct tl_dirwatch *dw;    /* a directory: each file read once */
     const char *cur;           /* the directory's file being read, for reports */
@@ -228,24 +230,49 @@ static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *
             detail ? ")" : "");
 }
 
+/* The path that names an input whatever way it was written (a.log, ./a.log,
+ * /srv/run/a.log, a symlink to it): realpath, or for a file not there yet
+ * its directory's realpath and its name. Malloc'ed. */
+static char *canonical_path(const char *path)
+{
+    char *r = realpath(path, NULL);
+    if (r) return r;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    char *d = realpath(*dir ? dir : "/", NULL);
+    if (!d) return strdup(path);
+    size_t n = strlen(d) + strlen(slash ? slash + 1 : path) + 2;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s/%s", strcmp(d, "/") ? d : "", slash ? slash + 1 : path);
+    free(d);
+    return out;
+}
+
+static void section_key(char *key, size_t cap, const char *id)
+{
+    snprintf(key, cap, "s:%016llx", (unsigned long long)tl_hash_bytes(id, strlen(id)));
+}
+
 static struct source *source_new(struct runner *R, const struct src_settings *cfg,
                                  const char *path)
 {
     struct source *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->cfg = *cfg;
-    if (path && !(s->path = strdup(path))) {
+    if (path && (!(s->path = strdup(path)) || !(s->canon = canonical_path(path)))) {
+        free(s->path);
         free(s);
         return NULL;
     }
-    const char *id = path ? path : "-";
+    const char *id = path ? s->canon : "-";
     char kid[2048];
     if (cfg->kind == SRC_KAFKA) { /* one consumer: its brokers, topics and group */
         snprintf(kid, sizeof kid, "%s|%s|%s", cfg->brokers, cfg->topics, cfg->group);
         id = kid;
     }
-    snprintf(s->key, sizeof s->key, "s:%016llx",
-             (unsigned long long)tl_hash_bytes(id, strlen(id)));
+    section_key(s->key, sizeof s->key, id);
+    if (path) section_key(s->legacy_key, sizeof s->legacy_key, path);
     s->fc = (struct feed_ctx){R, s};
     s->emit = (struct tl_emit){on_record, on_reject, &s->fc, 0};
     return s;
@@ -303,6 +330,7 @@ static void source_free(struct source *s)
     tl_dirwatch_close(s->dw);
     tl_parser_inst_free(&s->inst);
     free(s->path);
+    free(s->canon);
     free(s);
 }
 
@@ -1090,8 +1118,11 @@ static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
         if (!n && wild) logm(R, LOG_WARN, "%s: matches no file yet (looked again on SIGHUP)", sc->path);
         for (size_t k = 0; k < (n ? n : wild ? 0 : 1); k++) {
             const char *p = n ? g.gl_pathv[k] : sc->path;
-            bool dup = false;
-            for (int j = 0; j < R->nsrc; j++) dup |= R->src[j]->path && !strcmp(R->src[j]->path, p);
+            char *canon = canonical_path(p);
+            bool dup = false; /* one input, however many ways it is named */
+            for (int j = 0; j < R->nsrc && canon; j++)
+                dup |= R->src[j]->canon && !strcmp(R->src[j]->canon, canon);
+            free(canon);
             if (dup) continue;
             if (R->nsrc == (int)(sizeof R->src / sizeof *R->src)) {
                 logm(R, LOG_ERROR, "%s: matches %zu files; a run follows at most %d sources in all "
@@ -1239,9 +1270,15 @@ static enum tl_err restore_and_open(struct runner *R)
             return TL_ERR_CORRUPT;
         }
     }
+    size_t matched = 0;
     for (int i = 0; i < R->nsrc; i++) {
         struct source *s = R->src[i];
         const struct tl_ckpt_section *sec = have ? tl_ckpt_find(&ck, s->key) : NULL;
+        if (have && !sec && s->legacy_key[0]) sec = tl_ckpt_find(&ck, s->legacy_key); /* older keys */
+        matched += sec != NULL;
+        if (have && !sec && s->path)
+            logm(R, LOG_WARN, "%s is not in the checkpoint: read from its `from` position as a new "
+                              "input (its tasks add to the restored counts)", s->path);
         if (!sec) {
             if (source_open(R, s, NULL)) goto fail;
             continue;
@@ -1289,8 +1326,16 @@ static enum tl_err restore_and_open(struct runner *R)
         /* a file read to its end before: done, unless it is another file now */
         if ((flags & 1) && tl_follow_stats(s->fl).resume == TL_RESUME_SAME) s->done = true;
     }
-    if (have)
+    if (have) {
+        size_t saved = 0;
+        for (size_t i = 0; i < ck.nsections; i++)
+            saved += ck.name_lens[i] == 18 && !memcmp(ck.sections[i].name, "s:", 2);
+        if (saved > matched)
+            logm(R, LOG_WARN, "%s holds the positions of %zu inputs that are not configured any "
+                              "more; their tasks stay counted, their positions are dropped",
+                 R->ckpt_path, saved - matched);
         logm(R, LOG_INFO, "restored from %s", R->ckpt_path);
+    }
     tl_ckpt_free(&ck);
     return TL_OK;
 corrupt:

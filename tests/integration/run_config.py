@@ -262,6 +262,37 @@ def aggregate_change(tasklens, demo, tmp):
               p.returncode, len(q), err.strip()[-200:]))
 
 
+def same_input_other_name(tasklens, demo, tmp):
+    """A checkpoint belongs to its inputs, not to how they are written: the log
+    named a.log, then by its absolute path, then through a symlink, is one
+    input -- nothing is read or counted twice (it doubled every cumulative
+    count, saying only "restored")."""
+    d = os.path.join(tmp, "names")
+    os.makedirs(d)
+    shutil.copy(demo, os.path.join(d, "a.log"))
+    os.symlink(os.path.join(d, "a.log"), os.path.join(d, "link.log"))
+    out, ck, cfg = (os.path.join(d, n) for n in ("o.lp", "ck", "c.yaml"))
+    counts = []
+    for name in ("a.log", os.path.join(d, "a.log"), "./link.log"):
+        with open(cfg, "w") as f:
+            f.write("sources:\n  - type: file\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n    path: %s\n"
+                    "checkpoint_dir: %s\nflush_interval: 100\naggregate: {window: 0}\n" % (name, out, ck))
+        p = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True, cwd=d)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+        lines = open(out, encoding="utf-8").read().splitlines()
+        tasks = sum(1 for x in lines if x.startswith("task,"))
+        cum = [x for x in lines if x.startswith("task_quantiles,") and "window=cumulative" in x
+               and "metric=wall_time_s" in x and "category=compute" in x]
+        n = int(cum[-1].split("count=")[1].split(",")[0].rstrip("i")) if cum else -1
+        counts.append((tasks, n, p.returncode, "not in the checkpoint" in err))
+    want = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
+    check(all(c == (want, counts[0][1], 0, False) for c in counts) and counts[0][1] > 0,
+          "a.log, then its absolute path, then a symlink: one input (task points, cumulative count of "
+          "compute, exit, 'new input' said): %s, want %d task points" % (counts, want))
+
+
 def many_files(tasklens, demo, tmp):
     """A glob of 600 followed files (past the old 64-section checkpoint and
     512-source caps, and past a 1024-descriptor soft limit's half): every
@@ -328,6 +359,7 @@ def main():
         unfollowable(tasklens, demo, tmp)
         aggregate_change(tasklens, demo, tmp)
         many_files(tasklens, demo, tmp)
+        same_input_other_name(tasklens, demo, tmp)
     return finish()
 
 
