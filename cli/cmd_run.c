@@ -402,7 +402,9 @@ static size_t dir_step(struct runner *R, struct source *s)
     char err[512];
     struct tl_reader *rd;
     if (tl_reader_open(path, &rd, err, sizeof err)) {
-        logm(R, LOG_WARN, "%s", err);
+        /* tried again at the next scans; said once */
+        bool again = tl_dirwatch_failed(s->dw);
+        logm(R, again ? LOG_DEBUG : LOG_WARN, "%s (tried again until it can be read)", err);
         return 1;
     }
     struct tl_parser_inst keep = s->inst;

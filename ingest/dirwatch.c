@@ -1,11 +1,14 @@
 /* A directory read file by file: see dirwatch.h.
  *
- * State: the set of files handed out (path -> size and mtime), a queue of
+ * State: the set of files handed out (path -> size, mtime, and whether it
+ * could not be read, to try again), a queue of
  * settled files found by the last scan and not handed out yet, and an
  * inotify descriptor watching every directory. A scan walks the tree with
  * openat/fstatat; it runs when inotify said something changed, when files
  * were waiting to settle, and at least every few seconds (a missed event,
- * a watch limit reached). */
+ * a watch limit reached). A scan visits each directory once and each file
+ * once, whatever symlinks lead to them again (by device and inode): a link
+ * to a parent directory is not a loop that multiplies every file. */
 #include "dirwatch.h"
 
 #include <dirent.h>
@@ -32,6 +35,7 @@ struct seen {
     char *path;
     uint64_t size;
     int64_t mtime_ns;
+    bool failed; /* could not be read: tried again at the next scans, not saved */
 };
 
 struct tl_dirwatch {
@@ -45,10 +49,12 @@ struct tl_dirwatch {
     size_t nseen, cap_seen;
     char **queue;
     size_t nqueue, qhead, cap_queue;
+    struct tl_map64 visited; /* this scan: hash(dev, ino) of directories and files met */
     bool dirty;        /* inotify said something changed */
     int64_t last_scan; /* ms */
     uint64_t pending;
     char current[PATH_MAX];
+    bool current_failed_before; /* the file handed out last could not be read last time */
 };
 
 static int64_t now_ms(void)
@@ -105,7 +111,17 @@ static bool seen_put(struct tl_dirwatch *w, const char *path, uint64_t size, int
         free(p);
         return false;
     }
-    w->seen[w->nseen++] = (struct seen){p, size, mtime};
+    w->seen[w->nseen++] = (struct seen){p, size, mtime, false};
+    return true;
+}
+
+/* true the first time this scan meets the directory or file (dev, ino). */
+static bool first_visit(struct tl_dirwatch *w, const struct stat *st)
+{
+    uint64_t key = tl_mix64((uint64_t)st->st_dev * 0x9E3779B97F4A7C15ULL ^ (uint64_t)st->st_ino);
+    if (key == TL_MAP64_EMPTY) key++;
+    if (tl_map64_get(&w->visited, key)) return false;
+    tl_map64_put(&w->visited, key, 1);
     return true;
 }
 
@@ -126,10 +142,15 @@ static void queue_push(struct tl_dirwatch *w, const char *path)
 
 static void scan_dir(struct tl_dirwatch *w, const char *dir, int depth, int64_t now)
 {
-    if (w->ino_fd >= 0)
-        inotify_add_watch(w->ino_fd, dir, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_MODIFY);
     DIR *d = opendir(dir);
     if (!d) return;
+    struct stat dst;
+    if (fstat(dirfd(d), &dst) || !first_visit(w, &dst)) { /* met through another link */
+        closedir(d);
+        return;
+    }
+    if (w->ino_fd >= 0)
+        inotify_add_watch(w->ino_fd, dir, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_MODIFY);
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *n = e->d_name;
@@ -144,10 +165,12 @@ static void scan_dir(struct tl_dirwatch *w, const char *dir, int depth, int64_t 
             continue;
         }
         if (!S_ISREG(st.st_mode) || (w->match && fnmatch(w->match, n, 0))) continue;
+        if (!first_visit(w, &st)) continue; /* the same file by another path */
         int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         long i = seen_find(w, path, NULL);
-        if (i >= 0 && w->seen[i].size == (uint64_t)st.st_size && w->seen[i].mtime_ns == mtime)
-            continue; /* handed out already, unchanged */
+        /* handed out already, and the same size: the same document, whatever
+         * its mtime says (touch, cp -p, rsync, a restore do not make it new) */
+        if (i >= 0 && !w->seen[i].failed && w->seen[i].size == (uint64_t)st.st_size) continue;
         if (now - mtime < (int64_t)w->settle_ms * 1000000) {
             w->pending++; /* still being written, perhaps */
             continue;
@@ -162,7 +185,9 @@ static void scan(struct tl_dirwatch *w)
     w->pending = 0;
     w->dirty = false;
     w->last_scan = now_ms();
+    tl_map64_free(&w->visited);
     scan_dir(w, w->dir, 0, wall_ns());
+    tl_map64_free(&w->visited);
 }
 
 enum tl_err tl_dirwatch_open(const char *dir, bool recursive, long settle_ms, const char *match,
@@ -202,6 +227,7 @@ void tl_dirwatch_close(struct tl_dirwatch *w)
     free(w->queue);
     free(w->match);
     tl_map64_free(&w->index);
+    tl_map64_free(&w->visited);
     free(w->dir);
     free(w);
 }
@@ -223,7 +249,17 @@ const char *tl_dirwatch_next(struct tl_dirwatch *w)
     if (stat(w->current, &st) == 0)
         seen_put(w, w->current, (uint64_t)st.st_size,
                  (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    long i = seen_find(w, w->current, NULL);
+    w->current_failed_before = i >= 0 && w->seen[i].failed;
+    if (i >= 0) w->seen[i].failed = false; /* handed out: read, unless the caller says otherwise */
     return w->current;
+}
+
+bool tl_dirwatch_failed(struct tl_dirwatch *w)
+{
+    long i = seen_find(w, w->current, NULL);
+    if (i >= 0) w->seen[i].failed = true;
+    return w->current_failed_before;
 }
 
 int tl_dirwatch_fd(const struct tl_dirwatch *w)
@@ -249,8 +285,11 @@ uint64_t tl_dirwatch_pending(const struct tl_dirwatch *w)
 
 enum tl_err tl_dirwatch_save(const struct tl_dirwatch *w, struct tl_buf *b)
 {
-    tl_put_varint(b, w->nseen);
+    uint64_t n = 0;
+    for (size_t i = 0; i < w->nseen; i++) n += !w->seen[i].failed;
+    tl_put_varint(b, n);
     for (size_t i = 0; i < w->nseen; i++) {
+        if (w->seen[i].failed) continue; /* not read: a restart tries it again */
         tl_put_str(b, w->seen[i].path);
         tl_put_varint(b, w->seen[i].size);
         tl_put_varint(b, tl_zigzag(w->seen[i].mtime_ns));

@@ -10,7 +10,11 @@
  * inotify (or past the watch limit) the caller's periodic call rescans.
  * What was handed out is remembered by path, size and mtime, and can be
  * saved in a checkpoint, so a restart does not read a file twice; a file
- * that changed afterwards (other size or mtime) is read again. */
+ * that changed afterwards (another size) is read again, one only touched
+ * (the same size, another mtime: touch, cp -p, rsync -a, a restore) is not.
+ * Each directory and file is met once per scan, whatever symlinks lead to
+ * it again. A file the caller could not read is handed out again at later
+ * scans (after a chmod, say) and is not saved as read. */
 #ifndef TL_DIRWATCH_H
 #define TL_DIRWATCH_H
 
@@ -30,6 +34,10 @@ void tl_dirwatch_close(struct tl_dirwatch *w);
 /* The next settled file not handed out before (path valid until the next
  * call), or NULL when there is none now. The file counts as handed out. */
 const char *tl_dirwatch_next(struct tl_dirwatch *w);
+/* The file handed out last could not be read: hand it out again at later
+ * scans. Returns whether it could not be read the time before either (so
+ * the caller says it once). */
+bool tl_dirwatch_failed(struct tl_dirwatch *w);
 /* inotify descriptor to poll (-1: none); consume with tl_dirwatch_events. */
 int tl_dirwatch_fd(const struct tl_dirwatch *w);
 void tl_dirwatch_events(struct tl_dirwatch *w);
