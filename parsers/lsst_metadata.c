@@ -549,9 +549,34 @@ static void walk_yaml(struct lsst_state *st)
     else emit_quantum(st, &q, 1, true);
 }
 
+/* Whether flow collections ([ and {, outside quoted scalars and comments)
+ * nest deeper than the tree may (MD_MAX_DEPTH). libyaml's time grows with
+ * the square of that nesting (a 200 KB document of brackets took ~35 s), and
+ * the tree would refuse it after the parse anyway: one pass refuses it first. */
+static bool flow_too_deep(const char *p, size_t n)
+{
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (quote) {
+            if (c == '\\' && quote == '"') i++;
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        else if (c == '#' && (i == 0 || p[i - 1] == ' ' || p[i - 1] == '\t' || p[i - 1] == '\n'))
+            while (i < n && p[i] != '\n') i++;
+        else if ((c == '[' || c == '{') && ++depth > MD_MAX_DEPTH) return true;
+        else if ((c == ']' || c == '}') && depth > 0) depth--;
+    }
+    return false;
+}
+
 static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
 {
     if (fast_tree(st, md_yaml_fast, p, n)) return walk_yaml(st);
+    if (flow_too_deep(p, n)) return reject(st, TL_REJ_TOO_LARGE, "flow collections nested deeper than 64");
     yaml_parser_t yp;
     yaml_document_t d;
     if (!yaml_parser_initialize(&yp)) return reject(st, TL_REJ_LIMIT, "out of memory");

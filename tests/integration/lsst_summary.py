@@ -366,12 +366,30 @@ def fixtures(tasklens):
           "fixtures: NO_WORK result, host from the task section, init time")
 
 
+def nested_flow(tasklens):
+    """200 KB of nested flow collections is refused in milliseconds (libyaml
+    is quadratic in that nesting: ~24-35 s of one core, the daemon stalled)."""
+    import time
+    with tempfile.TemporaryDirectory(prefix="tl-lsst-flow-") as tmp:
+        path = os.path.join(tmp, "calib_metadata_1.yaml")
+        with open(path, "w") as f:
+            f.write("a: " + "[" * 100000 + "]" * 100000 + "\n")
+        t0 = time.time()
+        r = subprocess.run([tasklens, "summary", "--format", "json", "--format-in", "lsst", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        took = time.time() - t0
+        rej = json.loads(r.stdout)["inputs"][0]["rejected_by"] if r.stdout.strip() else {}
+    check(took < 2 and rej == {"too_large": 1} and "nested deeper than 64" in r.stderr,
+          "200 KB of nested flow YAML refused in %.3f s: %s %s" % (took, rej, r.stderr.strip()[:120]))
+
+
 def main():
     tasklens = sys.argv[1]
     shared = sys.argv[2] if len(sys.argv) > 2 else "../shared"
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
     with tempfile.TemporaryDirectory(prefix="tl-lsst-") as tmp:
         fixtures(tasklens)
+        nested_flow(tasklens)
         tree(tasklens, tmp, n)
         real_samples(tasklens, shared)
     return finish()
