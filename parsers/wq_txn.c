@@ -1792,7 +1792,16 @@ static void parse_line(struct wq_state *st, const char *p, const char *end)
 static void process_line(struct wq_state *st, const char *p, size_t n)
 {
     st->stats.lines++;
-    if (st->chunk_has_nul && memchr(p, '\0', n)) return reject(st, TL_REJ_NUL_BYTE, NULL);
+    if (st->chunk_has_nul && memchr(p, '\0', n)) {
+        /* A run of NUL bytes is where a crash left preallocated blocks: it
+         * ends the damaged line, and what follows the last NUL is a line of
+         * its own (it was swallowed with the damage). */
+        const char *last = memrchr(p, '\0', n);
+        reject(st, TL_REJ_NUL_BYTE, NULL);
+        size_t rest = n - (size_t)(last + 1 - p);
+        if (rest && last[1] >= '0' && last[1] <= '9') process_line(st, last + 1, rest);
+        return;
+    }
     st->line_run = 0;
     parse_line(st, p, p + n);
     if (st->line_run) {

@@ -889,11 +889,47 @@ static void test_superseded_runs(void)
     }
 }
 
+/* A crash can leave a run of NUL bytes (preallocated blocks) with the next
+ * line right after it, no newline between: the NUL run ends the damaged
+ * line, and the line after it is read (it was lost with the damage). */
+static void test_nul_run(void)
+{
+    static const char head[] =
+        "1700000000000000 42 MANAGER START\n"
+        "1700000000000100 42 TASK 1 WAITING c FIRST_RESOURCES {}\n"
+        "1700000000000200 42 TASK 1 RUNNING 10.0.0.1:9000 FIRST_RESOURCES {}\n"
+        "1700000000000500 42 TASK 1 WAITING_RETRIEVAL 10.0.0.1:9000\n";
+    static const char tail[] =
+        "1700000000000600 42 TASK 1 RETRIEVED SUCCESS 0 {} {\"wall_time\":[1.5,\"s\"]}\n"
+        "1700000000000700 42 TASK 1 DONE SUCCESS 0\n";
+    char text[sizeof head + 300 + sizeof tail];
+    size_t n = 0;
+    memcpy(text, head, sizeof head - 1);
+    n += sizeof head - 1;
+    memset(text + n, 0, 300);
+    n += 300;
+    memcpy(text + n, tail, sizeof tail - 1);
+    n += sizeof tail - 1;
+    for (int split = 0; split < 2; split++) { /* whole, and cut inside the NUL run */
+        struct collected c = {0};
+        struct tl_parser_inst inst;
+        const struct tl_parse_stats *st =
+            parse_buffer(wq, text, n, split ? sizeof head + 100 : 0, &c, &inst);
+        CHECK_EQ_INT(st->rejected, 1);
+        CHECK_EQ_INT(st->rejected_by[TL_REJ_NUL_BYTE], 1);
+        const struct tl_record *t = find(&c, TL_REC_TASK, 1, 0);
+        CHECK(t && (t->present >> TL_M_WALL_TIME_S & 1) && t->v[TL_M_WALL_TIME_S] == 1.5);
+        tl_parser_inst_free(&inst);
+        collected_free(&c);
+    }
+}
+
 int main(void)
 {
     wq = tl_parser_find("wq");
     CHECK(wq != NULL);
     if (!wq) return check_done("test_wq_records");
+    test_nul_run();
     test_wq_e_lifecycle();
     test_vine_b_monitor();
     test_vine_c_ready_and_names();
