@@ -73,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.task_id = 5;
     r.attempt = 1;
     r.time_ns = 1700000000000000000LL;
+    r.final = data[0] & 0x80; /* a retried attempt carries retried=true after the tags */
     const uint8_t *d = data + 1 + cn;
     size_t nd = (size - 1 - cn) / 8;
     for (size_t i = 0; i < nd && i < TL_M_COUNT; i++) {
@@ -93,9 +94,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         if (wa != 1) abort();
         tl_buf_putc(&a, '\0');
-        char head[160];
-        if (*want) snprintf(head, sizeof head, "task,category=%s,host=h,source=wq,workflow=w ", want);
-        else snprintf(head, sizeof head, "task,host=h,source=wq,workflow=w ");
+        char head[200];
+        const char *retried = r.final ? "" : ",retried=true";
+        if (*want)
+            snprintf(head, sizeof head, "task,category=%s,host=h,source=wq,workflow=w%s ", want, retried);
+        else
+            snprintf(head, sizeof head, "task,host=h,source=wq,workflow=w%s ", retried);
         size_t hn = strlen(head);
         if (strncmp(a.data, head, hn)) abort();
         /* the fields, up to the timestamp: name=value,... */
