@@ -16,8 +16,6 @@ import csv
 import io
 import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -25,6 +23,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from influxd_harness import ServerProcess
 
 VERSION = "2.7.12"
 
@@ -49,7 +49,9 @@ class HTTPError(Exception):
         self.body = body
 
 
-class Influxd2:
+class Influxd2(ServerProcess):
+    stop_timeout = 20
+
     def __init__(self, org="tasklens", bucket="tl", token="tl-test-operator-token-0123456789"):
         self.bin = binary()
         if not self.bin:
@@ -93,23 +95,6 @@ class Influxd2:
             if time.time() > deadline:
                 raise RuntimeError("influxd 2.x did not answer /health")
             time.sleep(0.2)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     # ------------------------------------------------------------ HTTP
     def request(self, method, path, body=None, auth=True, raw=False, headers=None, token=None):

@@ -25,7 +25,31 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Influxd:
+class ServerProcess:
+    """A server the test started (self.proc) in its own temp dir (self.dir):
+    stop() ends it (SIGTERM, then SIGKILL after stop_timeout s); as a context
+    manager it starts, and at the end stops and removes the dir."""
+    stop_timeout = 10
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Influxd(ServerProcess):
     def __init__(self, http_extra="", tls=False):
         """tls: serve HTTPS with a self-signed certificate for 127.0.0.1
         (self.ca is its file, for clients that must trust it)."""
@@ -88,16 +112,6 @@ bind-address = "127.0.0.1:{self.rpc_port}"
                 time.sleep(0.1)
         raise RuntimeError("influxd did not answer /ping")
 
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
     def pause(self):  # SIGSTOP: the port stays open, nothing answers
         self.proc.send_signal(signal.SIGSTOP)
 
@@ -108,13 +122,6 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         self.proc.kill()
         self.proc.wait()
         self.proc = None
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def query(self, q, db=None, epoch=None, timeout=30):
         params = {"q": q}

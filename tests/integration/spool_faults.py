@@ -199,26 +199,8 @@ def stoppable(tmp, db):
     log = os.path.join(tmp, "stop.log")
     with open(log, "wb") as f:
         f.write(subprocess.run([GEN, "20000", "4", "19"], check=True, stdout=subprocess.PIPE).stdout)
-    url = db.url
     cfg = os.path.join(tmp, "stop.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""sources:
-  - type: file
-    path: {log}
-    parser: wq
-sinks:
-  - type: influxdb
-    url: {url}
-    db: stop
-    create_db: true
-    timeout: 1000
-    spool_dir: {spool}
-    spool_max: 200000
-checkpoint_dir: {ck}
-drain_timeout: 3000
-aggregate: {{window: 0}}
-quiet: true
-""")
+    run_cfg(cfg, log, db.url, "stop", spool, ck, spool_max="200000", drain_timeout=3000)
     db.stop()
     p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
     time.sleep(5)  # the spool is full by now, reading paused
@@ -246,7 +228,7 @@ quiet: true
     check(count(db, "stop") == 20000, "a restart delivers everything: %d of 20000 tasks" % count(db, "stop"))
 
 
-def run_cfg(path, log, url, db, spool, ck, spool_max="1G"):
+def run_cfg(path, log, url, db, spool, ck, spool_max="1G", drain_timeout=20000):
     with open(path, "w") as f:
         f.write(f"""sources:
   - type: file
@@ -262,7 +244,7 @@ sinks:
     spool_max: {spool_max}
 checkpoint_dir: {ck}
 flush_interval: 200
-drain_timeout: 20000
+drain_timeout: {drain_timeout}
 aggregate: {{window: 0}}
 quiet: true
 """)
