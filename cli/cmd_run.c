@@ -117,6 +117,9 @@ struct source {
     char *canon;  /* path resolved (realpath): what identifies the input */
     char key[64]; /* checkpoint section: "s:" + hash of canon */
     char legacy_key[64]; /* the section of checkpoints keyed by path as written */
+    int64_t reopen_ms;   /* a file that could not be opened: try again then (0: no) */
+    struct tl_follow_pos reopen_pos; /* where to resume it, from the checkpoint */
+    bool has_reopen_pos;
     struct tl_follow *fl;
     struct tl_dirwatch *dw;    /* a directory: each file read once */
     const char *cur;           /* the directory's file being read, for reports */
@@ -356,6 +359,8 @@ static enum tl_err source_parser(struct runner *R, struct source *s, const char 
     return rc;
 }
 
+#define REOPEN_MS 5000
+
 static enum tl_err source_open(struct runner *R, struct source *s, const struct tl_follow_pos *at)
 {
     if (s->cfg.kind == SRC_KAFKA) return kafka_source_open(R, s);
@@ -374,9 +379,21 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
     }
     bool from_end = !strcmp(s->cfg.from, "end");
     if (tl_follow_open(s->path, from_end, at, &s->fl, err, sizeof err)) {
-        logm(R, LOG_ERROR, "%s", err);
-        return TL_ERR_OPEN;
+        /* there but not readable now (permissions, a disk error): only this
+         * source waits, tried again every few seconds, said once */
+        if (!s->reopen_ms)
+            logm(R, LOG_WARN, "%s (tried again every %d s; the other sources go on)", err,
+                 REOPEN_MS / 1000);
+        s->reopen_ms = tl_mono_ms() + REOPEN_MS;
+        if (at) {
+            s->reopen_pos = *at;
+            s->has_reopen_pos = true;
+        }
+        return TL_OK;
     }
+    if (s->reopen_ms) logm(R, LOG_INFO, "%s: readable now", s->path);
+    s->reopen_ms = 0;
+    s->has_reopen_pos = false;
     struct tl_follow_stats st = tl_follow_stats(s->fl);
     if (st.resume == TL_RESUME_SAME)
         logm(R, LOG_INFO, "%s: resuming at byte %llu", s->path,
@@ -444,6 +461,11 @@ static size_t source_step(struct runner *R, struct source *s)
     if (s->cfg.kind == SRC_KAFKA)
         return s->kafka ? tl_kafka_poll(s->kafka, 20000, (size_t)CHUNK * 16, kafka_message, s) : 0;
     size_t got = 0;
+    if (s->path && !s->fl) { /* not readable yet: its time to try again? */
+        if (s->reopen_ms && tl_mono_ms() >= s->reopen_ms)
+            source_open(R, s, s->has_reopen_pos ? &s->reopen_pos : NULL);
+        return 0;
+    }
     if (s->path) {
         if (tl_follow_read(s->fl, R->buf, CHUNK, &got)) {
             logm(R, LOG_ERROR, "%s: read failed: %s", s->path, strerror(errno));
@@ -1166,6 +1188,7 @@ static enum tl_err source_save(struct source *s, struct tl_buf *b)
     tl_put_str(b, s->inst.p ? s->inst.p->name : "");
     struct tl_follow_pos pos = {0};
     if (s->fl) pos = tl_follow_position(s->fl);
+    else if (s->has_reopen_pos) pos = s->reopen_pos; /* not reopened yet: where it will resume */
     tl_put_varint(b, pos.dev);
     tl_put_varint(b, pos.ino);
     tl_put_varint(b, pos.offset);
@@ -1326,7 +1349,7 @@ static enum tl_err restore_and_open(struct runner *R)
         s->finished = flags & 2;
         if (source_open(R, s, &pos)) goto fail;
         /* a file read to its end before: done, unless it is another file now */
-        if ((flags & 1) && tl_follow_stats(s->fl).resume == TL_RESUME_SAME) s->done = true;
+        if ((flags & 1) && s->fl && tl_follow_stats(s->fl).resume == TL_RESUME_SAME) s->done = true;
     }
     if (have) {
         size_t saved = 0;
@@ -1682,7 +1705,7 @@ static int run_loop(struct runner *R)
                 else if (s->dw) {
                     if (tl_dirwatch_fd(s->dw) >= 0) pf[np++] = (struct pollfd){tl_dirwatch_fd(s->dw), POLLIN, 0};
                     polling = true; /* settling files are looked at again */
-                } else if (tl_follow_uses_inotify(s->fl)) pf[np++] = (struct pollfd){tl_follow_fd(s->fl), POLLIN, 0};
+                } else if (s->fl && tl_follow_uses_inotify(s->fl)) pf[np++] = (struct pollfd){tl_follow_fd(s->fl), POLLIN, 0};
                 else polling = true;
             }
             int64_t wait = rs->flush_interval - (now - last_flush);

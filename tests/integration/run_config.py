@@ -317,6 +317,45 @@ def dir_faults(tasklens, demo, tmp):
           "the unreadable file said %d time(s)" % (first, 2 * per_file, second, 3 * per_file, third, said))
 
 
+def glob_unreadable(tasklens, demo, tmp):
+    """One unreadable file in a glob of followed files stops only itself: the
+    others are read, it is said once and tried again, and read when it can be
+    (it stopped the whole run: exit 1). As nobody when root (setpriv)."""
+    d = os.path.join(tmp, "globu")
+    os.makedirs(d)
+    for n in ("a", "b", "c"):
+        shutil.copy(demo, os.path.join(d, n + ".log"))
+    os.chmod(os.path.join(d, "b.log"), 0)
+    out, cfg = os.path.join(tmp, "globu.lp"), os.path.join(tmp, "globu.yaml")
+    for x in (tmp, d):
+        os.chmod(x, 0o777)
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s/*.log\n    parser: wq\nsinks:\n  - type: file\n"
+                "    path: %s\nflush_interval: 100\naggregate: {window: 0}\n" % (d, out))
+    os.chmod(cfg, 0o644)
+    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
+    if as_user and subprocess.run(as_user + [tasklens, "--version"], capture_output=True).returncode:
+        print("SKIP glob_unreadable: nobody cannot run %s here" % tasklens)
+        return
+    per_file = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
+
+    def tasks():
+        return sum(1 for x in open(out, encoding="utf-8") if x.startswith("task,")) if os.path.exists(out) else 0
+    p = subprocess.Popen(as_user + [tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(7)  # past one retry
+    first, alive = tasks(), p.poll() is None
+    os.chmod(os.path.join(d, "b.log"), 0o644)
+    time.sleep(7)
+    second = tasks()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    check(alive and first == 2 * per_file and second == 3 * per_file and err.count("b.log") == 2
+          and "readable now" in err,
+          "a glob with an unreadable file: the run goes on with %d task points (want %d), %d once it is "
+          "readable (want %d); said once, then 'readable now': %r" % (first, 2 * per_file, second, 3 * per_file,
+                                                                      err.strip()[-300:]))
+
+
 def same_input_other_name(tasklens, demo, tmp):
     """A checkpoint belongs to its inputs, not to how they are written: the log
     named a.log, then by its absolute path, then through a symlink, is one
@@ -416,6 +455,7 @@ def main():
         many_files(tasklens, demo, tmp)
         same_input_other_name(tasklens, demo, tmp)
         dir_faults(tasklens, demo, tmp)
+        glob_unreadable(tasklens, demo, tmp)
     return finish()
 
 
