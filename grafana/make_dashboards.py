@@ -355,14 +355,14 @@ def task_resources():
                '  |> group(columns: ["category"])\n  |> limit(n: 5000)\n'
                '  |> keep(columns: ["_time", "category", "wall_time_s", "max_rss_bytes"])'],
               method="raw points (the first 5000 per category)",
-              kind="xychart", fmt="table",
+              kind="xychart", fmt="table", check=("raw", ["wall_time_s", "max_rss_bytes"]),
               extra={"options": {"seriesMapping": "auto", "dims": {"x": "wall_time_s"}}}),
         Panel("Queue time distribution",
               "Histogram of the time attempts waited between submission and start (queue_time_s "
               "of the `task` points).", "s",
               ['SELECT "queue_time_s" FROM "task" WHERE %s AND $timeFilter' % TASKS],
               [fsrc("task", ["queue_time_s"]) + '  |> group()\n  |> keep(columns: ["_time", "_value"])'],
-              method="raw points, binned by Grafana", kind="histogram"),
+              method="raw points, binned by Grafana", kind="histogram", check=("raw", ["queue_time_s"])),
         Panel("Resource usage summary over the selected range (as LSST's ResourceUsageSummary)",
               "Per category, over the tasks whose last attempt ended in the selected range: quanta, "
               "integrated_runtime_hrs (sum of CPU time / 3600), mem_GB_pXXX (GiB = bytes / "
@@ -419,19 +419,21 @@ def pipeline_health():
                'time($__interval), "input" fill(none)' % I],
               [fsrc("tasklens", ["lag"], FINST) + '  |> group(columns: ["input"])\n'
                '  |> aggregateWindow(every: v.windowPeriod, fn: last, timeSrc: "_start", createEmpty: false)'],
-              method="gauge: last value per interval"),
+              method="gauge: last value per interval", check=("self", "lag", "input", "last")),
         Panel("Queue depth",
               "Line protocol waiting in tasklens's output buffer before the sinks take it (the "
               "largest value in each interval).", "bytes",
               ['SELECT max("queue_bytes") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
                'time($__interval), "instance" fill(none)' % I], [peak("queue_bytes", "instance")],
-              method="gauge: largest value per interval", w=8),
+              method="gauge: largest value per interval", w=8,
+              check=("self", "queue_bytes", "instance", "max")),
         Panel("Spool",
               "Bytes in the disk spool: batches InfluxDB could not take yet (grows during an "
               "outage, drains after); the largest value in each interval.", "bytes",
               ['SELECT max("spool_bytes") FROM "tasklens" WHERE %s AND $timeFilter GROUP BY '
                'time($__interval), "instance" fill(none)' % I], [peak("spool_bytes", "instance")],
-              method="gauge: largest value per interval", w=8),
+              method="gauge: largest value per interval", w=8,
+              check=("self", "spool_bytes", "instance", "max")),
         Panel("Sink errors",
               "New HTTP errors, retries and points InfluxDB refused per interval (from the "
               "sink's counters in the self-metrics).", "short",

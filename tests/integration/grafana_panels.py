@@ -25,7 +25,11 @@ points; every variable and panel query of both sets then runs without error
 and returns data, with All and with one value selected; the
 ResourceUsageSummary panel over the whole range equals `tasklens summary
 --lsst-summary` (Flux) and nearest-rank numbers computed from the generator
-(InfluxQL).
+(InfluxQL); the other panels equal what the points themselves hold (the
+line protocol of the same inputs: gauges, failures, CPU efficiency, means,
+raw values, the insight tables; the self-metric gauges against the
+self-metric points as stored). The two panels of counter rates (lines/s,
+sink errors) are run, not compared.
 
 usage: grafana_panels.py TASKLENS REPO_DIR
 """
@@ -475,6 +479,90 @@ def lp_compare(lang, chk, got, want):
     return None
 
 
+def raw_values(lang, runner, queries, rng, variables, fields):
+    """{field: sorted values} a raw-points panel returns."""
+    out = {f: [] for f in fields}
+    for q in queries:
+        if lang == "influxql":
+            for srs in runner.series(influxql_text(q, rng, variables)):
+                for row in srs["values"]:
+                    for c, v in zip(srs["columns"], row):
+                        if c in out and v is not None:
+                            out[c].append(float(v))
+        else:
+            for table in runner.tables(flux_text(q, rng, variables, runner.bucket)):
+                for r in table:
+                    for c, v in r.items():
+                        c = fields[0] if c == "_value" and len(fields) == 1 else c
+                        if c in out and v != "":
+                            out[c].append(float(v))
+    return {f: sorted(v) for f, v in out.items()}
+
+
+def self_points(query, db):
+    """The `tasklens` self-metric points as stored: [(tags, fields, t_ns)]."""
+    doc = query('SELECT "lag", "queue_bytes", "spool_bytes" FROM "tasklens" GROUP BY "instance", "input"',
+                db, epoch="ns")
+    pts = []
+    for res in doc.get("results", []):
+        for srs in res.get("series", []):
+            for row in srs["values"]:
+                d = dict(zip(srs["columns"], row))
+                t = d.pop("time")
+                pts.append((srs.get("tags", {}), {k: v for k, v in d.items() if v is not None}, t))
+    return pts
+
+
+def self_expected(chk, pts, rng):
+    _, field, tag, how = chk
+    lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
+    best = {}
+    for tags, f, t in pts:
+        if field not in f or not lo <= t < hi:
+            continue
+        key = (((tag, tags.get(tag)),), t // 1_000_000 // rng.interval_ms)
+        cur = best.get(key)
+        if how == "last":
+            if cur is None or t >= cur[0]:
+                best[key] = (t, float(f[field]))
+        elif cur is None or float(f[field]) > cur[1]:
+            best[key] = (t, float(f[field]))
+    return {k: {"v": v} for k, (_, v) in best.items()}
+
+
+def raw_and_self_truth(label, lang, runner, points, self_pts, extent_of):
+    """The raw-point panels (scatter, histogram) against the points, and the
+    self-metric gauges against the self-metric points as stored."""
+    for (blang, board), (_, panels) in BOARDS.items():
+        if blang != lang:
+            continue
+        read = sorted(set(re.findall(r'FROM "(\w+)"', " ".join(q for p in panels for q in p.influxql))))
+        rng = extent(extent_of(read))
+        for p in panels:
+            if not p.check or p.check[0] not in ("raw", "self"):
+                continue
+            queries = p.influxql if lang == "influxql" else p.flux
+            variables = {"workflow": None, "host": None, "category": None, "instance": None, "input": None}
+            if p.check[0] == "raw":
+                fields = p.check[1]
+                got = raw_values(lang, runner, queries, rng, variables, fields)
+                lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
+                want = {f: sorted(pf[f] for m, _, pf, t in points if m == "task" and f in pf and lo <= t < hi)
+                        for f in fields}
+                diff = [f for f in fields if len(got[f]) != len(want[f]) or
+                        any(not same(a, b) for a, b in zip(got[f], want[f]))]
+                check(not diff and all(want.values()), "%s: %s / %s: the raw values of %s equal the points' (%s)" % (
+                    label, board, p.title, ", ".join(fields), {f: (len(got[f]), len(want[f])) for f in fields}))
+                continue
+            got = runner.panel(queries, rng, variables, tag_keys=(p.check[2],))
+            got = {k: {"v": next(iter(v.values()))} for k, v in got.items() if v}
+            want = self_expected(p.check, self_pts, rng)
+            bad = [k for k in set(got) | set(want) if not same(got.get(k, {}).get("v"), want.get(k, {}).get("v"))]
+            check(not bad and want, "%s: %s / %s over %s: %d intervals equal the stored self-metric points%s" % (
+                label, board, p.title, rng, len(want), "" if not bad else " -- first: %s panel %s, points %s" % (
+                    bad[0], got.get(bad[0]), want.get(bad[0]))))
+
+
 def lp_truth(label, lang, runner, points, extent_of):
     for (blang, board), (_, panels) in BOARDS.items():
         if blang != lang:
@@ -615,6 +703,8 @@ def main():
                     lambda ms: first_last_iql(db.query, "tasklens", ms))
         summary_equals("1.x InfluxQL", "influxql", iql, rng, run_dir, expect)
         lp_truth("1.x InfluxQL", "influxql", iql, points, lambda ms: first_last_iql(db.query, "tasklens", ms))
+        raw_and_self_truth("1.x InfluxQL", "influxql", iql, points, self_points(db.query, "tasklens"),
+                           lambda ms: first_last_iql(db.query, "tasklens", ms))
 
     # ---- InfluxDB 2.7: Flux, and InfluxQL through DBRP
     if not influxd2_harness.binary():
@@ -650,6 +740,9 @@ def main():
         summary_equals("2.7 InfluxQL (DBRP)", "influxql", iql2, rng, run_dir, expect)
         lp_truth("2.7 Flux", "flux", flux, points, span)
         lp_truth("2.7 InfluxQL (DBRP)", "influxql", iql2, points, span)
+        own = self_points(db2.influxql, db2.bucket)
+        raw_and_self_truth("2.7 Flux", "flux", flux, points, own, span)
+        raw_and_self_truth("2.7 InfluxQL (DBRP)", "influxql", iql2, points, own, span)
 
 
 FIELD_OF = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_advice": "attempts",
