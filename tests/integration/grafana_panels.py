@@ -530,61 +530,61 @@ def self_expected(chk, pts, rng):
     return {k: {"v": v} for k, (_, v) in best.items()}
 
 
+def checked_panels(lang, kinds, extent_of):
+    """(board, panel, range) for each panel of the set whose check is of one
+    of these kinds, over the range a user would pick for its board."""
+    for (blang, board), (_, panels) in BOARDS.items():
+        if blang != lang:
+            continue
+        read = sorted(set(re.findall(r'FROM "(\w+)"', " ".join(q for p in panels for q in p.influxql))))
+        rng = extent(extent_of(read))
+        for p in panels:
+            if p.check and p.check[0] in kinds:
+                yield board, p, rng
+
+
 def raw_and_self_truth(label, lang, runner, points, self_pts, extent_of):
     """The raw-point panels (scatter, histogram) against the points, and the
     self-metric gauges against the self-metric points as stored."""
-    for (blang, board), (_, panels) in BOARDS.items():
-        if blang != lang:
+    for board, p, rng in checked_panels(lang, ("raw", "self"), extent_of):
+        queries = p.influxql if lang == "influxql" else p.flux
+        variables = {"workflow": None, "host": None, "category": None, "instance": None, "input": None}
+        if p.check[0] == "raw":
+            fields = p.check[1]
+            got = raw_values(lang, runner, queries, rng, variables, fields)
+            lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
+            want = {f: sorted(pf[f] for m, _, pf, t in points if m == "task" and f in pf and lo <= t < hi)
+                    for f in fields}
+            diff = [f for f in fields if len(got[f]) != len(want[f]) or
+                    any(not same(a, b) for a, b in zip(got[f], want[f]))]
+            check(not diff and all(want.values()), "%s: %s / %s: the raw values of %s equal the points' (%s)" % (
+                label, board, p.title, ", ".join(fields), {f: (len(got[f]), len(want[f])) for f in fields}))
             continue
-        read = sorted(set(re.findall(r'FROM "(\w+)"', " ".join(q for p in panels for q in p.influxql))))
-        rng = extent(extent_of(read))
-        for p in panels:
-            if not p.check or p.check[0] not in ("raw", "self"):
-                continue
-            queries = p.influxql if lang == "influxql" else p.flux
-            variables = {"workflow": None, "host": None, "category": None, "instance": None, "input": None}
-            if p.check[0] == "raw":
-                fields = p.check[1]
-                got = raw_values(lang, runner, queries, rng, variables, fields)
-                lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
-                want = {f: sorted(pf[f] for m, _, pf, t in points if m == "task" and f in pf and lo <= t < hi)
-                        for f in fields}
-                diff = [f for f in fields if len(got[f]) != len(want[f]) or
-                        any(not same(a, b) for a, b in zip(got[f], want[f]))]
-                check(not diff and all(want.values()), "%s: %s / %s: the raw values of %s equal the points' (%s)" % (
-                    label, board, p.title, ", ".join(fields), {f: (len(got[f]), len(want[f])) for f in fields}))
-                continue
-            got = runner.panel(queries, rng, variables, tag_keys=(p.check[2],))
-            got = {k: {"v": next(iter(v.values()))} for k, v in got.items() if v}
-            want = self_expected(p.check, self_pts, rng)
-            bad = [k for k in set(got) | set(want) if not same(got.get(k, {}).get("v"), want.get(k, {}).get("v"))]
-            check(not bad and want, "%s: %s / %s over %s: %d intervals equal the stored self-metric points%s" % (
-                label, board, p.title, rng, len(want), "" if not bad else " -- first: %s panel %s, points %s" % (
-                    bad[0], got.get(bad[0]), want.get(bad[0]))))
+        got = runner.panel(queries, rng, variables, tag_keys=(p.check[2],))
+        got = {k: {"v": next(iter(v.values()))} for k, v in got.items() if v}
+        want = self_expected(p.check, self_pts, rng)
+        bad = [k for k in set(got) | set(want) if not same(got.get(k, {}).get("v"), want.get(k, {}).get("v"))]
+        check(not bad and want, "%s: %s / %s over %s: %d intervals equal the stored self-metric points%s" % (
+            label, board, p.title, rng, len(want), "" if not bad else " -- first: %s panel %s, points %s" % (
+                bad[0], got.get(bad[0]), want.get(bad[0]))))
 
 
 def lp_truth(label, lang, runner, points, extent_of):
-    for (blang, board), (_, panels) in BOARDS.items():
-        if blang != lang:
+    for board, p, rng in checked_panels(lang, ("last", "failures", "efficiency", "means", "table_last"),
+                                        extent_of):
+        tag_keys = {"last": ("workflow",), "failures": ("result",), "efficiency": ("category",),
+                    "means": (), "table_last": p.check[2] if p.check[0] == "table_last" else ()}[p.check[0]]
+        variables = {"workflow": None, "host": None, "category": None}
+        try:
+            got = runner.panel(p.influxql if lang == "influxql" else p.flux, rng, variables,
+                               interval_key=p.check[0] != "table_last", tag_keys=tag_keys)
+        except Exception as e:  # noqa: BLE001
+            check(False, "%s: %s / %s: %s" % (label, board, p.title, e))
             continue
-        read = sorted(set(re.findall(r'FROM "(\w+)"', " ".join(q for p in panels for q in p.influxql))))
-        rng = extent(extent_of(read))
-        for p in panels:
-            if not p.check or p.check[0] not in ("last", "failures", "efficiency", "means", "table_last"):
-                continue
-            tag_keys = {"last": ("workflow",), "failures": ("result",), "efficiency": ("category",),
-                        "means": (), "table_last": p.check[2] if p.check[0] == "table_last" else ()}[p.check[0]]
-            variables = {"workflow": None, "host": None, "category": None}
-            try:
-                got = runner.panel(p.influxql if lang == "influxql" else p.flux, rng, variables,
-                                   interval_key=p.check[0] != "table_last", tag_keys=tag_keys)
-            except Exception as e:  # noqa: BLE001
-                check(False, "%s: %s / %s: %s" % (label, board, p.title, e))
-                continue
-            want = lp_expected(p.check, points, rng)
-            diff = lp_compare(lang, p.check, got, want)
-            check(diff is None and want, "%s: %s / %s over %s: %d rows equal the points' own numbers%s" % (
-                label, board, p.title, rng, len(want), "" if diff is None else " -- " + diff))
+        want = lp_expected(p.check, points, rng)
+        diff = lp_compare(lang, p.check, got, want)
+        check(diff is None and want, "%s: %s / %s over %s: %d rows equal the points' own numbers%s" % (
+            label, board, p.title, rng, len(want), "" if diff is None else " -- " + diff))
 
 
 def summary_equals(label, lang, runner, rng, run_dir, expect):
