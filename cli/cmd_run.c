@@ -118,6 +118,8 @@ struct source {
     char key[64]; /* checkpoint section: "s:" + hash of canon */
     char legacy_key[64]; /* the section of checkpoints keyed by path as written */
     int64_t reopen_ms;   /* a file that could not be opened: try again then (0: no) */
+    uint64_t reopen_errors_seen; /* the follower's failed reopens, at the last look */
+    bool reopen_said;    /* ... said, until the file reads again */
     struct tl_follow_pos reopen_pos; /* where to resume it, from the checkpoint */
     bool has_reopen_pos;
     struct tl_follow *fl;
@@ -471,6 +473,19 @@ static size_t source_step(struct runner *R, struct source *s)
             logm(R, LOG_ERROR, "%s: read failed: %s", s->path, strerror(errno));
             got = 0;
         }
+        struct tl_follow_stats fs = tl_follow_stats(s->fl);
+        if (fs.reopen_errors > s->reopen_errors_seen && !s->reopen_said) {
+            /* rotated into a file it cannot read: said once, counted in the
+             * self-metrics (open_errors), read when it can be */
+            logm(R, LOG_WARN, "%s: the file now at this path cannot be read (%s); waiting until it "
+                              "can (self-metric open_errors)", s->path, strerror(fs.reopen_errno));
+            s->reopen_said = true;
+        }
+        if (got && s->reopen_said) {
+            logm(R, LOG_INFO, "%s: readable again", s->path);
+            s->reopen_said = false;
+        }
+        s->reopen_errors_seen = fs.reopen_errors;
         if (!got && !s->cfg.follow) s->done = true;
     } else {
         ssize_t n = read(0, R->buf, CHUNK);
@@ -1532,7 +1547,8 @@ static void self_metrics(struct runner *R)
         struct tl_summary_input in = {.path = s->path ? s->path : "-",
                                       .format = s->dw ? s->dir_format : s->inst.p->name,
                                       .lines = ps->lines, .records = ps->records,
-                                      .rejected = ps->rejected, .bytes = s->bytes};
+                                      .rejected = ps->rejected, .bytes = s->bytes,
+                                      .open_errors = s->fl ? tl_follow_stats(s->fl).reopen_errors : 0};
         memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
         tl_output_self(&R->out, R->instance, &in,
                        s->fl ? tl_follow_stats(s->fl).lag : s->dw ? tl_dirwatch_pending(s->dw) : 0);

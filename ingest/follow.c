@@ -303,7 +303,13 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
     if (give_owed_newline(f, buf, got)) return TL_OK;
     for (int attempt = 0; attempt < 3 + f->nchain; attempt++) {
         if (f->fd < 0 && !next_in_chain(f)) {
-            if (open_path(f)) return TL_OK; /* not there (yet): wait */
+            if (open_path(f)) { /* not there (yet), or not readable: wait */
+                if (errno != ENOENT) {
+                    f->st.reopen_errors++; /* rotated into something we cannot read */
+                    f->st.reopen_errno = errno;
+                }
+                return TL_OK;
+            }
         }
         ssize_t n;
         do n = read(f->fd, buf, cap);

@@ -44,7 +44,9 @@ enum tl_follow_resume {
 };
 
 struct tl_follow_stats {
-    uint64_t bytes, rotations, truncations, reopen_errors;
+    uint64_t bytes, rotations, truncations;
+    uint64_t reopen_errors; /* tries to open the file now at the path that failed (not ENOENT) */
+    int reopen_errno;       /* ... and why the last one did */
     uint64_t lag; /* bytes in the file not yet read, at the last read */
     enum tl_follow_resume resume;
     char rotated_name[256]; /* TL_RESUME_ROTATED: the name the old file had */

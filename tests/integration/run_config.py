@@ -356,6 +356,48 @@ def glob_unreadable(tasklens, demo, tmp):
                                                                       err.strip()[-300:]))
 
 
+def rotated_unreadable(tasklens, demo, tmp):
+    """A followed log rotated into a file that cannot be read: said once,
+    counted (self-metric open_errors), read when it can be -- it was a
+    silent stall. As nobody when root (setpriv)."""
+    d = os.path.join(tmp, "rotu")
+    os.makedirs(d)
+    lines = open(demo, encoding="utf-8").read().splitlines(keepends=True)
+    half = len(lines) // 2
+    log = os.path.join(d, "w.log")
+    with open(log, "w") as f:
+        f.writelines(lines[:half])
+    out, cfg = os.path.join(tmp, "rotu.lp"), os.path.join(tmp, "rotu.yaml")
+    for x in (tmp, d):
+        os.chmod(x, 0o777)
+    os.chmod(log, 0o644)
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n"
+                "    path: %s\nflush_interval: 100\ncumulative_interval: 1\naggregate: {window: 0}\n" % (log, out))
+    os.chmod(cfg, 0o644)
+    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
+    if as_user and subprocess.run(as_user + [tasklens, "--version"], capture_output=True).returncode:
+        print("SKIP rotated_unreadable: nobody cannot run %s here" % tasklens)
+        return
+    p = subprocess.Popen(as_user + [tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    os.rename(log, log + ".1")
+    fd = os.open(log, os.O_CREAT | os.O_WRONLY, 0)  # unreadable from its first moment
+    with os.fdopen(fd, "w") as f:
+        f.writelines(lines[half:])
+    time.sleep(3)
+    os.chmod(log, 0o644)
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    text = open(out, encoding="utf-8").read()
+    tasks = sum(1 for x in text.splitlines() if x.startswith("task,"))
+    want = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
+    check(err.count("cannot be read") == 1 and "readable again" in err and "open_errors=" in text and tasks == want,
+          "rotated into an unreadable file: said once, open_errors counted, then read: %d of %d task points %r" % (
+              tasks, want, err.strip()[-300:]))
+
+
 def same_input_other_name(tasklens, demo, tmp):
     """A checkpoint belongs to its inputs, not to how they are written: the log
     named a.log, then by its absolute path, then through a symlink, is one
@@ -456,6 +498,7 @@ def main():
         same_input_other_name(tasklens, demo, tmp)
         dir_faults(tasklens, demo, tmp)
         glob_unreadable(tasklens, demo, tmp)
+        rotated_unreadable(tasklens, demo, tmp)
     return finish()
 
 
