@@ -493,7 +493,7 @@ static bool yflow(struct yscan *y, int ind, int depth)
             while (y->p < y->e && *y->p == ' ') y->p++;
             if (y->p >= y->e) return false;
             if (*y->p != '\n') break;
-            if (!ynext_line(y) || ycol(y) <= ind) return false;
+            if (!ynext_line(y) || ycol(y) <= ind || ymarker(y)) return false;
         }
         char c = *y->p;
         if (c == ']' && first) {
@@ -521,13 +521,14 @@ static bool yflow(struct yscan *y, int ind, int depth)
             if (!yscalar_node(y, s, (size_t)(end - s))) return false;
             y->p = p;
             if (p < y->e && *p == '\n') { /* only a ',' or ']' may follow, or it folds */
-                if (!ynext_line(y) || ycol(y) <= ind || (*y->p != ',' && *y->p != ']'))
+                if (!ynext_line(y) || ycol(y) <= ind || ymarker(y) || (*y->p != ',' && *y->p != ']'))
                     return false;
             }
         }
         n++;
         while (y->p < y->e && *y->p == ' ') y->p++;
-        if (y->p < y->e && *y->p == '\n' && (!ynext_line(y) || ycol(y) <= ind)) return false;
+        if (y->p < y->e && *y->p == '\n' && (!ynext_line(y) || ycol(y) <= ind || ymarker(y)))
+            return false; /* a line of flow content at column 0 may be a document marker */
         if (y->p >= y->e) return false;
         if (*y->p == ']') {
             y->p++;

@@ -262,6 +262,18 @@ def aggregate_change(tasklens, demo, tmp):
               p.returncode, len(q), err.strip()[-200:]))
 
 
+def as_nobody(tasklens):
+    """The command prefix that runs tasklens as nobody, so a file's mode can
+    stop it: setpriv when root, nothing otherwise; None when nobody cannot
+    reach the binary (a private build tree)."""
+    if os.getuid() != 0:
+        return []
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    if subprocess.run(prefix + [tasklens, "--version"], capture_output=True).returncode:
+        return None
+    return prefix
+
+
 def dir_faults(tasklens, demo, tmp):
     """A directory source counts each file once: a symlink to a parent is no
     loop (it multiplied every file 17 times), a touched file is not read
@@ -282,14 +294,13 @@ def dir_faults(tasklens, demo, tmp):
                 "  - type: file\n    path: %s\ncheckpoint_dir: %s\nflush_interval: 100\naggregate: {window: 0}\n"
                 % (d, out, ck))
     os.chmod(cfg, 0o644)
-    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
-    modes_bind = True
-    if as_user and subprocess.run(as_user + [tasklens, "--version"], capture_output=True).returncode:
-        # nobody cannot reach the binary here (a private build tree): run as
-        # root, for whom a mode stops nothing; the unreadable case then waits
-        # for its chmod without being unreadable
+    as_user = as_nobody(tasklens)
+    modes_bind = as_user is not None
+    if not modes_bind:
+        # run as root, for whom a mode stops nothing; the unreadable case then
+        # waits for its chmod without being unreadable
         print("note: nobody cannot run %s; the unreadable-file part runs as root and checks less" % tasklens)
-        as_user, modes_bind = [], False
+        as_user = []
     per_file = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
 
     def tasks():
@@ -333,8 +344,8 @@ def glob_unreadable(tasklens, demo, tmp):
         f.write("sources:\n  - type: file\n    path: %s/*.log\n    parser: wq\nsinks:\n  - type: file\n"
                 "    path: %s\nflush_interval: 100\naggregate: {window: 0}\n" % (d, out))
     os.chmod(cfg, 0o644)
-    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
-    if as_user and subprocess.run(as_user + [tasklens, "--version"], capture_output=True).returncode:
+    as_user = as_nobody(tasklens)
+    if as_user is None:
         print("SKIP glob_unreadable: nobody cannot run %s here" % tasklens)
         return
     per_file = sum(1 for x in run([tasklens, "lines", demo]).stdout.splitlines() if x.startswith("task,"))
@@ -375,8 +386,8 @@ def rotated_unreadable(tasklens, demo, tmp):
         f.write("sources:\n  - type: file\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n"
                 "    path: %s\nflush_interval: 100\ncumulative_interval: 1\naggregate: {window: 0}\n" % (log, out))
     os.chmod(cfg, 0o644)
-    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
-    if as_user and subprocess.run(as_user + [tasklens, "--version"], capture_output=True).returncode:
+    as_user = as_nobody(tasklens)
+    if as_user is None:
         print("SKIP rotated_unreadable: nobody cannot run %s here" % tasklens)
         return
     p = subprocess.Popen(as_user + [tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)

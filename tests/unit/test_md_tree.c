@@ -89,6 +89,11 @@ static const struct tcase cases[] = {
     {false, 0, "? a\n: b\n"},
     {false, 0, "a: caf\xc3\xa9\n"},
     {false, 0, "a: !foo b\n"},
+    /* a line of a flow sequence at column 0 that reads as a document marker
+     * (libyaml: an error; found by fuzz_md_tree) */
+    {false, 0, "!<let> [\n--- ]\n"},
+    {false, 0, "[a,\n... ]\n"},
+    {false, 0, "[a\n---, b]\n"},
 };
 
 int main(void)
