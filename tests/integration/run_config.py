@@ -274,6 +274,19 @@ def as_nobody(tasklens):
     return prefix
 
 
+def nobody_config(tmp, d, name, path, extra=""):
+    """A run configuration following `path` (a file or a glob) into a file
+    sink, in directories nobody can reach: (output, config) paths."""
+    out, cfg = os.path.join(tmp, name + ".lp"), os.path.join(tmp, name + ".yaml")
+    for x in (tmp, d):
+        os.chmod(x, 0o777)
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n"
+                "    path: %s\nflush_interval: 100\naggregate: {window: 0}\n%s" % (path, out, extra))
+    os.chmod(cfg, 0o644)
+    return out, cfg
+
+
 def dir_faults(tasklens, demo, tmp):
     """A directory source counts each file once: a symlink to a parent is no
     loop (it multiplied every file 17 times), a touched file is not read
@@ -337,13 +350,7 @@ def glob_unreadable(tasklens, demo, tmp):
     for n in ("a", "b", "c"):
         shutil.copy(demo, os.path.join(d, n + ".log"))
     os.chmod(os.path.join(d, "b.log"), 0)
-    out, cfg = os.path.join(tmp, "globu.lp"), os.path.join(tmp, "globu.yaml")
-    for x in (tmp, d):
-        os.chmod(x, 0o777)
-    with open(cfg, "w") as f:
-        f.write("sources:\n  - type: file\n    path: %s/*.log\n    parser: wq\nsinks:\n  - type: file\n"
-                "    path: %s\nflush_interval: 100\naggregate: {window: 0}\n" % (d, out))
-    os.chmod(cfg, 0o644)
+    out, cfg = nobody_config(tmp, d, "globu", d + "/*.log")
     as_user = as_nobody(tasklens)
     if as_user is None:
         print("SKIP glob_unreadable: nobody cannot run %s here" % tasklens)
@@ -378,14 +385,8 @@ def rotated_unreadable(tasklens, demo, tmp):
     log = os.path.join(d, "w.log")
     with open(log, "w") as f:
         f.writelines(lines[:half])
-    out, cfg = os.path.join(tmp, "rotu.lp"), os.path.join(tmp, "rotu.yaml")
-    for x in (tmp, d):
-        os.chmod(x, 0o777)
     os.chmod(log, 0o644)
-    with open(cfg, "w") as f:
-        f.write("sources:\n  - type: file\n    path: %s\n    parser: wq\nsinks:\n  - type: file\n"
-                "    path: %s\nflush_interval: 100\ncumulative_interval: 1\naggregate: {window: 0}\n" % (log, out))
-    os.chmod(cfg, 0o644)
+    out, cfg = nobody_config(tmp, d, "rotu", log, "cumulative_interval: 1\n")
     as_user = as_nobody(tasklens)
     if as_user is None:
         print("SKIP rotated_unreadable: nobody cannot run %s here" % tasklens)
