@@ -473,19 +473,20 @@ static size_t source_step(struct runner *R, struct source *s)
             logm(R, LOG_ERROR, "%s: read failed: %s", s->path, strerror(errno));
             got = 0;
         }
-        struct tl_follow_stats fs = tl_follow_stats(s->fl);
-        if (fs.reopen_errors > s->reopen_errors_seen && !s->reopen_said) {
+        int why;
+        uint64_t reopen_errors = tl_follow_reopen_errors(s->fl, &why);
+        if (reopen_errors > s->reopen_errors_seen && !s->reopen_said) {
             /* rotated into a file it cannot read: said once, counted in the
              * self-metrics (open_errors), read when it can be */
             logm(R, LOG_WARN, "%s: the file now at this path cannot be read (%s); waiting until it "
-                              "can (self-metric open_errors)", s->path, strerror(fs.reopen_errno));
+                              "can (self-metric open_errors)", s->path, strerror(why));
             s->reopen_said = true;
         }
         if (got && s->reopen_said) {
             logm(R, LOG_INFO, "%s: readable again", s->path);
             s->reopen_said = false;
         }
-        s->reopen_errors_seen = fs.reopen_errors;
+        s->reopen_errors_seen = reopen_errors;
         if (!got && !s->cfg.follow) s->done = true;
     } else {
         ssize_t n = read(0, R->buf, CHUNK);

@@ -372,6 +372,12 @@ struct tl_follow_pos tl_follow_position(const struct tl_follow *f)
     return p;
 }
 
+uint64_t tl_follow_reopen_errors(const struct tl_follow *f, int *why)
+{
+    *why = f->st.reopen_errno;
+    return f->st.reopen_errors;
+}
+
 struct tl_follow_stats tl_follow_stats(const struct tl_follow *f)
 {
     struct tl_follow_stats st = f->st;

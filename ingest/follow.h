@@ -68,6 +68,9 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
 void tl_follow_wait(struct tl_follow *f, int timeout_ms);
 struct tl_follow_pos tl_follow_position(const struct tl_follow *f);
 struct tl_follow_stats tl_follow_stats(const struct tl_follow *f);
+/* stats.reopen_errors, and the errno of the last (*why), without copying the
+ * whole stats: the run loop asks after every read. */
+uint64_t tl_follow_reopen_errors(const struct tl_follow *f, int *why);
 bool tl_follow_uses_inotify(const struct tl_follow *f);
 /* The inotify descriptor, to poll several files at once (then call
  * tl_follow_wait(f, 0) to consume its events); -1 when polling. */
