@@ -860,7 +860,9 @@ static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
         return &st->runs[st->last_run - 1];
     }
     uint64_t *idx = tl_map64_get(&st->pid_to_run, (uint64_t)pid);
-    if (!idx) return run_new(st, pid, ts);
+    /* an index past the runs can only come from a damaged restored state
+     * (fuzz_state found one that the restore's checks let through) */
+    if (!idx || *idx >= st->nruns) return run_new(st, pid, ts);
     st->last_pid = pid;
     st->last_run = *idx + 1;
     st->line_run = (uint32_t)st->last_run;
