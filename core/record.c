@@ -1,6 +1,9 @@
 #include "record.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "numfmt.h"
 
 const struct tl_metric_info tl_metric_info[TL_M_COUNT] = {
 #define TL_METRIC_INFO(e, n, u, h) [TL_M_##e] = {n, u, h, sizeof n - 1},
@@ -47,4 +50,30 @@ enum tl_tag_field tl_tag_field(const char *key)
 const char *tl_record_tag(const struct tl_record *r, const char *key)
 {
     return tl_record_tag_at(r, tl_tag_field(key), key);
+}
+
+uint64_t tl_record_bad_values_slow(const struct tl_record *r)
+{
+    uint64_t bad = 0;
+    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
+        int m = __builtin_ctzll(bits);
+        double v = r->v[m] < 0 && m == TL_M_SAMPLE_VALUE ? -r->v[m] : r->v[m]; /* may be < 0 */
+        if (!tl_value_possible(v)) bad |= (uint64_t)1 << m;
+    }
+    return bad;
+}
+
+void tl_record_drop_values(struct tl_record *r, uint64_t bad, char *detail, size_t cap)
+{
+    size_t len = 0;
+    if (cap) detail[0] = '\0';
+    for (; bad; bad &= bad - 1) {
+        int m = __builtin_ctzll(bad);
+        tl_record_unset(r, (enum tl_metric)m);
+        char num[TL_FMT_WIDE + 1];
+        tl_fmt_double_wide(num, r->v[m]);
+        if (len < cap)
+            len += (size_t)snprintf(detail + len, cap - len, "%s%s=%s", len ? " " : "",
+                                    tl_metric_info[m].name, num);
+    }
 }

@@ -160,6 +160,40 @@ static inline bool tl_record_has(const struct tl_record *r, enum tl_metric m)
     return (r->present >> m) & 1;
 }
 
+/* Whether a resource value is one a measurement can have: not negative (-0
+ * included: no tool writes it), not NaN, not past the double range (a number
+ * such as 1e400 reads as inf). One integer compare: +0 .. +max are exactly
+ * the doubles whose bits, unsigned, lie below inf's. */
+static inline bool tl_value_possible(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u < UINT64_C(0x7ff0000000000000);
+}
+
+/* The present metrics whose value no measurement can have: negative, NaN or
+ * infinite (a number past the double range reads as inf). A sample value may
+ * be negative (counters are free-form), not infinite. Parsers test each record
+ * before they emit it. */
+uint64_t tl_record_bad_values_slow(const struct tl_record *r);
+static inline uint64_t tl_record_bad_values(const struct tl_record *r)
+{
+    /* One max over the bits tells whether any value needs a look (see
+     * tl_value_possible). */
+    uint64_t worst = 0;
+    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
+        uint64_t u;
+        memcpy(&u, &r->v[__builtin_ctzll(bits)], sizeof u);
+        worst = u > worst ? u : worst;
+    }
+    return __builtin_expect(worst < UINT64_C(0x7ff0000000000000), 1) ? 0 : tl_record_bad_values_slow(r);
+}
+
+/* Unsets the metrics of `bad` (from tl_record_bad_values) and writes them into
+ * detail as "wall_time_s=-1.5 max_rss_bytes=inf", for the parser's reject:
+ * the task still counts, its impossible values do not. */
+void tl_record_drop_values(struct tl_record *r, uint64_t bad, char *detail, size_t cap);
+
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */
 const char *tl_record_tag(const struct tl_record *r, const char *key);

@@ -19,7 +19,8 @@ enum tl_reject {
     TL_REJ_BAD_DOCUMENT,  /* a whole document (YAML/JSON file) that does not parse */
     TL_REJ_NO_RESOURCES,  /* a document that parses but lacks what a record needs */
     TL_REJ_TOO_LARGE,     /* a document over the size or depth limit */
-    TL_REJ_COUNT
+    TL_REJ_BAD_VALUE,     /* a resource value no measurement has: negative, or past the double range */
+    TL_REJ_COUNT /* new reasons go last: checkpointed counters are read by index */
 };
 
 const char *tl_reject_str(enum tl_reject r);

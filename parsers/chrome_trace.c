@@ -309,8 +309,8 @@ static bool to_double(const char *s, size_t n, double *out)
     memcpy(tmp, s, n);
     tmp[n] = '\0';
     char *end;
-    double v = strtod(tmp, &end);
-    if (end != tmp + n || !isfinite(v)) return false;
+    double v = strtod(tmp, &end); /* 1e400 is a number, inf: emit_sample rejects it */
+    if (end != tmp + n) return false;
     /* strtod takes hex, inf and nan; JSON (and Perfetto) do not */
     for (size_t i = 0; i < n; i++)
         if (!strchr("0123456789+-.eE", tmp[i])) return false;
@@ -1109,6 +1109,10 @@ static void emit_sample(struct chrome_state *st, const struct event *ev, struct 
     }
     r->category = series;
     tl_record_set(r, TL_M_SAMPLE_VALUE, v);
+    if (__builtin_expect(tl_record_bad_values(r) != 0, 0)) { /* a number past the double range */
+        reject(st, st->ev_line, TL_REJ_BAD_VALUE, series);
+        return;
+    }
     st->counters[CC_SAMPLES]++;
     st->stats.records++;
     st->emit.record(st->emit.ctx, r);
@@ -1224,7 +1228,7 @@ static void gather_one(struct chrome_state *st, const struct event *ev, const ch
     /* the key first: of the seven args of a [memory] event two name the device */
     if (!g->counter && !is_str && key[0] == 'D') {
         bool type = !strcmp(key, "Device Type");
-        if ((type || !strcmp(key, "Device Id")) && to_double(v, n, &d)) {
+        if ((type || !strcmp(key, "Device Id")) && to_double(v, n, &d) && fabs(d) < 1e18) {
             if (type) {
                 g->device_type = (long long)d;
                 g->has_type = true;

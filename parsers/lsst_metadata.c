@@ -183,6 +183,19 @@ static const unsigned char field_len[NFIELD] = {7, 8, 10, 18, 15, 15, 11, 12, 24
 
 /* One (key, value) of the quantum section, value as text (the last of a
  * list). Names are matched by length first: this runs for every key. */
+/* YAML's .inf, -.inf and .nan (any of the spellings YAML 1.1 allows), which
+ * strtod does not take: a value a document holds, so one emit_quantum
+ * rejects rather than one that silently is not there. */
+static bool yaml_special_float(const char *v, double *x)
+{
+    const char *s = v + (*v == '-' || *v == '+');
+    bool inf = !strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF");
+    bool nan = s == v && (!strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN"));
+    if (inf) *x = *v == '-' ? -HUGE_VAL : HUGE_VAL;
+    if (nan) *x = NAN;
+    return inf || nan;
+}
+
 static void quantum_key(struct quantum *q, const char *key, const char *val, bool is_num,
                         double num)
 {
@@ -209,14 +222,13 @@ static void quantum_key(struct quantum *q, const char *key, const char *val, boo
             if (!is_num) {
                 if (!val) return;
                 /* strtod's result, bit for bit, without strtod for plain numbers */
-                if (!tl_parse_double(val, val + strlen(val), &x)) {
+                if (!tl_parse_double(val, val + strlen(val), &x) && !yaml_special_float(val, &x)) {
                     char *end;
                     x = strtod(val, &end);
                     if (end == val) return;
                 }
             }
-            if (!isfinite(x)) return;
-            q->v[ph][f] = x;
+            q->v[ph][f] = x; /* inf and nan too: emit_quantum rejects them with their file */
             q->has[ph][f] = true;
             return;
         }
@@ -405,12 +417,6 @@ static void reject(struct lsst_state *st, enum tl_reject why, const char *detail
     if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
 }
 
-static void set(struct tl_record *r, enum tl_metric m, double v)
-{
-    if (!isfinite(v)) return;
-    r->v[m] = v;
-    r->present |= (uint64_t)1 << m;
-}
 
 static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, bool final)
 {
@@ -438,14 +444,14 @@ static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, 
         for (int ph = INIT; ph <= START; ph++)
             if (!q->has[ph][f] && q->has[END][f]) q->v[ph][f] = q->v[END][f];
     double end_cpu = q->v[END][F_CPU];
-    set(&r, TL_M_CPU_TIME_S, end_cpu - q->v[START][F_CPU]);
-    set(&r, TL_M_INIT_TIME_S, q->v[START][F_CPU] - q->v[INIT][F_CPU]);
-    if (q->has_utc[PREP]) set(&r, TL_M_WALL_TIME_S, (double)(q->utc_ns[END] - q->utc_ns[PREP]) * 1e-9);
+    tl_record_set(&r, TL_M_CPU_TIME_S, end_cpu - q->v[START][F_CPU]);
+    tl_record_set(&r, TL_M_INIT_TIME_S, q->v[START][F_CPU] - q->v[INIT][F_CPU]);
+    if (q->has_utc[PREP]) tl_record_set(&r, TL_M_WALL_TIME_S, (double)(q->utc_ns[END] - q->utc_ns[PREP]) * 1e-9);
     if (q->has[END][F_RSS]) {
         double mult = 1;
         if (!strcmp(st->cfg.rss_unit, "kib")) mult = 1024;
         else if (strcmp(st->cfg.rss_unit, "bytes") && q->version < 1) mult = 1024;
-        set(&r, TL_M_MAX_RSS_BYTES, q->v[END][F_RSS] * mult);
+        tl_record_set(&r, TL_M_MAX_RSS_BYTES, q->v[END][F_RSS] * mult);
     }
     static const struct {
         enum field f;
@@ -458,9 +464,15 @@ static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, 
     };
     for (size_t i = 0; i < sizeof deltas / sizeof *deltas; i++)
         if (q->has[END][deltas[i].f] && (q->has[START][deltas[i].f] || no_work))
-            set(&r, deltas[i].m, q->v[END][deltas[i].f] - q->v[START][deltas[i].f]);
+            tl_record_set(&r, deltas[i].m, q->v[END][deltas[i].f] - q->v[START][deltas[i].f]);
     r.n_tags = st->ntags;
     memcpy(r.tags, st->tags, sizeof(struct tl_tag) * (size_t)st->ntags);
+    uint64_t bad = tl_record_bad_values(&r); /* .inf, 1e400, an end before its start */
+    if (bad) {
+        char detail[160];
+        tl_record_drop_values(&r, bad, detail, sizeof detail);
+        reject(st, TL_REJ_BAD_VALUE, detail);
+    }
     st->stats.records++;
     st->emit.record(st->emit.ctx, &r);
 }

@@ -47,6 +47,47 @@ expect_exit 1 "rejected line with --strict" "$TL" summary --strict "$tmp/bad.log
 expect_exit 0 "--quiet" "$TL" summary --quiet "$tmp/bad.log"
 [ ! -s "$tmp/err" ] && ok || bad "--quiet still printed"
 
+# values no measurement has (a negative wall time, a memory past the double
+# range): each line rejected with file:line, the task kept without the value
+sed -e '232s/"wall_time":\[0.004144/"wall_time":[-1.5/' -e '241s/"memory":\[3,"MB"\]/"memory":[1e400,"MB"]/' \
+    "$LOG" >"$tmp/impossible.log"
+expect_exit 0 "impossible values" "$TL" summary --format json "$tmp/impossible.log"
+grep -q "^$tmp/impossible.log:232: negative or overflowing resource value (wall_time_s=-1.5)" "$tmp/err" &&
+    grep -q "^$tmp/impossible.log:241: negative or overflowing resource value (max_rss_bytes=inf)" "$tmp/err" &&
+    ok || { bad "impossible values not reported as file:line"; cat "$tmp/err"; }
+mv "$tmp/out" "$tmp/impossible.json"
+"$TL" summary --format json "$LOG" >"$tmp/clean.json" 2>/dev/null
+"$TL" lines --window 0 -o "$tmp/impossible.lp" "$tmp/impossible.log" 2>/dev/null
+python3 - "$tmp/impossible.json" "$tmp/clean.json" "$tmp/impossible.lp" <<'PY' && ok || bad "impossible values counted or written"
+import json, sys
+bad, clean = (json.load(open(f)) for f in sys.argv[1:3])
+assert bad["inputs"][0]["rejected_by"] == {"bad_value": 2}, bad["inputs"][0]
+b = {g["key"]["category"]: g for g in bad["groups"]}["odd name"]
+c = {g["key"]["category"]: g for g in clean["groups"]}["odd name"]
+assert b["tasks"] == c["tasks"]  # the tasks stay
+assert b["metrics"]["max_rss_bytes"]["count"] == c["metrics"]["max_rss_bytes"]["count"] - 1
+tasks, t206 = 0, None
+for line in open(sys.argv[3]):
+    if not line.startswith("task,"):
+        continue
+    tasks += 1
+    fields = dict(kv.split("=", 1) for kv in line.rsplit(" ", 2)[1].split(","))
+    for k, v in fields.items():
+        if v[-1] == "i" or v in ("true", "false"):
+            continue
+        assert float(v) >= 0 and float(v) < float("inf"), (k, v)
+    if fields["task_id"] == "206i":
+        t206 = fields
+assert tasks == 207, tasks
+# task 206's measured wall time is gone; its lifecycle's stands in, as for
+# any task measured without one
+assert t206["wall_time_s"] == t206["exec_time_s"], t206
+wb, wc = b["metrics"]["wall_time_s"], c["metrics"]["wall_time_s"]
+assert wb["count"] == wc["count"] and wb["min"] >= 0
+assert abs(wb["sum"] - (wc["sum"] - 0.004144 + float(t206["exec_time_s"]))) < 1e-9, (wb["sum"], wc["sum"])
+assert abs(b["integrated_runtime_hrs"] * 3600 - wb["sum"]) < 1e-9
+PY
+
 # the JSON contract
 "$TL" summary --format json "$LOG" >"$tmp/ref.json" || bad "json run failed"
 python3 - "$tmp/ref.json" <<'PY' && ok || bad "JSON contract"

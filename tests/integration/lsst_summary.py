@@ -56,9 +56,11 @@ def make_quantum(rnd, label, no_work, version):
     end = {"Utc": start["Utc"] + int(run_cpu * 1.3e6) + rnd.randrange(10**5),
            "CpuTime": start["CpuTime"] + run_cpu}
     rss = int(rnd.lognormvariate(math.log(2e9), 0.5))
-    for ph in (prep, init, start, end):
-        for f in FIELDS[1:]:
-            ph[f] = rnd.randrange(10**6)
+    for f in FIELDS[1:]:  # cumulative counters, as getrusage gives them
+        total = 0
+        for ph in (prep, init, start, end):
+            total += rnd.randrange(10**6)
+            ph[f] = total
     end["MaxResidentSetSize"] = rss // 1024 if version == 0 else rss
     phases = {"prep": prep, "end": end} if no_work else {"prep": prep, "init": init, "start": start, "end": end}
     mem = (end["MaxResidentSetSize"] * (1024 if version == 0 else 1)) / 1024 / 1024 / 1024
@@ -383,6 +385,35 @@ def nested_flow(tasklens):
           "200 KB of nested flow YAML refused in %.3f s: %s %s" % (took, rej, r.stderr.strip()[:120]))
 
 
+def impossible_values(tasklens):
+    """A CPU time that runs backwards (end before start) and a YAML .inf
+    memory: the document is rejected with its file for each, the quantum
+    kept without those values; nothing negative or infinite is written."""
+    src = os.path.join(os.path.dirname(__file__), "..", "data", "lsst", "u", "demo", "run1",
+                       "isr_metadata", "20240101", "i")
+    name = sorted(f for f in os.listdir(src) if f.endswith(".yaml"))[0]
+    text = open(os.path.join(src, name)).read()
+    assert "[endCpuTime, Double, 50.75" in text and "1073741824]" in text
+    text = text.replace("[endCpuTime, Double, 50.75", "[endCpuTime, Double, 5.75")
+    text = text.replace("[900000000, 1073741824]", "[900000000, .inf]")
+    with tempfile.TemporaryDirectory(prefix="tl-lsst-bad-") as tmp:
+        path = os.path.join(tmp, name)
+        open(path, "w").write(text)
+        r = subprocess.run([tasklens, "summary", "--format", "json", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lp = subprocess.run([tasklens, "lines", "--window", "0", path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True).stdout
+    d = json.loads(r.stdout)
+    g = d["groups"][0]
+    task = [l for l in lp.splitlines() if l.startswith("task,")]
+    check(d["inputs"][0]["rejected_by"] == {"bad_value": 1} and g["tasks"] == 1 and
+          all(g["metrics"].get(m, {}).get("count", 0) == 0 for m in ("cpu_time_s", "max_rss_bytes")) and
+          "%s:1: negative or overflowing resource value (cpu_time_s=-3.75 max_rss_bytes=inf)" % path in r.stderr and
+          len(task) == 1 and "cpu_time_s" not in task[0] and "inf" not in task[0],
+          "impossible values rejected with their file, the quantum kept: %s %s" %
+          (d["inputs"][0]["rejected_by"], r.stderr.strip()[:200]))
+
+
 def main():
     tasklens = sys.argv[1]
     shared = sys.argv[2] if len(sys.argv) > 2 else "../shared"
@@ -390,6 +421,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tl-lsst-") as tmp:
         fixtures(tasklens)
         nested_flow(tasklens)
+        impossible_values(tasklens)
         tree(tasklens, tmp, n)
         real_samples(tasklens, shared)
     return finish()

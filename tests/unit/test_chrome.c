@@ -325,6 +325,24 @@ static void test_sample_args(void)
     }
 }
 
+/* A counter may go below zero; past the double range (1e400 reads as inf)
+ * it is no value: rejected with its line, the event's other samples kept. */
+static void test_sample_range(void)
+{
+    static const char ev[] = "[{\"ph\":\"C\",\"name\":\"c\",\"ts\":1,\"pid\":1,"
+                             "\"args\":{\"x\":1e400,\"y\":-3,\"z\":-1e999}}]";
+    struct run r;
+    run_text(&r, ev, strlen(ev));
+    const struct tl_record *y = find(&r, TL_REC_SAMPLE, "c y");
+    CHECK(y && y->v[TL_M_SAMPLE_VALUE] == -3);
+    CHECK(!find(&r, TL_REC_SAMPLE, "c x") && !find(&r, TL_REC_SAMPLE, "c z"));
+    CHECK_EQ_INT(r.c.nrejects, 2);
+    CHECK_EQ_INT(r.c.reject_why[0], TL_REJ_BAD_VALUE);
+    CHECK_EQ_INT(r.c.reject_lines[0], 1);
+    CHECK_EQ_INT(counter(&r, "samples"), 1);
+    collected_free(&r.c);
+}
+
 /* Which instant-event args are samples, for each kind of glob: a literal
  * name, "prefix*", a glob that opens with a wildcard (it can match any
  * first byte), fnmatch's other forms, and more globs than the first-byte
@@ -750,6 +768,7 @@ int main(void)
     test_edge_fixture();
     test_exact_times();
     test_sample_args();
+    test_sample_range();
     test_sample_globs();
     test_many_samples();
     test_hosts_workers();

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "numfmt.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static void add_task(struct tl_buf *b, int id, const char *eol)
@@ -36,7 +37,8 @@ static void test_transfer_numbers(void)
     static const char *edge[] = {"0", "00", "-0", "007", "0.5", "00.5", "-007", "1.", ".5", "1.5",
                                  "-1.5", "-", "--1", "1-", "1e5", "1E+5", "1e", "1e-", "2.5e-3",
                                  "nan", "inf", "-inf", "infinity", "12x", "1.2.3", "0.000",
-                                 "123456789012345678901234567890", "0.00000000000000000000000012345"};
+                                 "123456789012345678901234567890", "0.00000000000000000000000012345",
+                                 "1e289", "1e290", "1.5e307", "1e308", "1e309", "-1e400"};
     struct tl_buf tok[2200];
     int ntok = 0;
     for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
@@ -65,17 +67,19 @@ static void test_transfer_numbers(void)
     }
     struct tl_buf b = {0};
     tl_buf_puts(&b, "1700000000000000 42 MANAGER START\n");
-    int bad = 0;
+    int bad = 0, impossible = 0;
     for (int i = 0; i < ntok; i++) {
         double v;
         tl_buf_append(&tok[i], "", 1); /* NUL after the token, not counted */
         tok[i].len--;
         bool ok = tl_parse_double(tok[i].data, tok[i].data + tok[i].len, &v);
         bad += ok ? 0 : 2;
+        impossible += ok && (signbit(v) || !(v < 0x1p960)) ? 2 : 0; /* -1, -0, nan, inf, 1e300 */
         tl_buf_printf(&b, "1700000001000000 42 TRANSFER INPUT 1 1 %s 0.1 f\n", tok[i].data);
         tl_buf_printf(&b, "1700000001000001 42 WORKER worker-1 CACHE_UPDATE name %s 4116\n", tok[i].data);
     }
     CHECK(bad > 400 && bad < 2 * ntok - 400); /* both verdicts well represented */
+    CHECK(impossible > 100);
     const struct tl_parser *wq = tl_parser_find("wq");
     uint64_t records = 0;
     for (int s = 0; s < 2; s++) {
@@ -83,8 +87,9 @@ static void test_transfer_numbers(void)
         struct tl_parser_inst inst;
         const struct tl_parse_stats *st =
             parse_buffer_kinds(wq, b.data, b.len, 4096, s ? TL_AGG_KINDS : 0, &c, &inst);
-        CHECK_EQ_INT(st->rejected, bad);
+        CHECK_EQ_INT(st->rejected, bad + impossible);
         CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_FIELDS], bad);
+        CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_VALUE], impossible);
         if (!s) records = st->records;
         CHECK_EQ_INT(st->records, records);
         CHECK(records > (uint64_t)(2 * ntok - bad)); /* each valid line, and more */
@@ -146,6 +151,15 @@ int main(void)
     BAD("1700000002000004 42 TASK 4 DONE SUCCESS  zero  {} {}\n", TL_REJ_BAD_FIELDS);
     add_task(&b, 3, "\n");
     line += 5;
+    /* values no measurement has: rejected with their line, the task kept */
+    tl_buf_puts(&b, "1700000003000000 42 TASK 5 WAITING cat FIRST_RESOURCES {}\n"
+                    "1700000003100000 42 TASK 5 RUNNING 10.0.0.1:9  FIRST_RESOURCES {}\n");
+    line += 2;
+    BAD("1700000003200000 42 TASK 5 DONE SUCCESS  0  {} "
+        "{\"wall_time\":[-1.5,\"s\"],\"memory\":[1e400,\"MB\"],\"cores\":[1,\"cores\"]}\n",
+        TL_REJ_BAD_VALUE);
+    BAD("1700000003300000 42 WORKER worker-1 RESOURCES {\"cores\":[-4,\"cores\"]}\n",
+        TL_REJ_BAD_VALUE); /* built for the run's state whether asked for or not */
     tl_buf_puts(&b, "1700000009000000 42 MANAGER END\n");
     line++;
 
@@ -178,9 +192,16 @@ int main(void)
         CHECK_EQ_INT(st->rejected_by[TL_REJ_UNKNOWN], 2);
         CHECK_EQ_INT(st->rejected_by[TL_REJ_LINE_TOO_LONG], 1);
         CHECK_EQ_INT(st->rejected_by[TL_REJ_NUL_BYTE], 1);
+        CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_VALUE], 2);
         int done = 0;
         for (size_t i = 0; i < c.n; i++) {
             const struct tl_record *r = &c.recs[i];
+            if (r->kind == TL_REC_TASK && r->task_id == 5) {
+                CHECK(!tl_record_has(r, TL_M_WALL_TIME_S) && !tl_record_has(r, TL_M_MAX_RSS_BYTES));
+                CHECK_NEAR(r->v[TL_M_CORES], 1, 0);
+                continue;
+            }
+            CHECK(!tl_record_bad_values(r));
             if (r->kind != TL_REC_TASK || !r->final) continue;
             done++;
             CHECK_STR(r->category, "cat"); /* CRLF did not leak into names */

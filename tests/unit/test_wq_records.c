@@ -490,7 +490,7 @@ static void test_common_members(void)
         {"{\"gpus\":[1,\"gpus\"],\"disk\":[5,\"MB\"],\"memory\":[6,\"MB\"],\"cores\":[7,\"cores\"]}",
          6 * MIB, 5 * MIB, 7, 1, -1},
         {"{\"memory\":[-1,\"MB\"],\"disk\":[1.5e3,\"MB\"],\"cores\":[0.5,\"cores\"],\"gpus\":[ 2,\"gpus\"]}",
-         -MIB, 1500 * MIB, 0.5, 2, -1},
+         -1, 1500 * MIB, 0.5, 2, -1}, /* a negative memory: rejected, the rest kept */
         {"{\"memory\":[0.0002737045288085938,\"MB\"],\"cores\":[2, \"cores\"],\"disk\":[3,\"MB\" ]}",
          287, 3 * MIB, 2, -1, -1},
     };
@@ -514,7 +514,8 @@ static void test_common_members(void)
     CHECK(n < sizeof log);
     const struct tl_parse_stats *st;
     struct collected c = run_text(log, &st, NULL);
-    CHECK_EQ_INT(st->rejected, NB);
+    CHECK_EQ_INT(st->rejected, NB + 2);
+    CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_VALUE], 2); /* memory -1: its RUNNING and DONE lines */
     CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_JSON], NB - 1);
     CHECK_EQ_INT(st->rejected_by[TL_REJ_BAD_FIELDS], 1); /* the x after the object */
     for (int i = 0; i < NC; i++) {
