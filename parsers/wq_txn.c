@@ -2131,9 +2131,11 @@ static enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
     if (!tl_get_varint(&p, end, &u) || u != wq_layout()) return TL_ERR_CORRUPT;
     if (!tl_get_varint(&p, end, &st->stats.lines) || !tl_get_varint(&p, end, &st->stats.records) ||
         !tl_get_varint(&p, end, &st->stats.rejected) || !tl_get_varint(&p, end, &u) ||
-        u != TL_REJ_COUNT)
+        u > TL_REJ_COUNT)
         return TL_ERR_CORRUPT;
-    for (int i = 0; i < TL_REJ_COUNT; i++)
+    /* a state saved before a reason was added has fewer: those count 0 */
+    memset(st->stats.rejected_by, 0, sizeof st->stats.rejected_by);
+    for (uint64_t i = 0; i < u; i++)
         if (!tl_get_varint(&p, end, &st->stats.rejected_by[i])) return TL_ERR_CORRUPT;
     for (int i = 0; i < WQC_COUNT; i++)
         if (!tl_get_varint(&p, end, &st->counters[i])) return TL_ERR_CORRUPT;
