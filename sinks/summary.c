@@ -357,12 +357,15 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
     double a = fabs(v);
     switch (unit) {
     case TL_UNIT_SECONDS:
+        /* a unit while %.3g keeps it below 1000 in it: 999.7us would print
+         * as 1e+03us */
         if (a == 0) snprintf(out, cap, "0s");
-        else if (a < 1e-3) snprintf(out, cap, "%.3gus", v * 1e6);
-        else if (a < 1) snprintf(out, cap, "%.3gms", v * 1e3);
+        else if (a < 999.5e-6) snprintf(out, cap, "%.3gus", v * 1e6);
+        else if (a < 0.9995) snprintf(out, cap, "%.3gms", v * 1e3);
         else if (a < 60) snprintf(out, cap, "%.3gs", v);
         else if (a < 3600) snprintf(out, cap, "%.3gmin", v / 60);
-        else snprintf(out, cap, "%.3gh", v / 3600);
+        else if (a < 999.5 * 3600) snprintf(out, cap, "%.3gh", v / 3600);
+        else snprintf(out, cap, "%.0fh", v / 3600);
         return;
     case TL_UNIT_BYTES: {
         static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

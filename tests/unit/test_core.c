@@ -9,6 +9,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "map64.h"
 #include "numfmt.h"
 #include "quantile.h"
+#include "summary.h"
 
 static bool parse_i64_str(const char *s, int64_t *v)
 {
@@ -628,6 +630,35 @@ static void test_hash_tail(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* Durations in tables roll over units cleanly: from 0.1 us to 100,000 h,
+ * each boundary approached from both sides, the cell never holds an
+ * exponent (999.7 us once printed as 1e+03us), fits 7 characters below
+ * 1000 h, and reads back to within the 3 digits it shows. */
+static void test_human_seconds(void)
+{
+    static const struct {
+        const char *unit;
+        double s;
+    } units[] = {{"us", 1e-6}, {"ms", 1e-3}, {"min", 60}, {"s", 1}, {"h", 3600}};
+    int bad = 0;
+    for (double v = 1e-7; v < 3.6e8; v *= 1.0007) {
+        for (int side = -1; side <= 1; side++) {
+            double x = v * (1 + side * 1e-12);
+            char cell[32];
+            tl_summary_human(cell, sizeof cell, x, TL_UNIT_SECONDS);
+            char *end;
+            double num = strtod(cell, &end);
+            double scale = 0;
+            for (size_t u = 0; u < sizeof units / sizeof *units && !scale; u++)
+                if (!strcmp(end, units[u].unit)) scale = units[u].s;
+            bool ok = !strchr(cell, 'e') && scale && (strlen(cell) <= 7 || x >= 999.5 * 3600) &&
+                      fabs(num * scale - x) <= 0.005 * x;
+            if (!ok && bad++ < 5) printf("%.17g s printed as '%s'\n", x, cell);
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 /* JSON strings of input names: valid UTF-8 is kept byte for byte, every
  * byte of anything else becomes U+FFFD, so the document always decodes. */
 static void test_json_string_utf8(void)
@@ -658,6 +689,7 @@ static void test_json_string_utf8(void)
 int main(void)
 {
     test_json_string_utf8();
+    test_human_seconds();
     test_hash_tail();
     test_parse_double();
     test_parse_i64();
