@@ -59,7 +59,7 @@
 #define CHUNK (256 * 1024)
 #define MAX_REPORTS 10
 #define CKPT_NAME "tasklens.ckpt"
-#define SRC_CKPT_VERSION 1
+#define SRC_CKPT_VERSION 2 /* 2: file positions carry their content identity */
 
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
@@ -119,6 +119,7 @@ struct source {
     char legacy_key[64]; /* the section of checkpoints keyed by path as written */
     int64_t reopen_ms;   /* a file that could not be opened: try again then (0: no) */
     uint64_t reopen_errors_seen; /* the follower's failed reopens, at the last look */
+    uint64_t gaps_seen;          /* the follower's gaps, said */
     bool reopen_said;    /* ... said, until the file reads again */
     struct tl_follow_pos reopen_pos; /* where to resume it, from the checkpoint */
     bool has_reopen_pos;
@@ -379,8 +380,9 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
         logm(R, LOG_ERROR, "%s", err);
         return TL_ERR_OPEN;
     }
-    bool from_end = !strcmp(s->cfg.from, "end");
-    if (tl_follow_open(s->path, from_end, at, &s->fl, err, sizeof err)) {
+    struct tl_follow_opts fo = {.from_end = !strcmp(s->cfg.from, "end"), .rotated = s->cfg.rotated,
+                                .quiet_ms = s->cfg.rotate_quiet ? (int)s->cfg.rotate_quiet : -1};
+    if (tl_follow_open(s->path, &fo, at, &s->fl, err, sizeof err)) {
         /* there but not readable now (permissions, a disk error): only this
          * source waits, tried again every few seconds, said once */
         if (!s->reopen_ms)
@@ -401,14 +403,20 @@ static enum tl_err source_open(struct runner *R, struct source *s, const struct 
         logm(R, LOG_INFO, "%s: resuming at byte %llu", s->path,
              (unsigned long long)tl_follow_position(s->fl).offset);
     else if (st.resume == TL_RESUME_ROTATED)
-        logm(R, LOG_INFO, "%s: rotated while stopped; reading the rest of %s first%s", s->path,
-             st.rotated_name, st.chain_files ? ", then the files rotated after it" : "");
+        logm(R, LOG_INFO, "%s: rotated while stopped; reading the rest of %s%s first%s", s->path,
+             st.rotated_name, st.rotated_compressed ? " (decompressed)" : "",
+             st.chain_files ? ", then the files rotated after it" : "");
+    if (st.resume == TL_RESUME_REPLACED && at)
+        logm(R, LOG_WARN, "%s: the checkpointed file is not at this path any more, and its content "
+             "was not found among the rotated files (%s); lost: %llu bytes known unread at the "
+             "checkpoint, and whatever was written to it after (self-metrics gaps, gap_bytes); "
+             "reading the path from the start",
+             s->path, s->cfg.rotated ? s->cfg.rotated : "its name followed by anything",
+             (unsigned long long)st.gap_bytes);
+    s->gaps_seen = st.gaps;
     if (st.chain_skipped)
-        logm(R, LOG_WARN, "%s: %llu rotated files are compressed and cannot be read: their tasks "
-             "are missing", s->path, (unsigned long long)st.chain_skipped);
-    else if (st.resume == TL_RESUME_REPLACED)
-        logm(R, LOG_WARN, "%s: not the file of the checkpoint any more; reading it from the start",
-             s->path);
+        logm(R, LOG_WARN, "%s: %llu rotated files could not be read or decoded whole: their tasks "
+             "are missing (self-metric gaps)", s->path, (unsigned long long)st.chain_skipped);
     return TL_OK;
 }
 
@@ -487,6 +495,13 @@ static size_t source_step(struct runner *R, struct source *s)
             s->reopen_said = false;
         }
         s->reopen_errors_seen = reopen_errors;
+        if (tl_follow_gaps(s->fl) > s->gaps_seen) { /* a rotated file that would not decode */
+            struct tl_follow_stats fst = tl_follow_stats(s->fl);
+            logm(R, LOG_WARN, "%s: %llu rotated files could not be read or decoded whole: their "
+                 "tasks are missing (self-metric gaps)", s->path,
+                 (unsigned long long)fst.chain_skipped);
+            s->gaps_seen = fst.gaps;
+        }
         if (!got && !s->cfg.follow) s->done = true;
     } else {
         ssize_t n = read(0, R->buf, CHUNK);
@@ -1185,7 +1200,7 @@ static enum tl_err sources_expand(struct runner *R, const struct run_config *c)
  * Sections: "agg" (the aggregator), and per source "s:<hash of path>":
  *   file: u8 version | 'F' | u8 flags (1 done, 2 finished) | str parser name
  *         ("" none) | dev | ino | offset | tail hash | u8 mid_line
- *         | varint len | parser state
+ *         | head hash | head length | size (version 2 on) | varint len | parser state
  *   dir:  u8 version | 'D' | lines | records | rejected | the files read */
 
 
@@ -1210,6 +1225,9 @@ static enum tl_err source_save(struct source *s, struct tl_buf *b)
     tl_put_varint(b, pos.offset);
     tl_put_varint(b, pos.tail_hash);
     tl_put_u8(b, pos.mid_line);
+    tl_put_varint(b, pos.head_hash);
+    tl_put_varint(b, pos.head_len);
+    tl_put_varint(b, pos.size);
     struct tl_buf st = {0};
     if (s->inst.p) {
         if (!s->inst.p->save) return TL_ERR_USAGE;
@@ -1326,7 +1344,7 @@ static enum tl_err restore_and_open(struct runner *R)
         }
         const uint8_t *p = sec->data, *end = sec->data + sec->len;
         uint8_t ver, kind, flags, mid;
-        if (!tl_get_u8(&p, end, &ver) || ver != SRC_CKPT_VERSION || !tl_get_u8(&p, end, &kind) ||
+        if (!tl_get_u8(&p, end, &ver) || ver < 1 || ver > SRC_CKPT_VERSION || !tl_get_u8(&p, end, &kind) ||
             kind != (s->cfg.kind == SRC_DIR ? 'D' : s->cfg.kind == SRC_KAFKA ? 'K' : 'F'))
             goto corrupt;
         if (kind == 'K') {
@@ -1351,9 +1369,14 @@ static enum tl_err restore_and_open(struct runner *R)
         if (!tl_get_u8(&p, end, &flags) ||
             !tl_get_str(&p, end, 63, &pname, &plen) || !tl_get_varint(&p, end, &pos.dev) ||
             !tl_get_varint(&p, end, &pos.ino) || !tl_get_varint(&p, end, &pos.offset) ||
-            !tl_get_varint(&p, end, &pos.tail_hash) || !tl_get_u8(&p, end, &mid) ||
-            !tl_get_varint(&p, end, &slen) || slen != (uint64_t)(end - p))
+            !tl_get_varint(&p, end, &pos.tail_hash) || !tl_get_u8(&p, end, &mid))
             goto corrupt;
+        uint64_t head_len = 0; /* version 1 had no content identity: found by inode only */
+        if (ver >= 2 && (!tl_get_varint(&p, end, &pos.head_hash) || !tl_get_varint(&p, end, &head_len) ||
+                         head_len > 4096 || !tl_get_varint(&p, end, &pos.size)))
+            goto corrupt;
+        if (!tl_get_varint(&p, end, &slen) || slen != (uint64_t)(end - p)) goto corrupt;
+        pos.head_len = (uint32_t)head_len;
         pos.mid_line = mid;
         memcpy(name, pname, plen);
         name[plen] = '\0';
@@ -1550,6 +1573,11 @@ static void self_metrics(struct runner *R)
                                       .lines = ps->lines, .records = ps->records,
                                       .rejected = ps->rejected, .bytes = s->bytes,
                                       .open_errors = s->fl ? tl_follow_stats(s->fl).reopen_errors : 0};
+        if (s->fl) {
+            struct tl_follow_stats fst = tl_follow_stats(s->fl);
+            in.gaps = fst.gaps;
+            in.gap_bytes = fst.gap_bytes;
+        }
         memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
         tl_output_self(&R->out, R->instance, &in,
                        s->fl ? tl_follow_stats(s->fl).lag : s->dw ? tl_dirwatch_pending(s->dw) : 0);

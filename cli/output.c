@@ -165,9 +165,9 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[17 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+    const char *names[19 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
-    uint64_t values[17 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+    uint64_t values[19 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
                                           lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
@@ -193,6 +193,12 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
     if (in->open_errors) {
         names[n] = "open_errors";
         values[n++] = in->open_errors;
+    }
+    if (in->gaps) {
+        names[n] = "gaps";
+        values[n++] = in->gaps;
+        names[n] = "gap_bytes";
+        values[n++] = in->gap_bytes;
     }
     for (int rj = 0; rj < TL_REJ_COUNT; rj++) {
         if (!in->rejected_by[rj]) continue;

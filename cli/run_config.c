@@ -45,6 +45,13 @@ static const struct tl_option file_source_options[] = {
     {"follow", TL_OPT_BOOL, "true", "keep reading as the file grows (tail -F)", SS(follow)},
     {"from", TL_OPT_STRING, "beginning", "beginning or end: where a first start reads from",
      SS(from)},
+    {"rotated", TL_OPT_STRING, NULL,
+     "glob of the names rotation gives the file, relative to its directory (default: its name "
+     "followed by anything: run.log.1, run.log.2.gz, run.log-20261125.zst); a restart reads the "
+     "unread rest from there, compressed or not", SS(rotated)},
+    {"rotate_quiet", TL_OPT_INT, "1000",
+     "ms a rotated-away file must stay quiet before the new one is read (its writer may not have "
+     "reopened yet); 0: at once", SS(rotate_quiet)},
     {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
     {0},
 };
@@ -379,6 +386,11 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
         const struct src_settings *src = &c->src[i];
         if ((src->kind == SRC_FILE || src->kind == SRC_DIR) && (!src->path || !*src->path)) {
             snprintf(err, errlen, "%s:%d: sources[%d].path: empty", f, src->line, i);
+            return TL_ERR_USAGE;
+        }
+        if (src->kind == SRC_FILE && (src->rotate_quiet < 0 || src->rotate_quiet > 600000)) {
+            snprintf(err, errlen, "%s:%d: sources[%d].rotate_quiet: %lld is outside 0..600000", f,
+                     src->line, i, src->rotate_quiet);
             return TL_ERR_USAGE;
         }
     }

@@ -8,6 +8,7 @@
  *       path: /var/log/wq/run*.log # a path or a glob
  *       follow: true
  *       from: beginning           # or end (first start only)
+ *       rotated: "run.log*"       # where rotation puts it (default: the path + anything)
  *       parser: auto              # or a name from `tasklens formats`
  *       options: {max_line: 4M}   # the parser's own options
  *   sinks:                        # one or more
@@ -64,6 +65,8 @@ struct src_settings {
     const char *path;
     bool follow;
     const char *from;
+    const char *rotated;    /* glob of rotated names (NULL: the path followed by anything) */
+    long long rotate_quiet; /* ms a rotated-away file must be quiet before it is left */
     const char *parser;
     bool recursive;
     const char *match;

@@ -52,6 +52,7 @@ struct tl_summary_input {
     uint64_t rejected_by[TL_REJ_COUNT];
     uint64_t bytes; /* read (decoded), when the caller counts them */
     uint64_t open_errors; /* run: failed tries to open a followed file (rotated into one it cannot read) */
+    uint64_t gaps, gap_bytes; /* run: rotated content not found or not decodable, bytes known lost */
     const char *const *counter_names;
     const uint64_t *counters;
     size_t ncounters;

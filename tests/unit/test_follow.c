@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +14,10 @@
 #include "follow.h"
 
 static char dir[] = "/tmp/tl-follow-XXXXXX";
+/* step by step in one process: a rotated-away file is left at its end at
+ * once (quiet_ms < 0); the quiet wait has its own test */
+static const struct tl_follow_opts now_opts = {.quiet_ms = -1};
+static const struct tl_follow_opts end_opts = {.from_end = true, .quiet_ms = -1};
 static char path[256];
 
 /* Everything available now, appended to out. */
@@ -40,7 +45,7 @@ static void basics(void)
     struct tl_follow *f;
     char err[256];
     unlink(path);
-    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK); /* not there yet */
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, NULL, &f, err, sizeof err), TL_OK); /* not there yet */
     drain(f, &out);
     CHECK_EQ_INT(out.len, 0);
     append(path, "a\nb\n");
@@ -58,12 +63,12 @@ static void basics(void)
     /* resume at the saved position; and --from end */
     append(path, "d\n");
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &pos, &f, err, sizeof err), TL_OK);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "d\n");
     tl_follow_close(f);
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, true, NULL, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &end_opts, NULL, &f, err, sizeof err), TL_OK);
     drain(f, &out);
     CHECK_EQ_INT(out.len, 0);
     append(path, "e\n");
@@ -74,7 +79,7 @@ static void basics(void)
     struct tl_follow_pos other = pos;
     other.ino += 12345;
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &other, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &other, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_REPLACED);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "a\nb\nc\nd\ne\n");
@@ -82,14 +87,14 @@ static void basics(void)
     /* the same inode with other bytes before the offset (rewritten in
      * place): not the checkpointed content, so from the start */
     struct tl_follow_pos same = pos;
-    CHECK_EQ_INT(tl_follow_open(path, false, &same, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &same, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_SAME);
     tl_follow_close(f);
     int fd = open(path, O_WRONLY);
     CHECK(pwrite(fd, "X", 1, 0) == 1);
     close(fd);
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &same, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &same, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_REPLACED);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "X\nb\nc\nd\ne\n");
@@ -106,7 +111,7 @@ static void resume_after_rotation(void)
     char err[256], old[300];
     unlink(path);
     append(path, "one\ntw");
-    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, NULL, &f, err, sizeof err), TL_OK);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "one\ntw");
     struct tl_follow_pos pos = tl_follow_position(f);
@@ -117,7 +122,7 @@ static void resume_after_rotation(void)
     CHECK(rename(path, old) == 0);
     append(path, "four\n");
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &pos, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_ROTATED);
     CHECK(strstr(tl_follow_stats(f).rotated_name, ".1") != NULL);
     drain(f, &out);
@@ -131,7 +136,7 @@ static void resume_after_rotation(void)
     CHECK(rename(path, old2) == 0);
     append(path, "five\n");
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &pos, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_ROTATED);
     CHECK_EQ_INT(tl_follow_stats(f).chain_files, 1);
     drain(f, &out);
@@ -143,14 +148,14 @@ static void resume_after_rotation(void)
     unlink(old);
     unlink(path);
     append(path, "");
-    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, NULL, &f, err, sizeof err), TL_OK);
     struct tl_follow_pos zero = tl_follow_position(f);
     tl_follow_close(f);
     append(path, "early\n");
     CHECK(rename(path, old) == 0);
     append(path, "late\n");
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &zero, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &zero, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_ROTATED);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "early\nlate\n");
@@ -161,7 +166,7 @@ static void resume_after_rotation(void)
      * newline the parser's partial line is owed */
     unlink(old);
     out.len = 0;
-    CHECK_EQ_INT(tl_follow_open(path, false, &pos, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &pos, &f, err, sizeof err), TL_OK);
     CHECK_EQ_INT(tl_follow_stats(f).resume, TL_RESUME_REPLACED);
     drain(f, &out);
     CHECK_STR(tl_buf_cstr(&out), "\nfour\n");
@@ -177,7 +182,7 @@ static void rotations(void)
     char err[256], old[300], line[64];
     unlink(path);
     append(path, "");
-    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, NULL, &f, err, sizeof err), TL_OK);
     int n = 0;
     for (int round = 0; round < 10; round++) {
         /* rename + create, while the writer still appends to the old file */
@@ -221,7 +226,7 @@ static void rotations(void)
     out.len = 0;
     unlink(path);
     append(path, "partial");
-    CHECK_EQ_INT(tl_follow_open(path, false, NULL, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, NULL, &f, err, sizeof err), TL_OK);
     drain(f, &out);
     snprintf(old, sizeof old, "%s.p", path);
     rename(path, old);
@@ -234,11 +239,87 @@ static void rotations(void)
     tl_buf_free(&want);
 }
 
+/* The content identity: a compressed rotation found by content, one file in
+ * two forms read once, the gap's byte count, the quiet wait. */
+static void by_content(void)
+{
+    struct tl_buf out = {0};
+    struct tl_follow *f;
+    char err[256], cmd[2048];
+    unlink(path);
+    append(path, "one\ntwo\n");
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, NULL, &f, err, sizeof err), TL_OK);
+    drain(f, &out);
+    append(path, "three\n"); /* unread at the position */
+    struct tl_follow_pos pos = tl_follow_position(f);
+    CHECK_EQ_INT(pos.offset, 8);
+    CHECK_EQ_INT(pos.size, 14);
+    CHECK_EQ_INT(pos.head_len, 14); /* the first bytes, read or not */
+    tl_follow_close(f);
+    /* rotated, compressed, and -- while logrotate works -- present in both
+     * forms: read once */
+    append(path, "four\n");
+    snprintf(cmd, sizeof cmd, "mv %s %s.1 && gzip -k %s.1 && touch -r %s.1 %s.1.gz", path, path, path,
+             path, path);
+    CHECK(system(cmd) == 0);
+    usleep(20000);
+    append(path, "five\n");
+    snprintf(cmd, sizeof cmd, "mv %s %s.0 && gzip %s.0", path, path, path); /* rotated again */
+    CHECK(system(cmd) == 0);
+    append(path, "six\n");
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &pos, &f, err, sizeof err), TL_OK);
+    struct tl_follow_stats st = tl_follow_stats(f);
+    CHECK_EQ_INT(st.resume, TL_RESUME_ROTATED);
+    CHECK_EQ_INT(st.chain_files, 1); /* path.0.gz; path.1.gz is path.1 again */
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "three\nfour\nfive\nsix\n");
+    tl_follow_close(f);
+    /* gone for good: the gap is counted with the bytes known unread */
+    snprintf(cmd, sizeof cmd, "rm -f %s.1 %s.1.gz %s.0.gz", path, path, path);
+    CHECK(system(cmd) == 0);
+    out.len = 0;
+    CHECK_EQ_INT(tl_follow_open(path, &now_opts, &pos, &f, err, sizeof err), TL_OK);
+    st = tl_follow_stats(f);
+    CHECK_EQ_INT(st.resume, TL_RESUME_REPLACED);
+    CHECK_EQ_INT(st.gaps, 1);
+    CHECK_EQ_INT(st.gap_bytes, 6); /* "three\n" */
+    drain(f, &out);
+    CHECK_STR(tl_buf_cstr(&out), "six\n");
+    tl_follow_close(f);
+
+    /* the quiet wait: the renamed file written for 0.3 s more */
+    unlink(path);
+    append(path, "a\n");
+    struct tl_follow_opts quiet = {.quiet_ms = 150};
+    CHECK_EQ_INT(tl_follow_open(path, &quiet, NULL, &f, err, sizeof err), TL_OK);
+    out.len = 0;
+    drain(f, &out);
+    char old[300];
+    snprintf(old, sizeof old, "%s.q", path);
+    CHECK(rename(path, old) == 0);
+    append(path, "new\n");
+    for (int i = 0; i < 3; i++) {
+        drain(f, &out);
+        append(old, "late\n");
+        usleep(100000);
+    }
+    for (int i = 0; i < 10; i++) {
+        drain(f, &out);
+        usleep(50000);
+    }
+    CHECK_STR(tl_buf_cstr(&out), "a\nlate\nlate\nlate\nnew\n");
+    tl_follow_close(f);
+    unlink(old);
+    unlink(path);
+    tl_buf_free(&out);
+}
+
 static void waiting(void)
 {
     struct tl_follow *f;
     char err[256];
-    CHECK_EQ_INT(tl_follow_open(path, true, NULL, &f, err, sizeof err), TL_OK);
+    CHECK_EQ_INT(tl_follow_open(path, &end_opts, NULL, &f, err, sizeof err), TL_OK);
     printf("  inotify: %s\n", tl_follow_uses_inotify(f) ? "yes" : "no (polling)");
     append(path, "x\n"); /* an event is pending: wait returns at once */
     struct timespec a, b;
@@ -257,6 +338,7 @@ int main(void)
     basics();
     resume_after_rotation();
     rotations();
+    by_content();
     waiting();
     unlink(path);
     rmdir(dir);
