@@ -203,8 +203,19 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         return NEEDS_OPERATOR;
     case TL_HTTP_FATAL:
     default:
-        snprintf(s->fatal, sizeof s->fatal, "InfluxDB at %s answered HTTP %ld: %s",
-                 tl_influx_where(s->http), r.status, r.message);
+        if ((r.status == 401 || r.status == 403) && s->cfg.http.version == 1)
+            snprintf(s->fatal, sizeof s->fatal,
+                     "InfluxDB at %s refused the credentials (HTTP %ld: %s): fix the sink's `user` "
+                     "and `password` (or $INFLUX_PASSWORD); the user needs WRITE on database %s",
+                     tl_influx_where(s->http), r.status, r.message, s->cfg.http.db);
+        else if (r.status == 401 || r.status == 403)
+            snprintf(s->fatal, sizeof s->fatal,
+                     "InfluxDB at %s refused the token (HTTP %ld: %s): fix the sink's `token` (or "
+                     "$INFLUX_TOKEN); it needs write access to bucket %s in org %s",
+                     tl_influx_where(s->http), r.status, r.message, s->cfg.http.bucket, s->cfg.http.org);
+        else
+            snprintf(s->fatal, sizeof s->fatal, "InfluxDB at %s answered HTTP %ld: %s",
+                     tl_influx_where(s->http), r.status, r.message);
         backoff(s, 0);
         return NEEDS_OPERATOR;
     }

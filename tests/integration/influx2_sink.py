@@ -108,6 +108,23 @@ def type_conflict(db, tmp):
           "wall time" % (n_q, want_q, no_wall))
 
 
+def beyond_retention(db, tmp):
+    """A bucket whose retention (1 h) is shorter than the log's age: 2.7
+    answers 422 for the old points; exactly they are counted, said, not
+    resent; the self-metrics point (now) is stored."""
+    db.create_bucket("ret", retention_s=3600)
+    old = [x for x in subprocess.run([TASKLENS, "lines", DEMO], capture_output=True, text=True).stdout.splitlines()
+           if x and not x.startswith("tasklens,")]
+    spool, stats = os.path.join(tmp, "sp-ret"), os.path.join(tmp, "ret.json")
+    r = lines(db, "ret", spool, stats)
+    st = json.load(open(stats))
+    check(r.returncode == 0 and "retention" in r.stderr and st["points_dropped"] == len(old) and
+          st["retries"] == 0 and spool_bytes(spool) == 0 and flux_count(db, "ret") == 0 and
+          flux_count(db, "ret", "tasklens", "lines") == 1,
+          "beyond retention: %d points dropped and counted (want %d), %d retries, the self-metrics "
+          "stored: %s" % (st["points_dropped"], len(old), st["retries"], r.stderr.strip()[-200:]))
+
+
 def operator_errors(db, tmp):
     want = len(task_points(subprocess.run([TASKLENS, "lines", DEMO], capture_output=True, text=True).stdout))
     bad = "bad-token-%d" % os.getpid()
@@ -232,6 +249,7 @@ def main():
     with influxd2_harness.Influxd2() as db, tempfile.TemporaryDirectory(prefix="tl-influx2-") as tmp:
         round_trip(db, tmp)
         type_conflict(db, tmp)
+        beyond_retention(db, tmp)
         operator_errors(db, tmp)
         run_and_check(db, tmp)
         outage(db, tmp)

@@ -10,7 +10,9 @@ demand, against a loopback HTTP server that records what tasklens sends
     retry after ~0.5-1 s), and every point arrives exactly once;
   - 400 for a batch holding a line the server cannot parse (2.x then writes
     nothing of the batch): tasklens halves the batch until that line is
-    alone, drops and counts only it, and every other point arrives.
+    alone, drops and counts only it, and every other point arrives;
+  - 401 and 403 from 1.x and 2.x: kept in the spool, exit 1 at once, the
+    setting to fix named.
 
 usage: influx_protocol.py TASKLENS DEMO_LOG
 """
@@ -123,6 +125,7 @@ def main():
           "every point once after the retries (%d written, %d expected); the refused batch was sent "
           "again unchanged" % (len(got), len(want)))
     refused_line(want)
+    credentials_refused()
     password_in_url()
     return finish()
 
@@ -144,6 +147,29 @@ def password_in_url():
     shown = [p for p in pieces if p in out]
     check(not shown and "127.0.0.1" in out, "a password with / @ : in the URL: no part of it in `lines` or `check` "
           "messages (shown: %s)" % shown)
+
+
+def credentials_refused():
+    """401 and 403, from 1.x and 2.x: the batch stays in the spool, `lines`
+    ends at once with exit 1, and the message names the setting to fix."""
+    cases = [(401, ["--influx-db", "d", "--influx-user", "u"], "`password`"),
+             (403, ["--influx-db", "d", "--influx-user", "u"], "WRITE on database d"),
+             (401, ["--influx-org", "o", "--influx-bucket", "b"], "`token`"),
+             (403, ["--influx-org", "o", "--influx-bucket", "b"], "write access to bucket b")]
+    for status, flags, want in cases:
+        with Server([(status, dict)] * 50) as srv, tempfile.TemporaryDirectory(prefix="tl-proto-") as tmp:
+            spool = os.path.join(tmp, "spool")
+            t0 = time.time()
+            r = subprocess.run([TASKLENS, "lines", "--influx-url", srv.url, *flags, "--spool-dir", spool, DEMO],
+                               env=dict(os.environ, INFLUX_TOKEN=TOKEN, INFLUX_PASSWORD=TOKEN),
+                               capture_output=True, text=True, timeout=120)
+            took = time.time() - t0
+            spooled = sum(os.path.getsize(os.path.join(spool, f)) for f in os.listdir(spool))
+        check(r.returncode == 1 and want in r.stderr and "remain in the spool" in r.stderr and spooled > 0 and
+              took < 30 and TOKEN not in r.stderr,
+              "HTTP %d (%s): exit %d in %.1f s, the setting named (%s), %d bytes kept in the spool: %s" % (
+                  status, "1.x" if "--influx-db" in flags else "2.x", r.returncode, took, want, spooled,
+                  r.stderr.strip()[-240:]))
 
 
 def refused_line(want):

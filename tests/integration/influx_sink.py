@@ -297,12 +297,33 @@ def tls(tasklens, demo, attempts, tmp):
               "https with --influx-insecure: %d points" % count(sdb, "tls"))
 
 
+def beyond_retention(tasklens, demo, db, tmp):
+    """A database whose retention (1 h) is shorter than the log's age (its
+    tasks ran days ago): InfluxDB drops those points ("points beyond
+    retention policy dropped=N", a partial write). Exactly they are counted,
+    said once, not resent; the self-metrics point (now) is stored."""
+    db.query("CREATE DATABASE ret WITH DURATION 1h")
+    old = [x for x in subprocess.run([tasklens, "lines", demo], stdout=subprocess.PIPE,
+                                     text=True).stdout.splitlines()
+           if x and not x.startswith("tasklens,")]  # all at the log's times
+    stats = os.path.join(tmp, "ret.json")
+    r = subprocess.run(lines_cmd(tasklens, db.url, "ret", os.path.join(tmp, "spool-ret"), stats, demo),
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    st = json.load(open(stats))
+    stored = db.rows("SELECT count(lines) FROM tasklens", "ret")
+    check(r.returncode == 0 and "retention" in r.stderr and st["points_dropped"] == len(old) and
+          st["retries"] == 0 and st["spool_bytes"] == 0 and count(db, "ret") == 0 and stored,
+          "beyond retention: %d points dropped and counted (want %d, the old ones), %d retries, "
+          "the self-metrics stored: %s" % (st["points_dropped"], len(old), st["retries"], r.stderr.strip()[-200:]))
+
+
 def main():
     tasklens, gen, demo = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="tl-sink-") as tmp, Influxd() as db:
         attempts = round_trip(tasklens, demo, db, tmp)
         tls(tasklens, demo, attempts, tmp)
         partial_write(tasklens, demo, db, tmp)
+        beyond_retention(tasklens, demo, db, tmp)
         outage(tasklens, gen, db, tmp, "sigstop")
         outage(tasklens, gen, db, tmp, "sigkill")
         corruption(tasklens, gen, db, tmp)

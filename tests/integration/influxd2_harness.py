@@ -122,8 +122,9 @@ class Influxd2(ServerProcess):
         q = urllib.parse.urlencode({"org": self.org, "bucket": bucket or self.bucket, "precision": precision})
         return self.request("POST", "/api/v2/write?" + q, body, raw=True)
 
-    def create_bucket(self, name):
-        doc = self.request("POST", "/api/v2/buckets", {"orgID": self.org_id, "name": name, "retentionRules": []})
+    def create_bucket(self, name, retention_s=0):
+        rules = [{"type": "expire", "everySeconds": retention_s}] if retention_s else []
+        doc = self.request("POST", "/api/v2/buckets", {"orgID": self.org_id, "name": name, "retentionRules": rules})
         return doc["id"]
 
     def bucket_id_of(self, name):
