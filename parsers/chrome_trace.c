@@ -90,7 +90,7 @@ enum {
     CC_DURATIONS,
     CC_SAMPLES,
     CC_UNMATCHED_END,
-    CC_MISMATCHED_END,
+    CC_NON_NESTED_END, /* an E whose name is not the innermost open B's: pairs that overlap */
     CC_OPEN_AT_END,
     CC_UNTERMINATED,
     CC_COUNT
@@ -100,7 +100,7 @@ static const char *const counter_names[CC_COUNT] = {
     "ph_s", "ph_t", "ph_f", "ph_S", "ph_T", "ph_p", "ph_F", "ph_N", "ph_O", "ph_D",
     "ph_P", "ph_R", "ph_c", "ph_v", "ph_V", "ph_(", "ph_)", "ph_=",
     "ph_other", "no_ph", "empty_events", "non_object_elements", "durations", "samples",
-    "unmatched_end", "mismatched_end", "open", "unterminated_array",
+    "unmatched_end", "non_nested_end", "open", "unterminated_array",
 };
 _Static_assert(sizeof counter_names / sizeof *counter_names == CC_COUNT, "one name per counter");
 
@@ -1059,7 +1059,7 @@ static void do_end(struct chrome_state *st, const struct event *ev)
     if (ev->name.set && !st->by_cat) {
         /* catapult closes the open slice anyway ("titles do not match") */
         const char *en = decode(ev->name.s, ev->name.n, ev->name.esc, st->tmp, sizeof st->tmp);
-        if (*en && strcmp(en, name)) st->counters[CC_MISMATCHED_END]++;
+        if (*en && strcmp(en, name)) st->counters[CC_NON_NESTED_END]++;
     }
     if (ev->ts < b.ts_ns) {
         reject(st, st->ev_line, TL_REJ_BAD_FIELDS, "E event before its B");

@@ -325,6 +325,53 @@ static void test_sample_args(void)
     }
 }
 
+/* B/E pairs that overlap without nesting (B a, B b, E a, E b): each E closes
+ * the innermost open B on its thread (the trace-event rule, as catapult
+ * does), and the E whose name differs is counted as non-nested. */
+static void test_overlapping_be(void)
+{
+    static const char ev[] =
+        "[{\"name\":\"a\",\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":1},"
+        "{\"name\":\"b\",\"ph\":\"B\",\"ts\":2,\"pid\":1,\"tid\":1},"
+        "{\"name\":\"a\",\"ph\":\"E\",\"ts\":3,\"pid\":1,\"tid\":1},"
+        "{\"name\":\"b\",\"ph\":\"E\",\"ts\":4,\"pid\":1,\"tid\":1},"
+        "{\"name\":\"c\",\"ph\":\"B\",\"ts\":5,\"pid\":1,\"tid\":2},"
+        "{\"name\":\"c\",\"ph\":\"E\",\"ts\":9,\"pid\":1,\"tid\":2}]";
+    struct run r;
+    run_text(&r, ev, strlen(ev));
+    const struct tl_record *a = find(&r, TL_REC_TASK, "a"), *b = find(&r, TL_REC_TASK, "b"),
+                           *c = find(&r, TL_REC_TASK, "c");
+    CHECK(b && b->v[TL_M_WALL_TIME_S] == 1e-6); /* E a closed b, opened at 2 */
+    CHECK(a && a->v[TL_M_WALL_TIME_S] == 3e-6); /* E b closed a, opened at 1 */
+    CHECK(c && c->v[TL_M_WALL_TIME_S] == 4e-6);
+    CHECK_EQ_INT(counter(&r, "non_nested_end"), 2);
+    CHECK_EQ_INT(r.c.nrejects, 0);
+    collected_free(&r.c);
+}
+
+/* Ray's timeline (ray.timeline()): a string pid (the node's address), a
+ * string tid ("worker:<hex>"), fractional microsecond ts and dur. */
+static void test_ray_timeline(void)
+{
+    static const char ev[] =
+        "[{\"cat\":\"task::f\",\"name\":\"task::f\",\"pid\":\"127.0.0.1\",\"tid\":\"worker:0ab3\","
+        "\"ts\":1700000000123456.7,\"dur\":1234.5,\"ph\":\"X\",\"cname\":\"generic_work\","
+        "\"args\":{\"task_id\":\"c8ef\"}},"
+        "{\"cat\":\"task::g\",\"name\":\"task::g\",\"pid\":\"127.0.0.1\",\"tid\":\"worker:77cd\","
+        "\"ts\":1700000000200000.25,\"dur\":0.5,\"ph\":\"X\"}]";
+    struct run r;
+    run_text(&r, ev, strlen(ev));
+    const struct tl_record *f = find(&r, TL_REC_TASK, "task::f"), *g = find(&r, TL_REC_TASK, "task::g");
+    CHECK(f && f->v[TL_M_WALL_TIME_S] == 0.0012345);
+    CHECK(f && f->time_ns == 1700000000124691200); /* the end, to the ns */
+    CHECK(f && f->host && !strcmp(f->host, "127.0.0.1"));
+    CHECK(f && f->worker && !strcmp(f->worker, "worker:0ab3"));
+    CHECK(g && g->v[TL_M_WALL_TIME_S] == 5e-7);
+    CHECK(g && g->time_ns == 1700000000200000750);
+    CHECK_EQ_INT(r.c.nrejects, 0);
+    collected_free(&r.c);
+}
+
 /* A counter may go below zero; past the double range (1e400 reads as inf)
  * it is no value: rejected with its line, the event's other samples kept. */
 static void test_sample_range(void)
@@ -769,6 +816,8 @@ int main(void)
     test_exact_times();
     test_sample_args();
     test_sample_range();
+    test_overlapping_be();
+    test_ray_timeline();
     test_sample_globs();
     test_many_samples();
     test_hosts_workers();
