@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         for (long long id = base; id < end; id++)
             printf("%lld %d TASK %lld WAITING_RETRIEVAL 10.0.0.1:9000 \n", t += 13 * sc, pid, id);
         for (long long id = base; id < end; id++) {
-            double mu = 1.0 + (double)(id % k) * 0.3;
+            double mu = 1.0 + (double)(id % k % 32) * 0.3; /* one of 32 shapes: e^(1 + 0.3 k) overflows for large k */
             double wall = lognormal(mu, 0.8);
             printf("%lld %d TASK %lld RETRIEVED SUCCESS  0  {} {\"wall_time\":[%.6f,\"s\"],\"cpu_time\":[%.6f,\"s\"],\"memory\":[%d,\"MB\"],\"disk\":[%d,\"MB\"],\"cores\":[%.3f,\"cores\"]}\n",
                    t += 17 * sc, pid, id, wall, wall * (0.5 + u01()), (int)lognormal(5, 1), (int)lognormal(3, 0.5), 0.5 + 3 * u01());

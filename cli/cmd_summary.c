@@ -39,6 +39,8 @@ static void summary_usage(FILE *out)
             "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
             "  -O PARSER.KEY=VAL   parser option, e.g. -O wq.max_line=4M\n"
             "  --max-errors N      rejected lines to print per input (default 10)\n"
+            "  --max-groups N      groups kept (default 1000000); the records of later ones\n"
+            "                      go to the group _other, counted and said\n"
             "  --exact-limit N     exact quantiles while a group has at most N values of a\n"
             "                      metric (default 1000000); a sketch beyond\n"
             "  --approx            sketches everywhere (bounded memory, relative error)\n"
@@ -68,6 +70,7 @@ int tl_cmd_summary(int argc, char **argv)
         {"format", required_argument, NULL, 'f'},
         {"format-in", required_argument, NULL, 'i'},
         {"max-errors", required_argument, NULL, 'e'},
+        {"max-groups", required_argument, NULL, 'G'},
         {"strict", no_argument, NULL, 's'},
         {"exact-limit", required_argument, NULL, 'x'},
         {"approx", no_argument, NULL, 'a'},
@@ -118,14 +121,17 @@ int tl_cmd_summary(int argc, char **argv)
             }
             break;
         case 's': strict = true; break;
-        case 'x': {
+        case 'x':
+        case 'G': {
             char *end;
             unsigned long long n = strtoull(optarg, &end, 10);
-            if (*end || end == optarg || n > UINT32_MAX) {
-                fprintf(stderr, "tasklens summary: --exact-limit wants a count\n");
+            if (*end || end == optarg || n > UINT32_MAX || (c == 'G' && n < 1)) {
+                fprintf(stderr, "tasklens summary: --%s wants a count\n",
+                        c == 'G' ? "max-groups" : "exact-limit");
                 return TL_EXIT_USAGE;
             }
-            so.exact_limit = (uint32_t)n;
+            if (c == 'G') so.max_groups = (uint32_t)n;
+            else so.exact_limit = (uint32_t)n;
             break;
         }
         case 'a': so.approx = true; break;

@@ -1,5 +1,7 @@
 #include "output.h"
 
+#include "intern.h"
+
 #include <signal.h>
 
 #include <getopt.h>
@@ -152,10 +154,36 @@ struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o)
     return sum;
 }
 
+/* The category a task point may carry: its own while fewer than max_keys
+ * were seen, else `_other` (said once, counted). */
+static const char *series_category(struct tl_output *o, const char *c)
+{
+    size_t n = strlen(c);
+    if (!o->categories && !(o->categories = tl_intern_new(64u << 20))) return c;
+    if (tl_intern_find(o->categories, c, n) >= 0) return c;
+    if (tl_intern_count(o->categories) < o->ao.max_keys && tl_intern(o->categories, c, n) >= 0) return c;
+    if (!o->other_points++)
+        fprintf(stderr, "tasklens: more than %u categories: the task points of later ones are written "
+                        "with category=%s (aggregate.max_keys), so InfluxDB's series stay bounded; "
+                        "counted in the self-metric other_points\n",
+                o->ao.max_keys, TL_AGG_OTHER);
+    return TL_AGG_OTHER;
+}
+
 void tl_output_record(void *ctx, const struct tl_record *r)
 {
     struct tl_output *o = ctx;
-    o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
+    if (r->kind == TL_REC_TASK && r->category) {
+        const char *c = series_category(o, r->category);
+        if (c != r->category) {
+            struct tl_record other = *r;
+            other.category = c;
+            o->buf_lines += (uint32_t)tl_lp_task(&o->buf, &other, &o->st);
+        } else {
+            o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
+        }
+    }
+    o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
     o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
     enum tl_err rc = tl_agg_add(o->agg, r);
     if (rc && !o->agg_rc) o->agg_rc = rc;
@@ -165,9 +193,9 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[19 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+    const char *names[21 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
-    uint64_t values[19 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+    uint64_t values[21 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
                                           lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
@@ -193,6 +221,15 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
     if (in->open_errors) {
         names[n] = "open_errors";
         values[n++] = in->open_errors;
+    }
+    if (o->other_points) {
+        names[n] = "other_points";
+        values[n++] = o->other_points;
+    }
+    struct tl_agg_counters ac = tl_agg_counters(o->agg);
+    if (ac.overflow_records) {
+        names[n] = "agg_overflow_records";
+        values[n++] = ac.overflow_records;
     }
     if (in->gaps) {
         names[n] = "gaps";
@@ -300,6 +337,7 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
         status |= TL_OUTPUT_FAILED;
     }
     tl_agg_free(o->agg);
+    tl_intern_free(o->categories);
     tl_buf_free(&o->buf);
     return status;
 }

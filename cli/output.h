@@ -37,6 +37,12 @@ struct tl_output {
     int64_t last_pass_ms;
     enum tl_err agg_rc;
     bool no_wait; /* the run is ending or reloading: a full spool is not waited on */
+    /* The categories whose task points carry their name, up to ao.max_keys
+     * (this process): later ones are written as `_other`, so the series in
+     * InfluxDB stay bounded when names change every run (TaskVine's
+     * `<function f at 0x7f...>`). */
+    struct tl_intern *categories;
+    uint64_t other_points;
 };
 
 /* window_s: tumbling window length (0: none). Then add destinations. */

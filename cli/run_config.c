@@ -32,7 +32,9 @@ static const struct tl_option agg_options[] = {
     {"by", TL_OPT_LIST, "source,category", "tags that group the quantiles (list)", AS(by)},
     {"window", TL_OPT_INT, "60", "tumbling window in s over record time (0: none)", AS(window)},
     {"alpha", TL_OPT_DOUBLE, "0.005", "relative error of the sketches", AS(alpha)},
-    {"max_keys", TL_OPT_INT, "10000", "groups kept; later ones go to `_other`", AS(max_keys)},
+    {"max_keys", TL_OPT_INT, "10000",
+     "groups kept, and categories named on task points (InfluxDB series); later ones go to "
+     "`_other`, counted (self-metrics agg_overflow_records, other_points)", AS(max_keys)},
     {"exact_limit", TL_OPT_INT, "10000", "values kept verbatim per sketch (exact quantiles)",
      AS(exact_limit)},
     {0},

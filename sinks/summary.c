@@ -70,7 +70,7 @@ struct tl_summary *tl_summary_new(const struct tl_summary_opts *opts)
     ao.window_ns = 0; /* batch: cumulative only */
     ao.sketch.alpha = opts->alpha;
     ao.sketch.exact_limit = opts->approx ? 0 : opts->exact_limit;
-    ao.max_keys = 1000000;
+    ao.max_keys = opts->max_groups ? opts->max_groups : 1000000;
     s->agg = tl_agg_new(&ao, NULL, NULL);
     if (!s->agg) {
         free(s);
@@ -207,7 +207,13 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
         }
         tl_buf_putc(b, '}');
     }
-    tl_buf_puts(b, "],\"groups\":[");
+    struct tl_agg_counters ac = tl_agg_counters(s->agg);
+    if (ac.overflow_records) /* groups past max_keys: in the group whose tags are all _other */
+        tl_buf_printf(b, "],\"overflow_records\":%llu,\"max_groups\":%u", (unsigned long long)ac.overflow_records,
+                      tl_agg_options(s->agg)->max_keys);
+    else
+        tl_buf_putc(b, ']');
+    tl_buf_puts(b, ",\"groups\":[");
     char part[4096], qk[48];
     for (size_t gi = 0; gi < ngroups; gi++) {
         struct tl_agg_group *g = order[gi];
@@ -449,6 +455,11 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
     }
     tl_buf_printf(b, "\n%zu input%s, %llu lines, %llu rejected\n", nin, nin == 1 ? "" : "s",
                   (unsigned long long)lines, (unsigned long long)rejected);
+    struct tl_agg_counters ac = tl_agg_counters(s->agg);
+    if (ac.overflow_records)
+        tl_buf_printf(b, "%llu records of groups past the first %u are in the group %s\n",
+                      (unsigned long long)ac.overflow_records, tl_agg_options(s->agg)->max_keys,
+                      TL_AGG_OTHER);
 }
 
 enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,

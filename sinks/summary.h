@@ -35,6 +35,7 @@ struct tl_summary_opts {
     uint32_t exact_limit; /* values kept verbatim per group and metric */
     bool approx;          /* sketches everywhere */
     double alpha;         /* sketch accuracy */
+    uint32_t max_groups;  /* later keys go to the group `_other`, counted (default 1,000,000) */
 };
 
 /* Defaults: by category; the LSST quantiles; wall, cpu, rss, disk, cores,
