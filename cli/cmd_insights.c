@@ -58,6 +58,7 @@ struct rows {
     size_t n, cap;
     struct names cats, wfs;
     int64_t newest_ns;
+    uint64_t process_wide_rss; /* LSST quanta whose max RSS is their process's (summary.h) */
     bool oom;
 };
 
@@ -305,6 +306,7 @@ static int read_all(struct common *co, int n, char **args, struct rows *rs, cons
         struct tl_summary_input info;
         memset(&info, 0, sizeof info);
         enum tl_err rc = tl_read_input(fl.paths[i], &co->io, collect, rs, &info);
+        rs->process_wide_rss += tl_summary_counter(&info, 1, "process_wide_rss");
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
         tl_input_info_free(&info);
@@ -544,6 +546,10 @@ int tl_cmd_advise(int argc, char **argv)
     }
     struct rows rs = {0};
     int status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens advise");
+    if (rs.process_wide_rss) /* their memory recommendations rest on upper bounds */
+        fprintf(stderr, "tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
+                        "categories is from those bounds\n",
+                (unsigned long long)rs.process_wide_rss);
     double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
     struct cat_advice *ca = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *ca);
     if (!tmp || !ca) {

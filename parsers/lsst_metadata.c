@@ -114,7 +114,7 @@ struct lsst_state {
     char workflow[512];
     char path_label[256];
     struct md_tree tree;
-    uint64_t docs[2]; /* read by the fast scanners, by Jansson / libyaml */
+    uint64_t docs[3]; /* read by the fast scanners, by Jansson / libyaml; process-wide RSS quanta */
 };
 
 /* ---------------------------------------------------------------- values */
@@ -447,6 +447,16 @@ static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, 
     tl_record_set(&r, TL_M_CPU_TIME_S, end_cpu - q->v[START][F_CPU]);
     tl_record_set(&r, TL_M_INIT_TIME_S, q->v[START][F_CPU] - q->v[INIT][F_CPU]);
     if (q->has_utc[PREP]) tl_record_set(&r, TL_M_WALL_TIME_S, (double)(q->utc_ns[END] - q->utc_ns[PREP]) * 1e-9);
+    /* Quanta run one after another in one process (pipetask -j 1, a BPS
+     * job clustering quanta) report getrusage's ru_maxrss: the process's
+     * peak so far, never lower. One that ends with the peak its process
+     * had before it began (prep) did not raise it: its value is earlier
+     * work's, an upper bound of its own. Counted, so summary and advise
+     * say so (DM-54057's calibrateImage provenance: 3.16 GB at prep and
+     * at end). */
+    if (!no_work && q->has[PREP][F_RSS] && q->has[END][F_RSS] && q->v[END][F_RSS] > 0 &&
+        q->v[END][F_RSS] == q->v[PREP][F_RSS])
+        st->docs[2]++;
     if (q->has[END][F_RSS]) {
         double mult = 1;
         if (!strcmp(st->cfg.rss_unit, "kib")) mult = 1024;
@@ -749,10 +759,10 @@ static const struct tl_parse_stats *lsst_stats(const void *state)
 
 static size_t lsst_counters(const void *state, const char *const **names, const uint64_t **values)
 {
-    static const char *const n[2] = {"documents_fast_scan", "documents_library"};
+    static const char *const n[3] = {"documents_fast_scan", "documents_library", "process_wide_rss"};
     *names = n;
     *values = ((const struct lsst_state *)state)->docs;
-    return 2;
+    return 3;
 }
 
 /* A metadata document: the PropertySet tag, a `quantum` entry or section

@@ -207,12 +207,13 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
         }
         tl_buf_putc(b, '}');
     }
+    uint64_t shared = tl_summary_counter(in, nin, "process_wide_rss");
+    if (shared) tl_buf_printf(b, "],\"process_wide_rss_quanta\":%llu", (unsigned long long)shared);
+    else tl_buf_putc(b, ']');
     struct tl_agg_counters ac = tl_agg_counters(s->agg);
     if (ac.overflow_records) /* groups past max_keys: in the group whose tags are all _other */
-        tl_buf_printf(b, "],\"overflow_records\":%llu,\"max_groups\":%u", (unsigned long long)ac.overflow_records,
+        tl_buf_printf(b, ",\"overflow_records\":%llu,\"max_groups\":%u", (unsigned long long)ac.overflow_records,
                       tl_agg_options(s->agg)->max_keys);
-    else
-        tl_buf_putc(b, ']');
     tl_buf_puts(b, ",\"groups\":[");
     char part[4096], qk[48];
     for (size_t gi = 0; gi < ngroups; gi++) {
@@ -353,6 +354,15 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
     }
 }
 
+uint64_t tl_summary_counter(const struct tl_summary_input *in, size_t n, const char *name)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < in[i].ncounters; c++)
+            if (!strcmp(in[i].counter_names[c], name)) sum += in[i].counters[c];
+    return sum;
+}
+
 /* Human units in at most 7 characters: 6.01s 12.3min 1.5h 243ms 1.1GiB */
 void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
 {
@@ -455,6 +465,10 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
     }
     tl_buf_printf(b, "\n%zu input%s, %llu lines, %llu rejected\n", nin, nin == 1 ? "" : "s",
                   (unsigned long long)lines, (unsigned long long)rejected);
+    uint64_t shared = tl_summary_counter(in, nin, "process_wide_rss");
+    if (shared) {
+        tl_buf_printf(b, "note: " TL_NOTE_PROCESS_RSS "\n", (unsigned long long)shared);
+    }
     struct tl_agg_counters ac = tl_agg_counters(s->agg);
     if (ac.overflow_records)
         tl_buf_printf(b, "%llu records of groups past the first %u are in the group %s\n",

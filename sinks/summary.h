@@ -60,6 +60,15 @@ struct tl_summary_input {
     const char *error; /* set when the input could not be opened or decoded */
 };
 
+/* The sum over inputs of the parser counter `name` (0 when none has it). */
+uint64_t tl_summary_counter(const struct tl_summary_input *in, size_t n, const char *name);
+/* What `n` LSST quanta with a process-wide max RSS mean, for a note. */
+#define TL_NOTE_PROCESS_RSS                                                                        \
+    "%llu quanta ended with the max RSS their process had before they began (ru_maxrss is per "  \
+    "process; quanta run in one process share it): for them max_rss_bytes is earlier work's "    \
+    "peak, an upper bound of their own"
+
+
 struct tl_summary;
 
 struct tl_summary *tl_summary_new(const struct tl_summary_opts *opts);

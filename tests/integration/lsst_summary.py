@@ -414,6 +414,39 @@ def impossible_values(tasklens):
           (d["inputs"][0]["rejected_by"], r.stderr.strip()[:200]))
 
 
+def process_wide_rss(tasklens, shared):
+    """A quantum that ends with the max RSS its process had before it began
+    (quanta run in one process share ru_maxrss) is counted, and summary and
+    advise say its memory is an upper bound: a copy of the isr fixture whose
+    prep value is raised to its end value, next to the unchanged one; and
+    the real DM-54057 provenance, 3.16 GB at prep and at end."""
+    src = os.path.join(os.path.dirname(__file__), "..", "data", "lsst", "u", "demo", "run1",
+                       "isr_metadata", "20240101", "i")
+    names = sorted(f for f in os.listdir(src) if f.endswith(".yaml"))
+    with tempfile.TemporaryDirectory(prefix="tl-lsst-rss-") as tmp:
+        for i, name in enumerate(names[:2]):
+            text = open(os.path.join(src, name)).read()
+            if i == 0:
+                assert "[prepMaxResidentSetSize, LongLong, 524288000" in text
+                text = text.replace("[prepMaxResidentSetSize, LongLong, 524288000",
+                                    "[prepMaxResidentSetSize, LongLong, 1073741824")
+            open(os.path.join(tmp, name), "w").write(text)
+        r = subprocess.run([tasklens, "summary", "--format", "json", tmp], capture_output=True, text=True)
+        t = subprocess.run([tasklens, "summary", tmp], capture_output=True, text=True)
+        a = subprocess.run([tasklens, "advise", tmp], capture_output=True, text=True)
+    n = json.loads(r.stdout).get("process_wide_rss_quanta")
+    check(n == 1 and "note: 1 quanta ended with the max RSS their process had" in t.stdout and
+          "upper bound" in a.stderr,
+          "process-wide max RSS: 1 of 2 quanta counted (%s), said by summary and advise" % n)
+    real = os.path.join(shared, "lsst", "samples", "lsst_pipe_base__tests_data__DM-54057.calibrateImage_metadata.provenance.json")
+    if not os.path.exists(real):
+        print("SKIP process_wide_rss on DM-54057: %s absent" % real)
+        return
+    r = subprocess.run([tasklens, "summary", "--format", "json", real], capture_output=True, text=True)
+    check(json.loads(r.stdout).get("process_wide_rss_quanta") == 1,
+          "DM-54057's calibrateImage (3.16 GB at prep and end): counted as process-wide")
+
+
 def main():
     tasklens = sys.argv[1]
     shared = sys.argv[2] if len(sys.argv) > 2 else "../shared"
@@ -422,6 +455,7 @@ def main():
         fixtures(tasklens)
         nested_flow(tasklens)
         impossible_values(tasklens)
+        process_wide_rss(tasklens, shared)
         tree(tasklens, tmp, n)
         real_samples(tasklens, shared)
     return finish()
