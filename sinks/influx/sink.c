@@ -241,9 +241,10 @@ static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_
     if (rc == TL_ERR_IO) return spool_refused(s);
     if (rc == TL_ERR_LIMIT) {
         if (!s->spool_full) /* said even when quiet: it stops the input */
-            fprintf(stderr, "tasklens: spool %s is full (%llu bytes, the cap); reading pauses until "
-                            "InfluxDB takes some, nothing is dropped\n",
-                    s->cfg.spool.dir, (unsigned long long)tl_spool_stats(s->spool).bytes);
+            fprintf(stderr, "tasklens: spool %s is full (%llu bytes held, the next batch %zu more, cap "
+                            "%llu); reading pauses until InfluxDB takes some, nothing is dropped\n",
+                    s->cfg.spool.dir, (unsigned long long)tl_spool_stats(s->spool).bytes, len,
+                    (unsigned long long)s->cfg.spool.max_bytes);
         s->spool_full = true;
         return rc;
     }

@@ -138,6 +138,50 @@ def stop(p):
     return p.returncode, err
 
 
+class FlakyInflux:
+    """A loopback InfluxDB 1.x write endpoint: 503 until `up`, then 204;
+    keeps what it took."""
+
+    def __init__(self):
+        import gzip
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.up, self.bodies, self.refused = False, [], 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                status = 204 if outer.up else 503
+                if outer.up:
+                    outer.bodies.append(body.decode())
+                else:
+                    outer.refused += 1
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST  # ping
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def points(self):
+        return "".join(self.bodies)
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 SECRET = "s3cr3t-do-not-print"
 env = dict(os.environ, TL_TEST_KAFKA_SECRET=SECRET)
 tmp = tempfile.mkdtemp(prefix="tl-kafka-src-")
@@ -224,5 +268,37 @@ with kafka_harness.Kafka(partitions=3) as k:
         lines = [l for l in text.splitlines() if l.startswith("task,")]
         check(True, "after two kill -9: every task point there (%d lines written, %d distinct) after %.1f s" % (
             len(lines), len(set(lines)), waited))
+
+    # 4. a sink that cannot take the points (InfluxDB answers 503, the spool
+    #    is full at 64 KiB: reading pauses, the output is not acknowledged),
+    #    then kill -9, then a restart with InfluxDB taking them: every task
+    #    arrives -- no offset was committed past what was durable
+    srv = FlakyInflux()
+    out4 = os.path.join(tmp, "ck4")
+    cfg4 = os.path.join(tmp, "run4.yaml")
+    config(cfg4, k, "wq", "g4", os.path.join(tmp, "unused.lp"), out4)
+    text = open(cfg4).read().replace(
+        "  - type: file\n    path: %s\n" % os.path.join(tmp, "unused.lp"),
+        "  - type: influxdb\n    url: %s\n    db: d\n    spool_dir: %s\n    spool_max: 65536\n" % (
+            srv.url, os.path.join(tmp, "spool4")))
+    open(cfg4, "w").write(text)
+    p = run(cfg4, env)
+    time.sleep(6)  # consumed, refused, spooled until full, paused
+    spooled = sum(os.path.getsize(os.path.join(tmp, "spool4", f)) for f in os.listdir(os.path.join(tmp, "spool4")))
+    p.send_signal(signal.SIGKILL)
+    paused = "reading pauses" in p.communicate()[1]
+    before = srv.points()
+    srv.up = True
+    p = run(cfg4, env)
+    deadline = time.time() + 90
+    while time.time() < deadline and any(manager_points(srv.points(), key) != pts for key, pts in want.items()):
+        time.sleep(0.5)
+    rc, err = stop(p)
+    got = srv.points()
+    srv.close()
+    missing = {key: len(pts - manager_points(got, key)) for key, pts in want.items()}
+    check(not manager_points(before, "mgrA") and paused and srv.refused > 0 and not any(missing.values()),
+          "503 and a full spool (reading paused), kill -9, restart: every task arrives (missing per "
+          "manager: %s; %d spool bytes at the kill, %d refused requests)" % (missing, spooled, srv.refused))
 
 sys.exit(finish())
