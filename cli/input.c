@@ -194,6 +194,10 @@ static enum tl_err read_file(const char *path, const struct tl_input_opts *opts,
                 info->ncounters = n;
             }
         }
+        if (!opts->quiet && tl_summary_counter(info, 1, "time_anchor_fallback"))
+            fprintf(stderr, "%s: no wall-clock anchor (no Resource Usage event for it, nor a "
+                            "ResourceMonitor file beside it): its monotonic timestamps are placed as "
+                            "if its first event happened when it was read\n", path);
         if (st->rejected && !opts->quiet) {
             fprintf(stderr, "%s: %llu of %llu lines rejected:", path,
                     (unsigned long long)st->rejected, (unsigned long long)st->lines);

@@ -129,6 +129,7 @@ struct tl_record {
     const char *worker;   /* worker id, NULL if unknown */
     const char *result;   /* SUCCESS, SIGNAL, ... ; NULL if none */
     const char *state;    /* open tasks: last state; events: what happened */
+    const char *task_key; /* a task's own string id (DASF: the Dask key), NULL if none */
     int64_t task_id;      /* -1 if none */
     int32_t attempt;      /* 1-based; 0 if unknown */
     int32_t exit_code;

@@ -7,11 +7,13 @@
 extern const struct tl_parser tl_parser_wq;
 extern const struct tl_parser tl_parser_lsst;
 extern const struct tl_parser tl_parser_chrome;
+extern const struct tl_parser tl_parser_dasf;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
     &tl_parser_lsst,
     &tl_parser_chrome,
+    &tl_parser_dasf,
     NULL,
 };
 

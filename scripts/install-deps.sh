@@ -9,10 +9,10 @@ PKGS=(
   # build
   cmake ninja-build gcc clang pkg-config
   libpcre2-dev libjansson-dev librdkafka-dev libcurl4-openssl-dev libzstd-dev libyaml-dev
-  zlib1g-dev
+  zlib1g-dev libmsgpack-dev
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
-  coop-computing-tools coop-computing-tools-dev python3 python3-numpy gzip zstd
+  coop-computing-tools coop-computing-tools-dev python3 python3-numpy python3-msgpack gzip zstd
   # a real InfluxDB 1.x for the sink tests (started by the tests on 127.0.0.1)
   influxdb
   # real Chrome trace producers for the trace parser tests (node; cmake is above)

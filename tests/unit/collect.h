@@ -36,6 +36,7 @@ static inline void collect_record(void *ctx, const struct tl_record *r)
     d->worker = collect_dup(r->worker);
     d->result = collect_dup(r->result);
     d->state = collect_dup(r->state);
+    d->task_key = collect_dup(r->task_key);
 }
 
 static inline void collect_reject(void *ctx, uint64_t line, enum tl_reject why, const char *d)
@@ -59,6 +60,7 @@ static inline void collected_free(struct collected *c)
         free((void *)r->worker);
         free((void *)r->result);
         free((void *)r->state);
+        free((void *)r->task_key);
     }
     free(c->recs);
     memset(c, 0, sizeof *c);
