@@ -50,7 +50,7 @@ struct dasf_config {
 };
 
 static const struct tl_option dasf_options[] = {
-    {"max_event", TL_OPT_SIZE, "16M", "largest single event (bytes); a longer length is damage",
+    {"max_event", TL_OPT_SIZE, "1M", "largest single event (bytes; DASF writes ~300); a longer length is damage",
      offsetof(struct dasf_config, max_event)},
     {"max_open", TL_OPT_INT, "100000", "B events open at once (DASF writes none)",
      offsetof(struct dasf_config, max_open)},
@@ -364,12 +364,72 @@ static bool plausible(const struct dasf_state *st, const unsigned char *p)
     return n > 0 && n <= st->cfg.max_event && ((p[8] & 0xf0) == 0x80 || p[8] == 0xde || p[8] == 0xdf);
 }
 
+/* Big-endian unsigned of w bytes. */
+static uint64_t be(const unsigned char *p, int w)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < w; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* Whether the n bytes hold one msgpack value whose containers declare no
+ * more elements than there are bytes left (each takes one at least).
+ * msgpack-c allocates what a header declares before it reads the
+ * elements: an array32 header of 2^32 in a 20-byte event asked for 64 GiB
+ * (fuzz_parser). After this walk, its allocations stay within a small
+ * multiple of max_event. */
+static bool msgpack_sane(const unsigned char *p, size_t n)
+{
+    uint64_t pending = 1;
+    size_t i = 0;
+    while (pending) {
+        if (i >= n) return false;
+        unsigned t = p[i++];
+        pending--;
+        uint64_t skip = 0, items = 0;
+        int w = 0;
+        if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3) skip = 0;
+        else if (t <= 0x8f) items = 2 * (t & 0x0f);
+        else if (t <= 0x9f) items = t & 0x0f;
+        else if (t <= 0xbf) skip = t & 0x1f;
+        else if (t == 0xca) skip = 4;
+        else if (t == 0xcb) skip = 8;
+        else if (t >= 0xcc && t <= 0xcf) skip = 1u << (t - 0xcc);
+        else if (t >= 0xd0 && t <= 0xd3) skip = 1u << (t - 0xd0);
+        else if (t >= 0xd4 && t <= 0xd8) skip = 1 + (1u << (t - 0xd4));
+        else {
+            switch (t) {
+            case 0xc4: case 0xd9: w = 1; break; /* bin8, str8 */
+            case 0xc5: case 0xda: w = 2; break;
+            case 0xc6: case 0xdb: w = 4; break;
+            case 0xc7: w = 1; skip = 1; break;  /* ext: length, then a type byte */
+            case 0xc8: w = 2; skip = 1; break;
+            case 0xc9: w = 4; skip = 1; break;
+            case 0xdc: case 0xdd: case 0xde: case 0xdf: w = t & 1 ? 4 : 2; break;
+            default: return false;              /* 0xc1: never used */
+            }
+            if (n - i < (size_t)w) return false;
+            uint64_t len = be(p + i, w);
+            i += (size_t)w;
+            if (t >= 0xdc) items = t >= 0xde ? 2 * len : len;
+            else skip += len;
+        }
+        if (skip > n - i) return false;
+        i += (size_t)skip;
+        pending += items;
+        if (pending > n - i) return false;
+    }
+    return i == n;
+}
+
 static void decode(struct dasf_state *st, const char *body, size_t n)
 {
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);
     size_t off = 0;
-    msgpack_unpack_return rc = msgpack_unpack_next(&u, body, n, &off);
+    msgpack_unpack_return rc = msgpack_sane((const unsigned char *)body, n)
+                                   ? msgpack_unpack_next(&u, body, n, &off)
+                                   : MSGPACK_UNPACK_PARSE_ERROR;
     st->stats.lines++;
     if (rc != MSGPACK_UNPACK_SUCCESS || off != n)
         reject(st, TL_REJ_BAD_DOCUMENT, "event at byte %llu: not one msgpack value of %zu bytes",
@@ -465,7 +525,8 @@ static void anchor_from_sibling(struct dasf_state *st, const char *path)
         size_t off = 0;
         double ts, wall;
         const msgpack_object *name;
-        bool got = msgpack_unpack_next(&u, body, (size_t)n, &off) == MSGPACK_UNPACK_SUCCESS &&
+        bool got = msgpack_sane((const unsigned char *)body, (size_t)n) &&
+                   msgpack_unpack_next(&u, body, (size_t)n, &off) == MSGPACK_UNPACK_SUCCESS &&
                    (name = get(&u.data, "name")) && name->type == MSGPACK_OBJECT_STR &&
                    name->via.str.size == 14 && !memcmp(name->via.str.ptr, "Resource Usage", 14) &&
                    number(get(&u.data, "timestamp"), &ts) && number(get(get(&u.data, "args"), "time"), &wall);

@@ -8,12 +8,14 @@ extern const struct tl_parser tl_parser_wq;
 extern const struct tl_parser tl_parser_lsst;
 extern const struct tl_parser tl_parser_chrome;
 extern const struct tl_parser tl_parser_dasf;
+extern const struct tl_parser tl_parser_spark;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
     &tl_parser_lsst,
     &tl_parser_chrome,
     &tl_parser_dasf,
+    &tl_parser_spark,
     NULL,
 };
 

@@ -1,0 +1,446 @@
+/* Apache Spark event logs: one JSON object per line, its type in "Event"
+ * (../shared/spark/samples/SOURCES.md describes a real one). Read with
+ * Jansson a line at a time, in any split of the bytes.
+ *
+ * Records:
+ *   - each SparkListenerTaskEnd is a task attempt: category = the stage's
+ *     name (from its StageSubmitted; option category=description: the
+ *     job's spark.job.description, else the stage name), task_id = the
+ *     Task ID, attempt = Attempt + 1, final = the attempt succeeded (a
+ *     failed one is retried: it counts as an attempt, as in Work Queue),
+ *     result = the Task End Reason (Success, ExceptionFailure, ...),
+ *     host, worker = Executor ID, time = Finish Time; wall_time_s =
+ *     Executor Run Time, cpu_time_s = Executor CPU Time, bytes_read =
+ *     input bytes, bytes_written = output bytes, bytes_received = shuffle
+ *     bytes read (remote + local), bytes_sent = shuffle bytes written,
+ *     output_bytes = Result Size. JVM GC time and peak execution memory
+ *     have no field in the record yet (adding one changes the Work Queue
+ *     checkpoint layout): they are samples ("task jvm_gc_time_s",
+ *     "task peak_execution_memory_bytes") for now.
+ *   - SparkListenerStageExecutorMetrics: one sample per executor metric
+ *     ("executor ProcessTreePythonRSSMemory", ...), worker = the executor,
+ *     at the time of the last event read.
+ * Other events are counted by type. */
+#include "parser.h"
+
+#include "bytes.h"
+#include "intern.h"
+#include "map64.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct spark_config {
+    size_t max_line;
+    const char *category;
+};
+
+static const struct tl_option spark_options[] = {
+    {"max_line", TL_OPT_SIZE, "64M", "longest event line (an EnvironmentUpdate holds the classpath)",
+     offsetof(struct spark_config, max_line)},
+    {"category", TL_OPT_STRING, "stage",
+     "what names a task's category: stage (its name, the call site) or description (the job's "
+     "spark.job.description, else the stage name)",
+     offsetof(struct spark_config, category)},
+    {0},
+};
+
+enum {
+    SC_TASK_END, SC_TASK_FAILED, SC_STAGE_SUBMITTED, SC_JOB_START, SC_STAGE_EXECUTOR_METRICS,
+    SC_SAMPLES, SC_OTHER_EVENTS, SC_COUNT
+};
+static const char *const counter_names[SC_COUNT] = {
+    "task_end", "task_end_failed", "stage_submitted", "job_start", "stage_executor_metrics",
+    "samples", "other_events",
+};
+
+struct spark_state {
+    struct spark_config cfg;
+    bool by_description;
+    struct tl_emit emit;
+    struct tl_parse_stats stats;
+    uint64_t counters[SC_COUNT];
+    struct tl_buf partial;    /* a line not complete yet */
+    bool skipping;            /* inside a line over max_line */
+    struct tl_intern *names;  /* stage names, descriptions, hosts, executors, series */
+    struct tl_map64 stage_name; /* stage id -> interned name */
+    struct tl_map64 stage_desc; /* stage id -> interned job description */
+    int64_t last_ms;          /* the newest event time seen */
+    char workflow[256];
+};
+
+static void reject(struct spark_state *st, enum tl_reject why, const char *detail)
+{
+    st->stats.rejected++;
+    st->stats.rejected_by[why]++;
+    if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
+}
+
+static const char *intern(struct spark_state *st, const char *s)
+{
+    if (!s) return NULL;
+    int32_t id = tl_intern(st->names, s, strlen(s));
+    return id >= 0 ? tl_intern_str(st->names, id) : NULL;
+}
+
+static bool num(json_t *o, const char *key, double *v)
+{
+    json_t *x = o ? json_object_get(o, key) : NULL;
+    if (!json_is_number(x)) return false;
+    *v = json_number_value(x);
+    return true;
+}
+
+static void emit(struct spark_state *st, struct tl_record *r)
+{
+    uint64_t bad = tl_record_bad_values(r);
+    if (bad) {
+        char detail[160];
+        tl_record_drop_values(r, bad, detail, sizeof detail);
+        reject(st, TL_REJ_BAD_VALUE, detail);
+    }
+    st->stats.records++;
+    if (tl_emit_wants(&st->emit, r->kind)) st->emit.record(st->emit.ctx, r);
+}
+
+static void sample(struct spark_state *st, const char *prefix, const char *key, double v,
+                   const char *worker, const char *host)
+{
+    char series[300];
+    snprintf(series, sizeof series, "%s %s", prefix, key);
+    struct tl_record r;
+    tl_record_init(&r, TL_REC_SAMPLE);
+    r.source = "spark";
+    r.workflow = st->workflow;
+    r.category = intern(st, series);
+    r.worker = worker;
+    r.host = host;
+    r.line = st->stats.lines;
+    r.time_ns = st->last_ms * 1000000;
+    tl_record_set(&r, TL_M_SAMPLE_VALUE, v);
+    st->counters[SC_SAMPLES]++;
+    if (r.category) emit(st, &r);
+}
+
+static const char *category_of(struct spark_state *st, int64_t stage)
+{
+    uint64_t *d = st->by_description ? tl_map64_get(&st->stage_desc, (uint64_t)stage) : NULL;
+    if (d) return tl_intern_str(st->names, (int32_t)*d);
+    uint64_t *n = tl_map64_get(&st->stage_name, (uint64_t)stage);
+    return n ? tl_intern_str(st->names, (int32_t)*n) : "(unknown stage)";
+}
+
+static void task_end(struct spark_state *st, json_t *ev)
+{
+    json_t *info = json_object_get(ev, "Task Info"), *m = json_object_get(ev, "Task Metrics");
+    json_t *reason = json_object_get(json_object_get(ev, "Task End Reason"), "Reason");
+    double stage, tid, attempt, finish;
+    if (!json_is_object(info) || !num(ev, "Stage ID", &stage) || !num(info, "Task ID", &tid) ||
+        !num(info, "Attempt", &attempt) || !num(info, "Finish Time", &finish) || !json_is_string(reason))
+        return reject(st, TL_REJ_BAD_FIELDS, "SparkListenerTaskEnd without its Task Info or reason");
+    st->counters[SC_TASK_END]++;
+    const char *why = json_string_value(reason);
+    bool ok = !strcmp(why, "Success");
+    if (!ok) st->counters[SC_TASK_FAILED]++;
+    struct tl_record r;
+    tl_record_init(&r, TL_REC_TASK);
+    r.source = "spark";
+    r.workflow = st->workflow;
+    r.category = category_of(st, (int64_t)stage);
+    r.task_id = (int64_t)tid;
+    r.attempt = (int32_t)attempt + 1;
+    r.final = ok;
+    r.result = intern(st, why);
+    r.host = intern(st, json_string_value(json_object_get(info, "Host")));
+    r.worker = intern(st, json_string_value(json_object_get(info, "Executor ID")));
+    r.line = st->stats.lines;
+    r.time_ns = (int64_t)finish * 1000000;
+    if ((int64_t)finish > st->last_ms) st->last_ms = (int64_t)finish;
+    double v, a;
+    if (num(m, "Executor Run Time", &v)) tl_record_set(&r, TL_M_WALL_TIME_S, v / 1e3);
+    if (num(m, "Executor CPU Time", &v)) tl_record_set(&r, TL_M_CPU_TIME_S, v / 1e9);
+    if (num(m, "Result Size", &v)) tl_record_set(&r, TL_M_OUTPUT_BYTES, v);
+    if (num(json_object_get(m, "Input Metrics"), "Bytes Read", &v)) tl_record_set(&r, TL_M_BYTES_READ, v);
+    if (num(json_object_get(m, "Output Metrics"), "Bytes Written", &v)) tl_record_set(&r, TL_M_BYTES_WRITTEN, v);
+    json_t *sr = json_object_get(m, "Shuffle Read Metrics");
+    if (num(sr, "Remote Bytes Read", &v) && num(sr, "Local Bytes Read", &a))
+        tl_record_set(&r, TL_M_BYTES_RECEIVED, v + a);
+    if (num(json_object_get(m, "Shuffle Write Metrics"), "Shuffle Bytes Written", &v))
+        tl_record_set(&r, TL_M_BYTES_SENT, v);
+    emit(st, &r);
+    if (num(m, "JVM GC Time", &v)) sample(st, "task", "jvm_gc_time_s", v / 1e3, r.worker, r.host);
+    if (num(m, "Peak Execution Memory", &v))
+        sample(st, "task", "peak_execution_memory_bytes", v, r.worker, r.host);
+}
+
+static void stage_submitted(struct spark_state *st, json_t *ev)
+{
+    json_t *si = json_object_get(ev, "Stage Info");
+    double id;
+    const char *name = json_string_value(json_object_get(si, "Stage Name"));
+    if (!num(si, "Stage ID", &id) || !name) return reject(st, TL_REJ_BAD_FIELDS, "StageSubmitted without its Stage Info");
+    st->counters[SC_STAGE_SUBMITTED]++;
+    int32_t n = tl_intern(st->names, name, strlen(name));
+    if (n >= 0) tl_map64_put(&st->stage_name, (uint64_t)(int64_t)id, (uint64_t)n);
+    double t;
+    if (num(si, "Submission Time", &t) && (int64_t)t > st->last_ms) st->last_ms = (int64_t)t;
+}
+
+static void job_start(struct spark_state *st, json_t *ev)
+{
+    st->counters[SC_JOB_START]++;
+    const char *desc = json_string_value(json_object_get(json_object_get(ev, "Properties"), "spark.job.description"));
+    if (!desc) return;
+    int32_t n = tl_intern(st->names, desc, strlen(desc));
+    json_t *ids = json_object_get(ev, "Stage IDs");
+    size_t i;
+    json_t *x;
+    json_array_foreach(ids, i, x) if (json_is_integer(x) && n >= 0)
+        tl_map64_put(&st->stage_desc, (uint64_t)json_integer_value(x), (uint64_t)n);
+}
+
+static void stage_metrics(struct spark_state *st, json_t *ev)
+{
+    st->counters[SC_STAGE_EXECUTOR_METRICS]++;
+    const char *exec = intern(st, json_string_value(json_object_get(ev, "Executor ID")));
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(ev, "Executor Metrics"), k, v)
+        if (json_is_number(v)) sample(st, "executor", k, json_number_value(v), exec, NULL);
+}
+
+static void line(struct spark_state *st, const char *p, size_t n)
+{
+    st->stats.lines++;
+    while (n && (p[n - 1] == '\r' || p[n - 1] == ' ')) n--;
+    if (!n) return;
+    json_error_t e;
+    json_t *ev = json_loadb(p, n, 0, &e);
+    const char *type = json_string_value(json_object_get(ev, "Event"));
+    if (!ev || !type) {
+        json_decref(ev);
+        return reject(st, TL_REJ_BAD_JSON, ev ? "an object without \"Event\"" : e.text);
+    }
+    if (!strcmp(type, "SparkListenerTaskEnd")) task_end(st, ev);
+    else if (!strcmp(type, "SparkListenerStageSubmitted")) stage_submitted(st, ev);
+    else if (!strcmp(type, "SparkListenerJobStart")) job_start(st, ev);
+    else if (!strcmp(type, "SparkListenerStageExecutorMetrics")) stage_metrics(st, ev);
+    else {
+        st->counters[SC_OTHER_EVENTS]++;
+        const char *app = !strcmp(type, "SparkListenerApplicationStart")
+                              ? json_string_value(json_object_get(ev, "App ID")) : NULL;
+        if (app) snprintf(st->workflow, sizeof st->workflow, "%s", app);
+        double t;
+        if (num(ev, "Timestamp", &t) && (int64_t)t > st->last_ms) st->last_ms = (int64_t)t;
+    }
+    json_decref(ev);
+}
+
+static enum tl_err spark_feed(void *state, const char *buf, size_t len)
+{
+    struct spark_state *st = state;
+    while (len) {
+        const char *nl = memchr(buf, '\n', len);
+        size_t take = nl ? (size_t)(nl - buf) : len;
+        if (!st->skipping && st->partial.len + take > st->cfg.max_line) {
+            st->skipping = true;
+            st->partial.len = 0;
+        }
+        if (!st->skipping) tl_buf_append(&st->partial, buf, take);
+        if (st->partial.oom) return TL_ERR_NOMEM;
+        if (!nl) return TL_OK;
+        if (st->skipping) {
+            st->stats.lines++;
+            reject(st, TL_REJ_LINE_TOO_LONG, "over max_line");
+            st->skipping = false;
+        } else {
+            line(st, st->partial.data, st->partial.len);
+        }
+        st->partial.len = 0;
+        buf = nl + 1;
+        len -= take + 1;
+    }
+    return TL_OK;
+}
+
+static enum tl_err spark_finish(void *state)
+{
+    struct spark_state *st = state;
+    if (st->partial.len) { /* a last line without newline: an in-progress log's half-written event */
+        json_t *ev = json_loadb(st->partial.data, st->partial.len, 0, NULL);
+        if (ev) line(st, st->partial.data, st->partial.len);
+        else {
+            st->stats.lines++;
+            reject(st, TL_REJ_TRUNCATED, "the last line is an event cut short");
+        }
+        json_decref(ev);
+        st->partial.len = 0;
+    }
+    return TL_OK;
+}
+
+/* ---------------------------------------------------------------- checkpoints */
+
+#define SPARK_SAVE_MAGIC "TLS1"
+
+static void put_map_names(struct tl_buf *b, const struct spark_state *st, const struct tl_map64 *m)
+{
+    tl_put_varint(b, m->n);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->slots[i].key == TL_MAP64_EMPTY) continue;
+        tl_put_varint(b, m->slots[i].key);
+        tl_put_str(b, tl_intern_str(st->names, (int32_t)m->slots[i].val));
+    }
+}
+
+static bool get_map_names(const uint8_t **p, const uint8_t *end, struct spark_state *st, struct tl_map64 *m)
+{
+    uint64_t n, k;
+    if (!tl_get_varint(p, end, &n) || n > (uint64_t)(end - *p)) return false;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *s;
+        size_t len;
+        if (!tl_get_varint(p, end, &k) || k == TL_MAP64_EMPTY || !tl_get_str(p, end, 1 << 20, &s, &len)) return false;
+        int32_t id = tl_intern(st->names, s, len);
+        if (id < 0) return false;
+        tl_map64_put(m, k, (uint64_t)id);
+    }
+    return true;
+}
+
+static enum tl_err spark_save(const void *state, struct tl_buf *b)
+{
+    const struct spark_state *st = state;
+    tl_buf_append(b, SPARK_SAVE_MAGIC, 4);
+    tl_put_varint(b, st->stats.lines);
+    tl_put_varint(b, st->stats.records);
+    tl_put_varint(b, st->stats.rejected);
+    tl_put_varint(b, TL_REJ_COUNT);
+    for (int i = 0; i < TL_REJ_COUNT; i++) tl_put_varint(b, st->stats.rejected_by[i]);
+    tl_put_varint(b, SC_COUNT);
+    for (int i = 0; i < SC_COUNT; i++) tl_put_varint(b, st->counters[i]);
+    tl_put_varint(b, (uint64_t)st->last_ms);
+    tl_put_str(b, st->workflow);
+    tl_put_u8(b, st->skipping);
+    tl_put_varint(b, st->partial.len);
+    tl_buf_append(b, st->partial.data, st->partial.len);
+    put_map_names(b, st, &st->stage_name);
+    put_map_names(b, st, &st->stage_desc);
+    return b->oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+static enum tl_err spark_restore(void *state, const uint8_t *p, size_t len)
+{
+    struct spark_state *st = state;
+    const uint8_t *end = p + len;
+    uint64_t n, k, last;
+    uint8_t skipping;
+    const char *wf;
+    size_t wflen;
+    if (len < 4 || memcmp(p, SPARK_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
+    p += 4;
+    if (!tl_get_varint(&p, end, &st->stats.lines) || !tl_get_varint(&p, end, &st->stats.records) ||
+        !tl_get_varint(&p, end, &st->stats.rejected) || !tl_get_varint(&p, end, &n) || n > TL_REJ_COUNT)
+        return TL_ERR_CORRUPT;
+    for (uint64_t i = 0; i < n; i++)
+        if (!tl_get_varint(&p, end, &st->stats.rejected_by[i])) return TL_ERR_CORRUPT;
+    if (!tl_get_varint(&p, end, &k) || k > SC_COUNT) return TL_ERR_CORRUPT;
+    for (uint64_t i = 0; i < k; i++)
+        if (!tl_get_varint(&p, end, &st->counters[i])) return TL_ERR_CORRUPT;
+    if (!tl_get_varint(&p, end, &last) || !tl_get_str(&p, end, sizeof st->workflow - 1, &wf, &wflen) ||
+        !tl_get_u8(&p, end, &skipping) || !tl_get_varint(&p, end, &n) || n > (uint64_t)(end - p) ||
+        n > st->cfg.max_line)
+        return TL_ERR_CORRUPT;
+    st->last_ms = (int64_t)last;
+    memcpy(st->workflow, wf, wflen);
+    st->workflow[wflen] = '\0';
+    st->skipping = skipping & 1;
+    st->partial.len = 0;
+    tl_buf_append(&st->partial, p, (size_t)n);
+    p += n;
+    if (!get_map_names(&p, end, st, &st->stage_name) || !get_map_names(&p, end, st, &st->stage_desc) || p != end)
+        return TL_ERR_CORRUPT;
+    return st->partial.oom ? TL_ERR_NOMEM : TL_OK;
+}
+
+/* ---------------------------------------------------------------- plumbing */
+
+static int spark_probe(const char *buf, size_t len)
+{
+    size_t n = len < 4096 ? len : 4096;
+    return n > 10 && buf[0] == '{' && memmem(buf, n, "\"Event\":\"SparkListener", 22) ? 95 : 0;
+}
+
+static void spark_set_name(void *state, const char *name)
+{
+    struct spark_state *st = state;
+    const char *base = name ? strrchr(name, '/') : NULL;
+    base = base ? base + 1 : name;
+    if (base && *base && strcmp(base, "-") && !strcmp(st->workflow, "spark"))
+        snprintf(st->workflow, sizeof st->workflow, "%.*s",
+                 strstr(base, ".inprogress") ? (int)(strstr(base, ".inprogress") - base) : (int)strlen(base), base);
+}
+
+static enum tl_err spark_open(void **state, const void *config, const struct tl_emit *emit)
+{
+    struct spark_state *st = calloc(1, sizeof *st);
+    if (!st) return TL_ERR_NOMEM;
+    st->cfg = *(const struct spark_config *)config;
+    if (strcmp(st->cfg.category, "stage") && strcmp(st->cfg.category, "description")) {
+        free(st);
+        return TL_ERR_USAGE;
+    }
+    st->by_description = !strcmp(st->cfg.category, "description");
+    st->emit = *emit;
+    st->names = tl_intern_new(64u << 20);
+    snprintf(st->workflow, sizeof st->workflow, "spark");
+    if (!st->names) {
+        free(st);
+        return TL_ERR_NOMEM;
+    }
+    *state = st;
+    return TL_OK;
+}
+
+static void spark_close(void *state)
+{
+    struct spark_state *st = state;
+    if (!st) return;
+    tl_buf_free(&st->partial);
+    tl_intern_free(st->names);
+    tl_map64_free(&st->stage_name);
+    tl_map64_free(&st->stage_desc);
+    free(st);
+}
+
+static const struct tl_parse_stats *spark_stats(const void *state)
+{
+    return &((const struct spark_state *)state)->stats;
+}
+
+static size_t spark_counters(const void *state, const char *const **names, const uint64_t **values)
+{
+    *names = counter_names;
+    *values = ((const struct spark_state *)state)->counters;
+    return SC_COUNT;
+}
+
+const struct tl_parser tl_parser_spark = {
+    .name = "spark",
+    .help = "Apache Spark event logs (JSON lines): task attempts per stage, executor metrics",
+    .probe = spark_probe,
+    .config_size = sizeof(struct spark_config),
+    .options = spark_options,
+    .open = spark_open,
+    .feed = spark_feed,
+    .finish = spark_finish,
+    .close = spark_close,
+    .stats = spark_stats,
+    .counters = spark_counters,
+    .save = spark_save,
+    .restore = spark_restore,
+    .set_name = spark_set_name,
+};
