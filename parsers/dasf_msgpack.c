@@ -563,13 +563,8 @@ static enum tl_err dasf_save(const void *state, struct tl_buf *b)
 {
     const struct dasf_state *st = state;
     tl_buf_append(b, DASF_SAVE_MAGIC, 4);
-    tl_put_varint(b, st->stats.lines);
-    tl_put_varint(b, st->stats.records);
-    tl_put_varint(b, st->stats.rejected);
-    tl_put_varint(b, TL_REJ_COUNT);
-    for (int i = 0; i < TL_REJ_COUNT; i++) tl_put_varint(b, st->stats.rejected_by[i]);
-    tl_put_varint(b, DC_COUNT);
-    for (int i = 0; i < DC_COUNT; i++) tl_put_varint(b, st->counters[i]);
+    tl_parse_stats_put(b, &st->stats);
+    tl_counters_put(b, st->counters, DC_COUNT);
     tl_put_varint(b, st->offset);
     tl_put_u8(b, (uint8_t)(st->resync | st->anchor_kind << 1));
     tl_put_f64(b, st->anchor);
@@ -582,18 +577,12 @@ static enum tl_err dasf_restore(void *state, const uint8_t *p, size_t len)
 {
     struct dasf_state *st = state;
     const uint8_t *end = p + len;
-    uint64_t n, k;
+    uint64_t n;
     uint8_t flags;
     if (len < 4 || memcmp(p, DASF_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
-    if (!tl_get_varint(&p, end, &st->stats.lines) || !tl_get_varint(&p, end, &st->stats.records) ||
-        !tl_get_varint(&p, end, &st->stats.rejected) || !tl_get_varint(&p, end, &n) || n > TL_REJ_COUNT)
+    if (!tl_parse_stats_get(&p, end, &st->stats) || !tl_counters_get(&p, end, st->counters, DC_COUNT))
         return TL_ERR_CORRUPT;
-    for (uint64_t i = 0; i < n; i++)
-        if (!tl_get_varint(&p, end, &st->stats.rejected_by[i])) return TL_ERR_CORRUPT;
-    if (!tl_get_varint(&p, end, &k) || k > DC_COUNT) return TL_ERR_CORRUPT;
-    for (uint64_t i = 0; i < k; i++)
-        if (!tl_get_varint(&p, end, &st->counters[i])) return TL_ERR_CORRUPT;
     if (!tl_get_varint(&p, end, &st->offset) || !tl_get_u8(&p, end, &flags) ||
         !tl_get_f64(&p, end, &st->anchor) || !tl_get_varint(&p, end, &n) || n > (uint64_t)(end - p) ||
         n > st->cfg.max_event + 8 || (flags >> 1) > DC_ANCHOR_FALLBACK ||

@@ -69,6 +69,14 @@ struct tl_parser {
     void (*set_name)(void *state, const char *name);
 };
 
+/* The stats and a parser's counters in a checkpoint (save/restore): the
+ * same bytes for every parser. A state saved when there were fewer reject
+ * reasons or counters restores with the new ones at 0. */
+void tl_parse_stats_put(struct tl_buf *b, const struct tl_parse_stats *st);
+bool tl_parse_stats_get(const uint8_t **p, const uint8_t *end, struct tl_parse_stats *st);
+void tl_counters_put(struct tl_buf *b, const uint64_t *v, size_t n);
+bool tl_counters_get(const uint8_t **p, const uint8_t *end, uint64_t *v, size_t max);
+
 /* All parsers, NULL-terminated. */
 extern const struct tl_parser *const tl_parsers[];
 

@@ -1,6 +1,8 @@
 /* The registry: which parsers exist, and auto-detection by probing. */
 #include "parser.h"
 
+#include "bytes.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,4 +62,34 @@ void tl_parser_inst_free(struct tl_parser_inst *inst)
     if (inst->state) inst->p->close(inst->state);
     free(inst->config);
     memset(inst, 0, sizeof *inst);
+}
+
+void tl_parse_stats_put(struct tl_buf *b, const struct tl_parse_stats *st)
+{
+    tl_put_varint(b, st->lines);
+    tl_put_varint(b, st->records);
+    tl_put_varint(b, st->rejected);
+    tl_counters_put(b, st->rejected_by, TL_REJ_COUNT);
+}
+
+bool tl_parse_stats_get(const uint8_t **p, const uint8_t *end, struct tl_parse_stats *st)
+{
+    return tl_get_varint(p, end, &st->lines) && tl_get_varint(p, end, &st->records) &&
+           tl_get_varint(p, end, &st->rejected) && tl_counters_get(p, end, st->rejected_by, TL_REJ_COUNT);
+}
+
+void tl_counters_put(struct tl_buf *b, const uint64_t *v, size_t n)
+{
+    tl_put_varint(b, n);
+    for (size_t i = 0; i < n; i++) tl_put_varint(b, v[i]);
+}
+
+bool tl_counters_get(const uint8_t **p, const uint8_t *end, uint64_t *v, size_t max)
+{
+    uint64_t n;
+    if (!tl_get_varint(p, end, &n) || n > max) return false;
+    memset(v, 0, max * sizeof *v);
+    for (uint64_t i = 0; i < n; i++)
+        if (!tl_get_varint(p, end, &v[i])) return false;
+    return true;
 }

@@ -315,13 +315,8 @@ static enum tl_err spark_save(const void *state, struct tl_buf *b)
 {
     const struct spark_state *st = state;
     tl_buf_append(b, SPARK_SAVE_MAGIC, 4);
-    tl_put_varint(b, st->stats.lines);
-    tl_put_varint(b, st->stats.records);
-    tl_put_varint(b, st->stats.rejected);
-    tl_put_varint(b, TL_REJ_COUNT);
-    for (int i = 0; i < TL_REJ_COUNT; i++) tl_put_varint(b, st->stats.rejected_by[i]);
-    tl_put_varint(b, SC_COUNT);
-    for (int i = 0; i < SC_COUNT; i++) tl_put_varint(b, st->counters[i]);
+    tl_parse_stats_put(b, &st->stats);
+    tl_counters_put(b, st->counters, SC_COUNT);
     tl_put_varint(b, (uint64_t)st->last_ms);
     tl_put_str(b, st->workflow);
     tl_put_u8(b, st->skipping);
@@ -336,20 +331,14 @@ static enum tl_err spark_restore(void *state, const uint8_t *p, size_t len)
 {
     struct spark_state *st = state;
     const uint8_t *end = p + len;
-    uint64_t n, k, last;
+    uint64_t n, last;
     uint8_t skipping;
     const char *wf;
     size_t wflen;
     if (len < 4 || memcmp(p, SPARK_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
-    if (!tl_get_varint(&p, end, &st->stats.lines) || !tl_get_varint(&p, end, &st->stats.records) ||
-        !tl_get_varint(&p, end, &st->stats.rejected) || !tl_get_varint(&p, end, &n) || n > TL_REJ_COUNT)
+    if (!tl_parse_stats_get(&p, end, &st->stats) || !tl_counters_get(&p, end, st->counters, SC_COUNT))
         return TL_ERR_CORRUPT;
-    for (uint64_t i = 0; i < n; i++)
-        if (!tl_get_varint(&p, end, &st->stats.rejected_by[i])) return TL_ERR_CORRUPT;
-    if (!tl_get_varint(&p, end, &k) || k > SC_COUNT) return TL_ERR_CORRUPT;
-    for (uint64_t i = 0; i < k; i++)
-        if (!tl_get_varint(&p, end, &st->counters[i])) return TL_ERR_CORRUPT;
     if (!tl_get_varint(&p, end, &last) || !tl_get_str(&p, end, sizeof st->workflow - 1, &wf, &wflen) ||
         !tl_get_u8(&p, end, &skipping) || !tl_get_varint(&p, end, &n) || n > (uint64_t)(end - p) ||
         n > st->cfg.max_line)

@@ -2066,11 +2066,7 @@ static enum tl_err wq_save(const void *state, struct tl_buf *b)
     const struct wq_state *st = state;
     tl_buf_append(b, WQ_SAVE_MAGIC, 4);
     tl_put_varint(b, wq_layout());
-    tl_put_varint(b, st->stats.lines);
-    tl_put_varint(b, st->stats.records);
-    tl_put_varint(b, st->stats.rejected);
-    tl_put_varint(b, TL_REJ_COUNT);
-    for (int i = 0; i < TL_REJ_COUNT; i++) tl_put_varint(b, st->stats.rejected_by[i]);
+    tl_parse_stats_put(b, &st->stats);
     for (int i = 0; i < WQC_COUNT; i++) tl_put_varint(b, st->counters[i]);
     tl_put_varint(b, st->partial.len);
     tl_buf_append(b, st->partial.data, st->partial.len);
@@ -2129,14 +2125,7 @@ static enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
     if (len < 4 || memcmp(p, WQ_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
     if (!tl_get_varint(&p, end, &u) || u != wq_layout()) return TL_ERR_CORRUPT;
-    if (!tl_get_varint(&p, end, &st->stats.lines) || !tl_get_varint(&p, end, &st->stats.records) ||
-        !tl_get_varint(&p, end, &st->stats.rejected) || !tl_get_varint(&p, end, &u) ||
-        u > TL_REJ_COUNT)
-        return TL_ERR_CORRUPT;
-    /* a state saved before a reason was added has fewer: those count 0 */
-    memset(st->stats.rejected_by, 0, sizeof st->stats.rejected_by);
-    for (uint64_t i = 0; i < u; i++)
-        if (!tl_get_varint(&p, end, &st->stats.rejected_by[i])) return TL_ERR_CORRUPT;
+    if (!tl_parse_stats_get(&p, end, &st->stats)) return TL_ERR_CORRUPT;
     for (int i = 0; i < WQC_COUNT; i++)
         if (!tl_get_varint(&p, end, &st->counters[i])) return TL_ERR_CORRUPT;
     if (!tl_get_varint(&p, end, &n) || n > (uint64_t)(end - p) || n > st->cfg.max_line)
