@@ -17,72 +17,20 @@ demand, against a loopback HTTP server that records what tasklens sends
 usage: influx_protocol.py TASKLENS DEMO_LOG
 """
 import email.utils
-import gzip
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
+from http_fakes import Server  # noqa: E402
 
 TASKLENS, DEMO = sys.argv[1:3]
 TOKEN = "s3cr3t-t0ken-%d" % os.getpid()
-
-
-class Server:
-    def __init__(self, answers, refuse=None):
-        self.answers = list(answers)  # (status, headers()) for the first requests, then 204
-        self.refuse = refuse  # a 400 for every body that holds this text (2.x: nothing written)
-        self.requests = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if self.headers.get("Content-Encoding") == "gzip":
-                    body = gzip.decompress(body)
-                with outer.lock:
-                    outer.requests.append({"t": time.monotonic(), "path": self.path,
-                                           "auth": self.headers.get("Authorization"),
-                                           "gzip": self.headers.get("Content-Encoding") == "gzip",
-                                           "body": body.decode()})
-                    status, headers = outer.answers.pop(0) if outer.answers else (204, dict)
-                    if outer.refuse and outer.refuse in body.decode():
-                        status, headers = 400, dict
-                    headers = headers()
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                msg = (b'{"code":"invalid","message":"unable to parse \'x\': invalid field format"}'
-                       if status == 400 else
-                       b'{"code":"too many requests","message":"slow down"}' if status >= 400 else b"")
-                self.send_header("Content-Length", str(len(msg)))
-                self.end_headers()
-                self.wfile.write(msg)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def points(text):

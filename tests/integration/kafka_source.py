@@ -28,6 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_harness  # noqa: E402
 from checks import check, fail, finish  # noqa: E402
+from http_fakes import Server  # noqa: E402
 
 TASKLENS, DATA, SHARED = sys.argv[1:4]
 
@@ -138,50 +139,6 @@ def stop(p):
     return p.returncode, err
 
 
-class FlakyInflux:
-    """A loopback InfluxDB 1.x write endpoint: 503 until `up`, then 204;
-    keeps what it took."""
-
-    def __init__(self):
-        import gzip
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-        self.up, self.bodies, self.refused = False, [], 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if self.headers.get("Content-Encoding") == "gzip":
-                    body = gzip.decompress(body)
-                status = 204 if outer.up else 503
-                if outer.up:
-                    outer.bodies.append(body.decode())
-                else:
-                    outer.refused += 1
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            do_GET = do_POST  # ping
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def points(self):
-        return "".join(self.bodies)
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 SECRET = "s3cr3t-do-not-print"
 env = dict(os.environ, TL_TEST_KAFKA_SECRET=SECRET)
 tmp = tempfile.mkdtemp(prefix="tl-kafka-src-")
@@ -273,7 +230,9 @@ with kafka_harness.Kafka(partitions=3) as k:
     #    is full at 64 KiB: reading pauses, the output is not acknowledged),
     #    then kill -9, then a restart with InfluxDB taking them: every task
     #    arrives -- no offset was committed past what was durable
-    srv = FlakyInflux()
+    srv = Server()
+    srv.down = True
+    srv.__enter__()
     out4 = os.path.join(tmp, "ck4")
     cfg4 = os.path.join(tmp, "run4.yaml")
     config(cfg4, k, "wq", "g4", os.path.join(tmp, "unused.lp"), out4)
@@ -287,23 +246,23 @@ with kafka_harness.Kafka(partitions=3) as k:
     spooled = sum(os.path.getsize(os.path.join(tmp, "spool4", f)) for f in os.listdir(os.path.join(tmp, "spool4")))
     p.send_signal(signal.SIGKILL)
     paused = "reading pauses" in p.communicate()[1]
-    before = srv.points()
-    srv.up = True
+    before = srv.written()
+    srv.down = False
     p = run(cfg4, env)
     deadline = time.time() + 90
-    while time.time() < deadline and any(manager_points(srv.points(), key) != pts for key, pts in want.items()):
+    while time.time() < deadline and any(manager_points(srv.written(), key) != pts for key, pts in want.items()):
         time.sleep(0.5)
     rc, err = stop(p)
-    got = srv.points()
-    srv.close()
+    got = srv.written()
+    srv.__exit__(None, None, None)
     missing = {key: len(pts - manager_points(got, key)) for key, pts in want.items()}
     # whether the first batches fit the 64 KiB spool or reading paused at
     # once depends on how big they were when flushed: either way nothing
     # was acknowledged by InfluxDB before the kill
-    check(not manager_points(before, "mgrA") and (paused or spooled > 64) and srv.refused > 0 and
+    check(not manager_points(before, "mgrA") and (paused or spooled > 64) and srv.refused() > 0 and
           not any(missing.values()),
           "503 and a 64 KiB spool (%s), kill -9, restart: every task arrives (missing per manager: %s; "
           "%d spool bytes at the kill, %d refused requests)" % (
-              "reading paused" if paused else "batches spooled", missing, spooled, srv.refused))
+              "reading paused" if paused else "batches spooled", missing, spooled, srv.refused()))
 
 sys.exit(finish())
