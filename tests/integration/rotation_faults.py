@@ -81,6 +81,12 @@ class Case:
         self.err += err
         return p.returncode
 
+    def run_for(self, seconds=3):
+        """Runs a while (a restart reads what is there), then stops; the exit status."""
+        p = self.start()
+        time.sleep(seconds)
+        return self.stop(p)
+
     def run_until_read(self, settle=1.5):
         """Runs until the log is read to its end (and checkpointed), then stops."""
         p = self.start()
@@ -172,9 +178,7 @@ def rotated_while_stopped(tasklens, demo, tmp):
         c.append(lines[half:half + 200])
         rotate(c)
         c.append(lines[half + 200:])
-        p = c.start()
-        time.sleep(3)
-        rc = c.stop(p)
+        rc = c.run_for()
         ok, why = exactly_once(c, 207)
         check(first and rc == 0 and ok and "rotated while stopped" in c.err and
               "lost: " not in c.err,
@@ -191,9 +195,7 @@ def rotated_while_stopped(tasklens, demo, tmp):
     os.rename(c.log + ".1.gz", c.log + ".2.gz")
     gz(c)
     c.append(lines[half + 300:])
-    p = c.start()
-    time.sleep(3)
-    rc = c.stop(p)
+    rc = c.run_for()
     ok, why = exactly_once(c, 207)
     check(first and rc == 0 and ok and "then the files rotated after it" in c.err,
           "rotated twice while stopped, both compressed: %s; %s" % (why, c.err.strip()[-300:]))
@@ -212,9 +214,7 @@ def not_found(tasklens, demo, tmp):
     os.rename(c.log, os.path.join(c.d, "archive"))
     gzip_file(os.path.join(c.d, "archive"))
     c.append(lines[half + 200:])
-    p = c.start()
-    time.sleep(3)
-    rc = c.stop(p)
+    rc = c.run_for()
     warned = [x for x in c.err.splitlines() if "lost: " in x]
     gaps, gap_bytes = c.self_metric("gaps"), c.self_metric("gap_bytes")
     check(first and rc == 0 and len(warned) == 1 and "bytes known unread" in warned[0] and
@@ -247,9 +247,7 @@ def inode_reuse(tasklens, demo, tmp):
         other = [x.replace(" 6045 ", " 6046 ") for x in lines]
         c.append(other)
         same = os.stat(c.log).st_ino == ino
-        p = c.start()
-        time.sleep(3)
-        rc = c.stop(p)
+        rc = c.run_for()
         seen = c.tasks()
         new = sum(1 for k in seen if "6046" in k[0])
         check(first and rc == 0 and same and new == 207 and len(seen) == 414,
