@@ -104,7 +104,24 @@ static enum tl_err apply_settings(struct tl_parser_inst *inst, const struct tl_i
 }
 
 /* in_dir: a file of no known format is skipped quietly (read_dir counts) */
-static enum tl_err read_file(const char *path, const struct tl_input_opts *opts,
+/* The next part of an input read as one stream (a rolling Spark event log:
+ * events_1_..., events_2_...): opened when the current one ends. */
+static enum tl_err next_part(struct tl_reader **rd, char *const **rest, char *buf, size_t *got,
+                             char *err, size_t errlen)
+{
+    enum tl_err rc = TL_OK;
+    while (!rc && !*got && *rest && **rest) {
+        tl_reader_close(*rd);
+        *rd = NULL;
+        rc = tl_reader_open(*(*rest)++, rd, err, errlen);
+        if (!rc) rc = tl_reader_read(*rd, buf, TL_READ_CHUNK, got, err, errlen);
+    }
+    return rc;
+}
+
+/* path, then the files of `rest` (NULL-terminated; may be NULL) as one
+ * stream through one parser. */
+static enum tl_err read_file(const char *path, char *const *rest, const struct tl_input_opts *opts,
                              void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
                              struct tl_summary_input *info, bool in_dir)
 {
@@ -167,6 +184,7 @@ static enum tl_err read_file(const char *path, const struct tl_input_opts *opts,
                 }
             }
             rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
+            if (!rc && !got) rc = next_part(&rd, &rest, buf, &got, err, sizeof err);
             if (rc) {
                 fprintf(stderr, "tasklens: %s: %s\n", path, err[0] ? err : tl_strerror(rc));
                 info->error = strdup(err[0] ? err : tl_strerror(rc));
@@ -367,7 +385,7 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
     uint64_t *counters = NULL;
     for (size_t i = 0; i < fl.n; i++) {
         struct tl_summary_input one;
-        enum tl_err r = read_file(fl.paths[i], opts, on_record, ctx, &one, true);
+        enum tl_err r = read_file(fl.paths[i], NULL, opts, on_record, ctx, &one, true);
         if (r == TL_ERR_FORMAT && !one.format) {
             unknown++;
         } else if (r) {
@@ -408,17 +426,76 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
     return rc;
 }
 
+/* The index N of a rolling Spark event log part `events_N_<app>[.codec]`,
+ * or 0 for any other name. */
+static unsigned long rolling_index(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (strncmp(b, "events_", 7)) return 0;
+    char *end;
+    unsigned long n = strtoul(b + 7, &end, 10);
+    return *end == '_' ? n : 0;
+}
+
+static int by_rolling_index(const void *a, const void *b)
+{
+    unsigned long x = rolling_index(*(char *const *)a), y = rolling_index(*(char *const *)b);
+    return (x > y) - (x < y);
+}
+
+/* A rolling Spark event log directory (eventlog_v2_<app>/): its
+ * events_N_ files in the order of N (events_10 after events_9), as one
+ * stream through one parser (a later part's tasks name stages an earlier
+ * part submitted). appstatus_ and anything else is left. */
+static enum tl_err read_rolling(const char *dir, const struct tl_input_opts *opts,
+                                void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                                struct tl_summary_input *info)
+{
+    struct tl_file_list fl = {0};
+    if (!walk_sorted(&fl, dir, false)) return TL_ERR_IO;
+    size_t k = 0;
+    for (size_t i = 0; i < fl.n; i++) {
+        if (rolling_index(fl.paths[i])) fl.paths[k++] = fl.paths[i];
+        else free(fl.paths[i]);
+    }
+    fl.n = k;
+    if (!k) {
+        tl_file_list_free(&fl);
+        memset(info, 0, sizeof *info);
+        info->path = dir;
+        fprintf(stderr, "tasklens: %s: no events_N_ files in this rolling event log\n", dir);
+        return TL_ERR_FORMAT;
+    }
+    qsort(fl.paths, fl.n, sizeof *fl.paths, by_rolling_index);
+    char **rest = realloc(fl.paths, (fl.n + 1) * sizeof *fl.paths);
+    enum tl_err rc = TL_ERR_NOMEM;
+    if (rest) {
+        fl.paths = rest;
+        fl.paths[fl.n] = NULL;
+        rc = read_file(fl.paths[0], fl.paths + 1, opts, on_record, ctx, info, false);
+    }
+    info->path = dir;
+    tl_file_list_free(&fl);
+    return rc;
+}
+
 enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
                           void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
                           struct tl_summary_input *info)
 {
     struct stat st;
     if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+        const char *b = strrchr(path, '/');
+        while (b && b > path && !b[1]) /* a trailing slash: the name before it */
+            for (b--; b > path && *b != '/'; b--) {}
+        b = b ? (*b == '/' ? b + 1 : b) : path;
+        if (!strncmp(b, "eventlog_v2_", 12)) return read_rolling(path, opts, on_record, ctx, info);
         memset(info, 0, sizeof *info);
         info->path = path;
         return read_dir(path, opts, on_record, ctx, info);
     }
-    return read_file(path, opts, on_record, ctx, info, false);
+    return read_file(path, NULL, opts, on_record, ctx, info, false);
 }
 
 /* A `type: file` source follows a growing plain-text log. Anything else

@@ -13,7 +13,8 @@ the same file:
 4. gzip and zstd copies read the same (Spark's zstd codec writes zstd
    frames); a log cut in the middle of its last line (an `.inprogress`
    log) reports that line as truncated;
-5. `run` following an `.inprogress` log as Spark appends it, killed with
+5. a rolling event-log directory (eventlog_v2_*) read in index order;
+6. `run` following an `.inprogress` log as Spark appends it, killed with
    SIGKILL halfway and restarted from its checkpoint: every attempt there.
 
 usage: spark_eventlog.py TASKLENS SHARED_DIR
@@ -126,6 +127,29 @@ def codecs_and_cut():
           "gzip and zstd copies give the same groups; a cut last line is reported as truncated")
 
 
+def rolling():
+    """A rolling event log (spark.eventLog.rolling.enabled): eventlog_v2_<app>/
+    with events_1_<app> ... events_11_<app> (one zstd) and appstatus_<app>:
+    read as one stream in index order, the same groups as the single file."""
+    ref, _ = summary(LOG)
+    lines = open(LOG, "rb").read().splitlines(keepends=True)
+    with tempfile.TemporaryDirectory(prefix="tl-spark-") as tmp:
+        d = os.path.join(tmp, "eventlog_v2_local-1")
+        os.makedirs(d)
+        k = 11
+        for i in range(k):
+            part = b"".join(lines[i * len(lines) // k:(i + 1) * len(lines) // k])
+            name = os.path.join(d, "events_%d_local-1" % (i + 1))
+            open(name, "wb").write(part)
+            if i == 4:
+                subprocess.run(["zstd", "-q", "--rm", name, "-o", name + ".zstd"], check=True)
+        open(os.path.join(d, "appstatus_local-1"), "w").close()
+        got, err = summary(d + "/")
+    check(got["groups"] == ref["groups"] and got["inputs"][0]["rejected"] == 0,
+          "a rolling event log directory (11 parts, events_10 after events_9, one zstd): the same groups "
+          "as the single file: %s" % err.strip()[:200])
+
+
 def followed():
     lines = open(LOG, "rb").read().splitlines(keepends=True)
     with tempfile.TemporaryDirectory(prefix="tl-spark-") as tmp:
@@ -161,6 +185,7 @@ def main():
     failed_attempt()
     executor_samples()
     codecs_and_cut()
+    rolling()
     followed()
     return finish()
 
