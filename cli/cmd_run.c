@@ -694,10 +694,12 @@ static void kafka_message(void *ctx, const struct tl_kafka_msg *m)
         }
     }
     const struct tl_parser *p = ks->inst.p;
-    if (!strcmp(p->name, "wq")) {
+    if (p->messages == TL_MSG_LINES) {
         p->feed(ks->inst.state, m->value, m->len);
         if (m->value[m->len - 1] != '\n') p->feed(ks->inst.state, "\n", 1);
-    } else if (!strcmp(p->name, "chrome") && !is_whole_trace(m->value, m->len)) {
+    } else if (p->messages == TL_MSG_STREAM) {
+        p->feed(ks->inst.state, m->value, m->len);
+    } else if (p->messages == TL_MSG_EVENTS && !is_whole_trace(m->value, m->len)) {
         if (!ks->chrome_array) p->feed(ks->inst.state, "[", 1);
         ks->chrome_array = true;
         p->feed(ks->inst.state, m->value, m->len);

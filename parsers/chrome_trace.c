@@ -1773,4 +1773,5 @@ const struct tl_parser tl_parser_chrome = {
     .stats = chrome_stats,
     .counters = chrome_counters,
     .set_name = chrome_set_name,
+    .messages = TL_MSG_EVENTS,
 };

@@ -661,4 +661,5 @@ const struct tl_parser tl_parser_dasf = {
     .save = dasf_save,
     .restore = dasf_restore,
     .set_name = dasf_set_name,
+    .messages = TL_MSG_STREAM,
 };

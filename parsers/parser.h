@@ -45,6 +45,14 @@ struct tl_parse_stats {
     uint64_t rejected_by[TL_REJ_COUNT];
 };
 
+/* How a Kafka message of a format is fed to its parser. */
+enum tl_message_kind {
+    TL_MSG_DOCUMENT, /* each message a whole document, then finish() (LSST metadata) */
+    TL_MSG_LINES,    /* lines of one stream; one without a final newline gets one (WQ, Spark) */
+    TL_MSG_STREAM,   /* bytes of one stream, framing across messages (DASF's 8-byte lengths) */
+    TL_MSG_EVENTS,   /* Chrome: each message an event of one array, or a whole trace */
+};
+
 struct tl_parser {
     const char *name;
     const char *help;
@@ -67,6 +75,7 @@ struct tl_parser {
     /* Optional: the input's name (a file path), before the first feed, for
      * parsers that take tags from it (LSST data ids). */
     void (*set_name)(void *state, const char *name);
+    enum tl_message_kind messages; /* from Kafka */
 };
 
 /* The stats and a parser's counters in a checkpoint (save/restore): the

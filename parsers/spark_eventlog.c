@@ -432,4 +432,5 @@ const struct tl_parser tl_parser_spark = {
     .save = spark_save,
     .restore = spark_restore,
     .set_name = spark_set_name,
+    .messages = TL_MSG_LINES,
 };

@@ -2267,4 +2267,5 @@ const struct tl_parser tl_parser_wq = {
     .counters = wq_counters,
     .save = wq_save,
     .restore = wq_restore,
+    .messages = TL_MSG_LINES,
 };

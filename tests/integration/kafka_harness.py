@@ -129,6 +129,21 @@ log.flush.interval.messages=1
         data = b"".join(k + m + b"\x1d" for m in messages)
         subprocess.run(cmd, input=data, check=True, stderr=subprocess.PIPE)
 
+    def produce_binary(self, topic, messages, key=b"", partition=None):
+        """messages of any bytes (no delimiter can stand in them): each
+        written to a file, and kcat sends a file as one message."""
+        with tempfile.TemporaryDirectory(prefix="tl-kcat-") as d:
+            paths = []
+            for i, m in enumerate(messages):
+                paths.append(os.path.join(d, "%06d" % i))
+                with open(paths[-1], "wb") as f:
+                    f.write(m)
+            cmd = ["kcat", "-P", "-b", self.bootstrap, "-t", topic, "-k", key.decode(),
+                   "-X", "enable.idempotence=true"]
+            if partition is not None:
+                cmd += ["-p", str(partition)]
+            subprocess.run(cmd + paths, check=True, stderr=subprocess.PIPE)
+
     def consume(self, topic):
         """Every message of topic, as (key, partition, offset, value) in
         offset order per partition (values decoded as UTF-8)."""

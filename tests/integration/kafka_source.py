@@ -265,4 +265,36 @@ with kafka_harness.Kafka(partitions=3) as k:
           "%d spool bytes at the kill, %d refused requests)" % (
               "reading paused" if paused else "batches spooled", missing, spooled, srv.refused()))
 
+    # 5. the profilers' formats through Kafka: a Spark event log as lines
+    #    and a DASF trace as raw bytes (its 8-byte framing crosses message
+    #    boundaries), each in its own topic and parser
+    spark_log = os.path.join(SHARED, "spark", "samples", "local-1795570335358")
+    dasf_log = os.path.join(SHARED, "dasf", "samples", "Tutorial_5_Profile-TracePlugin-vm.msgpack")
+    if os.path.exists(spark_log) and os.path.exists(dasf_log):
+        k.produce("sp", chunks(spark_log, 20), key=b"app", partition=0)
+        raw = open(dasf_log, "rb").read()
+        k.produce_binary("ds", [raw[i:i + 65536] for i in range(0, len(raw), 65536)], key=b"vm", partition=0)
+        out5, cfg5 = os.path.join(tmp, "out5.lp"), os.path.join(tmp, "run5.yaml")
+        with open(cfg5, "w") as f:
+            f.write("sources:\n")
+            for topic, parser in (("sp", "spark"), ("ds", "dasf")):
+                f.write("  - type: kafka\n    brokers: %s\n    topics: %s\n    group: g5%s\n    parser: %s\n"
+                        "    properties: {fetch.wait.max.ms: \"50\"}\n" % (k.bootstrap, topic, topic, parser))
+            f.write("sinks:\n  - type: file\n    path: %s\nflush_interval: 200\naggregate: {window: 0}\n" % out5)
+        p = run(cfg5, env)
+        deadline = time.time() + 60
+        counts = {}
+        while time.time() < deadline:
+            text = open(out5).read() if os.path.exists(out5) else ""
+            counts = {src: sum(1 for x in text.splitlines() if x.startswith("task,") and ",source=%s," % src in x)
+                      for src in ("spark", "dasf")}
+            if counts == {"spark": 42, "dasf": 8299}:
+                break
+            time.sleep(0.5)
+        rc, err = stop(p)
+        check(counts == {"spark": 42, "dasf": 8299} and "rejected" not in err,
+              "Spark lines and a DASF trace as raw bytes through Kafka: %s task points (want 42 and 8299)" % counts)
+    else:
+        print("SKIP the Spark/DASF Kafka case: samples absent")
+
 sys.exit(finish())
