@@ -147,8 +147,7 @@ static bool holds_position(int fd, const struct tl_follow_pos *at)
 /* ---------------------------------------------------------------- rotated files */
 
 /* The rotated names, as paths: the glob (relative to the path's directory),
- * regular files only, not the file now at the path. NULL-terminated, or
- * NULL when there are none. */
+ * regular files only, not the file now at the path; *n of them, or NULL. */
 static char **rotated_files(const struct tl_follow *f, size_t *n)
 {
     char pat[PATH_MAX];
@@ -172,9 +171,10 @@ static char **rotated_files(const struct tl_follow *f, size_t *n)
     return out;
 }
 
-static void free_list(char **v)
+/* n entries, some of which may have been taken (set to NULL). */
+static void free_list(char **v, size_t n)
 {
-    for (size_t i = 0; v && v[i]; i++) free(v[i]);
+    for (size_t i = 0; v && i < n; i++) free(v[i]);
     free(v);
 }
 
@@ -274,7 +274,7 @@ static bool find_by_content(struct tl_follow *f, const struct tl_follow_pos *at,
             continue;
         if ((ok = enter_if_holds(f, files[i], at))) *found = strdup(files[i]);
     }
-    free_list(files);
+    free_list(files, n);
     return ok;
 }
 
@@ -337,7 +337,7 @@ static void find_chain(struct tl_follow *f, const char *old)
     }
     f->st.chain_files = (uint64_t)f->nchain;
     free(c);
-    free_list(files);
+    free_list(files, n);
 }
 
 /* Opens the next file of the chain through its decoder; false when done. */
