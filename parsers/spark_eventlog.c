@@ -212,11 +212,36 @@ static void stage_metrics(struct spark_state *st, json_t *ev)
         if (json_is_number(v)) sample(st, "executor", k, json_number_value(v), exec, NULL);
 }
 
+/* Whether a line is an event tasklens does not read, by the type Spark
+ * writes first ({"Event":"<type>",...}): counted, not parsed. The SQL
+ * plans and the environment are most of a log's bytes; parsing only the
+ * events used took `summary` on 20 copies of the sample log (21 MB) from
+ * 0.34 s to 0.15 s (Python's json.loads of every line: 0.11 s). */
+static bool unused_event(const char *p, size_t n)
+{
+    static const char head[] = "{\"Event\":\"";
+    static const char *const used[] = {"SparkListenerTaskEnd\"", "SparkListenerStageSubmitted\"",
+                                       "SparkListenerJobStart\"", "SparkListenerStageExecutorMetrics\"",
+                                       "SparkListenerApplicationStart\""};
+    if (n < sizeof head + 8 || memcmp(p, head, sizeof head - 1)) return false; /* parsed: judged */
+    const char *t = p + sizeof head - 1;
+    size_t left = n - (sizeof head - 1);
+    for (size_t i = 0; i < sizeof used / sizeof *used; i++) {
+        size_t k = strlen(used[i]);
+        if (left >= k && !memcmp(t, used[i], k)) return false;
+    }
+    return memchr(t, '"', left < 200 ? left : 200) != NULL; /* a type, and not one of ours */
+}
+
 static void line(struct spark_state *st, const char *p, size_t n)
 {
     st->stats.lines++;
     while (n && (p[n - 1] == '\r' || p[n - 1] == ' ')) n--;
     if (!n) return;
+    if (unused_event(p, n)) {
+        st->counters[SC_OTHER_EVENTS]++;
+        return;
+    }
     json_error_t e;
     json_t *ev = json_loadb(p, n, 0, &e);
     const char *type = json_string_value(json_object_get(ev, "Event"));
