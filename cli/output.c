@@ -158,10 +158,16 @@ struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o)
  * were seen, else `_other` (said once, counted). */
 static const char *series_category(struct tl_output *o, const char *c)
 {
+    /* tasks of one category come in runs: the last one admitted is compared
+     * first (by content: a parser may reuse one buffer for every name) */
+    if (o->last_category[0] && !strcmp(c, o->last_category)) return c;
     size_t n = strlen(c);
     if (!o->categories && !(o->categories = tl_intern_new(64u << 20))) return c;
-    if (tl_intern_find(o->categories, c, n) >= 0) return c;
-    if (tl_intern_count(o->categories) < o->ao.max_keys && tl_intern(o->categories, c, n) >= 0) return c;
+    if (tl_intern_find(o->categories, c, n) >= 0 ||
+        (tl_intern_count(o->categories) < o->ao.max_keys && tl_intern(o->categories, c, n) >= 0)) {
+        if (n < sizeof o->last_category) memcpy(o->last_category, c, n + 1);
+        return c;
+    }
     if (!o->other_points++)
         fprintf(stderr, "tasklens: more than %u categories: the task points of later ones are written "
                         "with category=%s (aggregate.max_keys), so InfluxDB's series stay bounded; "
@@ -173,17 +179,14 @@ static const char *series_category(struct tl_output *o, const char *c)
 void tl_output_record(void *ctx, const struct tl_record *r)
 {
     struct tl_output *o = ctx;
-    if (r->kind == TL_REC_TASK && r->category) {
-        const char *c = series_category(o, r->category);
-        if (c != r->category) {
-            struct tl_record other = *r;
-            other.category = c;
-            o->buf_lines += (uint32_t)tl_lp_task(&o->buf, &other, &o->st);
-        } else {
-            o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
-        }
+    const char *c = r->kind == TL_REC_TASK && r->category ? series_category(o, r->category) : r->category;
+    if (c != r->category) {
+        struct tl_record other = *r;
+        other.category = c;
+        o->buf_lines += (uint32_t)tl_lp_task(&o->buf, &other, &o->st);
+    } else {
+        o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
     }
-    o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
     o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
     enum tl_err rc = tl_agg_add(o->agg, r);
     if (rc && !o->agg_rc) o->agg_rc = rc;

@@ -42,6 +42,7 @@ struct tl_output {
      * InfluxDB stay bounded when names change every run (TaskVine's
      * `<function f at 0x7f...>`). */
     struct tl_intern *categories;
+    char last_category[128]; /* the last admitted ("": none) */
     uint64_t other_points;
 };
 

@@ -243,8 +243,11 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
         if (b->oom) return 0;
     }
 
-    /* fields: each metric present, then the integers, then final */
-    room = TL_M_COUNT * (sizeof field_prefix[0].s + TL_FMT_WIDE) + 4 * (16 + TL_FMT_WIDE);
+    /* fields: each metric present, then the integers, the task's own key
+     * (a string field: no series; left out if it holds a newline, which
+     * line protocol cannot carry), then final */
+    size_t klen = r->task_key && !strchr(r->task_key, '\n') ? strlen(r->task_key) : 0;
+    room = TL_M_COUNT * (sizeof field_prefix[0].s + TL_FMT_WIDE) + 4 * (16 + TL_FMT_WIDE) + 2 * klen + 16;
     if (!tl_buf_room(b, room)) return 0;
     p = b->data + b->len;
     char *first = p; /* the separator before the first field becomes a space */
@@ -289,6 +292,15 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
         p += 11;
         p += tl_fmt_i64_wide(p, r->exit_code);
         *p++ = 'i';
+    }
+    if (klen) {
+        memcpy(p, ",task_key=\"", 11);
+        p += 11;
+        for (size_t i = 0; i < klen; i++) {
+            if (r->task_key[i] == '"' || r->task_key[i] == '\\') *p++ = '\\';
+            *p++ = r->task_key[i];
+        }
+        *p++ = '"';
     }
     if (r->final) {
         memcpy(p, ",final=true ", 12);

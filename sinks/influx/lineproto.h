@@ -2,7 +2,8 @@
  *
  *   task            tags source, workflow, category, host, result
  *                   fields: every present metric (float), task_id, attempt,
- *                   exit_code (integers), final (boolean)
+ *                   exit_code (integers), task_key (string, when the task
+ *                   has one: DASF's Dask key), final (boolean)
  *                   time: task end in ns + a deterministic per-task offset
  *   task_quantiles  tags: the group's (source, category by default), metric,
  *                   window

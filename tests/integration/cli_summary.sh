@@ -88,6 +88,11 @@ assert abs(wb["sum"] - (wc["sum"] - 0.004144 + float(t206["exec_time_s"]))) < 1e
 assert abs(b["integrated_runtime_hrs"] * 3600 - wb["sum"]) < 1e-9
 PY
 
+# lines: every point once (a workflow point was written twice by a
+# change that touched the record callback)
+dups=$("$TL" lines -q "$LOG" | sort | uniq -d | wc -l)
+[ "$dups" = 0 ] && ok || bad "lines wrote $dups points twice"
+
 # the JSON contract
 "$TL" summary --format json "$LOG" >"$tmp/ref.json" || bad "json run failed"
 python3 - "$tmp/ref.json" <<'PY' && ok || bad "JSON contract"

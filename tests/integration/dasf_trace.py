@@ -126,6 +126,26 @@ def times():
           "no ResourceMonitor beside it: the stated fallback (first event = when read), said: %s" % err.strip()[:120])
 
 
+def task_keys():
+    """Each task point carries its Dask key as the string field task_key:
+    the key as written, or a tuple key's parts joined by ", " (dask 2025)."""
+    import re
+    for path, n in ((TP, 8299), (os.path.join(S, "dask-2025.7.0", "Tutorial_5_Profile-TracePlugin-vm.msgpack"), 429)):
+        if not os.path.exists(path):
+            continue
+        want = [e["args"]["key"] for e in events(path) if e["name"] == "Compute"]
+        want = [k if isinstance(k, str) else ", ".join(str(x) for x in k) for k in want]
+        lp = subprocess.run([TASKLENS, "lines", "--window", "0", path], capture_output=True, text=True).stdout
+        got = []
+        for x in lp.splitlines():
+            if x.startswith("task,"):
+                m = re.search(r',task_key="((?:[^"\\]|\\.)*)"', x)
+                got.append((int(re.search(r"task_id=(\d+)i", x).group(1)), m and re.sub(r"\\(.)", r"\1", m.group(1))))
+        got = [k for _, k in sorted(got)]
+        check(got == want and len(got) == n, "%s: every task point's task_key is its Dask key (%d)" % (
+            os.path.relpath(path, S), len(got)))
+
+
 def damage():
     fr = frames(TP)
     data = b"".join(raw for _, raw in fr)
@@ -228,6 +248,7 @@ def main():
     function_bottleneck()
     tasks_and_samples()
     times()
+    task_keys()
     damage()
     dask_2025()
     followed()

@@ -105,6 +105,27 @@ static void test_escaping(void)
         tl_buf_free(&b);
     }
 
+    /* a task's own key is a string field, quote and backslash escaped; one
+     * holding a newline is left out (the point is still written) */
+    {
+        struct tl_record r;
+        init_task(&r);
+        r.category = "c";
+        r.final = true;
+        struct tl_buf b = {0};
+        struct tl_lp_stats st0 = {0};
+        r.task_key = "('f-1', 0, \"a\\b\")";
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 1);
+        tl_buf_putc(&b, '\0');
+        CHECK(b.data && strstr(b.data, ",task_key=\"('f-1', 0, \\\"a\\\\b\\\")\",final=true "));
+        b.len = 0;
+        r.task_key = "a\nb";
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st0), 1);
+        tl_buf_putc(&b, '\0');
+        CHECK(b.data && !strstr(b.data, "task_key"));
+        tl_buf_free(&b);
+    }
+
     /* an extra tag: key and value escaped alike; a newline refuses the point */
     {
         struct tl_record r;
