@@ -12,6 +12,7 @@ int tl_cmd_lines(int argc, char **argv);
 int tl_cmd_run(int argc, char **argv);
 int tl_cmd_check(int argc, char **argv);
 int tl_cmd_lsst_summary(int argc, char **argv);
+int tl_cmd_dasf_balance(int argc, char **argv);
 int tl_cmd_advise(int argc, char **argv);
 int tl_cmd_plan(int argc, char **argv);
 int tl_cmd_energy(int argc, char **argv);

@@ -48,6 +48,9 @@ static void summary_usage(FILE *out)
             "  --strict            exit 1 if any line was rejected\n"
             "  -q, --quiet         do not print rejected lines\n"
             "\n"
+            "  --lsst-summary      LSST's ResourceUsageSummary table instead (see its --help)\n"
+            "  --dasf-task-balance DASF's task balance table (CSV) of TracePlugin traces\n"
+            "\n"
             "exit status: 0 done, 1 an input could not be read (or --strict and a line was\n"
             "rejected), 2 usage error.\n");
 }
@@ -63,6 +66,7 @@ int tl_cmd_summary(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* a different table: its own options */
         if (!strcmp(argv[i], "--lsst-summary")) return tl_cmd_lsst_summary(argc, argv);
+        else if (!strcmp(argv[i], "--dasf-task-balance")) return tl_cmd_dasf_balance(argc, argv);
     static const struct option longopts[] = {
         {"by", required_argument, NULL, 'b'},
         {"quantiles", required_argument, NULL, 'Q'},

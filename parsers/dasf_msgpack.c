@@ -47,6 +47,7 @@
 struct dasf_config {
     size_t max_event;
     long long max_open;
+    const char *clock;
 };
 
 static const struct tl_option dasf_options[] = {
@@ -54,6 +55,10 @@ static const struct tl_option dasf_options[] = {
      offsetof(struct dasf_config, max_event)},
     {"max_open", TL_OPT_INT, "100000", "B events open at once (DASF writes none)",
      offsetof(struct dasf_config, max_open)},
+    {"clock", TL_OPT_STRING, "epoch",
+     "epoch (mapped as described) or monotonic: the timestamps as DASF wrote them, for DASF's own "
+     "per-second views (summary --dasf-task-balance)",
+     offsetof(struct dasf_config, clock)},
     {0},
 };
 
@@ -86,6 +91,7 @@ struct dasf_state {
     double anchor;         /* epoch - monotonic */
     int anchor_kind;       /* 0 none, else DC_ANCHOR_* */
     struct tl_intern *names;
+    bool monotonic; /* clock=monotonic: DASF's own seconds, unmapped */
     char workflow[256];
     struct tl_buf scratch; /* NUL-terminated strings of the event at hand */
     struct open_b *open;
@@ -189,7 +195,7 @@ static void set_anchor(struct dasf_state *st, double offset, int kind)
 
 static int64_t to_ns(struct dasf_state *st, double ts)
 {
-    double t = (ts + epoch_offset(st, ts)) * 1e9;
+    double t = (ts + (st->monotonic ? 0 : epoch_offset(st, ts))) * 1e9;
     return t > 0 && t < 9.2e18 ? (int64_t)llround(t) : 0;
 }
 
@@ -612,6 +618,11 @@ static enum tl_err dasf_open(void **state, const void *config, const struct tl_e
     struct dasf_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct dasf_config *)config;
+    if (strcmp(st->cfg.clock, "epoch") && strcmp(st->cfg.clock, "monotonic")) {
+        free(st);
+        return TL_ERR_USAGE;
+    }
+    st->monotonic = !strcmp(st->cfg.clock, "monotonic");
     st->emit = *emit;
     st->names = tl_intern_new(64u << 20);
     snprintf(st->workflow, sizeof st->workflow, "dasf");

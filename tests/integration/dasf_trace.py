@@ -5,7 +5,8 @@ with Python's msgpack package and against DASF's own analysis:
 
 1. DASF's "Function bottleneck" table: per (host, worker, function) the task
    count, total and mean task time equal `summary --by host,worker,category`
-   row for row (function_bottleneck.csv, 125 rows).
+   row for row (function_bottleneck.csv, 125 rows); its "Task balance"
+   equals `summary --dasf-task-balance` (task_balance.csv, 40 rows).
 2. Every Compute event is one task (8,299; keys computed many times count
    each time); Managed Memory and Resource Usage are samples, never tasks.
 3. Time: monotonic seconds mapped to the epoch with args.time of the
@@ -76,6 +77,19 @@ def function_bottleneck():
     check(len(rows) == 125 and not bad and len(got) == len(rows),
           "DASF's function bottleneck, %d rows: count, total and mean task time per (host, worker, function) "
           "equal (%d groups; differing: %s)" % (len(rows), len(got), bad[:3]))
+
+
+def task_balance():
+    """DASF's task balance table: `summary --dasf-task-balance` equals
+    task_balance.csv row for row (seconds and each worker's tasks)."""
+    r = subprocess.run([TASKLENS, "summary", "--dasf-task-balance", TP], capture_output=True, text=True)
+    got = list(csv.reader(r.stdout.splitlines()))
+    want = list(csv.reader(open(os.path.join(S, "dasf_analysis__TracePlugin_only.csv", "task_balance.csv"))))
+    same = len(got) == len(want) and got[0] == want[0] and all(
+        [float(x or 0) for x in g[1:]] == [float(x or 0) for x in w[1:]] for g, w in zip(got[1:], want[1:]))
+    check(r.returncode == 0 and same and len(want) == 41,
+          "DASF's task balance: %d rows, each second's tasks per worker equal (%s)" % (
+              len(got) - 1, r.stderr.strip()[:120]))
 
 
 def tasks_and_samples():
@@ -246,6 +260,7 @@ def main():
         print("SKIP: python3-msgpack is not installed")
         return 77
     function_bottleneck()
+    task_balance()
     tasks_and_samples()
     times()
     task_keys()
