@@ -925,6 +925,52 @@ static void test_nul_run(void)
     }
 }
 
+/* A state saved by tasklens 46682b7 (tests/data/checkpoints/README.md):
+ * restored here, it reads on from its byte exactly as a single pass does. */
+static void test_old_state(void)
+{
+    const char *data = getenv("TL_TEST_DATA");
+    char path[1024];
+    size_t nlog, nstate;
+    snprintf(path, sizeof path, "%s/wq/demo-cctools-9.9.log", data ? data : "tests/data");
+    char *log = slurp(path, &nlog);
+    snprintf(path, sizeof path, "%s/checkpoints/wq-state-46682b7.bin", data ? data : "tests/data");
+    char *state = slurp(path, &nstate);
+    CHECK(log && state);
+    if (!log || !state) return;
+    const size_t cut = 136415;
+    struct collected whole = {0}, rest = {0};
+    struct tl_parser_inst a, b;
+    parse_buffer(wq, log, nlog, 0, &whole, &a);
+    tl_parser_inst_init(&b, wq);
+    struct tl_emit emit = {collect_record, collect_reject, &rest, 0};
+    tl_parser_inst_open(&b, &emit);
+    CHECK_EQ_INT(wq->restore(b.state, (const uint8_t *)state, nstate), TL_OK);
+    wq->feed(b.state, log + cut, nlog - cut);
+    wq->finish(b.state);
+    /* the records a single pass emits from the state's line on */
+    uint64_t from = rest.n ? rest.recs[0].line : 0;
+    size_t k = 0;
+    while (k < whole.n && whole.recs[k].line < from) k++;
+    CHECK_EQ_INT(whole.n - k, rest.n);
+    int differ = 0;
+    for (size_t i = 0; i < rest.n && k + i < whole.n; i++) {
+        const struct tl_record *x = &whole.recs[k + i], *y = &rest.recs[i];
+        differ += x->kind != y->kind || x->task_id != y->task_id || x->attempt != y->attempt ||
+                  x->line != y->line || x->present != y->present ||
+                  memcmp(x->v, y->v, sizeof x->v) || strcmp(x->category ? x->category : "", y->category ? y->category : "");
+    }
+    CHECK_EQ_INT(differ, 0);
+    CHECK(rest.n > 100);
+    CHECK_EQ_INT(wq->stats(b.state)->lines, wq->stats(a.state)->lines);
+    tl_parser_inst_free(&a);
+    tl_parser_inst_free(&b);
+    collected_free(&whole);
+    collected_free(&rest);
+    free(log);
+    free(state);
+}
+
 int main(void)
 {
     wq = tl_parser_find("wq");
@@ -946,5 +992,6 @@ int main(void)
     test_appended_runs();
     test_open_tasks_at_manager_end();
     test_superseded_runs();
+    test_old_state();
     return check_done("test_wq_records");
 }
