@@ -195,6 +195,16 @@ static inline uint64_t tl_record_bad_values(const struct tl_record *r)
  * the task still counts, its impossible values do not. */
 void tl_record_drop_values(struct tl_record *r, uint64_t bad, char *detail, size_t cap);
 
+/* Both at once, for a parser about to emit r: true (detail filled) when
+ * values were dropped and the parser has a reject to report. */
+static inline bool tl_record_drop_bad_values(struct tl_record *r, char *detail, size_t cap)
+{
+    uint64_t bad = tl_record_bad_values(r);
+    if (__builtin_expect(!bad, 1)) return false;
+    tl_record_drop_values(r, bad, detail, cap);
+    return true;
+}
+
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */
 const char *tl_record_tag(const struct tl_record *r, const char *key);

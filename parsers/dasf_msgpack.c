@@ -215,13 +215,8 @@ static void base(struct dasf_state *st, struct tl_record *r, enum tl_record_kind
 
 static void emit(struct dasf_state *st, struct tl_record *r)
 {
-    if (tl_record_bad_values(r)) {
-        char detail[160];
-        tl_record_drop_values(r, tl_record_bad_values(r), detail, sizeof detail);
-        st->stats.rejected++;
-        st->stats.rejected_by[TL_REJ_BAD_VALUE]++;
-        if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, TL_REJ_BAD_VALUE, detail);
-    }
+    char detail[160];
+    if (tl_record_drop_bad_values(r, detail, sizeof detail)) reject(st, TL_REJ_BAD_VALUE, "%s", detail);
     st->stats.records++;
     st->emit.record(st->emit.ctx, r);
 }
@@ -264,7 +259,6 @@ static void samples(struct dasf_state *st, const msgpack_object *ev, const msgpa
         tl_buf_putc(&st->scratch, '\0');
         if (st->scratch.oom) return;
         r.category = st->scratch.data + mark;
-        tl_record_unset(&r, TL_M_SAMPLE_VALUE);
         tl_record_set(&r, TL_M_SAMPLE_VALUE, v);
         st->counters[DC_SAMPLES]++;
         if (tl_emit_wants(&st->emit, TL_REC_SAMPLE)) emit(st, &r);
@@ -275,12 +269,11 @@ static void samples(struct dasf_state *st, const msgpack_object *ev, const msgpa
 /* "process\0thread" of an event, interned: whose B an E closes. */
 static int32_t who(struct dasf_state *st, const msgpack_object *ev)
 {
-    size_t mark = st->scratch.len;
-    long p = text(st, get(ev, "process_id")), t = text(st, get(ev, "thread_id"));
-    (void)p;
-    (void)t;
-    int32_t id = tl_intern(st->names, st->scratch.data + mark, st->scratch.len - mark);
-    return id;
+    size_t mark = st->scratch.len; /* text() appends each part NUL-terminated, a missing one nothing */
+    text(st, get(ev, "process_id"));
+    text(st, get(ev, "thread_id"));
+    if (st->scratch.len == mark) return tl_intern(st->names, "", 0);
+    return tl_intern(st->names, st->scratch.data + mark, st->scratch.len - mark);
 }
 
 static void begin(struct dasf_state *st, const msgpack_object *ev, const msgpack_object *name, double ts)

@@ -477,12 +477,8 @@ static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, 
             tl_record_set(&r, deltas[i].m, q->v[END][deltas[i].f] - q->v[START][deltas[i].f]);
     r.n_tags = st->ntags;
     memcpy(r.tags, st->tags, sizeof(struct tl_tag) * (size_t)st->ntags);
-    uint64_t bad = tl_record_bad_values(&r); /* .inf, 1e400, an end before its start */
-    if (bad) {
-        char detail[160];
-        tl_record_drop_values(&r, bad, detail, sizeof detail);
-        reject(st, TL_REJ_BAD_VALUE, detail);
-    }
+    char detail[160]; /* .inf, 1e400, an end before its start */
+    if (tl_record_drop_bad_values(&r, detail, sizeof detail)) reject(st, TL_REJ_BAD_VALUE, detail);
     st->stats.records++;
     st->emit.record(st->emit.ctx, &r);
 }

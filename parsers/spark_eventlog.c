@@ -96,12 +96,8 @@ static bool num(json_t *o, const char *key, double *v)
 
 static void emit(struct spark_state *st, struct tl_record *r)
 {
-    uint64_t bad = tl_record_bad_values(r);
-    if (bad) {
-        char detail[160];
-        tl_record_drop_values(r, bad, detail, sizeof detail);
-        reject(st, TL_REJ_BAD_VALUE, detail);
-    }
+    char detail[160];
+    if (tl_record_drop_bad_values(r, detail, sizeof detail)) reject(st, TL_REJ_BAD_VALUE, detail);
     st->stats.records++;
     if (tl_emit_wants(&st->emit, r->kind)) st->emit.record(st->emit.ctx, r);
 }
