@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +22,14 @@
 #include "cli.h"
 #include "http.h"
 #include "parser.h"
-#include "kafka.h"
 #include "input.h"
 #include "run_config.h"
+#include "source.h"
 
-static void say(int *problems, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(int *problems, bool ok, const char *fmt, ...)
+/* One finding (ctx: the count of problems); also how each source type
+ * reports its own (tl_check_say). */
+static void say(void *problems, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(void *problems, bool ok, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -36,7 +37,7 @@ static void say(int *problems, bool ok, const char *fmt, ...)
     vprintf(fmt, ap);
     putchar('\n');
     va_end(ap);
-    if (!ok) (*problems)++;
+    if (!ok) (*(int *)problems)++;
 }
 
 /* The directory part of path is writable (or creatable). */
@@ -64,61 +65,6 @@ static bool dir_writable(const char *path, bool is_dir, char *why, size_t cap)
         return false;
     }
     return true;
-}
-
-static void check_source(int *pr, const struct src_settings *s, int i)
-{
-    if (s->kind == SRC_STDIN) {
-        say(pr, true, "sources[%d]: stdin (parser %s)", i, s->parser);
-        return;
-    }
-    if (s->kind == SRC_KAFKA) {
-        struct tl_kafka_prop props[128];
-        int np = 0;
-        for (size_t k = 0; s->properties && k < s->properties->n && np < 128; k++)
-            props[np++] = (struct tl_kafka_prop){s->properties->keys[k], s->properties->items[k]->scalar};
-        struct tl_kafka_cfg kc = {s->brokers, s->topics, s->group, s->start, props, np};
-        char msg[2048];
-        bool ok = tl_kafka_probe(&kc, 5000, msg, sizeof msg) == TL_OK;
-        say(pr, ok, "sources[%d]: kafka %s, group %s: %s", i, s->brokers, s->group, msg);
-        return;
-    }
-    glob_t g;
-    int gr = glob(s->path, GLOB_BRACE, NULL, &g);
-    size_t n = gr == 0 ? g.gl_pathc : 0;
-    if (!n) {
-        bool wild = strpbrk(s->path, "*?[{") != NULL;
-        say(pr, s->follow && s->kind == SRC_FILE,
-            "sources[%d]: %s: %s", i, s->path,
-            s->follow && s->kind == SRC_FILE
-                ? (wild ? "matches no file yet (expanded again on SIGHUP)"
-                        : "does not exist yet; it is waited for")
-                : "does not exist");
-    }
-    for (size_t k = 0; k < n; k++) {
-        const char *p = g.gl_pathv[k];
-        char head[65536], why[1024];
-        if (s->kind == SRC_FILE && !tl_followable(p, why, sizeof why)) {
-            say(pr, false, "sources[%d]: %s", i, why);
-            continue;
-        }
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            say(pr, false, "sources[%d]: %s: %s", i, p, strerror(errno));
-            continue;
-        }
-        struct stat st;
-        fstat(fd, &st);
-        ssize_t got = read(fd, head, sizeof head);
-        close(fd);
-        const struct tl_parser *fmt =
-            strcmp(s->parser, "auto") ? tl_parser_find(s->parser)
-                                      : tl_parser_detect(head, got > 0 ? (size_t)got : 0, NULL);
-        say(pr, fmt || got <= 0, "sources[%d]: %s: %lld bytes, format %s%s", i, p,
-            (long long)st.st_size, fmt ? fmt->name : "not recognized",
-            strcmp(s->parser, "auto") ? " (named)" : got > 0 ? " (detected)" : " (empty yet)");
-    }
-    if (gr == 0) globfree(&g);
 }
 
 static void check_influx(int *pr, const struct sink_settings *k, int i)
@@ -209,7 +155,7 @@ int tl_cmd_check(int argc, char **argv)
         run_config_free(&cfg);
         return TL_EXIT_OK;
     }
-    for (int i = 0; i < cfg.nsrc; i++) check_source(pr, &cfg.src[i], i);
+    for (int i = 0; i < cfg.nsrc; i++) cfg.src[i].type->check(&cfg.src[i], i, say, pr);
     for (int i = 0; i < cfg.nsink; i++) {
         const struct sink_settings *k = &cfg.sink[i];
         if (k->kind == SINK_INFLUX) {

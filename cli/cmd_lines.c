@@ -17,6 +17,7 @@
 
 #include "aggregate.h"
 #include "cli.h"
+#include "influx_flags.h"
 #include "input.h"
 #include "output.h"
 

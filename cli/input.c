@@ -42,16 +42,6 @@ static void forward_record(void *ctx, const struct tl_record *r)
     rep->on_record(rep->ctx, r);
 }
 
-int tl_parse_key_list(char *list, const char **out, int max)
-{
-    int n = 0;
-    for (char *save = NULL, *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-        if (n == max || !*k) return 0;
-        out[n++] = k;
-    }
-    return n;
-}
-
 bool tl_parse_setting(char *arg, struct tl_parser_setting *out)
 {
     char *dot = strchr(arg, '.');
@@ -496,33 +486,4 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
         return read_dir(path, opts, on_record, ctx, info);
     }
     return read_file(path, NULL, opts, on_record, ctx, info, false);
-}
-
-/* A `type: file` source follows a growing plain-text log. Anything else
- * there -- a FIFO, a device, a directory, a gzip or zstd file -- would stall
- * or be read as garbage, so it is refused with what to use instead. A file
- * that does not exist yet is fine: it is waited for. */
-bool tl_followable(const char *path, char *err, size_t errlen)
-{
-    struct stat st;
-    if (stat(path, &st)) return true;
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file (%s); a `type: file` source follows a log "
-                 "file (use `type: stdin` for a pipe, `type: dir` for a directory)", path,
-                 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "a device");
-        return false;
-    }
-    unsigned char m[4] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    ssize_t n = fd >= 0 ? read(fd, m, sizeof m) : 0;
-    if (fd >= 0) close(fd);
-    bool gz = n >= 2 && m[0] == 0x1f && m[1] == 0x8b;
-    bool zst = n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd;
-    if (gz || zst) {
-        snprintf(err, errlen, "%s: %s-compressed; a `type: file` source follows a plain-text log "
-                 "(read compressed files with a `type: dir` source, or `tasklens lines FILE`)",
-                 path, gz ? "gzip" : "zstd");
-        return false;
-    }
-    return true;
 }

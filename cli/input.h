@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "options.h"
 #include "parser.h"
 #include "summary.h"
 
@@ -25,10 +26,6 @@ struct tl_input_opts {
     bool progress; /* a progress line on stderr for inputs over 100 MB */
     uint32_t kinds; /* record kinds the command uses (struct tl_emit); 0 = all */
 };
-
-/* Splits "category,host" in place into at most max tag names; the count,
- * or 0 when the list is empty or too long. */
-int tl_parse_key_list(char *list, const char **out, int max);
 
 /* Parses "-O wq.max_line=2M" style settings; false with a message on error. */
 bool tl_parse_setting(char *arg, struct tl_parser_setting *out);
@@ -64,9 +61,5 @@ void tl_file_list_free(struct tl_file_list *fl);
 
 /* Frees what tl_read_input allocated in info. */
 void tl_input_info_free(struct tl_summary_input *info);
-/* Whether a `type: file` source can follow path: false, with what to use
- * instead in err, for a FIFO, a device, a directory or a compressed file;
- * true for a regular file, and for one that does not exist yet. */
-bool tl_followable(const char *path, char *err, size_t errlen);
 
 #endif

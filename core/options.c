@@ -87,3 +87,13 @@ void tl_options_help(const struct tl_option *table, const char *prefix, FILE *ou
         fprintf(out, "  %s%-22s %s (default: %s)\n", prefix, o->name, o->help,
                 o->def ? o->def : "none");
 }
+
+int tl_parse_key_list(char *list, const char **out, int max)
+{
+    int n = 0;
+    for (char *save = NULL, *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+        if (n == max || !*k) return 0;
+        out[n++] = k;
+    }
+    return n;
+}

@@ -38,4 +38,8 @@ enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char 
                            const char *value, char *err, size_t errlen);
 void tl_options_help(const struct tl_option *table, const char *prefix, FILE *out);
 
+/* Splits "category,host" in place into at most max tag names; the count,
+ * or 0 when the list is empty or too long. */
+int tl_parse_key_list(char *list, const char **out, int max);
+
 #endif

@@ -792,3 +792,33 @@ struct tl_follow_stats tl_follow_stats(const struct tl_follow *f)
         st.lag = (uint64_t)s.st_size - f->offset;
     return st;
 }
+
+/* A `type: file` source follows a growing plain-text log. Anything else
+ * there -- a FIFO, a device, a directory, a gzip or zstd file -- would stall
+ * or be read as garbage, so it is refused with what to use instead. A file
+ * that does not exist yet is fine: it is waited for. */
+bool tl_followable(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st)) return true;
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s); a `type: file` source follows a log "
+                 "file (use `type: fifo` for a named pipe, `type: stdin` for a pipe, `type: dir` for a "
+                 "directory)", path,
+                 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "a device");
+        return false;
+    }
+    unsigned char m[4] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    ssize_t n = fd >= 0 ? read(fd, m, sizeof m) : 0;
+    if (fd >= 0) close(fd);
+    bool gz = n >= 2 && m[0] == 0x1f && m[1] == 0x8b;
+    bool zst = n == 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd;
+    if (gz || zst) {
+        snprintf(err, errlen, "%s: %s-compressed; a `type: file` source follows a plain-text log "
+                 "(read compressed files with a `type: dir` source, or `tasklens lines FILE`)",
+                 path, gz ? "gzip" : "zstd");
+        return false;
+    }
+    return true;
+}

@@ -104,4 +104,9 @@ bool tl_follow_uses_inotify(const struct tl_follow *f);
  * tl_follow_wait(f, 0) to consume its events); -1 when polling. */
 int tl_follow_fd(const struct tl_follow *f);
 
+/* Whether a `type: file` source can follow path: false, with what to use
+ * instead in err, for a FIFO, a device, a directory or a compressed file;
+ * true for a regular file, and for one that does not exist yet. */
+bool tl_followable(const char *path, char *err, size_t errlen);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parser.h"
+#include "source.h"
 
 #define RS(f) offsetof(struct run_settings, f)
 static const struct tl_option run_options[] = {
@@ -37,57 +38,6 @@ static const struct tl_option agg_options[] = {
      "`_other`, counted (self-metrics agg_overflow_records, other_points)", AS(max_keys)},
     {"exact_limit", TL_OPT_INT, "10000", "values kept verbatim per sketch (exact quantiles)",
      AS(exact_limit)},
-    {0},
-};
-
-#define SS(f) offsetof(struct src_settings, f)
-static const struct tl_option file_source_options[] = {
-    {"path", TL_OPT_STRING, NULL, "a file, or a glob (expanded at start and on SIGHUP)",
-     SS(path)},
-    {"follow", TL_OPT_BOOL, "true", "keep reading as the file grows (tail -F)", SS(follow)},
-    {"from", TL_OPT_STRING, "beginning", "beginning or end: where a first start reads from",
-     SS(from)},
-    {"rotated", TL_OPT_STRING, NULL,
-     "glob of the names rotation gives the file, relative to its directory (default: its name "
-     "followed by anything: run.log.1, run.log.2.gz, run.log-20261125.zst); a restart reads the "
-     "unread rest from there, compressed or not", SS(rotated)},
-    {"rotate_quiet", TL_OPT_INT, "1000",
-     "ms a rotated-away file must stay quiet before the new one is read (its writer may not have "
-     "reopened yet); 0: at once", SS(rotate_quiet)},
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
-    {0},
-};
-static const struct tl_option dir_source_options[] = {
-    {"path", TL_OPT_STRING, NULL, "a directory; each file in it is read once", SS(path)},
-    {"recursive", TL_OPT_BOOL, "true", "also read subdirectories", SS(recursive)},
-    {"match", TL_OPT_LIST, "*",
-     "file names to read (a glob; e.g. *_metadata* for an LSST datastore)", SS(match)},
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
-    {0},
-};
-static const struct tl_option kafka_source_options[] = {
-    {"brokers", TL_OPT_LIST, NULL, "bootstrap servers, host:port[,host:port]", SS(brokers)},
-    {"topics", TL_OPT_LIST, NULL, "topic names or ^regex, comma-separated", SS(topics)},
-    {"group", TL_OPT_STRING, "tasklens", "consumer group: instances in one group share partitions",
-     SS(group)},
-    {"start", TL_OPT_STRING, "earliest", "earliest or latest: where a new group starts", SS(start)},
-    {"parser", TL_OPT_STRING, "auto",
-     "format of the messages (auto: detected per stream from its first message)", SS(parser)},
-    {"key_tag", TL_OPT_STRING, NULL,
-     "put the message key in this tag (e.g. manager); none by default", SS(key_tag)},
-    {"max_streams", TL_OPT_INT, "10000",
-     "parser states kept, one per (topic, partition, key); more are rejected", SS(max_streams)},
-    {"header_tags", TL_OPT_LIST, NULL,
-     "message headers to put in tags, comma-separated (e.g. workflow,site)", SS(header_tags)},
-    {"state_topic", TL_OPT_STRING, NULL,
-     "compacted topic where every partition's state (parser streams, sketches, offset) is "
-     "published at each checkpoint: another instance takes a partition over from it, and "
-     "every instance writes the group's merged quantiles (scope=global) from it",
-     SS(state_topic)},
-    {0},
-};
-static const struct tl_option stdin_source_options[] = {
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
     {0},
 };
 
@@ -122,17 +72,11 @@ static const struct tl_option file_sink_options[] = {
     {0},
 };
 
+/* Sinks by `type:`; sources come from the sources' registry (sources.c). */
 struct kind {
     const char *name;
     int value;
     const struct tl_option *table;
-};
-static const struct kind source_kinds[] = {
-    {"file", SRC_FILE, file_source_options},
-    {"dir", SRC_DIR, dir_source_options},
-    {"stdin", SRC_STDIN, stdin_source_options},
-    {"kafka", SRC_KAFKA, kafka_source_options},
-    {0},
 };
 static const struct kind sink_kinds[] = {
     {"influxdb", SINK_INFLUX, influx_sink_options},
@@ -147,20 +91,13 @@ void run_config_init(struct run_config *c)
     tl_options_defaults(agg_options, &c->agg);
 }
 
-static const struct tl_option *source_table(enum src_kind k)
-{
-    for (const struct kind *s = source_kinds; s->name; s++)
-        if (s->value == (int)k) return s->table;
-    return NULL;
-}
-
-struct src_settings *run_config_add_source(struct run_config *c, enum src_kind kind)
+struct src_settings *run_config_add_source(struct run_config *c, const struct tl_source_type *type)
 {
     if (c->nsrc == RUN_MAX_SOURCES) return NULL;
     struct src_settings *s = &c->src[c->nsrc++];
     memset(s, 0, sizeof *s);
-    s->kind = kind;
-    tl_options_defaults(source_table(kind), s);
+    s->type = type;
+    tl_options_defaults(type->options, s);
     return s;
 }
 
@@ -174,29 +111,65 @@ struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind k
     return s;
 }
 
-/* The `type:` of a list entry. */
-static const struct kind *entry_kind(const struct tl_cfg_doc *d, const struct tl_cfg_node *m,
-                                     const struct kind *kinds, const char *where, char *err,
-                                     size_t errlen)
+/* The `type:` of a list entry: its index among names (n of them), or -1
+ * with the message in err. */
+static int entry_type(const struct tl_cfg_doc *d, const struct tl_cfg_node *m,
+                      const char *const *names, int n, const char *where, char *err, size_t errlen)
 {
     if (m->kind != TL_CFG_MAP) {
         snprintf(err, errlen, "%s:%d: %s must be a mapping with a `type`", d->path, m->line, where);
-        return NULL;
+        return -1;
     }
     const struct tl_cfg_node *t = tl_cfg_get(m, "type");
     if (!t || t->kind != TL_CFG_SCALAR) {
         snprintf(err, errlen, "%s:%d: %s: `type` is missing", d->path, m->line, where);
-        return NULL;
+        return -1;
     }
-    for (const struct kind *k = kinds; k->name; k++)
-        if (!strcmp(k->name, t->scalar)) return k;
-    char known[128] = "";
-    for (const struct kind *k = kinds; k->name; k++)
-        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-                 k == kinds ? "" : ", ", k->name);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], t->scalar)) return i;
+    char known[256] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                 names[i]);
     snprintf(err, errlen, "%s:%d: %s: type '%s' is not one of %s", d->path, t->line, where,
              t->scalar, known);
-    return NULL;
+    return -1;
+}
+
+/* A source entry beyond its option table: the type's own checks, the
+ * parser and its options. */
+static enum tl_err check_source_entry(const struct tl_cfg_doc *d, const struct tl_cfg_node *m,
+                                      const char *where, const struct src_settings *s, char *err,
+                                      size_t errlen)
+{
+    char why[512];
+    const char *key = NULL;
+    if (s->type->validate && s->type->validate(s, &key, why, sizeof why)) {
+        snprintf(err, errlen, "%s:%d: %s: %s", d->path, key ? tl_cfg_key_line(m, key) : m->line,
+                 where, why);
+        return TL_ERR_USAGE;
+    }
+    if (strcmp(s->parser, "auto") && !tl_parser_find(s->parser)) {
+        snprintf(err, errlen, "%s:%d: %s: parser: '%s' is not a known format (see "
+                 "`tasklens formats`)",
+                 d->path, tl_cfg_key_line(m, "parser"), where, s->parser);
+        return TL_ERR_USAGE;
+    }
+    if (!s->parser_options) return TL_OK;
+    const struct tl_parser *p = tl_parser_find(s->parser);
+    if (!p) {
+        snprintf(err, errlen, "%s:%d: %s: parser options need a named parser, not auto", d->path,
+                 s->parser_options->line, where);
+        return TL_ERR_USAGE;
+    }
+    /* validated here against a scratch config; applied when the parser is
+     * set up */
+    _Alignas(16) char scratch[1024] = {0};
+    char pw[96];
+    snprintf(pw, sizeof pw, "%s options", where);
+    if (p->config_size > sizeof scratch) return TL_ERR_INTERNAL;
+    tl_options_defaults(p->options, scratch);
+    return tl_cfg_apply(d, s->parser_options, p->options, scratch, pw, NULL, err, errlen);
 }
 
 static enum tl_err load_list(struct run_config *c, const char *key, char *err, size_t errlen)
@@ -210,19 +183,24 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
         return TL_ERR_USAGE;
     }
     bool sources = !strcmp(key, "sources");
+    const char *names[64];
+    int nnames = 0;
+    if (sources)
+        for (int i = 0; tl_source_types[i] && nnames < 64; i++) names[nnames++] = tl_source_types[i]->name;
+    else
+        for (const struct kind *k = sink_kinds; k->name; k++) names[nnames++] = k->name;
     for (size_t i = 0; i < list->n; i++) {
         const struct tl_cfg_node *m = list->items[i];
         char where[64];
         snprintf(where, sizeof where, "%s[%zu]", key, i);
-        const struct kind *k = entry_kind(d, m, sources ? source_kinds : sink_kinds, where, err,
-                                          errlen);
-        if (!k) return TL_ERR_USAGE;
-        snprintf(where, sizeof where, "%s[%zu] (%s)", key, i, k->name);
+        int t = entry_type(d, m, names, nnames, where, err, errlen);
+        if (t < 0) return TL_ERR_USAGE;
+        snprintf(where, sizeof where, "%s[%zu] (%s)", key, i, names[t]);
         static const char *const skip_src[] = {"type", "options", "properties", NULL};
         static const char *const skip_sink[] = {"type", NULL};
-        void *cfg;
+        enum tl_err rc;
         if (sources) {
-            struct src_settings *s = run_config_add_source(c, (enum src_kind)k->value);
+            struct src_settings *s = run_config_add_source(c, tl_source_types[t]);
             if (!s) {
                 snprintf(err, errlen, "%s:%d: more than %d sources", d->path, m->line,
                          RUN_MAX_SOURCES);
@@ -231,91 +209,28 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
             s->line = m->line;
             s->parser_options = tl_cfg_get(m, "options");
             s->properties = tl_cfg_get(m, "properties");
-            cfg = s;
-        } else {
-            struct sink_settings *s = run_config_add_sink(c, (enum sink_kind)k->value);
-            if (!s) {
-                snprintf(err, errlen, "%s:%d: more than %d sinks", d->path, m->line,
-                         RUN_MAX_SINKS);
-                return TL_ERR_LIMIT;
-            }
-            s->line = m->line;
-            cfg = s;
+            if ((rc = tl_cfg_apply(d, m, s->type->options, s, where, skip_src, err, errlen)) ||
+                (rc = check_source_entry(d, m, where, s, err, errlen)))
+                return rc;
+            continue;
         }
-        enum tl_err rc = tl_cfg_apply(d, m, k->table, cfg, where, sources ? skip_src : skip_sink,
-                                      err, errlen);
-        if (rc) return rc;
-        if (sources) {
-            struct src_settings *s = cfg;
-            if (s->kind == SRC_KAFKA) {
-                if (!s->brokers || !s->topics) {
-                    snprintf(err, errlen, "%s:%d: %s: `brokers` and `topics` are required", d->path,
-                             m->line, where);
-                    return TL_ERR_USAGE;
-                }
-                if (strcmp(s->start, "earliest") && strcmp(s->start, "latest")) {
-                    snprintf(err, errlen, "%s:%d: %s: start: '%s' is not earliest or latest",
-                             d->path, tl_cfg_key_line(m, "start"), where, s->start);
-                    return TL_ERR_USAGE;
-                }
-                const struct tl_cfg_node *pr = s->properties;
-                if (pr && pr->kind != TL_CFG_MAP) {
-                    snprintf(err, errlen, "%s:%d: %s: properties: a mapping of librdkafka "
-                             "settings is expected", d->path, pr->line, where);
-                    return TL_ERR_USAGE;
-                }
-                for (size_t j = 0; pr && j < pr->n; j++)
-                    if (pr->items[j]->kind != TL_CFG_SCALAR) {
-                        snprintf(err, errlen, "%s:%d: %s: properties.%s: a value is expected",
-                                 d->path, pr->items[j]->line, where, pr->keys[j]);
-                        return TL_ERR_USAGE;
-                    }
-            } else if (s->kind != SRC_STDIN && !s->path) {
-                snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
-                return TL_ERR_USAGE;
-            }
-            if (s->kind == SRC_FILE && strcmp(s->from, "beginning") && strcmp(s->from, "end")) {
-                snprintf(err, errlen, "%s:%d: %s: from: '%s' is not beginning or end", d->path,
-                         tl_cfg_key_line(m, "from"), where, s->from);
-                return TL_ERR_USAGE;
-            }
-            if (strcmp(s->parser, "auto") && !tl_parser_find(s->parser)) {
-                snprintf(err, errlen, "%s:%d: %s: parser: '%s' is not a known format (see "
-                         "`tasklens formats`)",
-                         d->path, tl_cfg_key_line(m, "parser"), where, s->parser);
-                return TL_ERR_USAGE;
-            }
-            if (s->parser_options) {
-                const struct tl_parser *p = tl_parser_find(s->parser);
-                if (!p) {
-                    snprintf(err, errlen, "%s:%d: %s: parser options need a named parser, not "
-                             "auto",
-                             d->path, s->parser_options->line, where);
-                    return TL_ERR_USAGE;
-                }
-                /* validated here against a scratch config; applied when the
-                 * parser is set up */
-                _Alignas(16) char scratch[1024] = {0};
-                char pw[96];
-                snprintf(pw, sizeof pw, "%s options", where);
-                if (p->config_size > sizeof scratch) return TL_ERR_INTERNAL;
-                tl_options_defaults(p->options, scratch);
-                rc = tl_cfg_apply(d, s->parser_options, p->options, scratch, pw, NULL, err,
-                                  errlen);
-                if (rc) return rc;
-            }
-        } else {
-            struct sink_settings *s = cfg;
-            if (s->kind == SINK_FILE && !s->path) {
-                snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
-                return TL_ERR_USAGE;
-            }
-            if (s->kind == SINK_INFLUX && !s->db && !(s->org && s->bucket)) {
-                snprintf(err, errlen, "%s:%d: %s: name a database (`db`, InfluxDB 1.x) or "
-                         "`org` and `bucket` (2.x)",
-                         d->path, m->line, where);
-                return TL_ERR_USAGE;
-            }
+        struct sink_settings *s = run_config_add_sink(c, (enum sink_kind)sink_kinds[t].value);
+        if (!s) {
+            snprintf(err, errlen, "%s:%d: more than %d sinks", d->path, m->line, RUN_MAX_SINKS);
+            return TL_ERR_LIMIT;
+        }
+        s->line = m->line;
+        if ((rc = tl_cfg_apply(d, m, sink_kinds[t].table, s, where, skip_sink, err, errlen)))
+            return rc;
+        if (s->kind == SINK_FILE && !s->path) {
+            snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
+            return TL_ERR_USAGE;
+        }
+        if (s->kind == SINK_INFLUX && !s->db && !(s->org && s->bucket)) {
+            snprintf(err, errlen, "%s:%d: %s: name a database (`db`, InfluxDB 1.x) or "
+                     "`org` and `bucket` (2.x)",
+                     d->path, m->line, where);
+            return TL_ERR_USAGE;
         }
     }
     return TL_OK;
@@ -361,7 +276,7 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
         return TL_ERR_USAGE;
     }
     int stdin_sources = 0;
-    for (int i = 0; i < c->nsrc; i++) stdin_sources += c->src[i].kind == SRC_STDIN;
+    for (int i = 0; i < c->nsrc; i++) stdin_sources += !strcmp(c->src[i].type->name, "stdin");
     if (stdin_sources > 1) {
         snprintf(err, errlen, "%s: stdin can be a source only once", f);
         return TL_ERR_USAGE;
@@ -386,13 +301,15 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
         }
     for (int i = 0; i < c->nsrc; i++) {
         const struct src_settings *src = &c->src[i];
-        if ((src->kind == SRC_FILE || src->kind == SRC_DIR) && (!src->path || !*src->path)) {
+        char why[512];
+        const char *key = NULL;
+        if (src->path && !*src->path) {
             snprintf(err, errlen, "%s:%d: sources[%d].path: empty", f, src->line, i);
             return TL_ERR_USAGE;
         }
-        if (src->kind == SRC_FILE && (src->rotate_quiet < 0 || src->rotate_quiet > 600000)) {
-            snprintf(err, errlen, "%s:%d: sources[%d].rotate_quiet: %lld is outside 0..600000", f,
-                     src->line, i, src->rotate_quiet);
+        /* entries of a file were checked as they were read, with their lines */
+        if (!src->line && src->type->validate && src->type->validate(src, &key, why, sizeof why)) {
+            snprintf(err, errlen, "%s: sources[%d] (%s): %s", f, i, src->type->name, why);
             return TL_ERR_USAGE;
         }
     }
@@ -453,9 +370,10 @@ void run_config_help(FILE *out)
     tl_options_help(run_options, "", out);
     fprintf(out, "\naggregate:\n");
     tl_options_help(agg_options, "", out);
-    for (const struct kind *k = source_kinds; k->name; k++) {
-        fprintf(out, "\nsources: - type: %s\n", k->name);
-        tl_options_help(k->table, "", out);
+    for (int i = 0; tl_source_types[i]; i++) {
+        const struct tl_source_type *t = tl_source_types[i];
+        fprintf(out, "\nsources: - type: %s (%s)\n", t->name, t->help);
+        tl_options_help(t->options, "", out);
         fprintf(out, "  %-22s the parser's own options (below)\n", "options");
     }
     for (const struct kind *k = sink_kinds; k->name; k++) {

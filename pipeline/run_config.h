@@ -22,8 +22,8 @@
  *   checkpoint_dir: /var/lib/tasklens
  *   flush_interval: 1000
  */
-#ifndef TL_RUN_CONFIG_H
-#define TL_RUN_CONFIG_H
+#ifndef TL_PIPELINE_RUN_CONFIG_H
+#define TL_PIPELINE_RUN_CONFIG_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,10 +58,12 @@ struct agg_settings {
     long long exact_limit;
 };
 
-enum src_kind { SRC_FILE, SRC_DIR, SRC_STDIN, SRC_KAFKA };
+struct tl_source_type; /* source.h: what reads this entry */
 
+/* A source entry. The fields are those of every source type; each type's
+ * option table (in its src_*.c) says which ones it takes. */
 struct src_settings {
-    enum src_kind kind;
+    const struct tl_source_type *type;
     const char *path;
     bool follow;
     const char *from;
@@ -107,7 +109,8 @@ void run_config_init(struct run_config *c);
 /* Loads and validates a file; err names file:line and key. */
 enum tl_err run_config_load(struct run_config *c, const char *path, char *err, size_t errlen);
 /* Adds a source / sink with defaults (for flags). NULL when full. */
-struct src_settings *run_config_add_source(struct run_config *c, enum src_kind kind);
+struct src_settings *run_config_add_source(struct run_config *c,
+                                          const struct tl_source_type *type);
 struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind kind);
 /* Checks what flags and files both need: at least one source and sink,
  * values in range. */

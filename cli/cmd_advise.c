@@ -1,0 +1,268 @@
+/* tasklens advise: right-sizing per category (insights/advise.c), as a
+ * table, JSON or line protocol. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "insights_cli.h"
+#include "summary.h"
+
+static void fmt_res(char *buf, size_t cap, double v, int res)
+{
+    if (res == TL_RES_CORES) cell(buf, cap, v);
+    else tl_summary_human(buf, cap, v, TL_UNIT_BYTES);
+}
+
+static void advise_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens advise [OPTIONS] INPUT...\n"
+            "\n"
+            "Right-sizing per category: requested, allocated and used cores, memory and\n"
+            "disk; the waste (allocated minus used, times wall time) in core-hours and\n"
+            "GiB-hours; a recommended first allocation (used quantile, x margin for\n"
+            "memory and disk, rounded up to the worker granularity) with the share of attempts that would have\n"
+            "exceeded it and the waste it would save; and what RESOURCE_EXHAUSTION\n"
+            "attempts cost and whether the recommendation would have avoided them.\n"
+            "\n"
+            "  --quantile Q        used quantile the recommendation starts from (default 0.95)\n"
+            "  --margin M          multiplied in for memory and disk (default 1.2)\n"
+            "  --round RES=STEP    granularity: cores=1, memory=256MiB, disk=256MiB (defaults)\n" COMMON_HELP
+            "\n"
+            "The formulas are in the README (Insights).\n");
+}
+
+/* The rule, said once above the table or in the JSON. */
+static void advise_header(struct tl_buf *b, enum fmt fmt, const struct tl_advise_opts *o,
+                          const char *pct)
+{
+    const double *gran = o->round;
+    if (fmt == F_TABLE) {
+        char g1[16], g2[16];
+        tl_summary_human(g1, sizeof g1, gran[TL_RES_MEM], TL_UNIT_BYTES);
+        tl_summary_human(g2, sizeof g2, gran[TL_RES_DISK], TL_UNIT_BYTES);
+        tl_buf_printf(b,
+                      "recommendation = used %s (x %g for memory and disk), rounded up to cores %g, "
+                      "memory %s, disk %s\n",
+                      pct, o->margin, gran[TL_RES_CORES], g1, g2);
+        tl_buf_printf(b, "waste = (allocated - used) x wall time; used cores = cpu/wall; memory and "
+                         "disk use their peak\n");
+    }
+    if (fmt == F_JSON) {
+        tl_buf_printf(b, "{\"quantile\":");
+        json_num(b, o->quantile);
+        tl_buf_puts(b, ",\"margin\":");
+        json_num(b, o->margin);
+        tl_buf_puts(b, ",\"round\":{\"cores\":");
+        json_num(b, gran[TL_RES_CORES]);
+        tl_buf_puts(b, ",\"memory_bytes\":");
+        json_num(b, gran[TL_RES_MEM]);
+        tl_buf_puts(b, ",\"disk_bytes\":");
+        json_num(b, gran[TL_RES_DISK]);
+        tl_buf_puts(b, "},\"categories\":[");
+    }
+}
+
+static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat_advice *x,
+                         const char *pct)
+{
+    tl_buf_printf(b, "\ncategory=%s  attempts %zu  tasks %zu\n", name, x->attempts, x->tasks);
+    char usedq[24];
+    snprintf(usedq, sizeof usedq, "used %s", pct);
+    tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %11s %9s %7s %11s\n", "resource", "requested",
+                  "allocated", "used p50", usedq, "used max", "waste", "recommend", "exceed",
+                  "saves");
+    for (int res = 0; res < TL_NRES; res++) {
+        const struct tl_advice *a = &x->a[res];
+        char c1[24], c2[24], c3[24], c4[24], c5[24], c6[32], c7[24], c8[16], c9[32];
+        fmt_res(c1, sizeof c1, a->req, res);
+        fmt_res(c2, sizeof c2, a->alloc, res);
+        fmt_res(c3, sizeof c3, a->used_p50, res);
+        fmt_res(c4, sizeof c4, a->used_q, res);
+        fmt_res(c5, sizeof c5, a->used_max, res);
+        if (a->n_waste) snprintf(c6, sizeof c6, "%.3g %s", a->waste, res == TL_RES_CORES ? "c-h" : "G-h");
+        else snprintf(c6, sizeof c6, "-");
+        fmt_res(c7, sizeof c7, a->rec, res);
+        if (a->n_used) snprintf(c8, sizeof c8, "%.1f%%", 100.0 * (double)a->exceed / (double)a->n_used);
+        else snprintf(c8, sizeof c8, "-");
+        if (a->n_waste) snprintf(c9, sizeof c9, "%.3g %s", a->waste - a->waste_rec, res == TL_RES_CORES ? "c-h" : "G-h");
+        else snprintf(c9, sizeof c9, "-");
+        tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %11s %9s %7s %11s\n", tl_res_name[res], c1, c2,
+                      c3, c4, c5, c6, c7, c8, c9);
+    }
+    if (x->exhausted)
+        tl_buf_printf(b,
+                      "  RESOURCE_EXHAUSTION: %zu attempts cost %.3g core-hours, %.3g GiB-hours "
+                      "(%.3g h wall); the recommendation covers %zu of them\n",
+                      x->exhausted, x->ex_core_h, x->ex_gib_h, x->ex_wall_h, x->avoided);
+}
+
+static void advise_json(struct tl_buf *b, size_t k, const char *name,
+                        const struct tl_cat_advice *x, const char *pct)
+{
+    tl_buf_puts(b, k ? ",{\"category\":" : "{\"category\":");
+    tl_buf_put_json_string(b, name);
+    tl_buf_printf(b, ",\"attempts\":%zu,\"tasks\":%zu,\"resources\":{", x->attempts, x->tasks);
+    for (int res = 0; res < TL_NRES; res++) {
+        const struct tl_advice *a = &x->a[res];
+        tl_buf_printf(b, "%s\"%s\":{\"unit\":\"%s\",\"requested_p50\":", res ? "," : "", tl_res_name[res],
+                      res == TL_RES_CORES ? "cores" : "bytes");
+        json_num(b, a->req);
+        tl_buf_puts(b, ",\"allocated_p50\":");
+        json_num(b, a->alloc);
+        tl_buf_puts(b, ",\"used_p50\":");
+        json_num(b, a->used_p50);
+        tl_buf_printf(b, ",\"used_%s\":", pct);
+        json_num(b, a->used_q);
+        tl_buf_puts(b, ",\"used_max\":");
+        json_num(b, a->used_max);
+        tl_buf_puts(b, ",\"recommend\":");
+        json_num(b, a->rec);
+        tl_buf_printf(b, ",\"measured\":%zu,\"exceed\":%zu,\"exceed_fraction\":", a->n_used, a->exceed);
+        json_num(b, a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
+        tl_buf_printf(b, ",\"waste_unit\":\"%s\",\"waste\":", tl_res_waste_unit[res]);
+        json_num(b, a->n_waste ? a->waste : NAN);
+        tl_buf_puts(b, ",\"waste_with_recommendation\":");
+        json_num(b, a->n_waste ? a->waste_rec : NAN);
+        tl_buf_puts(b, ",\"saves\":");
+        json_num(b, a->n_waste ? a->waste - a->waste_rec : NAN);
+        tl_buf_putc(b, '}');
+    }
+    tl_buf_printf(b, "},\"resource_exhaustion\":{\"attempts\":%zu,\"core_hours\":", x->exhausted);
+    json_num(b, x->ex_core_h);
+    tl_buf_puts(b, ",\"gib_hours\":");
+    json_num(b, x->ex_gib_h);
+    tl_buf_puts(b, ",\"wall_hours\":");
+    json_num(b, x->ex_wall_h);
+    tl_buf_printf(b, ",\"avoided\":%zu}}", x->avoided);
+}
+
+static void advise_lp(struct tl_buf *b, const char *name, const struct tl_cat_advice *x, double q,
+                      int64_t ns, int *written)
+{
+    for (int res = 0; res < TL_NRES; res++) {
+        const struct tl_advice *a = &x->a[res];
+        size_t start = b->len;
+        const char *tags[] = {"category", name, "resource", tl_res_name[res]};
+        if (!lp_begin(b, "task_advice", tags, 2)) {
+            b->len = start;
+            continue;
+        }
+        bool first = true;
+        /* bytes stay bytes, as in `task` points */
+        lp_field(b, &first, "requested_p50", a->req);
+        lp_field(b, &first, "allocated_p50", a->alloc);
+        lp_field(b, &first, "used_p50", a->used_p50);
+        lp_field(b, &first, "used_q", a->used_q);
+        lp_field(b, &first, "used_max", a->used_max);
+        lp_field(b, &first, "recommend", a->rec);
+        lp_field(b, &first, "exceed_fraction",
+                 a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
+        if (a->n_waste) {
+            lp_field(b, &first, "waste_hours", a->waste);
+            lp_field(b, &first, "saves_hours", a->waste - a->waste_rec);
+        }
+        lp_field(b, &first, "quantile", q);
+        lp_int(b, &first, "attempts", (int64_t)x->attempts);
+        lp_int(b, &first, "exhausted", (int64_t)x->exhausted);
+        lp_int(b, &first, "exhausted_avoided", (int64_t)x->avoided);
+        lp_field(b, &first, "exhausted_core_hours", x->ex_core_h);
+        lp_field(b, &first, "exhausted_gib_hours", x->ex_gib_h);
+        lp_end(b, start, first, ns, written);
+    }
+}
+
+int tl_cmd_advise(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"quantile", required_argument, NULL, 'Q'}, {"margin", required_argument, NULL, 'M'},
+        {"round", required_argument, NULL, 'R'}, COMMON_LONGOPTS, {0}};
+    struct common co = {.io = {.max_reports = 10}};
+    struct tl_advise_opts o;
+    tl_advise_opts_default(&o);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'Q':
+            if (!parse_num(optarg, 0, 1, &o.quantile)) {
+                fprintf(stderr, "tasklens advise: --quantile wants a number in [0,1]\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'M':
+            if (!parse_num(optarg, 1, 100, &o.margin)) {
+                fprintf(stderr, "tasklens advise: --margin wants a number in [1,100]\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'R': {
+            char *eq = strchr(optarg, '=');
+            int res = -1;
+            if (eq) {
+                *eq = '\0';
+                for (int k = 0; k < TL_NRES; k++)
+                    if (!strcmp(optarg, tl_res_name[k])) res = k;
+            }
+            double v = 0;
+            bool ok = res >= 0 && (res == TL_RES_CORES ? parse_num(eq + 1, 1e-3, 1e6, &v)
+                                                    : parse_bytes(eq + 1, &v) && v >= 1);
+            if (!ok) {
+                fprintf(stderr, "tasklens advise: --round wants cores=N, memory=SIZE or disk=SIZE\n");
+                return TL_EXIT_USAGE;
+            }
+            o.round[res] = v;
+            break;
+        }
+        case 'h': advise_usage(stdout); return TL_EXIT_OK;
+        default: {
+            int r = common_option(c, optarg, &co, "tasklens advise");
+            if (r < 0) return TL_EXIT_USAGE;
+            if (r == 0) {
+                advise_usage(stderr);
+                return TL_EXIT_USAGE;
+            }
+        }
+        }
+    }
+    if (optind >= argc) {
+        advise_usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    struct tl_task_rows rs = {0};
+    int status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens advise");
+    if (rs.process_wide_rss) /* their memory recommendations rest on upper bounds */
+        fprintf(stderr, "tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
+                        "categories is from those bounds\n",
+                (unsigned long long)rs.process_wide_rss);
+    double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
+    struct tl_cat_advice *ca = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *ca);
+    if (!tmp || !ca) {
+        fprintf(stderr, "tasklens advise: out of memory\n");
+        status = TL_EXIT_INPUT;
+    }
+    struct tl_buf b = {0};
+    if (status == TL_EXIT_OK) {
+        for (size_t k = 0; k < rs.cats.n; k++) tl_advise_category(&rs, (int32_t)k, &o, tmp, &ca[k]);
+        int written = 0;
+        char pct[16];
+        snprintf(pct, sizeof pct, "p%02.0f", o.quantile * 100);
+        advise_header(&b, co.fmt, &o, pct);
+        for (size_t k = 0; k < rs.cats.n; k++) {
+            if (co.fmt == F_TABLE) advise_table(&b, rs.cats.s[k], &ca[k], pct);
+            else if (co.fmt == F_JSON) advise_json(&b, k, rs.cats.s[k], &ca[k], pct);
+            else advise_lp(&b, rs.cats.s[k], &ca[k], o.quantile, rs.newest_ns, &written);
+        }
+        if (co.fmt == F_JSON) tl_buf_puts(&b, "]}\n");
+        status = write_out(&co, &b, "tasklens advise");
+    }
+    tl_buf_free(&b);
+    free(tmp);
+    free(ca);
+    tl_task_rows_free(&rs);
+    return status;
+}
+

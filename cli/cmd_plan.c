@@ -1,0 +1,299 @@
+/* tasklens plan: capacity per category and node type (insights/plan.c), as
+ * a table, JSON or line protocol. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "insights_cli.h"
+#include "summary.h"
+
+#define MAX_NODES 8
+#define MAX_COUNTS 64
+
+static bool parse_node(char *s, struct tl_node *n)
+{
+    snprintf(n->spec, sizeof n->spec, "%s", s);
+    n->cores = n->mem = 0;
+    for (char *save = NULL, *kv = strtok_r(s, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) return false;
+        *eq++ = '\0';
+        if (!strcmp(kv, "cores")) {
+            if (!parse_num(eq, 1, 1e6, &n->cores)) return false;
+        } else if (!strcmp(kv, "mem") || !strcmp(kv, "memory")) {
+            if (!parse_bytes(eq, &n->mem) || n->mem <= 0) return false;
+        } else
+            return false;
+    }
+    return n->cores > 0 && n->mem > 0;
+}
+
+static void plan_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens plan --node cores=N,mem=SIZE [--node ...] [OPTIONS] INPUT...\n"
+            "\n"
+            "Capacity planning the way the DESC DRP study sized Rubin processing: per\n"
+            "category the quantile (default p95) of CPU time and of peak memory per task;\n"
+            "jobs per node = min(node cores / cores per task, node memory / memory p95);\n"
+            "node-hours = tasks x time p95 / 3600 / jobs per node. Prints which resource\n"
+            "binds, per category and node type, and the totals.\n"
+            "\n"
+            "  --node SPEC         cores=128,mem=512GiB (repeatable: one plan per node type)\n"
+            "  --scale N           the observed task counts times N (default 1)\n"
+            "  --count CAT=N       this many tasks of CAT instead (repeatable)\n"
+            "  --quantile Q        time and memory quantile (default 0.95)\n"
+            "  --time cpu|wall     which time a task occupies its slot for (default cpu)\n"
+            "  --cores-per-task N  instead of the observed allocation (else request, else 1)\n" COMMON_HELP);
+}
+
+/* The rows of one node type. */
+struct plan_out {
+    struct tl_buf *b;
+    enum fmt fmt;
+    const struct tl_plan_opts *o;
+    const char *pct;
+    int64_t ns;
+    int written;
+};
+
+static void plan_node_head(struct plan_out *po, int ni, const struct tl_node *nd)
+{
+    struct tl_buf *b = po->b;
+    char memh[24];
+    tl_summary_human(memh, sizeof memh, nd->mem, TL_UNIT_BYTES);
+    if (po->fmt == F_TABLE) {
+        tl_buf_printf(b, "%snode cores=%g mem=%s; time = %s %s time, memory = %s peak RSS\n",
+                      ni ? "\n" : "", nd->cores, memh, po->pct, po->o->use_cpu ? "CPU" : "wall",
+                      po->pct);
+        tl_buf_printf(b, "  %-20s %10s %9s %9s %6s %12s %8s %12s %10s\n", "category", "tasks", "time",
+                      "memory", "cores", "jobs/node", "binds", "node-hours", "node-days");
+    } else if (po->fmt == F_JSON) {
+        tl_buf_printf(b, "%s{\"node\":{\"cores\":", ni ? "," : "");
+        json_num(b, nd->cores);
+        tl_buf_puts(b, ",\"memory_bytes\":");
+        json_num(b, nd->mem);
+        tl_buf_puts(b, "},\"categories\":[");
+    }
+}
+
+static void plan_row(struct plan_out *po, size_t k, const char *name, const struct tl_node *nd,
+                     const struct tl_cat_plan *p, const struct tl_plan_fit *f)
+{
+    struct tl_buf *b = po->b;
+    const char *binds = f->jobs < 1 ? "memory" : f->binds;
+    if (po->fmt == F_TABLE) {
+        char t[24], m[24], h[24], d[24], j[24];
+        tl_summary_human(t, sizeof t, p->t_q, TL_UNIT_SECONDS);
+        tl_summary_human(m, sizeof m, p->m_q, TL_UNIT_BYTES);
+        if (f->jobs < 1) snprintf(j, sizeof j, "does not fit");
+        else snprintf(j, sizeof j, "%.0f", f->jobs);
+        tl_buf_printf(b, "  %-20s %10.0f %9s %9s %6g %12s %8s %12s %10s\n", name, p->tasks, t, m,
+                      p->cpt, j, !isfinite(p->t_q) ? "-" : binds, cell(h, sizeof h, f->hours),
+                      cell(d, sizeof d, f->hours / 24));
+    } else if (po->fmt == F_JSON) {
+        tl_buf_puts(b, k ? ",{\"category\":" : "{\"category\":");
+        tl_buf_put_json_string(b, name);
+        tl_buf_puts(b, ",\"tasks\":");
+        json_num(b, p->tasks);
+        tl_buf_printf(b, ",\"time_s\":");
+        json_num(b, p->t_q);
+        tl_buf_printf(b, ",\"time_is\":\"%s\",\"memory_bytes\":", p->cpu_time ? "cpu" : "wall");
+        json_num(b, p->m_q);
+        tl_buf_puts(b, ",\"cores_per_task\":");
+        json_num(b, p->cpt);
+        tl_buf_puts(b, ",\"jobs_by_cores\":");
+        json_num(b, f->by_cores);
+        tl_buf_puts(b, ",\"jobs_by_memory\":");
+        json_num(b, f->by_mem);
+        tl_buf_puts(b, ",\"jobs_per_node\":");
+        json_num(b, f->jobs);
+        tl_buf_printf(b, ",\"binds\":\"%s\",\"node_hours\":", binds);
+        json_num(b, f->hours);
+        tl_buf_puts(b, "}");
+    } else {
+        size_t start = b->len;
+        const char *tags[] = {"binds", binds, "category", name, "node", nd->spec};
+        if (!lp_begin(b, "task_plan", tags, 3)) {
+            b->len = start;
+            return;
+        }
+        bool first = true;
+        lp_field(b, &first, "tasks", p->tasks);
+        lp_field(b, &first, "time_s", p->t_q);
+        lp_field(b, &first, "memory_bytes", p->m_q);
+        lp_field(b, &first, "cores_per_task", p->cpt);
+        lp_field(b, &first, "jobs_per_node", f->jobs);
+        lp_field(b, &first, "node_hours", f->hours);
+        lp_field(b, &first, "node_days", f->hours / 24);
+        lp_end(b, start, first, po->ns, &po->written);
+    }
+}
+
+static void plan_node_total(struct plan_out *po, const struct tl_node *nd, double total_tasks,
+                            double total_h)
+{
+    struct tl_buf *b = po->b;
+    if (po->fmt == F_TABLE) {
+        tl_buf_printf(b, "  %-20s %10.0f %9s %9s %6s %12s %8s %12.4g %10.4g\n", "total", total_tasks,
+                      "", "", "", "", "", total_h, total_h / 24);
+    } else if (po->fmt == F_JSON) {
+        tl_buf_puts(b, "],\"node_hours\":");
+        json_num(b, total_h);
+        tl_buf_puts(b, ",\"node_days\":");
+        json_num(b, total_h / 24);
+        tl_buf_putc(b, '}');
+    } else {
+        size_t start = b->len;
+        const char *tags[] = {"category", "total", "node", nd->spec};
+        if (!lp_begin(b, "task_plan", tags, 2)) {
+            b->len = start;
+            return;
+        }
+        bool first = true;
+        lp_field(b, &first, "tasks", total_tasks);
+        lp_field(b, &first, "node_hours", total_h);
+        lp_field(b, &first, "node_days", total_h / 24);
+        lp_end(b, start, first, po->ns, &po->written);
+    }
+}
+
+static void plan_write(struct tl_buf *b, enum fmt fmt, const struct tl_plan_opts *o,
+                       const struct tl_node *nodes, int nnodes, const struct tl_task_rows *rs,
+                       const struct tl_cat_plan *cp)
+{
+    char pct[16];
+    snprintf(pct, sizeof pct, "p%02.0f", o->quantile * 100);
+    struct plan_out po = {b, fmt, o, pct, rs->newest_ns, 0};
+    if (fmt == F_JSON) {
+        tl_buf_puts(b, "{\"quantile\":");
+        json_num(b, o->quantile);
+        tl_buf_puts(b, ",\"scale\":");
+        json_num(b, o->scale);
+        tl_buf_printf(b, ",\"time\":\"%s\",\"nodes\":[", o->use_cpu ? "cpu" : "wall");
+    }
+    for (int ni = 0; ni < nnodes; ni++) {
+        double total_h = 0, total_tasks = 0;
+        plan_node_head(&po, ni, &nodes[ni]);
+        for (size_t k = 0; k < rs->cats.n; k++) {
+            struct tl_plan_fit f;
+            tl_plan_fit(&nodes[ni], &cp[k], &f);
+            if (isfinite(f.hours)) total_h += f.hours;
+            total_tasks += cp[k].tasks;
+            plan_row(&po, k, rs->cats.s[k], &nodes[ni], &cp[k], &f);
+        }
+        plan_node_total(&po, &nodes[ni], total_tasks, total_h);
+    }
+    if (fmt == F_JSON) tl_buf_puts(b, "]}\n");
+}
+
+int tl_cmd_plan(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"node", required_argument, NULL, 'N'},     {"scale", required_argument, NULL, 'S'},
+        {"count", required_argument, NULL, 'C'},    {"quantile", required_argument, NULL, 'Q'},
+        {"time", required_argument, NULL, 'T'},     {"cores-per-task", required_argument, NULL, 'P'},
+        COMMON_LONGOPTS, {0}};
+    struct common co = {.io = {.max_reports = 10}};
+    struct tl_node nodes[MAX_NODES];
+    int nnodes = 0, ncounts = 0;
+    const char *count_cat[MAX_COUNTS];
+    double count_n[MAX_COUNTS];
+    struct tl_plan_opts o = {.quantile = 0.95, .scale = 1, .use_cpu = true};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'N':
+            if (nnodes == MAX_NODES || !parse_node(optarg, &nodes[nnodes])) {
+                fprintf(stderr, "tasklens plan: --node wants cores=N,mem=SIZE (at most %d)\n", MAX_NODES);
+                return TL_EXIT_USAGE;
+            }
+            nnodes++;
+            break;
+        case 'S':
+            if (!parse_num(optarg, 0, 1e12, &o.scale)) {
+                fprintf(stderr, "tasklens plan: --scale wants a number >= 0\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'C': {
+            char *eq = strrchr(optarg, '=');
+            if (!eq || eq == optarg || ncounts == MAX_COUNTS || !parse_num(eq + 1, 0, 1e15, &count_n[ncounts])) {
+                fprintf(stderr, "tasklens plan: --count wants CATEGORY=N\n");
+                return TL_EXIT_USAGE;
+            }
+            *eq = '\0';
+            count_cat[ncounts++] = optarg;
+            break;
+        }
+        case 'Q':
+            if (!parse_num(optarg, 0, 1, &o.quantile)) {
+                fprintf(stderr, "tasklens plan: --quantile wants a number in [0,1]\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'T':
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "wall")) {
+                fprintf(stderr, "tasklens plan: --time is cpu or wall\n");
+                return TL_EXIT_USAGE;
+            }
+            o.use_cpu = !strcmp(optarg, "cpu");
+            break;
+        case 'P':
+            if (!parse_num(optarg, 1e-3, 1e6, &o.cores_per_task)) {
+                fprintf(stderr, "tasklens plan: --cores-per-task wants a number > 0\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'h': plan_usage(stdout); return TL_EXIT_OK;
+        default: {
+            int r = common_option(c, optarg, &co, "tasklens plan");
+            if (r < 0) return TL_EXIT_USAGE;
+            if (r == 0) {
+                plan_usage(stderr);
+                return TL_EXIT_USAGE;
+            }
+        }
+        }
+    }
+    if (optind >= argc || !nnodes) {
+        if (!nnodes) fprintf(stderr, "tasklens plan: at least one --node cores=N,mem=SIZE\n");
+        plan_usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    struct tl_task_rows rs = {0};
+    int status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens plan");
+    for (int i = 0; i < ncounts && status == TL_EXIT_OK; i++) {
+        bool found = false;
+        for (size_t k = 0; k < rs.cats.n; k++) found |= !strcmp(rs.cats.s[k], count_cat[i]);
+        if (!found) {
+            fprintf(stderr, "tasklens plan: --count %s: no such category in the input\n", count_cat[i]);
+            status = TL_EXIT_USAGE;
+        }
+    }
+    double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
+    struct tl_cat_plan *cp = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *cp);
+    if (!tmp || !cp) {
+        fprintf(stderr, "tasklens plan: out of memory\n");
+        status = TL_EXIT_INPUT;
+    }
+    struct tl_buf b = {0};
+    if (status == TL_EXIT_OK) {
+        for (size_t k = 0; k < rs.cats.n; k++) {
+            tl_plan_category(&rs, (int32_t)k, &o, tmp, &cp[k]);
+            for (int i = 0; i < ncounts; i++)
+                if (!strcmp(rs.cats.s[k], count_cat[i])) cp[k].tasks = count_n[i];
+        }
+        plan_write(&b, co.fmt, &o, nodes, nnodes, &rs, cp);
+        status = write_out(&co, &b, "tasklens plan");
+    }
+    tl_buf_free(&b);
+    free(tmp);
+    free(cp);
+    tl_task_rows_free(&rs);
+    return status;
+}

@@ -1,0 +1,166 @@
+/* The command-line side of the insights. See insights_cli.h. */
+#include "insights_cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "lineproto.h"
+#include "summary.h"
+
+/* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */
+int common_option(int c, char *arg, struct common *co, const char *cmd)
+{
+    switch (c) {
+    case 'f':
+        if (!strcmp(arg, "table")) co->fmt = F_TABLE;
+        else if (!strcmp(arg, "json")) co->fmt = F_JSON;
+        else if (!strcmp(arg, "lp")) co->fmt = F_LP;
+        else {
+            fprintf(stderr, "%s: --format is table, json or lp\n", cmd);
+            return -1;
+        }
+        return 1;
+    case 'o': co->out_path = arg; return 1;
+    default: return tl_input_option(c, arg, &co->io, co->settings, MAX_SETTINGS, cmd);
+    }
+}
+
+/* Reads every input into rs (a directory: the LSST metadata files under
+ * it); the exit status so far. */
+int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd)
+{
+    co->io.settings = co->settings;
+    co->io.kinds = TL_KIND(TL_REC_TASK); /* the rows keep finished attempts only */
+    int status = TL_EXIT_OK;
+    struct tl_file_list fl = {0};
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (!stat(args[i], &st) && S_ISDIR(st.st_mode)) {
+            if (!tl_walk_metadata(&fl, args[i])) status = TL_EXIT_INPUT;
+        } else if (!tl_file_list_add(&fl, args[i])) {
+            rs->oom = true;
+        }
+    }
+    for (size_t i = 0; i < fl.n; i++) {
+        struct tl_summary_input info;
+        memset(&info, 0, sizeof info);
+        enum tl_err rc = tl_read_input(fl.paths[i], &co->io, tl_task_rows_add, rs, &info);
+        rs->process_wide_rss += tl_summary_counter(&info, 1, "process_wide_rss");
+        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
+        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        tl_input_info_free(&info);
+        free(fl.paths[i]);
+    }
+    free(fl.paths);
+    if (!tl_task_rows_done(rs)) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        status = TL_EXIT_INPUT;
+    }
+    return status;
+}
+
+int write_out(struct common *co, struct tl_buf *b, const char *cmd)
+{
+    FILE *f = co->out_path && strcmp(co->out_path, "-") ? fopen(co->out_path, "w") : stdout;
+    if (!f) {
+        perror(co->out_path);
+        return TL_EXIT_INPUT;
+    }
+    bool ok = fwrite(b->data, 1, b->len, f) == b->len;
+    ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+    if (!ok) {
+        fprintf(stderr, "%s: writing the output failed\n", cmd);
+        return TL_EXIT_INPUT;
+    }
+    return TL_EXIT_OK;
+}
+
+
+
+bool parse_bytes(const char *s, double *out)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || !(x >= 0) || !isfinite(x)) return false;
+    static const char *const suf[] = {"KiB", "MiB", "GiB", "TiB", "KB", "MB", "GB", "TB",
+                                      "K",   "M",   "G",   "T",   "B", ""};
+    static const double mul[] = {0x1p10, 0x1p20, 0x1p30, 0x1p40, 1e3, 1e6, 1e9, 1e12,
+                                 0x1p10, 0x1p20, 0x1p30, 0x1p40, 1, 1};
+    for (size_t i = 0; i < sizeof suf / sizeof *suf; i++)
+        if (!strcmp(end, suf[i])) {
+            *out = x * mul[i];
+            return true;
+        }
+    return false;
+}
+
+bool parse_num(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *end || !(x >= lo && x <= hi)) return false;
+    *out = x;
+    return true;
+}
+
+/* A shortest round-trip number for JSON, null when not finite. */
+void json_num(struct tl_buf *b, double v)
+{
+    if (isfinite(v)) tl_buf_put_double(b, v);
+    else tl_buf_puts(b, "null");
+}
+
+/* A number for the table: 3 significant digits, '-' when absent. */
+const char *cell(char *buf, size_t cap, double v)
+{
+    if (!isfinite(v)) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%.3g", v);
+    return buf;
+}
+
+/* Line protocol: measurement, then tags (pairs, NULL value skipped). */
+bool lp_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags)
+{
+    tl_buf_puts(b, meas);
+    for (int i = 0; i < ntags; i++) {
+        const char *v = tags[2 * i + 1];
+        if (!v || !*v) continue;
+        tl_buf_putc(b, ',');
+        tl_buf_puts(b, tags[2 * i]);
+        tl_buf_putc(b, '=');
+        if (!tl_lp_put_escaped(b, v)) return false;
+    }
+    return true;
+}
+
+void lp_field(struct tl_buf *b, bool *first, const char *k, double v)
+{
+    if (!isfinite(v)) return; /* line protocol has no NaN: the field is absent */
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_puts(b, k);
+    tl_buf_putc(b, '=');
+    tl_buf_put_double(b, v);
+}
+
+void lp_int(struct tl_buf *b, bool *first, const char *k, int64_t v)
+{
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_printf(b, "%s=%lldi", k, (long long)v);
+}
+
+void lp_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written)
+{
+    if (first) { /* no field: not a point */
+        b->len = start;
+        return;
+    }
+    tl_buf_printf(b, " %lld\n", (long long)ns);
+    (*written)++;
+}
+

@@ -1,0 +1,61 @@
+/* What `advise`, `plan` and `energy` share on the command line: the input
+ * and output options, reading the inputs into task rows (insights/), and
+ * writing tables, JSON and line protocol. */
+#ifndef TL_CLI_INSIGHTS_CLI_H
+#define TL_CLI_INSIGHTS_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "input.h"
+#include "insights.h"
+
+#define MAX_SETTINGS 32
+
+enum fmt { F_TABLE, F_JSON, F_LP };
+
+struct common {
+    struct tl_input_opts io;
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    enum fmt fmt;
+    const char *out_path;
+};
+
+#define COMMON_LONGOPTS                                                                            \
+    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},            \
+        {"format-in", required_argument, NULL, 'i'}, {"max-errors", required_argument, NULL, 'e'}, \
+        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}
+
+#define COMMON_HELP                                                                                \
+    "  --format FMT        table (default), json, or lp (InfluxDB line protocol)\n"                \
+    "  -o, --output FILE   write there instead of stdout\n"                                       \
+    "  --format-in NAME    input format instead of auto-detection\n"                              \
+    "  -O PARSER.KEY=VAL   parser option\n"                                                        \
+    "  -q, --quiet         do not print rejected lines\n"
+
+/* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */
+int common_option(int c, char *arg, struct common *co, const char *cmd);
+/* Reads every input into rs (a directory: the LSST metadata files under
+ * it); the exit status so far. */
+int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd);
+/* b to --output (or stdout); the exit status. */
+int write_out(struct common *co, struct tl_buf *b, const char *cmd);
+
+/* "512GiB", "1.5TB", "64G", "100MB", "4096": bytes. KiB/MiB/GiB/TiB and bare
+ * K/M/G/T are powers of 1024, KB/MB/GB/TB powers of 1000. */
+bool parse_bytes(const char *s, double *out);
+bool parse_num(const char *s, double lo, double hi, double *out);
+/* A shortest round-trip number for JSON, null when not finite. */
+void json_num(struct tl_buf *b, double v);
+/* A number for the table: 3 significant digits, '-' when absent. */
+const char *cell(char *buf, size_t cap, double v);
+/* Line protocol: measurement, then tags (pairs, NULL value skipped); fields
+ * (a non-finite one is absent); the end (no field: not a point). */
+bool lp_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags);
+void lp_field(struct tl_buf *b, bool *first, const char *k, double v);
+void lp_int(struct tl_buf *b, bool *first, const char *k, int64_t v);
+void lp_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written);
+
+#endif

@@ -1,0 +1,141 @@
+/* What the task records say about sizing, capacity and energy, per category:
+ * the computations behind `tasklens advise | plan | energy` (and the coming
+ * HTML report), as a library that prints nothing. The README's "Insights"
+ * section documents every formula; the commands (cli/cmd_advise.c,
+ * cmd_plan.c, cmd_energy.c) format these results as tables, JSON or line
+ * protocol.
+ *
+ * Every number is exact, not sketched: the records are kept as one compact
+ * row per finished attempt (about 130 bytes) -- these are batch questions
+ * over one run. */
+#ifndef TL_INSIGHTS_H
+#define TL_INSIGHTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intern.h"
+#include "record.h"
+
+#define TL_GIB 1073741824.0
+
+/* ------------------------------------------------------------ the rows */
+
+/* The values a row keeps, NAN when the record had none. */
+enum tl_row_value {
+    TL_V_WALL, TL_V_CPU, TL_V_CORES, TL_V_MEM, TL_V_DISK, TL_V_REQ_CORES, TL_V_REQ_MEM,
+    TL_V_REQ_DISK, TL_V_ALLOC_CORES, TL_V_ALLOC_MEM, TL_V_ALLOC_DISK, TL_V_LIM_CORES,
+    TL_V_LIM_MEM, TL_V_LIM_DISK, TL_NV
+};
+
+struct tl_task_row {
+    double v[TL_NV];
+    int32_t cat, wf;
+    bool exhausted, final;
+};
+
+/* Distinct names (categories, workflows): interned while reading, ids in
+ * first-seen order; tl_task_rows_done renumbers them in byte order. */
+struct tl_names {
+    struct tl_intern *in;
+    const char **s; /* by id, once done */
+    size_t n;
+};
+
+struct tl_task_rows {
+    struct tl_task_row *r;
+    size_t n, cap;
+    struct tl_names cats, wfs;
+    int64_t newest_ns;
+    uint64_t process_wide_rss; /* LSST quanta whose max RSS is their process's (summary.h) */
+    bool oom;
+};
+
+/* A record callback (ctx = struct tl_task_rows *): keeps task attempts. */
+void tl_task_rows_add(void *ctx, const struct tl_record *r);
+/* All records are in: names in byte order (every output lists them so,
+ * whatever the input order). false when out of memory. */
+bool tl_task_rows_done(struct tl_task_rows *rs);
+void tl_task_rows_free(struct tl_task_rows *rs);
+/* Sorted finite values of column c for the rows of category cat (cat < 0:
+ * all) into vals (room for every row); the count. */
+size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, double *vals);
+/* The q quantile (linear interpolation) of n sorted values; NAN when none. */
+double tl_quantile_or_nan(const double *v, size_t n, double q);
+
+/* ------------------------------------------------------------ advise */
+
+enum tl_resource { TL_RES_CORES, TL_RES_MEM, TL_RES_DISK, TL_NRES };
+extern const char *const tl_res_name[TL_NRES];       /* cores, memory, disk */
+extern const char *const tl_res_waste_unit[TL_NRES];  /* core-hours, GiB-hours */
+
+struct tl_advise_opts {
+    double quantile;           /* of use the recommendation covers (0.95) */
+    double margin;             /* times that, for memory and disk (1.2) */
+    double round[TL_NRES];     /* granularity: cores, bytes, bytes */
+};
+void tl_advise_opts_default(struct tl_advise_opts *o);
+
+struct tl_advice {
+    size_t n_used, n_waste, exceed;
+    double req, alloc, used_p50, used_q, used_max, rec;
+    double waste, waste_rec; /* over the rows with allocation, use and wall time */
+};
+
+struct tl_cat_advice {
+    size_t attempts, tasks;
+    struct tl_advice a[TL_NRES];
+    size_t exhausted, avoided; /* RESOURCE_EXHAUSTION attempts; those the recommendation covers */
+    double ex_core_h, ex_gib_h, ex_wall_h;
+};
+
+/* The advice for category cat; tmp has room for every row. */
+void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_advise_opts *o,
+                        double *tmp, struct tl_cat_advice *ca);
+
+/* ------------------------------------------------------------ plan */
+
+struct tl_node {
+    char spec[64]; /* as given: cores=128,mem=512GiB */
+    double cores, mem;
+};
+
+struct tl_plan_opts {
+    double quantile;     /* of time and memory (0.95) */
+    double scale;        /* observed task counts times this (1) */
+    double cores_per_task; /* 0: observed allocation, else request, else 1 */
+    bool use_cpu;        /* time = CPU time where measured (else wall) */
+};
+
+struct tl_cat_plan {
+    double tasks, t_q, m_q, cpt;
+    bool cpu_time; /* t_q is CPU time (else wall) */
+};
+
+/* A category on a node type. */
+struct tl_plan_fit {
+    double by_cores, by_mem, jobs, hours; /* hours NAN when it does not fit */
+    const char *binds;                    /* cores, memory or both */
+};
+
+/* The category's plan inputs; tmp has room for every row. */
+void tl_plan_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_plan_opts *o,
+                      double *tmp, struct tl_cat_plan *p);
+void tl_plan_fit(const struct tl_node *nd, const struct tl_cat_plan *p, struct tl_plan_fit *f);
+
+/* ------------------------------------------------------------ energy */
+
+struct tl_power {
+    double w_core, w_gib, pue, g_kwh;
+};
+
+struct tl_energy {
+    size_t attempts, no_cpu, no_mem;
+    double cpu_kwh, mem_kwh; /* before PUE */
+};
+
+void tl_power_default(struct tl_power *pw);
+void tl_energy_add(struct tl_energy *e, const struct tl_task_row *r, const struct tl_power *pw);
+
+#endif

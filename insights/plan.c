@@ -1,0 +1,43 @@
+/* Capacity planning per category and node type (`tasklens plan`), the way
+ * the DESC DRP study sized Rubin processing: jobs per node = min(node cores
+ * / cores per task, node memory / memory quantile); node-hours = tasks x
+ * time quantile / 3600 / jobs per node. See insights.h. */
+#include <math.h>
+#include <string.h>
+
+#include "insights.h"
+#include "quantile.h"
+
+void tl_plan_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_plan_opts *o,
+                      double *tmp, struct tl_cat_plan *p)
+{
+    size_t attempts = 0, finals = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].cat == cat) {
+            attempts++;
+            finals += rs->r[i].final;
+        }
+    p->tasks = (double)(finals ? finals : attempts) * o->scale;
+    size_t n = o->use_cpu ? tl_task_rows_column(rs, cat, TL_V_CPU, tmp) : 0;
+    p->cpu_time = n > 0;
+    if (!n) n = tl_task_rows_column(rs, cat, TL_V_WALL, tmp);
+    p->t_q = tl_quantile_or_nan(tmp, n, o->quantile);
+    n = tl_task_rows_column(rs, cat, TL_V_MEM, tmp);
+    p->m_q = tl_quantile_or_nan(tmp, n, o->quantile);
+    p->cpt = o->cores_per_task;
+    if (!p->cpt) {
+        n = tl_task_rows_column(rs, cat, TL_V_ALLOC_CORES, tmp);
+        if (!n) n = tl_task_rows_column(rs, cat, TL_V_REQ_CORES, tmp);
+        p->cpt = n ? tl_quantile_sorted(tmp, n, 0.5) : 1;
+        if (!(p->cpt > 0)) p->cpt = 1;
+    }
+}
+
+void tl_plan_fit(const struct tl_node *nd, const struct tl_cat_plan *p, struct tl_plan_fit *f)
+{
+    f->by_cores = floor(nd->cores / p->cpt + 1e-9);
+    f->by_mem = p->m_q > 0 ? floor(nd->mem / p->m_q + 1e-9) : INFINITY;
+    f->jobs = fmin(f->by_cores, f->by_mem);
+    f->binds = f->by_cores < f->by_mem ? "cores" : f->by_mem < f->by_cores ? "memory" : "both";
+    f->hours = f->jobs >= 1 && isfinite(p->t_q) ? p->tasks * p->t_q / 3600 / f->jobs : NAN;
+}

@@ -1,0 +1,124 @@
+/* The task rows every insight reads: one compact row per finished attempt,
+ * with its category and workflow as ids. See insights.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "insights.h"
+#include "quantile.h"
+
+static const enum tl_metric row_metric[TL_NV] = {
+    TL_M_WALL_TIME_S,     TL_M_CPU_TIME_S,    TL_M_CORES,          TL_M_MAX_RSS_BYTES,
+    TL_M_DISK_BYTES,      TL_M_REQ_CORES,     TL_M_REQ_MEMORY_BYTES, TL_M_REQ_DISK_BYTES,
+    TL_M_ALLOC_CORES,     TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES, TL_M_LIMIT_CORES,
+    TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES};
+
+static int32_t name_id(struct tl_names *nm, const char *s, bool *oom)
+{
+    if (!s || !*s) s = "default";
+    if (!nm->in && !(nm->in = tl_intern_new((size_t)256 << 20))) {
+        *oom = true;
+        return 0;
+    }
+    int32_t id = tl_intern(nm->in, s, strlen(s));
+    if (id < 0) *oom = true;
+    return id < 0 ? 0 : id;
+}
+
+void tl_task_rows_add(void *ctx, const struct tl_record *r)
+{
+    struct tl_task_rows *rs = ctx;
+    if (r->kind != TL_REC_TASK || rs->oom) return;
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 1024;
+        struct tl_task_row *p = realloc(rs->r, cap * sizeof *p);
+        if (!p) {
+            rs->oom = true;
+            return;
+        }
+        rs->r = p;
+        rs->cap = cap;
+    }
+    struct tl_task_row *w = &rs->r[rs->n++];
+    for (int i = 0; i < TL_NV; i++)
+        w->v[i] = tl_record_has(r, row_metric[i]) ? r->v[row_metric[i]] : NAN;
+    w->cat = name_id(&rs->cats, r->category, &rs->oom);
+    w->wf = name_id(&rs->wfs, r->workflow, &rs->oom);
+    w->exhausted = r->result && !strcmp(r->result, "RESOURCE_EXHAUSTION");
+    w->final = r->final;
+    if (r->time_ns > rs->newest_ns) rs->newest_ns = r->time_ns;
+}
+
+struct name_pos {
+    const char *s;
+    int32_t id;
+};
+
+static int cmp_name_pos(const void *a, const void *b)
+{
+    return strcmp(((const struct name_pos *)a)->s, ((const struct name_pos *)b)->s);
+}
+
+/* Renumbers the names in byte order, and the rows' ids with them. */
+static bool names_sort(struct tl_names *nm, struct tl_task_row *r, size_t nrows, bool wf)
+{
+    nm->n = nm->in ? tl_intern_count(nm->in) : 0;
+    if (!nm->n) return true;
+    struct name_pos *pos = malloc(nm->n * sizeof *pos);
+    int32_t *newid = malloc(nm->n * sizeof *newid);
+    nm->s = malloc(nm->n * sizeof *nm->s);
+    if (!pos || !newid || !nm->s) {
+        free(pos);
+        free(newid);
+        return false;
+    }
+    for (size_t i = 0; i < nm->n; i++)
+        pos[i] = (struct name_pos){tl_intern_str(nm->in, (int32_t)i), (int32_t)i};
+    qsort(pos, nm->n, sizeof *pos, cmp_name_pos);
+    for (size_t j = 0; j < nm->n; j++) {
+        newid[pos[j].id] = (int32_t)j;
+        nm->s[j] = pos[j].s;
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        int32_t *id = wf ? &r[i].wf : &r[i].cat;
+        *id = newid[*id];
+    }
+    free(pos);
+    free(newid);
+    return true;
+}
+
+bool tl_task_rows_done(struct tl_task_rows *rs)
+{
+    if (!rs->oom && !(names_sort(&rs->cats, rs->r, rs->n, false) &&
+                      names_sort(&rs->wfs, rs->r, rs->n, true)))
+        rs->oom = true;
+    return !rs->oom;
+}
+
+static void names_free(struct tl_names *nm)
+{
+    free(nm->s);
+    tl_intern_free(nm->in);
+}
+
+void tl_task_rows_free(struct tl_task_rows *rs)
+{
+    free(rs->r);
+    names_free(&rs->cats);
+    names_free(&rs->wfs);
+}
+
+size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, double *vals)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if ((cat < 0 || rs->r[i].cat == cat) && isfinite(rs->r[i].v[c])) vals[n++] = rs->r[i].v[c];
+    tl_sort_doubles(vals, n);
+    return n;
+}
+
+double tl_quantile_or_nan(const double *v, size_t n, double q)
+{
+    return n ? tl_quantile_sorted(v, n, q) : NAN;
+}

@@ -1,0 +1,187 @@
+/* The `dir` source: every file of a directory (recursively, names matching
+ * a glob) read once, whole, through its own parser, as it settles
+ * (ingest/dirwatch.c): an LSST datastore where a metadata file appears per
+ * quantum, a directory of traces, compressed or not.
+ *
+ * Checkpoint section (after version and 'D'):
+ *   lines | records | rejected (summed over the files read) | the files
+ *   read (tl_dirwatch_save) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "dirwatch.h"
+#include "reader.h"
+#include "source.h"
+
+struct dir_src {
+    struct tl_dirwatch *dw;
+    struct tl_parse_stats stats; /* summed over the files read */
+    const char *format;          /* of the last file read */
+};
+
+static enum tl_err dir_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+{
+    struct dir_src *d = s->own;
+    if (!d && !(d = s->own = calloc(1, sizeof *d))) return TL_ERR_NOMEM;
+    char err[512];
+    if (!d->dw && tl_dirwatch_open(s->path, s->cfg.recursive, 1000, s->cfg.match, &d->dw, err,
+                                   sizeof err)) {
+        tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
+        return TL_ERR_OPEN;
+    }
+    if (!saved) return TL_OK;
+    const uint8_t *p = saved, *end = saved + len;
+    if (!tl_get_varint(&p, end, &d->stats.lines) || !tl_get_varint(&p, end, &d->stats.records) ||
+        !tl_get_varint(&p, end, &d->stats.rejected) ||
+        tl_dirwatch_restore(d->dw, p, (size_t)(end - p)))
+        return TL_ERR_CORRUPT;
+    return TL_OK;
+}
+
+static void add_stats(struct tl_parse_stats *sum, const struct tl_parse_stats *ps)
+{
+    sum->lines += ps->lines;
+    sum->records += ps->records;
+    sum->rejected += ps->rejected;
+    for (int i = 0; i < TL_REJ_COUNT; i++) sum->rejected_by[i] += ps->rejected_by[i];
+}
+
+/* The next settled file, read whole through its own parser (the files are
+ * independent documents: a metadata file per quantum). */
+static size_t dir_step(struct tl_source *s)
+{
+    struct dir_src *d = s->own;
+    const char *path = tl_dirwatch_next(d->dw);
+    if (!path) return 0;
+    char err[512];
+    struct tl_reader *rd;
+    if (tl_reader_open(path, &rd, err, sizeof err)) {
+        /* tried again at the next scans; said once */
+        bool again = tl_dirwatch_failed(d->dw);
+        tl_rt_log(s->rt, again ? TL_LOG_DEBUG : TL_LOG_WARN, "%s (tried again until it can be read)",
+                  err);
+        return 1;
+    }
+    struct tl_feed feed;
+    tl_feed_init(&feed, s);
+    feed.name = path;
+    char *buf = tl_rt_buf(s->rt);
+    size_t total = 0, got;
+    enum tl_err rc;
+    while ((rc = tl_reader_read(rd, buf, TL_RT_CHUNK, &got, err, sizeof err)) == TL_OK && got) {
+        if (tl_feed_bytes(&feed, buf, got)) break;
+        total += got;
+        s->bytes += got;
+    }
+    if (rc) tl_rt_log(s->rt, TL_LOG_WARN, "%s: %s", path, err);
+    if (feed.inst.p) {
+        tl_feed_finish(&feed);
+        add_stats(&d->stats, feed.inst.p->stats(feed.inst.state));
+        d->format = feed.inst.p->name;
+    }
+    tl_feed_free(&feed);
+    tl_reader_close(rd);
+    return total ? total : 1;
+}
+
+static int dir_wait_fd(struct tl_source *s, bool *poll_soon)
+{
+    struct dir_src *d = s->own;
+    *poll_soon = true; /* settling files are looked at again */
+    return d->dw ? tl_dirwatch_fd(d->dw) : -1;
+}
+
+static void dir_woken(struct tl_source *s)
+{
+    struct dir_src *d = s->own;
+    if (d->dw) tl_dirwatch_events(d->dw);
+}
+
+static enum tl_err dir_save(struct tl_source *s, struct tl_buf *b)
+{
+    struct dir_src *d = s->own;
+    tl_put_varint(b, d->stats.lines);
+    tl_put_varint(b, d->stats.records);
+    tl_put_varint(b, d->stats.rejected);
+    return tl_dirwatch_save(d->dw, b);
+}
+
+static void dir_self_metrics(struct tl_source *s)
+{
+    struct dir_src *d = s->own;
+    if (!d->format) return;
+    struct tl_summary_input in = {.path = s->path, .format = d->format,
+                                  .lines = d->stats.lines, .records = d->stats.records,
+                                  .rejected = d->stats.rejected, .bytes = s->bytes};
+    memcpy(in.rejected_by, d->stats.rejected_by, sizeof in.rejected_by);
+    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, tl_dirwatch_pending(d->dw));
+}
+
+static void dir_totals(const struct tl_source *s, struct tl_source_totals *t)
+{
+    const struct dir_src *d = s->own;
+    t->lines += d->stats.lines;
+    t->records += d->stats.records;
+    t->rejected += d->stats.rejected;
+}
+
+static void dir_close(struct tl_source *s)
+{
+    struct dir_src *d = s->own;
+    if (!d) return;
+    tl_dirwatch_close(d->dw);
+    free(d);
+    s->own = NULL;
+}
+
+static enum tl_err dir_validate(const struct src_settings *c, const char **key, char *err,
+                                size_t cap)
+{
+    if (c->path) return TL_OK;
+    snprintf(err, cap, "`path` is required");
+    return TL_ERR_USAGE;
+}
+
+static void dir_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+{
+    struct stat st;
+    if (stat(s->path, &st) || !S_ISDIR(st.st_mode) || access(s->path, R_OK | X_OK))
+        say(ctx, false, "sources[%d]: %s: %s", i, s->path,
+            errno == ENOENT ? "does not exist" : !S_ISDIR(st.st_mode) ? "not a directory"
+                                                                      : strerror(errno));
+    else
+        say(ctx, true, "sources[%d]: %s: a readable directory (files matching %s%s)", i, s->path,
+            s->match, s->recursive ? ", recursively" : "");
+}
+
+#define SS(f) offsetof(struct src_settings, f)
+static const struct tl_option dir_options[] = {
+    {"path", TL_OPT_STRING, NULL, "a directory; each file in it is read once", SS(path)},
+    {"recursive", TL_OPT_BOOL, "true", "also read subdirectories", SS(recursive)},
+    {"match", TL_OPT_LIST, "*",
+     "file names to read (a glob; e.g. *_metadata* for an LSST datastore)", SS(match)},
+    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    {0},
+};
+
+const struct tl_source_type tl_source_dir = {
+    .name = "dir",
+    .help = "each file of a directory read once as it appears (.gz, .zst too)",
+    .options = dir_options,
+    .ckpt_tag = 'D',
+    .validate = dir_validate,
+    .open = dir_open,
+    .step = dir_step,
+    .wait_fd = dir_wait_fd,
+    .woken = dir_woken,
+    .save = dir_save,
+    .self_metrics = dir_self_metrics,
+    .totals = dir_totals,
+    .close = dir_close,
+    .check = dir_check,
+};

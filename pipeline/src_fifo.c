@@ -1,0 +1,143 @@
+/* The `fifo` source: a named pipe (mkfifo) that writers open, write task
+ * records to, and close -- a workflow tool that pipes its log, or several
+ * one after the other. It stays open across writers (it holds a write end
+ * itself, so a closing writer is not the end) unless `follow: false`,
+ * when the first writer's end ends it. Not resumable: a pipe has no
+ * position.
+ *
+ * Also the smallest complete source, and the example ARCHITECTURE.md walks
+ * through: this file and its line in sources.c are all it took. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "source.h"
+
+struct fifo_src {
+    struct tl_feed feed;
+    int fd;      /* the read end */
+    int keep_fd; /* our write end (follow): no EOF between writers */
+    bool written; /* a writer came: an end now is its end, not "none yet" */
+};
+
+static enum tl_err fifo_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+{
+    struct fifo_src *f = s->own;
+    if (!f) {
+        if (!(f = s->own = calloc(1, sizeof *f))) return TL_ERR_NOMEM;
+        tl_feed_init(&f->feed, s);
+        f->fd = f->keep_fd = -1;
+    }
+    struct stat st;
+    if (stat(s->path, &st) || !S_ISFIFO(st.st_mode)) {
+        tl_rt_log(s->rt, TL_LOG_ERROR, "%s: %s", s->path,
+                  errno == ENOENT ? "does not exist (make it with mkfifo)" : "not a named pipe");
+        return TL_ERR_OPEN;
+    }
+    if ((f->fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+        (s->cfg.follow && (f->keep_fd = open(s->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)) {
+        tl_rt_log(s->rt, TL_LOG_ERROR, "%s: %s", s->path, strerror(errno));
+        return TL_ERR_OPEN;
+    }
+    return TL_OK;
+}
+
+static size_t fifo_step(struct tl_source *s)
+{
+    struct fifo_src *f = s->own;
+    char *buf = tl_rt_buf(s->rt);
+    ssize_t n = read(f->fd, buf, TL_RT_CHUNK);
+    if ((n == 0 && f->written) || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        s->done = true; /* without follow: the writer closed */
+        tl_feed_finish(&f->feed);
+        return 0;
+    }
+    if (n <= 0) return 0;
+    f->written = true;
+    s->bytes += (size_t)n;
+    if (tl_feed_bytes(&f->feed, buf, (size_t)n)) s->done = true;
+    return (size_t)n;
+}
+
+static int fifo_wait_fd(struct tl_source *s, bool *poll_soon)
+{
+    struct fifo_src *f = s->own;
+    if (f->keep_fd >= 0 || f->written) return f->fd;
+    *poll_soon = true; /* no writer yet: poll() would say "hung up" at once */
+    return -1;
+}
+
+static void fifo_self_metrics(struct tl_source *s)
+{
+    struct fifo_src *f = s->own;
+    if (!f->feed.inst.p) return;
+    const struct tl_parse_stats *ps = f->feed.inst.p->stats(f->feed.inst.state);
+    struct tl_summary_input in = {.path = s->path, .format = f->feed.inst.p->name,
+                                  .lines = ps->lines, .records = ps->records,
+                                  .rejected = ps->rejected, .bytes = s->bytes};
+    memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
+    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, 0);
+}
+
+static void fifo_totals(const struct tl_source *s, struct tl_source_totals *t)
+{
+    const struct fifo_src *f = s->own;
+    if (!f->feed.inst.p) return;
+    const struct tl_parse_stats *ps = f->feed.inst.p->stats(f->feed.inst.state);
+    t->lines += ps->lines;
+    t->records += ps->records;
+    t->rejected += ps->rejected;
+}
+
+static void fifo_close(struct tl_source *s)
+{
+    struct fifo_src *f = s->own;
+    if (!f) return;
+    if (f->fd >= 0) close(f->fd);
+    if (f->keep_fd >= 0) close(f->keep_fd);
+    tl_feed_free(&f->feed);
+    free(f);
+    s->own = NULL;
+}
+
+static enum tl_err fifo_validate(const struct src_settings *c, const char **key, char *err,
+                                 size_t cap)
+{
+    if (c->path) return TL_OK;
+    snprintf(err, cap, "`path` is required");
+    return TL_ERR_USAGE;
+}
+
+static void fifo_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+{
+    struct stat st;
+    bool ok = !stat(s->path, &st) && S_ISFIFO(st.st_mode);
+    say(ctx, ok, "sources[%d]: %s: %s", i, s->path, ok ? "a named pipe" : "not a named pipe");
+}
+
+#define SS(f) offsetof(struct src_settings, f)
+static const struct tl_option fifo_options[] = {
+    {"path", TL_OPT_STRING, NULL, "the named pipe (mkfifo)", SS(path)},
+    {"follow", TL_OPT_BOOL, "true", "stay open for the next writer (false: stop at the first end)",
+     SS(follow)},
+    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    {0},
+};
+
+const struct tl_source_type tl_source_fifo = {
+    .name = "fifo",
+    .help = "a named pipe, across writers; not resumable",
+    .options = fifo_options,
+    .validate = fifo_validate,
+    .open = fifo_open,
+    .step = fifo_step,
+    .wait_fd = fifo_wait_fd,
+    .self_metrics = fifo_self_metrics,
+    .totals = fifo_totals,
+    .close = fifo_close,
+    .check = fifo_check,
+};

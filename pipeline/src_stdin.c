@@ -1,0 +1,106 @@
+/* The `stdin` source: a pipe into tasklens (`zcat run.log.gz | tasklens run
+ * -c stdin.yaml`), through one parser, until its end. It cannot be resumed
+ * (nothing identifies a position in a pipe), so it has no checkpoint
+ * section. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source.h"
+
+static enum tl_err stdin_expand(struct tl_runtime *rt, const struct src_settings *cfg)
+{
+    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+    return tl_rt_add_source(rt, cfg, NULL, "-");
+}
+
+static enum tl_err stdin_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+{
+    struct tl_feed *f = s->own;
+    if (!f) {
+        if (!(f = s->own = calloc(1, sizeof *f))) return TL_ERR_NOMEM;
+        tl_feed_init(f, s);
+    }
+    return TL_OK;
+}
+
+static size_t stdin_step(struct tl_source *s)
+{
+    struct tl_feed *f = s->own;
+    char *buf = tl_rt_buf(s->rt);
+    ssize_t n = read(0, buf, TL_RT_CHUNK);
+    size_t got = n > 0 ? (size_t)n : 0;
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) s->done = true;
+    if (got) {
+        s->bytes += got;
+        if (tl_feed_bytes(f, buf, got)) {
+            s->done = true;
+            return 0;
+        }
+    }
+    if (s->done) tl_feed_finish(f);
+    return got;
+}
+
+static int stdin_wait_fd(struct tl_source *s, bool *poll_soon)
+{
+    return 0;
+}
+
+static void stdin_self_metrics(struct tl_source *s)
+{
+    struct tl_feed *f = s->own;
+    if (!f->inst.p) return;
+    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
+    struct tl_summary_input in = {.path = "-", .format = f->inst.p->name, .lines = ps->lines,
+                                  .records = ps->records, .rejected = ps->rejected,
+                                  .bytes = s->bytes};
+    memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
+    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, 0);
+}
+
+static void stdin_totals(const struct tl_source *s, struct tl_source_totals *t)
+{
+    const struct tl_feed *f = s->own;
+    if (!f->inst.p) return;
+    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
+    t->lines += ps->lines;
+    t->records += ps->records;
+    t->rejected += ps->rejected;
+}
+
+static void stdin_close(struct tl_source *s)
+{
+    if (!s->own) return;
+    tl_feed_free(s->own);
+    free(s->own);
+    s->own = NULL;
+}
+
+static void stdin_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+{
+    say(ctx, true, "sources[%d]: stdin (parser %s)", i, s->parser);
+}
+
+#define SS(f) offsetof(struct src_settings, f)
+static const struct tl_option stdin_options[] = {
+    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    {0},
+};
+
+const struct tl_source_type tl_source_stdin = {
+    .name = "stdin",
+    .help = "standard input, until its end; not resumable",
+    .options = stdin_options,
+    .expand = stdin_expand,
+    .open = stdin_open,
+    .step = stdin_step,
+    .wait_fd = stdin_wait_fd,
+    .self_metrics = stdin_self_metrics,
+    .totals = stdin_totals,
+    .close = stdin_close,
+    .check = stdin_check,
+};
