@@ -16,5 +16,6 @@ int tl_cmd_dasf_balance(int argc, char **argv);
 int tl_cmd_advise(int argc, char **argv);
 int tl_cmd_plan(int argc, char **argv);
 int tl_cmd_energy(int argc, char **argv);
+int tl_cmd_report(int argc, char **argv);
 
 #endif

@@ -47,11 +47,11 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
     const double *gran = o->round;
     double q = o->quantile, margin = o->margin;
     memset(ca, 0, sizeof *ca);
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].cat == cat) {
-            ca->attempts++;
-            ca->tasks += rs->r[i].final;
-        }
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        ca->attempts++;
+        ca->tasks += r->final;
+    }
     for (int res = 0; res < TL_NRES; res++) {
         struct tl_advice *a = &ca->a[res];
         size_t n = tl_task_rows_column(rs, cat, res_req[res], tmp);
@@ -59,9 +59,9 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
         n = tl_task_rows_column(rs, cat, res_alloc[res], tmp);
         a->alloc = tl_quantile_or_nan(tmp, n, 0.5);
         n = 0;
-        for (size_t i = 0; i < rs->n; i++) {
-            if (rs->r[i].cat != cat) continue;
-            double u = used_value(&rs->r[i], res);
+        for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+            const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+            double u = used_value(r, res);
             if (isfinite(u)) tmp[n++] = u;
         }
         tl_sort_doubles(tmp, n);
@@ -76,9 +76,8 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
             a->rec = ceil(want / gran[res] - 1e-9) * gran[res];
             if (a->rec < gran[res]) a->rec = gran[res];
         }
-        for (size_t i = 0; i < rs->n; i++) {
-            const struct tl_task_row *r = &rs->r[i];
-            if (r->cat != cat) continue;
+        for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+            const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
             double u = used_value(r, res), uw = used_for_waste(r, res), al = r->v[res_alloc[res]];
             double wall = r->v[TL_V_WALL];
             if (isfinite(u) && u > a->rec) a->exceed++;
@@ -91,9 +90,9 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
                 a->waste_rec += a->rec * h + fmax(0, fmax(al, u) - uw) * h;
         }
     }
-    for (size_t i = 0; i < rs->n; i++) {
-        const struct tl_task_row *r = &rs->r[i];
-        if (r->cat != cat || !r->exhausted) continue;
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        if (!r->exhausted) continue;
         ca->exhausted++;
         double wall = isfinite(r->v[TL_V_WALL]) ? r->v[TL_V_WALL] : 0;
         ca->ex_wall_h += wall / 3600;

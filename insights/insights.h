@@ -50,6 +50,10 @@ struct tl_task_rows {
     int64_t newest_ns;
     uint64_t process_wide_rss; /* LSST quanta whose max RSS is their process's (summary.h) */
     bool oom;
+    /* once done: the rows of category c, in input order, are
+     * r[by_cat[at[c]]] .. r[by_cat[at[c + 1] - 1]] (so each category's
+     * computation reads its rows only, and sums in the same order) */
+    size_t *at, *by_cat;
 };
 
 /* A record callback (ctx = struct tl_task_rows *): keeps task attempts. */
@@ -137,5 +141,23 @@ struct tl_energy {
 
 void tl_power_default(struct tl_power *pw);
 void tl_energy_add(struct tl_energy *e, const struct tl_task_row *r, const struct tl_power *pw);
+
+/* ------------------------------------------------------------ report */
+
+struct tl_report_page;
+struct tl_report_model;
+
+/* The plots' data of `tasklens report` (sinks/report.h), from the records:
+ * per category the sorted values of the drawn metrics (tasks' last
+ * attempts, as the summary counts them), allocated vs used per attempt,
+ * `advise`'s view; concurrency over time; the outliers. */
+struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins);
+/* A record callback (ctx = the model). */
+void tl_report_model_add(void *ctx, const struct tl_record *r);
+/* Fills pg's groups, series and outliers (pointing into the model, which
+ * must outlive pg). false when out of memory. */
+bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
+                            struct tl_report_page *pg);
+void tl_report_model_free(struct tl_report_model *m);
 
 #endif

@@ -12,11 +12,11 @@ void tl_plan_category(const struct tl_task_rows *rs, int32_t cat, const struct t
                       double *tmp, struct tl_cat_plan *p)
 {
     size_t attempts = 0, finals = 0;
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].cat == cat) {
-            attempts++;
-            finals += rs->r[i].final;
-        }
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        attempts++;
+        finals += r->final;
+    }
     p->tasks = (double)(finals ? finals : attempts) * o->scale;
     size_t n = o->use_cpu ? tl_task_rows_column(rs, cat, TL_V_CPU, tmp) : 0;
     p->cpu_time = n > 0;

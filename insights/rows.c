@@ -88,10 +88,23 @@ static bool names_sort(struct tl_names *nm, struct tl_task_row *r, size_t nrows,
     return true;
 }
 
+/* A counting sort of row indices by category, stable. */
+static bool index_by_category(struct tl_task_rows *rs)
+{
+    size_t nc = rs->cats.n;
+    rs->at = calloc(nc + 2, sizeof *rs->at);
+    rs->by_cat = malloc((rs->n + 1) * sizeof *rs->by_cat);
+    if (!rs->at || !rs->by_cat) return false;
+    for (size_t i = 0; i < rs->n; i++) rs->at[rs->r[i].cat + 2]++;
+    for (size_t c = 2; c < nc + 2; c++) rs->at[c] += rs->at[c - 1];
+    for (size_t i = 0; i < rs->n; i++) rs->by_cat[rs->at[rs->r[i].cat + 1]++] = i;
+    return true;
+}
+
 bool tl_task_rows_done(struct tl_task_rows *rs)
 {
     if (!rs->oom && !(names_sort(&rs->cats, rs->r, rs->n, false) &&
-                      names_sort(&rs->wfs, rs->r, rs->n, true)))
+                      names_sort(&rs->wfs, rs->r, rs->n, true) && index_by_category(rs)))
         rs->oom = true;
     return !rs->oom;
 }
@@ -105,6 +118,8 @@ static void names_free(struct tl_names *nm)
 void tl_task_rows_free(struct tl_task_rows *rs)
 {
     free(rs->r);
+    free(rs->at);
+    free(rs->by_cat);
     names_free(&rs->cats);
     names_free(&rs->wfs);
 }
@@ -112,8 +127,15 @@ void tl_task_rows_free(struct tl_task_rows *rs)
 size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, double *vals)
 {
     size_t n = 0;
-    for (size_t i = 0; i < rs->n; i++)
-        if ((cat < 0 || rs->r[i].cat == cat) && isfinite(rs->r[i].v[c])) vals[n++] = rs->r[i].v[c];
+    if (cat < 0) {
+        for (size_t i = 0; i < rs->n; i++)
+            if (isfinite(rs->r[i].v[c])) vals[n++] = rs->r[i].v[c];
+    } else {
+        for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+            const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+            if (isfinite(r->v[c])) vals[n++] = r->v[c];
+        }
+    }
     tl_sort_doubles(vals, n);
     return n;
 }

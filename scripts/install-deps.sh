@@ -23,6 +23,9 @@ PKGS=(
   # deploy/ checks: the compose file (`docker-compose config`, no engine),
   # the systemd unit (systemd-analyze), the dashboards' provisioning YAML
   docker-compose systemd python3-yaml
+  # `tasklens report` is tested as a person sees it: a real headless Chromium
+  # driven over its DevTools protocol (python3-websocket)
+  chromium python3-websocket
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,259 @@
+/* tasklens report: one self-contained HTML page of a run (sinks/report.h).
+ *
+ *   tasklens report [OPTIONS] INPUT... -o run.html [--baseline OTHER ...]
+ *
+ * Each input is read once, its records going to the summary (the tables'
+ * numbers, as `summary --format json` prints them) and to the report's model
+ * (insights/report_model.c: the plots). Baseline inputs go to a second
+ * summary, compared per category. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "cli.h"
+#include "input.h"
+#include "insights.h"
+#include "report.h"
+#include "summary.h"
+
+#define MAX_SETTINGS 32
+#define MAX_BASELINE 256
+
+static void report_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens report [OPTIONS] INPUT... -o FILE\n"
+            "\n"
+            "Writes one HTML file that opens offline in any browser: the summary table,\n"
+            "distributions (histogram on a log axis, CDF with p50/p95/p99), requested vs\n"
+            "used, concurrency over time, outliers, failures and rejected input. Reads every\n"
+            "format `summary` reads, and mixes of them.\n"
+            "\n"
+            "  -o, --output FILE   the page ('-': stdout)\n"
+            "  --baseline INPUT    a second run to compare with (repeatable): per category\n"
+            "                      the shift of p50 and p95 of each drawn metric\n"
+            "  --threshold PCT     shifts beyond PCT %% are highlighted (default 10)\n"
+            "  --title TEXT        the page's title (default: the first input's name)\n"
+            "  --max-plots N       categories drawn, those with most tasks first (default 40)\n"
+            "  --scatter-max N     points per requested-vs-used plot, sampled evenly\n"
+            "                      beyond (default 400)\n"
+            "  --bins N            time bins of the concurrency plots (default 300)\n"
+            "  --quantile Q        of use, for the recommendations, as `advise` (default 0.95)\n"
+            "  --format-in NAME    input format instead of auto-detection\n"
+            "  -O PARSER.KEY=VAL   parser option\n"
+            "  -q, --quiet         do not print rejected lines\n");
+}
+
+struct fan {
+    struct tl_summary *sum;
+    struct tl_report_model *model; /* NULL for the baseline */
+    enum tl_err rc;
+};
+
+static void fan_record(void *ctx, const struct tl_record *r)
+{
+    struct fan *f = ctx;
+    enum tl_err e = tl_summary_add(f->sum, r);
+    if (e && !f->rc) f->rc = e;
+    if (f->model) tl_report_model_add(f->model, r);
+}
+
+/* Reads the inputs into f; their infos into *infos (n of them). */
+static int read_inputs(char **paths, int n, struct tl_input_opts *io, struct fan *f,
+                       struct tl_summary_input *infos)
+{
+    int status = TL_EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        io->progress = !io->quiet && isatty(2);
+        enum tl_err rc = tl_read_input(paths[i], io, fan_record, f, &infos[i]);
+        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
+        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+    }
+    if (f->rc) {
+        fprintf(stderr, "tasklens report: %s\n", tl_strerror(f->rc));
+        status = TL_EXIT_INPUT;
+    }
+    return status;
+}
+
+/* The summary as its JSON text (malloc'ed), or NULL. */
+static char *summary_json(struct tl_summary *s, const struct tl_summary_input *in, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) return NULL;
+    enum tl_err rc = tl_summary_write(s, TL_SUMMARY_JSON, in, n, m);
+    if (fclose(m) || rc) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static bool parse_count(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+struct report_opts {
+    const char *out_path, *title;
+    char *baseline[MAX_BASELINE];
+    int nbaseline;
+    double threshold, quantile;
+    long max_plots, scatter_max, bins;
+};
+
+/* 1 parsed, 0 not ours, -1 bad value (said). */
+static int report_option(int c, char *arg, struct report_opts *ro)
+{
+    char *end;
+    long v;
+    switch (c) {
+    case 'o': ro->out_path = arg; return 1;
+    case 'B':
+        if (ro->nbaseline == MAX_BASELINE) return -1;
+        ro->baseline[ro->nbaseline++] = arg;
+        return 1;
+    case 'T': ro->title = arg; return 1;
+    case 't':
+        ro->threshold = strtod(arg, &end) / 100;
+        if (*end || !(ro->threshold >= 0)) {
+            fprintf(stderr, "tasklens report: --threshold wants a percentage >= 0\n");
+            return -1;
+        }
+        return 1;
+    case 'Q':
+        ro->quantile = strtod(arg, &end);
+        if (*end || !(ro->quantile >= 0 && ro->quantile <= 1)) {
+            fprintf(stderr, "tasklens report: --quantile wants a number in [0,1]\n");
+            return -1;
+        }
+        return 1;
+    case 'M':
+    case 'S':
+    case 'N':
+        if (!parse_count(arg, 1, 1000000, &v)) {
+            fprintf(stderr, "tasklens report: a count in 1..1000000 is expected, not '%s'\n", arg);
+            return -1;
+        }
+        *(c == 'M' ? &ro->max_plots : c == 'S' ? &ro->scatter_max : &ro->bins) = v;
+        return 1;
+    default: return 0;
+    }
+}
+
+static int write_page(const struct report_opts *ro, struct tl_report_page *pg)
+{
+    FILE *f = strcmp(ro->out_path, "-") ? fopen(ro->out_path, "w") : stdout;
+    if (!f) {
+        perror(ro->out_path);
+        return TL_EXIT_INPUT;
+    }
+    enum tl_err rc = tl_report_write_html(pg, f);
+    if ((f == stdout ? fflush(f) : fclose(f)) || rc) {
+        fprintf(stderr, "tasklens report: writing %s failed: %s\n", ro->out_path,
+                tl_strerror(rc ? rc : TL_ERR_IO));
+        return TL_EXIT_INPUT;
+    }
+    return TL_EXIT_OK;
+}
+
+int tl_cmd_report(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},     {"baseline", required_argument, NULL, 'B'},
+        {"threshold", required_argument, NULL, 't'},  {"title", required_argument, NULL, 'T'},
+        {"max-plots", required_argument, NULL, 'M'},  {"scatter-max", required_argument, NULL, 'S'},
+        {"bins", required_argument, NULL, 'N'},       {"quantile", required_argument, NULL, 'Q'},
+        {"format-in", required_argument, NULL, 'i'},  {"max-errors", required_argument, NULL, 'e'},
+        {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+        {0}};
+    struct report_opts ro = {.threshold = 0.10, .quantile = 0.95, .max_plots = 40,
+                             .scatter_max = 400, .bins = 300};
+    struct tl_input_opts io = {.max_reports = 10};
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:O:qh", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            report_usage(stdout);
+            return TL_EXIT_OK;
+        }
+        int r = report_option(c, optarg, &ro);
+        if (!r) r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens report");
+        if (r < 0) return TL_EXIT_USAGE;
+        if (r == 0) {
+            report_usage(stderr);
+            return TL_EXIT_USAGE;
+        }
+    }
+    int n = argc - optind;
+    if (n <= 0 || !ro.out_path) {
+        if (!ro.out_path) fprintf(stderr, "tasklens report: name the page with -o FILE\n");
+        report_usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    io.settings = settings;
+    io.kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW);
+    struct tl_summary_opts so;
+    tl_summary_opts_default(&so);
+    struct fan main_fan = {tl_summary_new(&so), tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins), TL_OK};
+    struct fan base_fan = {ro.nbaseline ? tl_summary_new(&so) : NULL, NULL, TL_OK};
+    struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
+    struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
+    int status = TL_EXIT_INPUT;
+    char *json = NULL, *bjson = NULL;
+    if (!main_fan.sum || !main_fan.model || (ro.nbaseline && !base_fan.sum) || !infos || !binfos) {
+        fprintf(stderr, "tasklens report: out of memory\n");
+        goto out;
+    }
+    status = read_inputs(argv + optind, n, &io, &main_fan, infos);
+    if (status == TL_EXIT_OK && ro.nbaseline) {
+        struct tl_input_opts bio = io;
+        bio.kinds = TL_AGG_KINDS;
+        status = read_inputs(ro.baseline, ro.nbaseline, &bio, &base_fan, binfos);
+    }
+    if (status != TL_EXIT_OK) goto out;
+    struct tl_advise_opts ao;
+    tl_advise_opts_default(&ao);
+    ao.quantile = ro.quantile;
+    char when[32], title[512];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    snprintf(title, sizeof title, "tasklens report: %s%s", argv[optind], n > 1 ? " and more" : "");
+    struct tl_report_page pg = {.title = ro.title ? ro.title : title, .generated = when,
+                                .inputs = infos, .ninputs = (size_t)n,
+                                .baseline_label = ro.nbaseline ? ro.baseline[0] : NULL,
+                                .threshold = ro.threshold, .groups_drawn_cap = (size_t)ro.max_plots,
+                                .scatter_cap = (size_t)ro.scatter_max};
+    json = summary_json(main_fan.sum, infos, (size_t)n);
+    bjson = ro.nbaseline ? summary_json(base_fan.sum, binfos, (size_t)ro.nbaseline) : NULL;
+    pg.summary_json = json;
+    pg.baseline_json = bjson;
+    if (!json || (ro.nbaseline && !bjson) || !tl_report_model_finish(main_fan.model, &ao, &pg)) {
+        fprintf(stderr, "tasklens report: out of memory\n");
+        status = TL_EXIT_INPUT;
+        goto out;
+    }
+    status = write_page(&ro, &pg);
+out:
+    free(json);
+    free(bjson);
+    for (int i = 0; infos && i < n; i++) tl_input_info_free(&infos[i]);
+    for (int i = 0; binfos && i < ro.nbaseline; i++) tl_input_info_free(&binfos[i]);
+    free(infos);
+    free(binfos);
+    tl_summary_free(main_fan.sum);
+    tl_summary_free(base_fan.sum);
+    tl_report_model_free(main_fan.model);
+    return status;
+}

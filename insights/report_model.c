@@ -1,0 +1,415 @@
+/* The report's model (insights.h, sinks/report.h): what the page draws,
+ * computed from the records in one pass plus a little work at the end.
+ *
+ * Concurrency over time is exact per bin: a task's interval adds its time
+ * inside each bin, so a bin shows the average number of tasks (or cores)
+ * over the bin, and a task shorter than a bin still counts for its share.
+ * That costs O(1) per task: partial bins at the two ends, and a difference
+ * array for the full bins between. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "insights.h"
+#include "quantile.h"
+#include "report.h"
+
+struct darr {
+    double *v;
+    size_t n, cap;
+};
+
+struct parr {
+    struct tl_report_point *v;
+    size_t n, cap;
+};
+
+struct mgroup {
+    struct darr dist[TL_REPORT_NDIST];
+    struct parr pts[TL_REPORT_NRES];
+    bool pts_requested[TL_REPORT_NRES]; /* a point's x was a request */
+};
+
+struct span { /* one attempt on the clock */
+    double submit, start, end, cores;
+};
+
+struct tl_report_model {
+    size_t scatter_cap, nbins;
+    struct tl_intern *names;
+    struct mgroup *g;
+    size_t ng, capg;
+    struct tl_task_rows rows; /* for advise */
+    struct span *spans;
+    size_t nspans, capspans;
+    struct darr final_ends;     /* end times of the tasks' last attempts */
+    struct conn { /* the log's cores connected: (time, workflow, cores) */
+        double t, v;
+        int wf;
+    } *conn;
+    size_t nconn, capconn;
+    char *wf_names[64]; /* workflows that said how many cores they had */
+    int nwf;
+    double *series_mem;
+    struct tl_report_group *out;
+    struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
+    size_t ntop[TL_RANK_COUNT];
+    bool oom;
+};
+
+static bool grow(void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return true;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*v, c * size);
+    if (!p) return false;
+    *v = p;
+    *cap = c;
+    return true;
+}
+
+static void dpush(struct tl_report_model *m, struct darr *a, double x)
+{
+    if (!grow((void **)&a->v, &a->cap, a->n, sizeof *a->v)) {
+        m->oom = true;
+        return;
+    }
+    a->v[a->n++] = x;
+}
+
+struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins)
+{
+    struct tl_report_model *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->scatter_cap = scatter_cap;
+    m->nbins = nbins;
+    if (!(m->names = tl_intern_new((size_t)64 << 20))) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static struct mgroup *group_of(struct tl_report_model *m, const char *category)
+{
+    const char *name = category ? category : "(none)";
+    int32_t id = tl_intern(m->names, name, strlen(name));
+    if (id < 0) return NULL;
+    if ((size_t)id >= m->ng) {
+        if (!grow((void **)&m->g, &m->capg, (size_t)id, sizeof *m->g)) return NULL;
+        memset(&m->g[m->ng], 0, ((size_t)id + 1 - m->ng) * sizeof *m->g);
+        m->ng = (size_t)id + 1;
+    }
+    return &m->g[id];
+}
+
+/* How a task is named in the outlier tables: its own key or id, its data
+ * id (LSST), and where it ran (Chrome: pid/tid). */
+static void describe(const struct tl_record *r, char *out, size_t cap)
+{
+    int n = 0;
+    if (r->task_key) n = snprintf(out, cap, "%s", r->task_key);
+    else if (r->task_id >= 0) n = snprintf(out, cap, "task %lld", (long long)r->task_id);
+    for (int i = 0; i < r->n_tags && n >= 0 && (size_t)n < cap; i++)
+        n += snprintf(out + n, cap - (size_t)n, "%s%s=%s", n ? " " : "", r->tags[i].key,
+                      r->tags[i].value);
+    if (n >= 0 && (size_t)n < cap && (r->host || r->worker))
+        n += snprintf(out + n, cap - (size_t)n, "%s%s%s%s", n ? " on " : "on ",
+                      r->host ? r->host : "", r->host && r->worker ? "/" : "",
+                      r->worker ? r->worker : "");
+    if (n >= 0 && (size_t)n < cap && r->attempt > 1)
+        snprintf(out + n, cap - (size_t)n, " (attempt %d)", (int)r->attempt);
+    if (!n) snprintf(out, cap, "line %llu", (unsigned long long)r->line);
+}
+
+/* Keeps the TL_REPORT_NOUTLIERS largest values, largest first. */
+static void rank(struct tl_report_model *m, int k, const struct tl_record *r, double v)
+{
+    size_t n = m->ntop[k];
+    struct tl_report_outlier *t = m->top[k];
+    if (!(v > 0) || (n == TL_REPORT_NOUTLIERS && v <= t[n - 1].value)) return;
+    size_t at = n < TL_REPORT_NOUTLIERS ? n : n - 1;
+    while (at > 0 && t[at - 1].value < v) {
+        if (at < TL_REPORT_NOUTLIERS) t[at] = t[at - 1];
+        at--;
+    }
+    describe(r, t[at].id, sizeof t[at].id);
+    const char *name = r->category ? r->category : "(none)";
+    int32_t id = tl_intern_find(m->names, name, strlen(name)); /* group_of interned it */
+    t[at].group = id >= 0 ? tl_intern_str(m->names, id) : "(none)";
+    t[at].value = v;
+    if (n < TL_REPORT_NOUTLIERS) m->ntop[k] = n + 1;
+}
+
+static void add_point(struct tl_report_model *m, struct mgroup *g, int res,
+                      const struct tl_record *r, enum tl_metric alloc, enum tl_metric req,
+                      double used)
+{
+    if (!(used >= 0)) return;
+    bool requested = !tl_record_has(r, alloc);
+    if (requested && !tl_record_has(r, req)) return;
+    struct parr *a = &g->pts[res];
+    if (!grow((void **)&a->v, &a->cap, a->n, sizeof *a->v)) {
+        m->oom = true;
+        return;
+    }
+    a->v[a->n++] = (struct tl_report_point){(float)r->v[requested ? req : alloc], (float)used};
+    g->pts_requested[res] |= requested;
+}
+
+static void add_span(struct tl_report_model *m, const struct tl_record *r)
+{
+    if (!r->time_ns) return;
+    double end = (double)r->time_ns / 1e9;
+    double wall = tl_record_has(r, TL_M_WALL_TIME_S) ? r->v[TL_M_WALL_TIME_S] : 0;
+    double queue = tl_record_has(r, TL_M_QUEUE_TIME_S) ? r->v[TL_M_QUEUE_TIME_S] : 0;
+    double cores = tl_record_has(r, TL_M_ALLOC_CORES) ? r->v[TL_M_ALLOC_CORES]
+                   : tl_record_has(r, TL_M_CORES)     ? r->v[TL_M_CORES]
+                                                      : 1;
+    if (!grow((void **)&m->spans, &m->capspans, m->nspans, sizeof *m->spans)) {
+        m->oom = true;
+        return;
+    }
+    m->spans[m->nspans++] = (struct span){end - wall - queue, end - wall, end, cores};
+    if (r->final) dpush(m, &m->final_ends, end);
+}
+
+/* The cores a workflow's workers had, when its log says. */
+static void add_connected(struct tl_report_model *m, const struct tl_record *r)
+{
+    if (!r->time_ns || !tl_record_has(r, TL_M_WORKER_CORES)) return;
+    const char *wf = r->workflow ? r->workflow : "";
+    int w = 0;
+    while (w < m->nwf && strcmp(m->wf_names[w], wf)) w++;
+    if (w == m->nwf) {
+        if (m->nwf == 64 || !(m->wf_names[w] = strdup(wf))) return; /* beyond: not drawn */
+        m->nwf++;
+    }
+    if (!grow((void **)&m->conn, &m->capconn, m->nconn, sizeof *m->conn)) {
+        m->oom = true;
+        return;
+    }
+    m->conn[m->nconn++] = (struct conn){(double)r->time_ns / 1e9, r->v[TL_M_WORKER_CORES], w};
+}
+
+void tl_report_model_add(void *ctx, const struct tl_record *r)
+{
+    struct tl_report_model *m = ctx;
+    if (m->oom) return;
+    if (r->kind == TL_REC_WORKFLOW) {
+        add_connected(m, r);
+        return;
+    }
+    if (r->kind != TL_REC_TASK) return;
+    struct mgroup *g = group_of(m, r->category);
+    if (!g) {
+        m->oom = true;
+        return;
+    }
+    tl_task_rows_add(&m->rows, r);
+    if (r->final)
+        for (int d = 0; d < TL_REPORT_NDIST; d++)
+            if (tl_record_has(r, tl_report_dist_metric[d]))
+                dpush(m, &g->dist[d], r->v[tl_report_dist_metric[d]]);
+    double cores_used = tl_record_has(r, TL_M_CORES) ? r->v[TL_M_CORES]
+                        : tl_record_has(r, TL_M_CPU_TIME_S) && r->v[TL_M_WALL_TIME_S] > 0
+                            ? r->v[TL_M_CPU_TIME_S] / r->v[TL_M_WALL_TIME_S]
+                            : NAN;
+    add_point(m, g, TL_REPORT_CORES, r, TL_M_ALLOC_CORES, TL_M_REQ_CORES, cores_used);
+    add_point(m, g, TL_REPORT_MEM, r, TL_M_ALLOC_MEMORY_BYTES, TL_M_REQ_MEMORY_BYTES,
+              tl_record_has(r, TL_M_MAX_RSS_BYTES) ? r->v[TL_M_MAX_RSS_BYTES] : NAN);
+    add_span(m, r);
+    if (tl_record_has(r, TL_M_WALL_TIME_S)) rank(m, TL_RANK_WALL, r, r->v[TL_M_WALL_TIME_S]);
+    if (tl_record_has(r, TL_M_MAX_RSS_BYTES)) rank(m, TL_RANK_MEM, r, r->v[TL_M_MAX_RSS_BYTES]);
+    if (r->final && r->attempt > 1) rank(m, TL_RANK_RETRIES, r, r->attempt);
+}
+
+/* ---------------------------------------------------------------- over time */
+
+/* Adds weight over [a, b) to the per-bin averages (acc: partial bins, diff:
+ * the full bins between, as a difference array). */
+static void spread(double *acc, double *diff, const struct tl_report_series *s, double a,
+                   double b, double w)
+{
+    if (!(b > a)) return;
+    double fa = (a - s->t0) / s->dt, fb = (b - s->t0) / s->dt;
+    size_t n = s->nbins;
+    size_t ba = fa < 0 ? 0 : (size_t)fa, bb = fb < 0 ? 0 : (size_t)fb;
+    if (ba >= n) ba = n - 1;
+    if (bb >= n) bb = n - 1;
+    if (ba == bb) {
+        acc[ba] += (fb - fa) * w;
+        return;
+    }
+    acc[ba] += ((double)(ba + 1) - fa) * w;
+    acc[bb] += (fb - (double)bb) * w;
+    diff[ba + 1] += w;
+    diff[bb] -= w;
+}
+
+static void finish_prefix(double *acc, double *diff, size_t n)
+{
+    double run = 0;
+    for (size_t i = 0; i < n; i++) {
+        run += diff[i];
+        acc[i] += run;
+    }
+}
+
+static int cmp_conn(const void *a, const void *b)
+{
+    double x = ((const struct conn *)a)->t, y = ((const struct conn *)b)->t;
+    return x < y ? -1 : x > y;
+}
+
+/* Cores connected at each bin's middle: the sum over workflows of the
+ * last value each had said by then (NAN before any said). */
+static void connected(struct tl_report_model *m, struct tl_report_series *s)
+{
+    double last[64], sum = 0;
+    bool any = false;
+    for (int w = 0; w < 64; w++) last[w] = 0;
+    qsort(m->conn, m->nconn, sizeof *m->conn, cmp_conn);
+    size_t c = 0;
+    for (size_t i = 0; i < s->nbins; i++) {
+        double mid = s->t0 + s->dt * ((double)i + 0.5);
+        for (; c < m->nconn && m->conn[c].t <= mid; c++) {
+            sum += m->conn[c].v - last[m->conn[c].wf];
+            last[m->conn[c].wf] = m->conn[c].v;
+            any = true;
+        }
+        s->cores_connected[i] = any ? sum : NAN;
+    }
+}
+
+static bool series(struct tl_report_model *m, struct tl_report_series *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!m->nspans) return true;
+    double t0 = INFINITY, t1 = -INFINITY;
+    for (size_t i = 0; i < m->nspans; i++) {
+        t0 = fmin(t0, fmin(m->spans[i].submit, m->spans[i].end));
+        t1 = fmax(t1, m->spans[i].end);
+    }
+    s->nbins = m->nbins;
+    s->t0 = t0;
+    s->dt = t1 > t0 ? (t1 - t0) / (double)s->nbins : 1;
+    size_t n = s->nbins;
+    double *all = m->series_mem = calloc(8 * n + 1, sizeof *all);
+    if (!all) return false;
+    s->waiting = all;
+    s->running = all + n;
+    s->cores = all + 2 * n;
+    s->done = all + 3 * n;
+    s->cores_connected = all + 4 * n;
+    double *dw = all + 5 * n, *dr = all + 6 * n, *dc = all + 7 * n;
+    for (size_t i = 0; i < m->nspans; i++) {
+        const struct span *sp = &m->spans[i];
+        spread(s->waiting, dw, s, sp->submit, sp->start, 1);
+        spread(s->running, dr, s, sp->start, sp->end, 1);
+        spread(s->cores, dc, s, sp->start, sp->end, sp->cores);
+    }
+    finish_prefix(s->waiting, dw, n);
+    finish_prefix(s->running, dr, n);
+    finish_prefix(s->cores, dc, n);
+    struct darr *e = &m->final_ends;
+    tl_sort_doubles(e->v, e->n);
+    s->total_tasks = (double)e->n;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) { /* finished by the end of bin i */
+        double edge = t0 + s->dt * (double)(i + 1);
+        while (k < e->n && e->v[k] <= edge) k++;
+        s->done[i] = (double)(i + 1 == n ? e->n : k);
+    }
+    static const double pct[3] = {0.5, 0.9, 0.99};
+    for (int j = 0; j < 3; j++) { /* the ceil(p n)-th task to finish */
+        size_t idx = e->n ? (size_t)ceil(pct[j] * (double)e->n - 1e-9) : 0;
+        s->t_done[j] = e->n ? e->v[(idx ? idx : 1) - 1] - t0 : NAN;
+    }
+    connected(m, s);
+    return true;
+}
+
+/* ---------------------------------------------------------------- the page */
+
+/* Every k-th point, so the drawing keeps the shape of all of them. */
+static void sample(struct parr *a, size_t cap)
+{
+    if (a->n <= cap) return;
+    size_t k = (a->n + cap - 1) / cap, j = 0;
+    for (size_t i = 0; i < a->n; i += k) a->v[j++] = a->v[i];
+    a->n = j;
+}
+
+static void advice_of(const struct tl_report_model *m, const char *name,
+                      const struct tl_advise_opts *ao, double *tmp, struct tl_report_group *out)
+{
+    const char *rows_name = strcmp(name, "(none)") ? name : "default";
+    for (size_t k = 0; k < m->rows.cats.n; k++) {
+        if (strcmp(m->rows.cats.s[k], rows_name)) continue;
+        struct tl_cat_advice ca;
+        tl_advise_category(&m->rows, (int32_t)k, ao, tmp, &ca);
+        static const int res[TL_REPORT_NRES] = {TL_RES_CORES, TL_RES_MEM};
+        for (int r = 0; r < TL_REPORT_NRES; r++) {
+            const struct tl_advice *a = &ca.a[res[r]];
+            out->advice[r] = (struct tl_report_advice){
+                a->n_used > 0, a->used_q, a->rec, a->alloc, a->waste, a->waste_rec,
+                a->n_used ? (double)a->exceed / (double)a->n_used : NAN, a->n_used, a->n_waste};
+        }
+        return;
+    }
+}
+
+bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
+                            struct tl_report_page *pg)
+{
+    if (m->oom || !tl_task_rows_done(&m->rows)) return false;
+    m->out = calloc(m->ng + 1, sizeof *m->out);
+    double *tmp = malloc((m->rows.n + 1) * sizeof *tmp);
+    if (!m->out || !tmp) {
+        free(tmp);
+        return false;
+    }
+    for (size_t i = 0; i < m->ng; i++) {
+        struct mgroup *g = &m->g[i];
+        struct tl_report_group *o = &m->out[i];
+        o->name = tl_intern_str(m->names, (int32_t)i);
+        for (int d = 0; d < TL_REPORT_NDIST; d++) {
+            tl_sort_doubles(g->dist[d].v, g->dist[d].n);
+            o->dist[d] = (struct tl_report_dist){g->dist[d].v, g->dist[d].n};
+        }
+        for (int r = 0; r < TL_REPORT_NRES; r++) {
+            size_t total = g->pts[r].n;
+            sample(&g->pts[r], m->scatter_cap);
+            o->scatter[r] = (struct tl_report_scatter){total, g->pts[r].v, g->pts[r].n,
+                                                       g->pts_requested[r]};
+        }
+        advice_of(m, o->name, ao, tmp, o);
+    }
+    free(tmp);
+    pg->groups = m->out;
+    pg->ngroups = m->ng;
+    memcpy(pg->top, m->top, sizeof pg->top);
+    memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
+    pg->advise_quantile = ao->quantile;
+    return series(m, &pg->series);
+}
+
+void tl_report_model_free(struct tl_report_model *m)
+{
+    if (!m) return;
+    for (size_t i = 0; i < m->ng; i++) {
+        for (int d = 0; d < TL_REPORT_NDIST; d++) free(m->g[i].dist[d].v);
+        for (int r = 0; r < TL_REPORT_NRES; r++) free(m->g[i].pts[r].v);
+    }
+    free(m->g);
+    free(m->out);
+    free(m->spans);
+    free(m->final_ends.v);
+    free(m->conn);
+    for (int w = 0; w < m->nwf; w++) free(m->wf_names[w]);
+    free(m->series_mem);
+    tl_task_rows_free(&m->rows);
+    tl_intern_free(m->names);
+    free(m);
+}

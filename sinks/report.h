@@ -1,0 +1,106 @@
+/* `tasklens report`: one self-contained HTML page (inline SVG, no script,
+ * no fetch) that shows a run: the summary table, distributions, requested
+ * vs used, concurrency over time, outliers, failures, rejected input.
+ *
+ * This header is what the page shows, as plain data; report_html.c draws
+ * it. The numbers of the tables and the quantile marks are read from the
+ * summary's own JSON (tl_summary_write), so the page says exactly what
+ * `tasklens summary --format json` says; the plots' data is computed by
+ * insights/report_model.c from the same records. Every number shown has its
+ * exact value in a tooltip (SVG <title>, or a cell's title) and in a
+ * data-v attribute the tests read. */
+#ifndef TL_REPORT_H
+#define TL_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "record.h"
+#include "summary.h"
+
+/* The distributions drawn per group. */
+#define TL_REPORT_NDIST 4
+extern const enum tl_metric tl_report_dist_metric[TL_REPORT_NDIST]; /* wall, cpu, rss, queue */
+#define TL_REPORT_NOUTLIERS 10
+
+/* Sorted values of one metric over a group's tasks (final attempts, as the
+ * summary counts them). */
+struct tl_report_dist {
+    double *v;
+    size_t n;
+};
+
+struct tl_report_point {
+    float x, y;
+};
+
+/* Allocated (else requested) against measured, one point per attempt;
+ * sampled evenly beyond a cap, said on the page. */
+struct tl_report_scatter {
+    size_t total; /* attempts with both values */
+    struct tl_report_point *p;
+    size_t n;
+    bool requested; /* x is the request (no allocation was recorded) */
+};
+
+/* `advise`'s view of one resource of a group (insights/advise.c). */
+struct tl_report_advice {
+    bool has;
+    double used_q, rec, alloc, waste, waste_rec, exceed_fraction;
+    size_t n_used, n_waste;
+};
+
+enum tl_report_res { TL_REPORT_CORES, TL_REPORT_MEM, TL_REPORT_NRES };
+
+struct tl_report_group {
+    const char *name; /* the category ("(none)" when records had none) */
+    struct tl_report_dist dist[TL_REPORT_NDIST];
+    struct tl_report_scatter scatter[TL_REPORT_NRES];
+    struct tl_report_advice advice[TL_REPORT_NRES];
+};
+
+/* Over time, in bins from the first submission to the last end. */
+struct tl_report_series {
+    size_t nbins;
+    double t0, dt; /* s since the epoch; bin width in s */
+    double *waiting, *running, *cores; /* at each bin's start */
+    double *done;                      /* finished by each bin's end */
+    double *cores_connected;           /* from the log's workflow state; NAN when unknown */
+    double total_tasks;
+    double t_done[3]; /* s after t0 when 50, 90, 99 % of the tasks had finished */
+};
+
+struct tl_report_outlier {
+    char id[200];      /* task id / key, data id, or event name with pid/tid */
+    const char *group; /* its category */
+    double value;
+};
+
+enum tl_report_rank { TL_RANK_WALL, TL_RANK_MEM, TL_RANK_RETRIES, TL_RANK_COUNT };
+
+struct tl_report_page {
+    const char *title;
+    const char *generated; /* an ISO date, or NULL */
+    const struct tl_summary_input *inputs;
+    size_t ninputs;
+    const char *summary_json;  /* tl_summary_write(JSON) of the inputs */
+    const char *baseline_json; /* of the --baseline inputs, or NULL */
+    const char *baseline_label;
+    double threshold;          /* a quantile shift beyond it (fraction) is highlighted */
+    struct tl_report_group *groups;
+    size_t ngroups;
+    size_t groups_drawn_cap;   /* plots for at most this many groups (most tasks first) */
+    size_t scatter_cap;        /* points drawn per scatter */
+    double advise_quantile;
+    struct tl_report_series series;
+    struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
+    size_t ntop[TL_RANK_COUNT];
+};
+
+/* Writes the page; TL_ERR_IO when out failed, TL_ERR_CORRUPT when a
+ * summary JSON does not parse. */
+enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
+
+#endif

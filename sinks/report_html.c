@@ -1,0 +1,648 @@
+/* The report page (report.h): HTML with inline SVG and CSS, nothing else --
+ * no script, no font, no fetch -- so it opens offline in any browser, can
+ * be attached to a ticket, and renders at once.
+ *
+ * The tables' numbers and the quantile marks come from the summary JSON
+ * (parsed here with Jansson), so they are the numbers `summary --format
+ * json` prints; each carries its exact value in data-v and a tooltip, and
+ * an approximate one is marked "≈" with its alpha. Colors are told apart by
+ * lightness and dash, not hue alone, so the page survives grayscale. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "svg.h"
+
+const enum tl_metric tl_report_dist_metric[TL_REPORT_NDIST] = {
+    TL_M_WALL_TIME_S, TL_M_CPU_TIME_S, TL_M_MAX_RSS_BYTES, TL_M_QUEUE_TIME_S};
+static const char *const dist_label[TL_REPORT_NDIST] = {"wall time", "CPU time",
+                                                         "peak memory (RSS)", "queue time"};
+static const char *const rank_title[TL_RANK_COUNT] = {"longest wall time", "most memory",
+                                                      "most attempts"};
+static const char *const res_title[TL_REPORT_NRES] = {"cores", "memory"};
+
+static const char CSS[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;background:#fff}"
+    "h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #999}h3{margin:1.5em 0 .3em}"
+    "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
+    "text-align:right;white-space:nowrap}th{background:#eee}td.n,th.n{text-align:left}"
+    ".approx{font-style:italic}.shift{background:#222;color:#fff;font-weight:bold}"
+    ".bad{background:#ddd;font-weight:bold}.note{color:#444;font-size:.9em}"
+    ".wide{overflow-x:auto;max-width:100%}nav a{margin-right:1em}.row{display:flex;flex-wrap:wrap;gap:8px}"
+    "svg.plot{background:#fff}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
+    ".tick{stroke:#888}.tl{font-size:10px;fill:#333}.al{font-size:11px;fill:#111}"
+    ".bar{fill:#3b6ea8}.bar:hover,.pt:hover{fill:#000}.cdf{fill:none;stroke:#111;stroke-width:1.5}"
+    ".q50,.q95,.q99{stroke-width:1.5}.q50{stroke:#555;stroke-dasharray:2 2}"
+    ".q95{stroke:#000;stroke-dasharray:6 3}.q99{stroke:#000}.ql{font-size:10px}"
+    ".pt{fill:#d9822b;fill-opacity:.6;stroke:#7a3f00;stroke-width:.5}.diag{stroke:#999;"
+    "stroke-dasharray:4 3}.rec{stroke:#000;stroke-width:1.5}"
+    ".waiting{fill:none;stroke:#999;stroke-width:1.5;stroke-dasharray:5 3}"
+    ".running{fill:none;stroke:#3b6ea8;stroke-width:2}.cores{fill:none;stroke:#000;"
+    "stroke-width:1.2}.conn{fill:none;stroke:#d9822b;stroke-width:2;stroke-dasharray:1 2}"
+    ".done{fill:none;stroke:#111;stroke-width:2}.bin{fill:transparent}.bin:hover{fill:#0001}"
+    ".key{display:inline-block;width:2em;border-top:2px solid #000;vertical-align:middle;"
+    "margin:0 .3em}";
+
+/* ---------------------------------------------------------------- the summary JSON */
+
+static const char *group_name(json_t *g)
+{
+    json_t *c = json_object_get(json_object_get(g, "key"), "category");
+    return json_is_string(c) ? json_string_value(c) : "(none)";
+}
+
+static json_t *find_group(json_t *doc, const char *name)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(doc, "groups"), i, g) if (!strcmp(group_name(g), name)) return g;
+    return NULL;
+}
+
+static json_t *metric_of(json_t *g, enum tl_metric m)
+{
+    return json_object_get(json_object_get(g, "metrics"), tl_metric_info[m].name);
+}
+
+/* A quantile of a group's metric from the JSON ("0.5", "0.95", "0.99"). */
+static double quantile_of(json_t *m, const char *q)
+{
+    json_t *v = json_object_get(json_object_get(m, "quantiles"), q);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool approx_of(json_t *m)
+{
+    return json_is_true(json_object_get(m, "approx"));
+}
+
+/* A table cell with its exact value (data-v, tooltip) and human text. */
+static void num_cell(FILE *o, double v, enum tl_unit unit, bool approx, const char *attrs)
+{
+    char h[48], exact[48];
+    tl_plot_fmt(h, sizeof h, v, unit);
+    if (isfinite(v)) snprintf(exact, sizeof exact, "%.17g", v);
+    else snprintf(exact, sizeof exact, "null");
+    fprintf(o, "<td %s data-v=\"%s\" title=\"%s%s\"%s>%s%s</td>", attrs ? attrs : "", exact,
+            approx ? "within alpha: " : "", exact, approx ? " class=\"approx\"" : "",
+            approx && isfinite(v) ? "≈" : "", h);
+}
+
+static void count_cell(FILE *o, json_t *v, const char *what)
+{
+    long long n = json_is_integer(v) ? json_integer_value(v) : 0;
+    fprintf(o, "<td data-k=\"%s\" data-v=\"%lld\">%lld</td>", what, n, n);
+}
+
+/* ---------------------------------------------------------------- sections */
+
+static void head(FILE *o, const struct tl_report_page *pg)
+{
+    fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<meta name=\"viewport\" content=\"width=device-width\"><title>",
+          o);
+    tl_html_esc(o, pg->title);
+    fprintf(o, "</title><style>%s</style></head><body>\n<h1>", CSS);
+    tl_html_esc(o, pg->title);
+    fputs("</h1>\n<p class=\"note\">tasklens report", o);
+    if (pg->generated) fprintf(o, ", made %s", pg->generated);
+    fputs(". One file, no network: every plot is inline SVG. Hover a mark or a number for its "
+          "exact value. Quantiles are exact (linear interpolation, as numpy) unless marked "
+          "<span class=\"approx\">≈</span>, which are within the sketch's relative error "
+          "alpha.</p>\n<nav><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
+          "<a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
+          "<a href=\"#failures\">failures</a>",
+          o);
+    if (pg->baseline_json) fputs("<a href=\"#baseline\">against the baseline</a>", o);
+    fputs("<a href=\"#groups\">per category</a></nav>\n", o);
+}
+
+static void inputs_section(FILE *o, const struct tl_report_page *pg)
+{
+    fputs("<h2 id=\"inputs\">Inputs</h2><table data-table=\"inputs\"><tr><th class=\"n\">input"
+          "</th><th class=\"n\">format</th><th>lines</th><th>records</th><th>rejected</th>"
+          "<th class=\"n\">rejected, by reason</th></tr>\n",
+          o);
+    for (size_t i = 0; i < pg->ninputs; i++) {
+        const struct tl_summary_input *in = &pg->inputs[i];
+        fputs("<tr><td class=\"n\">", o);
+        tl_html_esc(o, in->path);
+        fputs("</td><td class=\"n\">", o);
+        tl_html_esc(o, in->format ? in->format : in->error ? in->error : "-");
+        fprintf(o, "</td><td data-v=\"%llu\">%llu</td><td data-v=\"%llu\">%llu</td>"
+                   "<td data-v=\"%llu\">%llu</td><td class=\"n\">",
+                (unsigned long long)in->lines, (unsigned long long)in->lines,
+                (unsigned long long)in->records, (unsigned long long)in->records,
+                (unsigned long long)in->rejected, (unsigned long long)in->rejected);
+        for (int r = 0; r < TL_REJ_COUNT; r++)
+            if (in->rejected_by[r])
+                fprintf(o, "<span data-reason=\"%s\" data-v=\"%llu\" title=\"%s\">%s %llu</span> ",
+                        tl_reject_key((enum tl_reject)r), (unsigned long long)in->rejected_by[r],
+                        tl_reject_str((enum tl_reject)r), tl_reject_key((enum tl_reject)r),
+                        (unsigned long long)in->rejected_by[r]);
+        fputs("</td></tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+static void summary_section(FILE *o, json_t *doc)
+{
+    fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
+          "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
+          "(unfinished at the end of the input), and per metric its p50, p95 and p99 over the "
+          "tasks' last attempts.</p><div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
+          "</th><th>tasks</th><th>attempts</th><th>open</th><th>core-hours</th>",
+          o);
+    for (int d = 0; d < TL_REPORT_NDIST; d++)
+        fprintf(o, "<th>%s p50</th><th>p95</th><th>p99</th>", dist_label[d]);
+    fputs("</tr>\n", o);
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(doc, "groups"), i, g)
+    {
+        fprintf(o, "<tr data-g=\"");
+        tl_html_esc(o, group_name(g));
+        fputs("\"><td class=\"n\">", o);
+        tl_html_esc(o, group_name(g));
+        fputs("</td>", o);
+        count_cell(o, json_object_get(g, "tasks"), "tasks");
+        count_cell(o, json_object_get(g, "attempts"), "attempts");
+        count_cell(o, json_object_get(g, "open"), "open");
+        json_t *rt = json_object_get(g, "integrated_runtime_hrs");
+        num_cell(o, json_is_number(rt) ? json_number_value(rt) : NAN, TL_UNIT_COUNT, false,
+                 "data-k=\"integrated_runtime_hrs\"");
+        for (int d = 0; d < TL_REPORT_NDIST; d++) {
+            json_t *m = metric_of(g, tl_report_dist_metric[d]);
+            static const char *const qs[] = {"0.5", "0.95", "0.99"};
+            for (int k = 0; k < 3; k++) {
+                char attrs[96];
+                snprintf(attrs, sizeof attrs, "data-m=\"%s\" data-q=\"%s\"",
+                         tl_metric_info[tl_report_dist_metric[d]].name, qs[k]);
+                num_cell(o, m ? quantile_of(m, qs[k]) : NAN,
+                         tl_metric_info[tl_report_dist_metric[d]].unit, m && approx_of(m), attrs);
+            }
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table></div>\n", o);
+}
+
+/* A line over the bins (NAN bins skipped). */
+static void series_line(FILE *o, const struct tl_plot *p, const struct tl_report_series *s,
+                        const double *v, const char *cls, double shift)
+{
+    fprintf(o, "<polyline class=\"%s\" data-line=\"%s\" points=\"", cls, cls);
+    for (size_t i = 0; i < s->nbins; i++)
+        if (isfinite(v[i]))
+            fprintf(o, "%.1f,%.1f ", tl_plot_x(p, s->dt * ((double)i + shift)), tl_plot_y(p, v[i]));
+    fputs("\"/>", o);
+}
+
+/* One hover target per bin with every value at once. */
+static void series_bins(FILE *o, const struct tl_plot *p, const struct tl_report_series *s,
+                        bool conn)
+{
+    double bw = (p->w - p->ml - p->mr) / (double)s->nbins;
+    for (size_t i = 0; i < s->nbins; i++) {
+        fprintf(o, "<rect class=\"bin\" x=\"%.1f\" y=\"%d\" width=\"%.2f\" height=\"%d\"><title>"
+                   "+%.6g s to +%.6g s: on average %.4g tasks waiting, %.4g running, %.4g cores "
+                   "in use",
+                tl_plot_x(p, s->dt * (double)i), p->mt, bw, p->h - p->mt - p->mb,
+                s->dt * (double)i, s->dt * (double)(i + 1), s->waiting[i], s->running[i],
+                s->cores[i]);
+        if (conn && isfinite(s->cores_connected[i]))
+            fprintf(o, ", %.4g cores connected", s->cores_connected[i]);
+        fprintf(o, "; %.0f tasks finished by its end</title></rect>", s->done[i]);
+    }
+}
+
+/* Tasks running and cores in use against cores connected; tasks waiting
+ * and finished, with the times 50/90/99 % were. */
+static void time_section(FILE *o, const struct tl_report_page *pg)
+{
+    const struct tl_report_series *s = &pg->series;
+    fputs("<h2 id=\"time\">Over time</h2>", o);
+    if (!s->nbins) {
+        fputs("<p>No task has a time: nothing to draw.</p>\n", o);
+        return;
+    }
+    double ymax = 1, wmax = 1;
+    bool conn = false;
+    for (size_t i = 0; i < s->nbins; i++) {
+        ymax = fmax(ymax, fmax(s->running[i], s->cores[i]));
+        wmax = fmax(wmax, s->waiting[i]);
+        if (isfinite(s->cores_connected[i])) {
+            conn = true;
+            ymax = fmax(ymax, s->cores_connected[i]);
+        }
+    }
+    double span = s->dt * (double)s->nbins;
+    fprintf(o, "<p class=\"note\">%zu bins of %.4g s from the first submission; each bin shows "
+               "the average over the bin. A task waits from its submission (end - wall - queue "
+               "time) to its start (end - wall), and runs from there to its end; cores in use "
+               "are its allocation, else its measured cores, else 1.</p>",
+            s->nbins, s->dt);
+    fprintf(o, "<p class=\"note\"><span class=\"key\" style=\"border-top:2px solid #3b6ea8\">"
+               "</span>tasks running <span class=\"key\" style=\"border-top:1px solid #000\">"
+               "</span>cores in use%s</p>",
+            conn ? " <span class=\"key\" style=\"border-top:2px dotted #d9822b\"></span>cores "
+                   "connected (the log's workers, summed over workflows)"
+                 : "");
+    struct tl_plot p = {o, 900, 240, 60, 20, 10, 34, 0, span, 0, ymax * 1.05, false, false,
+                        TL_UNIT_SECONDS, TL_UNIT_COUNT, true};
+    tl_plot_begin(&p, "concurrency", "tasks running and cores in use, against cores connected",
+                  "time since the first submission", "tasks / cores");
+    series_line(o, &p, s, s->running, "running", 0.5);
+    series_line(o, &p, s, s->cores, "cores", 0.5);
+    if (conn) series_line(o, &p, s, s->cores_connected, "conn", 0.5);
+    series_bins(o, &p, s, conn);
+    tl_plot_end(&p);
+    fputs("<p class=\"note\"><span class=\"key\" style=\"border-top:2px dashed #999\"></span>"
+          "tasks waiting <span class=\"key\" style=\"border-top:2px solid #111\">"
+          "</span>tasks finished (their last attempt), on the same axis</p>",
+          o);
+    struct tl_plot d = {o, 900, 240, 60, 20, 10, 34, 0, span, 0, fmax(wmax, s->total_tasks) * 1.05,
+                        false, false, TL_UNIT_SECONDS, TL_UNIT_COUNT, true};
+    tl_plot_begin(&d, "progress", "tasks waiting and tasks finished over time, with the times "
+                  "50, 90 and 99 % of the tasks had finished",
+                  "time since the first submission", "tasks");
+    series_line(o, &d, s, s->waiting, "waiting", 0.5);
+    series_line(o, &d, s, s->done, "done", 1);
+    static const char *const pcts[] = {"50", "90", "99"}, *const qcls[] = {"q50", "q95", "q99"};
+    for (int k = 0; k < 3; k++) {
+        if (!isfinite(s->t_done[k])) continue;
+        double x = tl_plot_x(&d, s->t_done[k]);
+        char h[32];
+        tl_summary_human(h, sizeof h, s->t_done[k], TL_UNIT_SECONDS);
+        fprintf(o, "<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+                   "data-done=\"%s\" data-v=\"%.17g\"><title>%s %% of the tasks finished +%.17g s "
+                   "after the first submission</title></line>"
+                   "<text class=\"ql\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\">%s%% +%s</text>",
+                qcls[k], x, d.mt, x, d.h - d.mb, pcts[k], s->t_done[k], pcts[k], s->t_done[k],
+                x - 2, d.mt + 10 + 11 * k, pcts[k], h);
+    }
+    series_bins(o, &d, s, conn);
+    tl_plot_end(&d);
+    fprintf(o, "<p>Time to 50 %% of the tasks done: <b data-done=\"50\">+%.4g s</b>, 90 %%: "
+               "<b data-done=\"90\">+%.4g s</b>, 99 %%: <b data-done=\"99\">+%.4g s</b> "
+               "(of %.0f tasks).</p>\n",
+            s->t_done[0], s->t_done[1], s->t_done[2], s->total_tasks);
+}
+
+static void outliers_section(FILE *o, const struct tl_report_page *pg)
+{
+    fputs("<h2 id=\"outliers\">Outliers</h2><div class=\"row\">", o);
+    for (int r = 0; r < TL_RANK_COUNT; r++) {
+        fprintf(o, "<table data-table=\"top-%d\"><tr><th colspan=\"3\">%s</th></tr>"
+                   "<tr><th class=\"n\">task</th><th class=\"n\">category</th><th>%s</th></tr>",
+                r, rank_title[r], r == TL_RANK_RETRIES ? "attempts" : "value");
+        for (size_t i = 0; i < pg->ntop[r]; i++) {
+            const struct tl_report_outlier *t = &pg->top[r][i];
+            fputs("<tr><td class=\"n\">", o);
+            tl_html_esc(o, t->id);
+            fputs("</td><td class=\"n\">", o);
+            tl_html_esc(o, t->group);
+            fputs("</td>", o);
+            num_cell(o, t->value, r == TL_RANK_WALL ? TL_UNIT_SECONDS
+                                  : r == TL_RANK_MEM ? TL_UNIT_BYTES
+                                                     : TL_UNIT_COUNT,
+                     false, NULL);
+            fputs("</tr>", o);
+        }
+        if (!pg->ntop[r])
+            fprintf(o, "<tr><td colspan=\"3\">%s</td></tr>",
+                    r == TL_RANK_RETRIES ? "no task needed a second attempt" : "none measured");
+        fputs("</table>", o);
+    }
+    fputs("</div>\n", o);
+}
+
+static void failures_section(FILE *o, json_t *doc)
+{
+    fputs("<h2 id=\"failures\">Results and exit codes</h2><table data-table=\"failures\"><tr>"
+          "<th class=\"n\">category</th><th class=\"n\">results (attempts)</th>"
+          "<th class=\"n\">exit codes</th></tr>\n",
+          o);
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(doc, "groups"), i, g)
+    {
+        fputs("<tr><td class=\"n\">", o);
+        tl_html_esc(o, group_name(g));
+        fputs("</td>", o);
+        static const char *const what[] = {"results", "exit_codes"};
+        for (int w = 0; w < 2; w++) {
+            fputs("<td class=\"n\">", o);
+            const char *k;
+            json_t *v;
+            json_object_foreach(json_object_get(g, what[w]), k, v)
+            {
+                bool bad = w == 0 ? strcmp(k, "SUCCESS") != 0 : strcmp(k, "0") != 0;
+                fprintf(o, "<span data-%s=\"", w ? "exit" : "result");
+                tl_html_esc(o, k);
+                fprintf(o, "\" data-v=\"%lld\"%s>", (long long)json_integer_value(v),
+                        bad ? " class=\"bad\"" : "");
+                tl_html_esc(o, k);
+                fprintf(o, " %lld</span> ", (long long)json_integer_value(v));
+            }
+            fputs("</td>", o);
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+/* Per category and metric, p50 and p95 against the baseline's; a shift
+ * beyond the threshold is highlighted. */
+static void baseline_section(FILE *o, const struct tl_report_page *pg, json_t *doc, json_t *base)
+{
+    fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
+    tl_html_esc(o, pg->baseline_label);
+    fprintf(o, ". Shift = this run / baseline - 1; beyond ±%.3g %% it is "
+               "<span class=\"shift\">highlighted</span>.</p><table data-table=\"baseline\"><tr>"
+               "<th class=\"n\">category</th><th>tasks</th><th>baseline</th>",
+            pg->threshold * 100);
+    for (int d = 0; d < TL_REPORT_NDIST; d++)
+        fprintf(o, "<th>%s p50 shift</th><th>p95 shift</th>", dist_label[d]);
+    fputs("</tr>\n", o);
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(doc, "groups"), i, g)
+    {
+        json_t *b = find_group(base, group_name(g));
+        fprintf(o, "<tr data-g=\"");
+        tl_html_esc(o, group_name(g));
+        fputs("\"><td class=\"n\">", o);
+        tl_html_esc(o, group_name(g));
+        fputs("</td>", o);
+        count_cell(o, json_object_get(g, "tasks"), "tasks");
+        if (!b) {
+            fprintf(o, "<td colspan=\"%d\" class=\"n\">not in the baseline</td></tr>\n",
+                    1 + 2 * TL_REPORT_NDIST);
+            continue;
+        }
+        count_cell(o, json_object_get(b, "tasks"), "baseline_tasks");
+        for (int d = 0; d < TL_REPORT_NDIST; d++) {
+            json_t *m = metric_of(g, tl_report_dist_metric[d]);
+            json_t *mb = metric_of(b, tl_report_dist_metric[d]);
+            static const char *const qs[] = {"0.5", "0.95"};
+            for (int k = 0; k < 2; k++) {
+                double now = m ? quantile_of(m, qs[k]) : NAN, was = mb ? quantile_of(mb, qs[k]) : NAN;
+                double shift = was > 0 && isfinite(now) ? now / was - 1 : NAN;
+                bool hl = isfinite(shift) && fabs(shift) > pg->threshold;
+                char was_h[32], now_h[32];
+                tl_plot_fmt(was_h, sizeof was_h, was, tl_metric_info[tl_report_dist_metric[d]].unit);
+                tl_plot_fmt(now_h, sizeof now_h, now, tl_metric_info[tl_report_dist_metric[d]].unit);
+                char sv[32] = "null";
+                if (isfinite(shift)) snprintf(sv, sizeof sv, "%.17g", shift);
+                fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\" "
+                           "title=\"baseline %s, now %s\"%s>",
+                        tl_metric_info[tl_report_dist_metric[d]].name, qs[k], sv, hl, was_h,
+                        now_h, hl ? " class=\"shift\"" : "");
+                if (isfinite(shift)) fprintf(o, "%+.1f %%", shift * 100);
+                else fputs("-", o);
+                fputs("</td>", o);
+            }
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+/* ---------------------------------------------------------------- per category */
+
+/* Histogram on a log axis (positive values; zeros counted in the caption). */
+static void histogram(FILE *o, const char *gname, int d, const struct tl_report_dist *ds)
+{
+    size_t zeros = 0;
+    while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
+    enum tl_unit unit = tl_metric_info[tl_report_dist_metric[d]].unit;
+    char label[256], plot[256];
+    snprintf(label, sizeof label, "%s of %s: histogram, log axis (%zu tasks%s)", dist_label[d],
+             gname, ds->n, zeros ? ", those at 0 left out" : "");
+    snprintf(plot, sizeof plot, "hist %s %s", tl_metric_info[tl_report_dist_metric[d]].name, gname);
+    size_t n = ds->n - zeros;
+    const double *v = ds->v + zeros;
+    double lo = n ? v[0] : 1, hi = n ? v[n - 1] : 10;
+    if (hi <= lo) {
+        lo /= 1.5;
+        hi *= 1.5;
+    }
+    enum { NB = 30 };
+    size_t cnt[NB] = {0}, top = 1;
+    double llo = log10(lo), lhi = log10(hi);
+    for (size_t i = 0; i < n; i++) {
+        int b = (int)((log10(v[i]) - llo) / (lhi - llo) * NB);
+        cnt[b < 0 ? 0 : b >= NB ? NB - 1 : b]++;
+    }
+    for (int b = 0; b < NB; b++) top = cnt[b] > top ? cnt[b] : top;
+    struct tl_plot p = {o, 300, 170, 46, 22, 8, 32, lo, hi, 0, (double)top, true, false, unit,
+                        TL_UNIT_COUNT, false};
+    tl_plot_begin(&p, plot, label, dist_label[d], "tasks");
+    for (int b = 0; b < NB; b++) {
+        if (!cnt[b]) continue;
+        double a = pow(10, llo + (lhi - llo) * b / NB), z = pow(10, llo + (lhi - llo) * (b + 1) / NB);
+        double x = tl_plot_x(&p, a), y = tl_plot_y(&p, (double)cnt[b]);
+        char ha[32], hz[32];
+        tl_plot_fmt(ha, sizeof ha, a, unit);
+        tl_plot_fmt(hz, sizeof hz, z, unit);
+        fprintf(o, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\">"
+                   "<title>%s to %s: %zu tasks</title></rect>",
+                x, y, fmax(1, tl_plot_x(&p, z) - x - 0.5), p.h - p.mb - y, ha, hz, cnt[b]);
+    }
+    tl_plot_end(&p);
+}
+
+/* The CDF with p50/p95/p99 marked (the summary's numbers). */
+static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *ds, json_t *m)
+{
+    enum tl_unit unit = tl_metric_info[tl_report_dist_metric[d]].unit;
+    size_t zeros = 0;
+    while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
+    double lo = zeros < ds->n ? ds->v[zeros] : 1, hi = ds->n ? ds->v[ds->n - 1] : 10;
+    char label[256], plot[256];
+    snprintf(label, sizeof label, "%s of %s: cumulative distribution, log axis, p50 p95 p99 "
+             "marked", dist_label[d], gname);
+    snprintf(plot, sizeof plot, "cdf %s %s", tl_metric_info[tl_report_dist_metric[d]].name, gname);
+    struct tl_plot p = {o, 300, 170, 46, 22, 8, 32, lo, hi > lo ? hi : lo * 2, 0, 1, true, false,
+                        unit, TL_UNIT_COUNT, false};
+    tl_plot_begin(&p, plot, label, dist_label[d], "fraction of tasks");
+    fputs("<polyline class=\"cdf\" points=\"", o);
+    size_t step = ds->n > 400 ? ds->n / 400 : 1;
+    for (size_t i = zeros; i < ds->n; i += step)
+        fprintf(o, "%.1f,%.1f ", tl_plot_x(&p, ds->v[i]), tl_plot_y(&p, (double)(i + 1) / (double)ds->n));
+    if (ds->n > zeros)
+        fprintf(o, "%.1f,%.1f", tl_plot_x(&p, ds->v[ds->n - 1]), tl_plot_y(&p, 1));
+    fputs("\"/>", o);
+    static const char *const qs[] = {"0.5", "0.95", "0.99"}, *const qn[] = {"p50", "p95", "p99"},
+                             *const qcls[] = {"q50", "q95", "q99"};
+    bool approx = m && approx_of(m);
+    for (int k = 0; m && k < 3; k++) {
+        double q = quantile_of(m, qs[k]);
+        if (!(q > 0)) continue;
+        double x = tl_plot_x(&p, q);
+        char h[32];
+        tl_plot_fmt(h, sizeof h, q, unit);
+        fprintf(o, "<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" data-q=\"%s\" "
+                   "data-v=\"%.17g\"><title>%s %s%.17g%s</title></line>"
+                   "<text class=\"ql\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s %s%s</text>",
+                qcls[k], x, p.mt, x, p.h - p.mb, qs[k], q, qn[k], approx ? "≈ " : "= ", q,
+                approx ? " (within alpha)" : "", x > p.w / 2 ? x - 2 : x + 2,
+                p.mt + 10 + 11 * k, x > p.w / 2 ? "end" : "start", qn[k], approx ? "≈" : "", h);
+    }
+    tl_plot_end(&p);
+}
+
+static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_report_group *g,
+                    int r)
+{
+    const struct tl_report_scatter *sc = &g->scatter[r];
+    const struct tl_report_advice *a = &g->advice[r];
+    enum tl_unit unit = r == TL_REPORT_MEM ? TL_UNIT_BYTES : TL_UNIT_COUNT;
+    if (!sc->total) return;
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < sc->n; i++) {
+        double x = sc->p[i].x, y = sc->p[i].y;
+        if (x > 0) lo = fmin(lo, x), hi = fmax(hi, x);
+        if (y > 0) lo = fmin(lo, y), hi = fmax(hi, y);
+    }
+    if (a->has && a->rec > 0) lo = fmin(lo, a->rec), hi = fmax(hi, a->rec);
+    if (!isfinite(lo)) lo = hi > 0 ? hi / 10 : 1;
+    lo /= 1.2;
+    hi *= 1.2;
+    char label[256], plot[256], xl[64], yl[64];
+    snprintf(label, sizeof label, "%s of %s: %s against used, per attempt%s", res_title[r],
+             g->name, sc->requested ? "requested" : "allocated",
+             sc->n < sc->total ? " (sampled)" : "");
+    snprintf(plot, sizeof plot, "scatter %s %s", res_title[r], g->name);
+    snprintf(xl, sizeof xl, "%s %s", sc->requested ? "requested" : "allocated", res_title[r]);
+    snprintf(yl, sizeof yl, "used %s (peak)", res_title[r]);
+    struct tl_plot p = {o, 300, 220, 52, 22, 8, 32, lo, hi, lo, hi, true, true, unit, unit, false};
+    tl_plot_begin(&p, plot, label, xl, yl);
+    fprintf(o, "<line class=\"diag\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>used "
+               "= %s</title></line>",
+            tl_plot_x(&p, lo), tl_plot_y(&p, lo), tl_plot_x(&p, hi), tl_plot_y(&p, hi),
+            sc->requested ? "requested" : "allocated");
+    if (a->has && a->rec > 0) {
+        char h[32];
+        tl_plot_fmt(h, sizeof h, a->rec, unit);
+        fprintf(o, "<line class=\"rec\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" data-v=\"%.17g\">"
+                   "<title>recommended %.17g</title></line><text class=\"ql\" x=\"%d\" y=\"%.1f\">"
+                   "recommended %s</text>",
+                p.ml, tl_plot_y(&p, a->rec), p.w - p.mr, tl_plot_y(&p, a->rec), a->rec, a->rec,
+                p.ml + 3, tl_plot_y(&p, a->rec) - 3, h);
+    }
+    for (size_t i = 0; i < sc->n; i++) {
+        char hx[32], hy[32];
+        tl_plot_fmt(hx, sizeof hx, sc->p[i].x, unit);
+        tl_plot_fmt(hy, sizeof hy, sc->p[i].y, unit);
+        fprintf(o, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"><title>%s %s, used %s"
+                   "</title></circle>",
+                tl_plot_x(&p, sc->p[i].x), tl_plot_y(&p, sc->p[i].y),
+                sc->requested ? "requested" : "allocated", hx, hy);
+    }
+    tl_plot_end(&p);
+    if (sc->n < sc->total)
+        fprintf(o, "<p class=\"note\">%zu of %zu attempts drawn (every %zu-th).</p>", sc->n,
+                sc->total, (sc->total + sc->n - 1) / sc->n);
+    (void)pg;
+}
+
+static void advice_table(FILE *o, const struct tl_report_page *pg, const struct tl_report_group *g)
+{
+    fprintf(o, "<table data-table=\"advice\" data-g=\"");
+    tl_html_esc(o, g->name);
+    fprintf(o, "\"><tr><th class=\"n\">resource</th><th>allocated p50</th><th>used p%02.0f</th>"
+               "<th>recommend</th><th>exceed</th><th>waste</th><th>saves</th></tr>",
+            pg->advise_quantile * 100);
+    for (int r = 0; r < TL_REPORT_NRES; r++) {
+        const struct tl_report_advice *a = &g->advice[r];
+        if (!a->has) continue;
+        enum tl_unit unit = r == TL_REPORT_MEM ? TL_UNIT_BYTES : TL_UNIT_COUNT;
+        fprintf(o, "<tr data-res=\"%s\"><td class=\"n\">%s</td>", res_title[r], res_title[r]);
+        num_cell(o, a->alloc, unit, false, "data-k=\"allocated_p50\"");
+        num_cell(o, a->used_q, unit, false, "data-k=\"used_q\"");
+        num_cell(o, a->rec, unit, false, "data-k=\"recommend\"");
+        num_cell(o, a->exceed_fraction, TL_UNIT_COUNT, false, "data-k=\"exceed_fraction\"");
+        num_cell(o, a->n_waste ? a->waste : NAN, TL_UNIT_COUNT, false, "data-k=\"waste\"");
+        num_cell(o, a->n_waste ? a->waste - a->waste_rec : NAN, TL_UNIT_COUNT, false,
+                 "data-k=\"saves\"");
+        fputs("</tr>", o);
+    }
+    fprintf(o, "</table><p class=\"note\">As <code>tasklens advise</code>: recommend = used "
+               "p%02.0f (x 1.2 for memory), rounded up; waste and saves in %s-hours of "
+               "allocation beyond use.</p>",
+            pg->advise_quantile * 100, "core (cores) or GiB (memory)");
+}
+
+static int cmp_by_tasks(const void *a, const void *b)
+{
+    const struct tl_report_group *x = *(const struct tl_report_group *const *)a;
+    const struct tl_report_group *y = *(const struct tl_report_group *const *)b;
+    if (x->dist[0].n != y->dist[0].n) return x->dist[0].n < y->dist[0].n ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static void groups_section(FILE *o, const struct tl_report_page *pg, json_t *doc)
+{
+    fputs("<h2 id=\"groups\">Per category</h2>", o);
+    const struct tl_report_group **v = malloc((pg->ngroups + 1) * sizeof *v);
+    if (!v) return;
+    for (size_t i = 0; i < pg->ngroups; i++) v[i] = &pg->groups[i];
+    qsort(v, pg->ngroups, sizeof *v, cmp_by_tasks);
+    size_t shown = pg->ngroups < pg->groups_drawn_cap ? pg->ngroups : pg->groups_drawn_cap;
+    if (shown < pg->ngroups)
+        fprintf(o, "<p class=\"note\">Plots for the %zu categories with the most tasks; the "
+                   "other %zu are in the tables above.</p>", shown, pg->ngroups - shown);
+    for (size_t i = 0; i < shown; i++) {
+        const struct tl_report_group *g = v[i];
+        json_t *jg = find_group(doc, g->name);
+        fputs("<section class=\"group\" data-g=\"", o);
+        tl_html_esc(o, g->name);
+        fputs("\"><h3>", o);
+        tl_html_esc(o, g->name);
+        fputs("</h3><div class=\"row\">", o);
+        for (int d = 0; d < TL_REPORT_NDIST; d++) {
+            const struct tl_report_dist *ds = &g->dist[d];
+            if (!ds->n) continue;
+            if (!(ds->v[ds->n - 1] > 0)) { /* nothing for a log axis */
+                fprintf(o, "<p class=\"note\">%s: all %zu tasks measured 0.</p>", dist_label[d],
+                        ds->n);
+                continue;
+            }
+            histogram(o, g->name, d, ds);
+            cdf(o, g->name, d, &g->dist[d], jg ? metric_of(jg, tl_report_dist_metric[d]) : NULL);
+        }
+        fputs("</div><div class=\"row\">", o);
+        for (int r = 0; r < TL_REPORT_NRES; r++) scatter(o, pg, g, r);
+        fputs("</div>", o);
+        if (g->advice[0].has || g->advice[1].has) advice_table(o, pg, g);
+        fputs("</section>\n", o);
+    }
+    free(v);
+}
+
+enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
+{
+    json_error_t je;
+    json_t *doc = json_loads(pg->summary_json, 0, &je);
+    json_t *base = pg->baseline_json ? json_loads(pg->baseline_json, 0, &je) : NULL;
+    if (!doc || (pg->baseline_json && !base)) {
+        json_decref(doc);
+        return TL_ERR_CORRUPT;
+    }
+    head(o, pg);
+    inputs_section(o, pg);
+    summary_section(o, doc);
+    time_section(o, pg);
+    outliers_section(o, pg);
+    failures_section(o, doc);
+    if (base) baseline_section(o, pg, doc, base);
+    groups_section(o, pg, doc);
+    fputs("</body></html>\n", o);
+    json_decref(doc);
+    json_decref(base);
+    return ferror(o) ? TL_ERR_IO : TL_OK;
+}

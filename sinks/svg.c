@@ -1,0 +1,150 @@
+/* SVG frames and axes for the report's plots. See svg.h. */
+#include "svg.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "summary.h"
+
+void tl_html_esc(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+void tl_plot_fmt(char *buf, size_t cap, double v, enum tl_unit unit)
+{
+    if (unit == TL_UNIT_COUNT) {
+        if (!isfinite(v)) snprintf(buf, cap, "-");
+        else snprintf(buf, cap, "%.4g", v);
+        return;
+    }
+    tl_summary_human(buf, cap, v, unit);
+}
+
+static double axis_pos(double v, double lo, double hi, bool logs)
+{
+    if (logs) {
+        v = log10(v > 0 ? v : lo);
+        lo = log10(lo);
+        hi = log10(hi);
+    }
+    double f = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+double tl_plot_x(const struct tl_plot *p, double x)
+{
+    return p->ml + axis_pos(x, p->x0, p->x1, p->logx) * (p->w - p->ml - p->mr);
+}
+
+double tl_plot_y(const struct tl_plot *p, double y)
+{
+    return p->h - p->mb - axis_pos(y, p->y0, p->y1, p->logy) * (p->h - p->mt - p->mb);
+}
+
+/* Up to ~6 tick values in [lo, hi]: powers of ten on a log axis, 1-2-5
+ * steps on a linear one. */
+static int ticks(double lo, double hi, bool logs, double *t, int max)
+{
+    int n = 0;
+    if (logs) {
+        double a = floor(log10(lo)), b = ceil(log10(hi));
+        double step = ceil((b - a) / 6);
+        if (step < 1) step = 1;
+        for (double e = a; e <= b && n < max; e += step) {
+            double v = pow(10, e);
+            if (v >= lo * 0.999 && v <= hi * 1.001) t[n++] = v;
+        }
+        if (n < 2) { /* under a decade: its ends */
+            n = 0;
+            t[n++] = lo;
+            t[n++] = hi;
+        }
+        return n;
+    }
+    double span = hi - lo;
+    if (!(span > 0)) {
+        t[0] = lo;
+        return 1;
+    }
+    double raw = span / 5, mag = pow(10, floor(log10(raw)));
+    double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step) t[n++] = v;
+    return n;
+}
+
+static void tick_label(char *buf, size_t cap, double v, enum tl_unit unit, bool time)
+{
+    if (!time) {
+        tl_plot_fmt(buf, cap, v, unit);
+        return;
+    }
+    char h[32];
+    tl_summary_human(h, sizeof h, v, TL_UNIT_SECONDS);
+    snprintf(buf, cap, "+%s", h);
+}
+
+static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
+{
+    FILE *o = p->out;
+    double t[16];
+    char lab[48];
+    int x0 = p->ml, x1 = p->w - p->mr, y0 = p->mt, y1 = p->h - p->mb;
+    fprintf(o, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", x0, y0,
+            x1 - x0, y1 - y0);
+    int n = ticks(p->x0, p->x1, p->logx, t, 16);
+    for (int i = 0; i < n; i++) {
+        double x = tl_plot_x(p, t[i]);
+        tick_label(lab, sizeof lab, t[i], p->xunit, p->xtime);
+        fprintf(o, "<line class=\"tick\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
+                   "<text class=\"tl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
+                x, y1, x, y1 + 4, x, y1 + 15, lab);
+    }
+    n = ticks(p->y0, p->y1, p->logy, t, 16);
+    for (int i = 0; i < n; i++) {
+        double y = tl_plot_y(p, t[i]);
+        tl_plot_fmt(lab, sizeof lab, t[i], p->yunit);
+        fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
+                   "<text class=\"tl\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                x0, y, x1, y, x0 - 4, y + 3, lab);
+    }
+    fprintf(o, "<text class=\"al\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (x0 + x1) / 2,
+            p->h - 3);
+    tl_html_esc(o, xlabel);
+    fprintf(o, "</text><text class=\"al\" transform=\"translate(11,%d) rotate(-90)\" "
+               "text-anchor=\"middle\">", (y0 + y1) / 2);
+    tl_html_esc(o, ylabel);
+    fputs("</text>", o);
+}
+
+void tl_plot_begin(struct tl_plot *p, const char *data_plot, const char *label,
+                   const char *xlabel, const char *ylabel)
+{
+    if (p->logx && !(p->x0 > 0)) p->x0 = p->x1 > 0 ? p->x1 / 10 : 1;
+    if (p->logy && !(p->y0 > 0)) p->y0 = p->y1 > 0 ? p->y1 / 10 : 1;
+    if (!(p->x1 > p->x0)) p->x1 = p->logx ? p->x0 * 10 : p->x0 + 1;
+    if (!(p->y1 > p->y0)) p->y1 = p->logy ? p->y0 * 10 : p->y0 + 1;
+    fprintf(p->out, "<svg class=\"plot\" data-plot=\"");
+    tl_html_esc(p->out, data_plot);
+    fprintf(p->out, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+            p->w, p->h, p->w, p->h);
+    tl_html_esc(p->out, label);
+    fputs("\"><title>", p->out);
+    tl_html_esc(p->out, label);
+    fputs("</title>", p->out);
+    axes(p, xlabel, ylabel);
+}
+
+void tl_plot_end(struct tl_plot *p)
+{
+    fputs("</svg>\n", p->out);
+}

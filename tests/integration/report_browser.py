@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""`tasklens report` as a person sees it (issue 32): the page opened in a
+real headless Chromium, and every number on it checked against an
+independent computation from the same input.
+
+1. The bundled Work Queue log: the page loads from the file alone (no
+   request but itself, no <script>), with no console error or exception;
+   every plot drew marks; the screenshot is not blank and its lines are told
+   apart in grayscale (distinct lightness or dash).
+2. Every summary cell (tasks, attempts, open, p50/p95/p99 of wall, CPU,
+   memory, queue) and every CDF mark equals `summary --format json` on the
+   same input.
+3. Time to 50/90/99 % done and the longest-wall / most-memory outliers equal
+   what Python computes from `tasklens lines` (task points, all fields).
+4. The requested-vs-used advice equals `advise --format json`.
+5. Rejected input: a log with bad lines shows each reason's count as
+   `summary` does.
+6. `--baseline`: every shift equals new/old - 1 from the two summaries'
+   quantiles, highlighted exactly when beyond the threshold.
+7. LSST metadata, a Chrome trace and a mix of formats: a page with marks and
+   no error for each.
+
+usage: report_browser.py TASKLENS REPO_DIR [SCREENSHOT_OUT]
+(SCREENSHOT_OUT: also write the top of the demo page there, as docs/report-demo.png was made)
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from browser import Chromium, find_chromium, png_pixels  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+DRAWN = ["wall_time_s", "cpu_time_s", "max_rss_bytes", "queue_time_s"]
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def num(v):
+    return None if v in (None, "null") else float(v)
+
+
+PAGE_FACTS = """(() => {
+  const cells = [...document.querySelectorAll('table[data-table=summary] tr[data-g]')].map(tr => ({
+    g: tr.dataset.g,
+    counts: Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v])),
+    q: [...tr.querySelectorAll('td[data-m]')].map(td => [td.dataset.m, td.dataset.q, td.dataset.v]),
+  }));
+  const plots = [...document.querySelectorAll('svg.plot')].map(s => ({
+    name: s.dataset.plot,
+    marks: s.querySelectorAll('rect.bar, circle.pt').length +
+           [...s.querySelectorAll('polyline')].filter(p => p.getAttribute('points').trim()).length,
+  }));
+  const cdfmarks = [...document.querySelectorAll('svg.plot[data-plot^="cdf "] line[data-q]')].map(l =>
+    [l.closest('svg').dataset.plot, l.dataset.q, l.dataset.v]);
+  const done = [...document.querySelectorAll('line[data-done]')].map(l => [l.dataset.done, l.dataset.v]);
+  const tops = [...document.querySelectorAll('table[data-table^=top-]')].map(t =>
+    [...t.querySelectorAll('tr')].slice(2).map(tr => [...tr.querySelectorAll('td')].map(td => td.dataset.v || td.textContent)));
+  const advice = [...document.querySelectorAll('table[data-table=advice]')].map(t => ({
+    g: t.dataset.g,
+    rows: [...t.querySelectorAll('tr[data-res]')].map(tr => [tr.dataset.res,
+      Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v]))]),
+  }));
+  const reasons = [...document.querySelectorAll('span[data-reason]')].map(s => [s.dataset.reason, s.dataset.v]);
+  const base = [...document.querySelectorAll('table[data-table=baseline] td[data-m]')].map(td =>
+    [td.closest('tr').dataset.g, td.dataset.m, td.dataset.q, td.dataset.v, td.dataset.hl]);
+  const strokes = Object.fromEntries([...document.querySelectorAll('polyline[data-line]')].map(p => {
+    const cs = getComputedStyle(p); return [p.dataset.line, [cs.stroke, cs.strokeDasharray]]; }));
+  return {cells, plots, cdfmarks, done, tops, advice, reasons, base, strokes,
+          scripts: document.querySelectorAll('script').length,
+          external: [...document.querySelectorAll('[src],[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))
+                      .filter(u => !u.startsWith('#'))};
+})()"""
+
+
+def open_page(c, html, what):
+    t = c.open(html)
+    problems = c.problems()
+    check(not problems, "%s: no console error or exception (%s)" % (what, problems[:3]))
+    reqs = c.requests()
+    check(len(reqs) == 1 and reqs[0].startswith("file://"),
+          "%s: no request but the page itself (%s)" % (what, reqs[:3]))
+    facts = c.eval(PAGE_FACTS)
+    check(facts["scripts"] == 0 and not facts["external"],
+          "%s: no script, no external resource (%s)" % (what, facts["external"][:3]))
+    empty = [p["name"] for p in facts["plots"] if not p["marks"]]
+    check(facts["plots"] and not empty, "%s: %d plots, each drew marks (empty: %s)"
+          % (what, len(facts["plots"]), empty[:5]))
+    return facts, t
+
+
+def summary_checks(facts, summary):
+    groups = {(g["key"]["category"] if g["key"]["category"] is not None else "(none)"): g
+              for g in summary["groups"]}
+    check(sorted(c["g"] for c in facts["cells"]) == sorted(groups),
+          "summary rows: one per category of `summary` (%d)" % len(groups))
+    bad = []
+    for c in facts["cells"]:
+        g = groups[c["g"]]
+        for k in ("tasks", "attempts", "open"):
+            if int(c["counts"][k]) != g[k]:
+                bad.append((c["g"], k))
+        for m, q, v in c["q"]:
+            want = g["metrics"].get(m, {}).get("quantiles", {}).get(q)
+            if not same(num(v), want):
+                bad.append((c["g"], m, q, v, want))
+    check(not bad, "every summary cell equals summary --format json (%d cells; differ: %s)"
+          % (sum(3 + len(c["q"]) for c in facts["cells"]), bad[:3]))
+    bad = []
+    for plot, q, v in facts["cdfmarks"]:
+        _, metric, name = plot.split(" ", 2)
+        want = groups[name]["metrics"][metric]["quantiles"][q]
+        if not same(float(v), want):
+            bad.append((plot, q, v, want))
+    check(facts["cdfmarks"] and not bad, "every CDF's p50/p95/p99 mark equals the summary's (%d; "
+          "differ: %s)" % (len(facts["cdfmarks"]), bad[:3]))
+
+
+def lines_tasks(tasklens, inputs):
+    """Task points of `tasklens lines`: (tags, fields, time in s)."""
+    out = run([tasklens, "lines", "-q"] + inputs, check=True).stdout
+    tasks = []
+    for l in out.splitlines():
+        if not l.startswith("task,"):
+            continue
+        head, fields, ts = re.match(r"(\S+(?:\\ \S+)*) (\S+) (\d+)$", l).groups()
+        f = {}
+        for kv in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|[^,]+)', fields):
+            k, v = kv
+            f[k] = v if v.startswith('"') or v in ("true", "false") else float(v.rstrip("i"))
+        tags = dict(t.split("=", 1) for t in re.split(r"(?<!\\),", head)[1:])
+        tasks.append((tags, f, int(ts) / 1e9))
+    return tasks
+
+
+def time_and_outlier_checks(facts, tasks):
+    t0 = min(ts - f.get("wall_time_s", 0) - f.get("queue_time_s", 0) for _, f, ts in tasks)
+    ends = sorted(ts for _, f, ts in tasks if f.get("final") == "true")
+    want = {}
+    for p in (50, 90, 99):
+        k = math.ceil(p / 100 * len(ends) - 1e-9)
+        want[str(p)] = ends[max(k, 1) - 1] - t0
+    got = dict(facts["done"])
+    check(all(abs(float(got[p]) - want[p]) < 1e-6 for p in want),
+          "time to 50/90/99 %% done equals Python's from the task points (%s vs %s)"
+          % ({p: round(float(got[p]), 6) for p in got}, {p: round(want[p], 6) for p in want}))
+    walls = sorted((f["wall_time_s"] for _, f, _ in tasks if "wall_time_s" in f), reverse=True)[:10]
+    mems = sorted((f["max_rss_bytes"] for _, f, _ in tasks if "max_rss_bytes" in f), reverse=True)[:10]
+    got_w = [float(r[-1]) for r in facts["tops"][0]]
+    got_m = [float(r[-1]) for r in facts["tops"][1]]
+    check(got_w == walls, "the 10 longest attempts' wall times are the task points' (%s)" % got_w[:3])
+    check(got_m == mems, "the 10 largest memory peaks are the task points' (%s)" % got_m[:3])
+    ids = [r[0] for r in facts["tops"][0]]
+    check(all(i.startswith("task ") for i in ids), "outliers are named by task id (%s)" % ids[:2])
+
+
+def advice_checks(facts, advise):
+    cats = {c["category"]: c for c in advise["categories"]}
+    keymap = {"allocated_p50": "allocated_p50", "used_q": "used_p95", "recommend": "recommend",
+              "exceed_fraction": "exceed_fraction", "waste": "waste"}
+    bad, n = [], 0
+    for t in facts["advice"]:
+        for res, vals in t["rows"]:
+            a = cats[t["g"]]["resources"][res]
+            for k, jk in keymap.items():
+                n += 1
+                if not same(num(vals[k]), a[jk]):
+                    bad.append((t["g"], res, k, vals[k], a[jk]))
+    check(n and not bad, "advice cells equal advise --format json (%d; differ: %s)" % (n, bad[:3]))
+
+
+def screenshot_checks(c, shot, facts):
+    c.screenshot(shot)
+    w, h, rows = png_pixels(shot)
+    rows = rows[:1500]
+    ink = sum(1 for r in rows for p in r if sum(p) < 600) / float(w * len(rows))
+    check(w >= 1000 and 0.01 < ink < 0.6, "screenshot %dx%d: %.1f %% of its top drawn" % (w, h, ink * 100))
+    lum = {}
+    for name, (stroke, dash) in facts["strokes"].items():
+        r, g, b = [int(x) for x in re.findall(r"\d+", stroke)[:3]]
+        lum[name] = (round(0.299 * r + 0.587 * g + 0.114 * b), dash)
+    check(len(set(lum.values())) == len(lum),
+          "each line differs from the others in grayscale: lightness or dash (%s)" % lum)
+
+
+def main():
+    tasklens, repo = sys.argv[1:3]
+    shot_out = sys.argv[3] if len(sys.argv) > 3 else None
+    if not find_chromium():
+        print("SKIP: chromium is not installed (scripts/install-deps.sh installs it)")
+        return 77
+    demo = os.path.join(repo, "tests", "data", "wq", "demo-cctools-9.9.log")
+    with tempfile.TemporaryDirectory() as tmp, Chromium() as c:
+        html = os.path.join(tmp, "demo.html")
+        r = run([tasklens, "report", demo, "-o", html])
+        check(r.returncode == 0, "report on the demo log exits 0 (%s)" % r.stderr[-300:])
+        facts, t = open_page(c, html, "demo")
+        summary = json.loads(run([tasklens, "summary", "--format", "json", demo], check=True).stdout)
+        summary_checks(facts, summary)
+        tasks = lines_tasks(tasklens, [demo])
+        time_and_outlier_checks(facts, tasks)
+        advise = json.loads(run([tasklens, "advise", "--format", "json", demo], check=True).stdout)
+        advice_checks(facts, advise)
+        screenshot_checks(c, os.path.join(tmp, "demo.png"), facts)
+        if shot_out:
+            c.screenshot(shot_out, max_height=2300)
+
+        bad_log = os.path.join(tmp, "bad.log")
+        with open(demo) as f:
+            text = f.read().splitlines(True)
+        with open(bad_log, "w") as f:
+            f.writelines(text[:200] + ["garbage line\n", "1795302021 6045 TASK x y z\n"] + text[200:])
+        html = os.path.join(tmp, "bad.html")
+        run([tasklens, "report", "-q", bad_log, "-o", html], check=True)
+        facts, _ = open_page(c, html, "rejected lines")
+        s = json.loads(run([tasklens, "summary", "-q", "--format", "json", bad_log]).stdout)
+        want = sorted((k, str(v)) for k, v in s["inputs"][0]["rejected_by"].items())
+        check(want and sorted(tuple(r) for r in facts["reasons"]) == want,
+              "rejected lines by reason as summary says (%s)" % facts["reasons"])
+
+        # the baseline: the same log with every wall time doubled for `compute`
+        # would need a writer; a real other run is the second half of the demo
+        base_log = os.path.join(tmp, "base.log")
+        with open(base_log, "w") as f:
+            f.writelines(text[: len(text) * 2 // 3])
+        html = os.path.join(tmp, "vs.html")
+        run([tasklens, "report", "-q", demo, "--baseline", base_log, "--threshold", "10", "-o", html],
+            check=True)
+        facts, _ = open_page(c, html, "baseline")
+        sb = json.loads(run([tasklens, "summary", "-q", "--format", "json", base_log]).stdout)
+        old = {(g["key"]["category"]): g for g in sb["groups"]}
+        new = {(g["key"]["category"]): g for g in summary["groups"]}
+        bad, hl = [], 0
+        for g, m, q, v, h in facts["base"]:
+            a = new[g]["metrics"][m]["quantiles"][q]
+            b = old[g]["metrics"][m]["quantiles"][q] if g in old else None
+            shift = a / b - 1 if a is not None and b else None
+            if not same(num(v) if v != "NaN" else None, shift):
+                bad.append((g, m, q, v, shift))
+            want_hl = shift is not None and abs(shift) > 0.10
+            hl += want_hl
+            if (h == "1") != want_hl:
+                bad.append((g, m, q, "highlight", h))
+        check(facts["base"] and not bad, "baseline: %d shifts = new/old - 1, %d highlighted beyond "
+              "10 %% (differ: %s)" % (len(facts["base"]), hl, bad[:3]))
+
+        shared = os.path.join(repo, "..", "shared")
+        cases = [("LSST metadata", [os.path.join(repo, "tests", "data", "lsst")]),
+                 ("Chrome trace", [os.path.join(repo, "tests", "data", "chrome", "edge.json")])]
+        chrome = os.path.join(shared, "chrome", "samples", "catapult_simple_trace.json")
+        if os.path.exists(chrome):
+            cases.append(("a mix of formats", [demo, chrome, os.path.join(repo, "tests", "data", "lsst")]))
+        else:
+            print("SKIP: %s absent; the mix uses the bundled files only" % chrome)
+            cases.append(("a mix of formats", [demo, os.path.join(repo, "tests", "data", "chrome", "edge.json")]))
+        for what, inputs in cases:
+            html = os.path.join(tmp, "case.html")
+            r = run([tasklens, "report", "-q"] + inputs + ["-o", html])
+            check(r.returncode == 0, "%s: report exits 0 (%s)" % (what, r.stderr[-200:]))
+            facts, _ = open_page(c, html, what)
+            s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+            summary_checks(facts, s)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
