@@ -50,6 +50,7 @@ static void report_usage(FILE *out)
 
 struct fan {
     struct tl_summary *sum;
+    struct tl_summary *by_workflow; /* NULL for the baseline */
     struct tl_report_model *model; /* NULL for the baseline */
     enum tl_err rc;
 };
@@ -58,6 +59,7 @@ static void fan_record(void *ctx, const struct tl_record *r)
 {
     struct fan *f = ctx;
     enum tl_err e = tl_summary_add(f->sum, r);
+    if (!e && f->by_workflow) e = tl_summary_add(f->by_workflow, r);
     if (e && !f->rc) f->rc = e;
     if (f->model) tl_report_model_add(f->model, r);
 }
@@ -206,13 +208,20 @@ int tl_cmd_report(int argc, char **argv)
     io.kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW);
     struct tl_summary_opts so;
     tl_summary_opts_default(&so);
-    struct fan main_fan = {tl_summary_new(&so), tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins), TL_OK};
-    struct fan base_fan = {ro.nbaseline ? tl_summary_new(&so) : NULL, NULL, TL_OK};
+    struct tl_summary_opts wo = so; /* per source and workflow: counts and wall time */
+    wo.by[0] = "source";
+    wo.by[1] = "workflow";
+    wo.nby = 2;
+    wo.metrics[0] = TL_M_WALL_TIME_S;
+    wo.nmetrics = 1;
+    struct fan main_fan = {tl_summary_new(&so), tl_summary_new(&wo),
+                           tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins), TL_OK};
+    struct fan base_fan = {ro.nbaseline ? tl_summary_new(&so) : NULL, NULL, NULL, TL_OK};
     struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
     struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
     int status = TL_EXIT_INPUT;
-    char *json = NULL, *bjson = NULL;
-    if (!main_fan.sum || !main_fan.model || (ro.nbaseline && !base_fan.sum) || !infos || !binfos) {
+    char *json = NULL, *bjson = NULL, *wjson = NULL;
+    if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model || (ro.nbaseline && !base_fan.sum) || !infos || !binfos) {
         fprintf(stderr, "tasklens report: out of memory\n");
         goto out;
     }
@@ -237,9 +246,11 @@ int tl_cmd_report(int argc, char **argv)
                                 .scatter_cap = (size_t)ro.scatter_max};
     json = summary_json(main_fan.sum, infos, (size_t)n);
     bjson = ro.nbaseline ? summary_json(base_fan.sum, binfos, (size_t)ro.nbaseline) : NULL;
+    wjson = summary_json(main_fan.by_workflow, infos, (size_t)n);
     pg.summary_json = json;
     pg.baseline_json = bjson;
-    if (!json || (ro.nbaseline && !bjson) || !tl_report_model_finish(main_fan.model, &ao, &pg)) {
+    pg.workflows_json = wjson;
+    if (!json || !wjson || (ro.nbaseline && !bjson) || !tl_report_model_finish(main_fan.model, &ao, &pg)) {
         fprintf(stderr, "tasklens report: out of memory\n");
         status = TL_EXIT_INPUT;
         goto out;
@@ -248,11 +259,13 @@ int tl_cmd_report(int argc, char **argv)
 out:
     free(json);
     free(bjson);
+    free(wjson);
     for (int i = 0; infos && i < n; i++) tl_input_info_free(&infos[i]);
     for (int i = 0; binfos && i < ro.nbaseline; i++) tl_input_info_free(&binfos[i]);
     free(infos);
     free(binfos);
     tl_summary_free(main_fan.sum);
+    tl_summary_free(main_fan.by_workflow);
     tl_summary_free(base_fan.sum);
     tl_report_model_free(main_fan.model);
     return status;

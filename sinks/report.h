@@ -86,6 +86,7 @@ struct tl_report_page {
     const struct tl_summary_input *inputs;
     size_t ninputs;
     const char *summary_json;  /* tl_summary_write(JSON) of the inputs */
+    const char *workflows_json; /* the same by source and workflow (wall time only), or NULL */
     const char *baseline_json; /* of the --baseline inputs, or NULL */
     const char *baseline_label;
     double threshold;          /* a quantile shift beyond it (fraction) is highlighted */

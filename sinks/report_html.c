@@ -112,7 +112,7 @@ static void head(FILE *o, const struct tl_report_page *pg)
           "exact value. Quantiles are exact (linear interpolation, as numpy) unless marked "
           "<span class=\"approx\">≈</span>, which are within the sketch's relative error "
           "alpha.</p>\n<nav><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
-          "<a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
+          "<a href=\"#workflows\">workflows</a><a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
           "<a href=\"#failures\">failures</a>",
           o);
     if (pg->baseline_json) fputs("<a href=\"#baseline\">against the baseline</a>", o);
@@ -317,6 +317,55 @@ static void outliers_section(FILE *o, const struct tl_report_page *pg)
         fputs("</table>", o);
     }
     fputs("</div>\n", o);
+}
+
+/* Per source and workflow (a manager run, an LSST run, a trace file). */
+static void workflows_section(FILE *o, json_t *wf)
+{
+    fputs("<h2 id=\"workflows\">Per source and workflow</h2><p class=\"note\">The numbers of "
+          "<code>tasklens summary --by source,workflow --format json</code>.</p>"
+          "<div class=\"wide\"><table data-table=\"workflows\"><tr><th class=\"n\">source</th>"
+          "<th class=\"n\">workflow</th><th>tasks</th><th>attempts</th><th>open</th>"
+          "<th>core-hours</th><th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n",
+          o);
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(wf, "groups"), i, g)
+    {
+        json_t *key = json_object_get(g, "key");
+        const char *src = json_string_value(json_object_get(key, "source"));
+        const char *name = json_string_value(json_object_get(key, "workflow"));
+        fputs("<tr data-wf=\"", o);
+        tl_html_esc(o, src ? src : "");
+        fputc('|', o);
+        tl_html_esc(o, name ? name : "");
+        fputs("\"><td class=\"n\">", o);
+        tl_html_esc(o, src ? src : "-");
+        fputs("</td><td class=\"n\">", o);
+        tl_html_esc(o, name ? name : "-");
+        fputs("</td>", o);
+        count_cell(o, json_object_get(g, "tasks"), "tasks");
+        count_cell(o, json_object_get(g, "attempts"), "attempts");
+        count_cell(o, json_object_get(g, "open"), "open");
+        json_t *rt = json_object_get(g, "integrated_runtime_hrs");
+        num_cell(o, json_is_number(rt) ? json_number_value(rt) : NAN, TL_UNIT_COUNT, false,
+                 "data-k=\"integrated_runtime_hrs\"");
+        json_t *m = metric_of(g, TL_M_WALL_TIME_S);
+        num_cell(o, m ? quantile_of(m, "0.5") : NAN, TL_UNIT_SECONDS, m && approx_of(m),
+                 "data-m=\"wall_time_s\" data-q=\"0.5\"");
+        num_cell(o, m ? quantile_of(m, "0.95") : NAN, TL_UNIT_SECONDS, m && approx_of(m),
+                 "data-m=\"wall_time_s\" data-q=\"0.95\"");
+        fputs("<td class=\"n\">", o);
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(g, "results"), k, v)
+        {
+            tl_html_esc(o, k);
+            fprintf(o, " %lld ", (long long)json_integer_value(v));
+        }
+        fputs("</td></tr>\n", o);
+    }
+    fputs("</table></div>\n", o);
 }
 
 static void failures_section(FILE *o, json_t *doc)
@@ -629,13 +678,17 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
     json_error_t je;
     json_t *doc = json_loads(pg->summary_json, 0, &je);
     json_t *base = pg->baseline_json ? json_loads(pg->baseline_json, 0, &je) : NULL;
-    if (!doc || (pg->baseline_json && !base)) {
+    json_t *wf = pg->workflows_json ? json_loads(pg->workflows_json, 0, &je) : NULL;
+    if (!doc || (pg->baseline_json && !base) || (pg->workflows_json && !wf)) {
         json_decref(doc);
+        json_decref(base);
+        json_decref(wf);
         return TL_ERR_CORRUPT;
     }
     head(o, pg);
     inputs_section(o, pg);
     summary_section(o, doc);
+    if (wf) workflows_section(o, wf);
     time_section(o, pg);
     outliers_section(o, pg);
     failures_section(o, doc);
@@ -644,5 +697,6 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
     fputs("</body></html>\n", o);
     json_decref(doc);
     json_decref(base);
+    json_decref(wf);
     return ferror(o) ? TL_ERR_IO : TL_OK;
 }

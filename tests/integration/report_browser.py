@@ -10,6 +10,7 @@ independent computation from the same input.
 2. Every summary cell (tasks, attempts, open, p50/p95/p99 of wall, CPU,
    memory, queue) and every CDF mark equals `summary --format json` on the
    same input.
+   The per source and workflow table equals `summary --by source,workflow`.
 3. Time to 50/90/99 % done and the longest-wall / most-memory outliers equal
    what Python computes from `tasklens lines` (task points, all fields).
 4. The requested-vs-used advice equals `advise --format json`.
@@ -78,7 +79,12 @@ PAGE_FACTS = """(() => {
     [td.closest('tr').dataset.g, td.dataset.m, td.dataset.q, td.dataset.v, td.dataset.hl]);
   const strokes = Object.fromEntries([...document.querySelectorAll('polyline[data-line]')].map(p => {
     const cs = getComputedStyle(p); return [p.dataset.line, [cs.stroke, cs.strokeDasharray]]; }));
-  return {cells, plots, cdfmarks, done, tops, advice, reasons, base, strokes,
+  const wfs = [...document.querySelectorAll('table[data-table=workflows] tr[data-wf]')].map(tr => ({
+    wf: tr.dataset.wf,
+    counts: Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v])),
+    q: [...tr.querySelectorAll('td[data-m]')].map(td => [td.dataset.q, td.dataset.v]),
+  }));
+  return {cells, plots, wfs, cdfmarks, done, tops, advice, reasons, base, strokes,
           scripts: document.querySelectorAll('script').length,
           external: [...document.querySelectorAll('[src],[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))
                       .filter(u => !u.startsWith('#'))};
@@ -126,6 +132,19 @@ def summary_checks(facts, summary):
             bad.append((plot, q, v, want))
     check(facts["cdfmarks"] and not bad, "every CDF's p50/p95/p99 mark equals the summary's (%d; "
           "differ: %s)" % (len(facts["cdfmarks"]), bad[:3]))
+
+
+def workflow_checks(facts, tasklens, inputs):
+    s = json.loads(run([tasklens, "summary", "-q", "--by", "source,workflow", "--metrics",
+                        "wall_time_s", "--format", "json"] + inputs, check=True).stdout)
+    want = {"%s|%s" % (g["key"]["source"] or "", g["key"]["workflow"] or ""): g for g in s["groups"]}
+    bad = [w["wf"] for w in facts["wfs"] if w["wf"] not in want or
+           any(int(w["counts"][k]) != want[w["wf"]][k] for k in ("tasks", "attempts", "open")) or
+           any(not same(num(v), want[w["wf"]]["metrics"]["wall_time_s"]["quantiles"][q])
+               for q, v in w["q"])]
+    check(len(facts["wfs"]) == len(want) and not bad,
+          "per source and workflow: %d rows = summary --by source,workflow (differ: %s)"
+          % (len(want), bad[:3]))
 
 
 def lines_tasks(tasklens, inputs):
@@ -209,6 +228,7 @@ def main():
         facts, t = open_page(c, html, "demo")
         summary = json.loads(run([tasklens, "summary", "--format", "json", demo], check=True).stdout)
         summary_checks(facts, summary)
+        workflow_checks(facts, tasklens, [demo])
         tasks = lines_tasks(tasklens, [demo])
         time_and_outlier_checks(facts, tasks)
         advise = json.loads(run([tasklens, "advise", "--format", "json", demo], check=True).stdout)
@@ -272,6 +292,7 @@ def main():
             facts, _ = open_page(c, html, what)
             s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
             summary_checks(facts, s)
+            workflow_checks(facts, tasklens, inputs)
     return finish()
 
 
