@@ -269,7 +269,7 @@ static void connected(struct tl_report_model *m, struct tl_report_series *s)
     double last[64], sum = 0;
     bool any = false;
     for (int w = 0; w < 64; w++) last[w] = 0;
-    qsort(m->conn, m->nconn, sizeof *m->conn, cmp_conn);
+    if (m->nconn) qsort(m->conn, m->nconn, sizeof *m->conn, cmp_conn);
     size_t c = 0;
     for (size_t i = 0; i < s->nbins; i++) {
         double mid = s->t0 + s->dt * ((double)i + 0.5);
