@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advise_emit.h"
 #include "cli.h"
 #include "insights_cli.h"
 #include "summary.h"
@@ -30,7 +31,10 @@ static void advise_usage(FILE *out)
             "\n"
             "  --quantile Q        used quantile the recommendation starts from (default 0.95)\n"
             "  --margin M          multiplied in for memory and disk (default 1.2)\n"
-            "  --round RES=STEP    granularity: cores=1, memory=256MiB, disk=256MiB (defaults)\n" COMMON_HELP
+            "  --round RES=STEP    granularity: cores=1, memory=256MiB, disk=256MiB (defaults)\n"
+            "  --emit SYSTEM       the recommendations as SYSTEM reads them: bps (LSST BPS submit\n"
+            "                      YAML), wq (Work Queue / TaskVine category JSON) or makeflow\n"
+            "                      (CATEGORY blocks), with the rule and the inputs in a header\n" COMMON_HELP
             "\n"
             "The formulas are in the README (Insights).\n");
 }
@@ -179,7 +183,9 @@ int tl_cmd_advise(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"quantile", required_argument, NULL, 'Q'}, {"margin", required_argument, NULL, 'M'},
-        {"round", required_argument, NULL, 'R'}, COMMON_LONGOPTS, {0}};
+        {"round", required_argument, NULL, 'R'},    {"emit", required_argument, NULL, 'E'},
+        COMMON_LONGOPTS, {0}};
+    enum advise_emit emit = EMIT_NONE;
     struct common co = {.io = {.max_reports = 10}};
     struct tl_advise_opts o;
     tl_advise_opts_default(&o);
@@ -217,6 +223,12 @@ int tl_cmd_advise(int argc, char **argv)
             o.round[res] = v;
             break;
         }
+        case 'E':
+            if (!advise_emit_parse(optarg, &emit)) {
+                fprintf(stderr, "tasklens advise: --emit is bps, wq or makeflow\n");
+                return TL_EXIT_USAGE;
+            }
+            break;
         case 'h': advise_usage(stdout); return TL_EXIT_OK;
         default: {
             int r = common_option(c, optarg, &co, "tasklens advise");
@@ -250,13 +262,14 @@ int tl_cmd_advise(int argc, char **argv)
         int written = 0;
         char pct[16];
         snprintf(pct, sizeof pct, "p%02.0f", o.quantile * 100);
-        advise_header(&b, co.fmt, &o, pct);
-        for (size_t k = 0; k < rs.cats.n; k++) {
+        if (emit) advise_emit(&b, emit, &rs, ca, &o, argv + optind, argc - optind);
+        else advise_header(&b, co.fmt, &o, pct);
+        for (size_t k = 0; !emit && k < rs.cats.n; k++) {
             if (co.fmt == F_TABLE) advise_table(&b, rs.cats.s[k], &ca[k], pct);
             else if (co.fmt == F_JSON) advise_json(&b, k, rs.cats.s[k], &ca[k], pct);
             else advise_lp(&b, rs.cats.s[k], &ca[k], o.quantile, rs.newest_ns, &written);
         }
-        if (co.fmt == F_JSON) tl_buf_puts(&b, "]}\n");
+        if (!emit && co.fmt == F_JSON) tl_buf_puts(&b, "]}\n");
         status = write_out(&co, &b, "tasklens advise");
     }
     tl_buf_free(&b);

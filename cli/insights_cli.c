@@ -25,8 +25,40 @@ int common_option(int c, char *arg, struct common *co, const char *cmd)
         }
         return 1;
     case 'o': co->out_path = arg; return 1;
+    case 'r': co->requests_path = arg; return 1;
     default: return tl_input_option(c, arg, &co->io, co->settings, MAX_SETTINGS, cmd);
     }
+}
+
+/* An LSST quantum gets its label's BPS request as its allocation. */
+struct with_requests {
+    struct tl_requests *rq;
+    struct tl_task_rows *rs;
+};
+
+static void add_with_requests(void *ctx, const struct tl_record *r)
+{
+    struct with_requests *w = ctx;
+    if (r->kind != TL_REC_TASK || !r->source || strcmp(r->source, "lsst")) {
+        tl_task_rows_add(w->rs, r);
+        return;
+    }
+    struct tl_record copy = *r;
+    tl_requests_apply(w->rq, &copy);
+    tl_task_rows_add(w->rs, &copy);
+}
+
+/* What the BPS file did not name, said once. */
+static void say_defaulted(const struct common *co, const char *cmd)
+{
+    size_t n;
+    const char *labels = tl_requests_defaulted(co->requests, &n);
+    if (!n) return;
+    double mb, cpus;
+    tl_requests_defaults(co->requests, &mb, &cpus);
+    fprintf(stderr, "%s: %zu LSST quanta of labels not in %s (%s) were taken as allocated its "
+            "default: requestMemory %g MB, requestCpus %g\n", cmd, n, co->requests_path, labels, mb,
+            cpus);
 }
 
 /* Reads every input into rs (a directory: the LSST metadata files under
@@ -45,10 +77,21 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
             rs->oom = true;
         }
     }
+    char err[512];
+    if (co->requests_path && !co->requests &&
+        tl_requests_load(co->requests_path, &co->requests, err, sizeof err)) {
+        fprintf(stderr, "%s: --requests: %s\n", cmd, err);
+        status = TL_EXIT_USAGE;
+        for (size_t i = 0; i < fl.n; i++) free(fl.paths[i]);
+        fl.n = 0;
+    }
+    struct with_requests wr = {co->requests, rs};
     for (size_t i = 0; i < fl.n; i++) {
         struct tl_summary_input info;
         memset(&info, 0, sizeof info);
-        enum tl_err rc = tl_read_input(fl.paths[i], &co->io, tl_task_rows_add, rs, &info);
+        enum tl_err rc = co->requests
+                             ? tl_read_input(fl.paths[i], &co->io, add_with_requests, &wr, &info)
+                             : tl_read_input(fl.paths[i], &co->io, tl_task_rows_add, rs, &info);
         rs->process_wide_rss += tl_summary_counter(&info, 1, "process_wide_rss");
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
@@ -56,6 +99,9 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
         free(fl.paths[i]);
     }
     free(fl.paths);
+    if (co->requests) say_defaulted(co, cmd);
+    tl_requests_free(co->requests);
+    co->requests = NULL;
     if (!tl_task_rows_done(rs)) {
         fprintf(stderr, "%s: out of memory\n", cmd);
         status = TL_EXIT_INPUT;

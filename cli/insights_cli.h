@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "input.h"
 #include "insights.h"
+#include "requests.h"
 
 #define MAX_SETTINGS 32
 
@@ -21,19 +22,24 @@ struct common {
     struct tl_parser_setting settings[MAX_SETTINGS];
     enum fmt fmt;
     const char *out_path;
+    const char *requests_path;       /* --requests: a BPS submit YAML */
+    struct tl_requests *requests;    /* its requests, the allocation of LSST quanta */
 };
 
 #define COMMON_LONGOPTS                                                                            \
     {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},            \
         {"format-in", required_argument, NULL, 'i'}, {"max-errors", required_argument, NULL, 'e'}, \
-        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}
+        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},                   \
+        {"requests", required_argument, NULL, 'r'}
 
 #define COMMON_HELP                                                                                \
     "  --format FMT        table (default), json, or lp (InfluxDB line protocol)\n"                \
     "  -o, --output FILE   write there instead of stdout\n"                                       \
     "  --format-in NAME    input format instead of auto-detection\n"                              \
     "  -O PARSER.KEY=VAL   parser option\n"                                                        \
-    "  -q, --quiet         do not print rejected lines\n"
+    "  -q, --quiet         do not print rejected lines\n"                                          \
+    "  --requests BPS.yaml LSST quanta were allocated what this BPS submit YAML requests\n"        \
+    "                      (pipetask: LABEL: requestMemory MB / requestCpus; else its defaults)\n"
 
 /* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */
 int common_option(int c, char *arg, struct common *co, const char *cmd);

@@ -60,12 +60,13 @@ struct loader {
     size_t nodes;
     char *err;
     size_t errlen;
+    bool verbatim; /* another program's file: its ${...} are its own */
 };
 
 /* ${VAR}, ${VAR:-default}, $$ -> the environment. key names the value. */
 static char *substitute(struct loader *L, const char *v, size_t n, const char *key, int line)
 {
-    if (!memchr(v, '$', n)) return arena_strndup(L->doc, v, n);
+    if (L->verbatim || !memchr(v, '$', n)) return arena_strndup(L->doc, v, n);
     size_t cap = n + 1, len = 0;
     char *out = malloc(cap);
     for (size_t i = 0; out && i < n;) {
@@ -218,8 +219,8 @@ nomem:
     return NULL;
 }
 
-enum tl_err tl_cfg_parse(const char *name, const char *text, size_t len, struct tl_cfg_doc *doc,
-                         char *err, size_t errlen)
+static enum tl_err parse(const char *name, const char *text, size_t len, struct tl_cfg_doc *doc,
+                         char *err, size_t errlen, bool verbatim)
 {
     memset(doc, 0, sizeof *doc);
     doc->path = strdup(name);
@@ -245,7 +246,7 @@ enum tl_err tl_cfg_parse(const char *name, const char *text, size_t len, struct 
     }
     enum tl_err rc = TL_OK;
     yaml_node_t *root = yaml_document_get_root_node(&y);
-    struct loader L = {doc, &y, 0, err, errlen};
+    struct loader L = {doc, &y, 0, err, errlen, verbatim};
     if (!root) {
         doc->root = arena_alloc(doc, sizeof *doc->root); /* empty file */
         if (doc->root) {
@@ -266,7 +267,14 @@ enum tl_err tl_cfg_parse(const char *name, const char *text, size_t len, struct 
     return rc;
 }
 
-enum tl_err tl_cfg_load(const char *path, struct tl_cfg_doc *doc, char *err, size_t errlen)
+enum tl_err tl_cfg_parse(const char *name, const char *text, size_t len, struct tl_cfg_doc *doc,
+                         char *err, size_t errlen)
+{
+    return parse(name, text, len, doc, err, errlen, false);
+}
+
+static enum tl_err load(const char *path, struct tl_cfg_doc *doc, char *err, size_t errlen,
+                        bool verbatim)
 {
     memset(doc, 0, sizeof *doc);
     FILE *f = fopen(path, "rb");
@@ -283,9 +291,20 @@ enum tl_err tl_cfg_load(const char *path, struct tl_cfg_doc *doc, char *err, siz
         snprintf(err, errlen, "%s: %s", path, text ? "read error" : "out of memory");
         return text ? TL_ERR_IO : TL_ERR_NOMEM;
     }
-    enum tl_err rc = tl_cfg_parse(path, text, len, doc, err, errlen);
+    enum tl_err rc = parse(path, text, len, doc, err, errlen, verbatim);
     free(text);
     return rc;
+}
+
+enum tl_err tl_cfg_load(const char *path, struct tl_cfg_doc *doc, char *err, size_t errlen)
+{
+    return load(path, doc, err, errlen, false);
+}
+
+enum tl_err tl_cfg_load_verbatim(const char *path, struct tl_cfg_doc *doc, char *err,
+                                 size_t errlen)
+{
+    return load(path, doc, err, errlen, true);
 }
 
 void tl_cfg_free(struct tl_cfg_doc *doc)

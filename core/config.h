@@ -38,6 +38,10 @@ struct tl_cfg_doc {
 };
 
 enum tl_err tl_cfg_load(const char *path, struct tl_cfg_doc *doc, char *err, size_t errlen);
+/* Another program's YAML (a BPS submit file), its scalars as written: its
+ * ${VAR} and {placeholders} are its own business. */
+enum tl_err tl_cfg_load_verbatim(const char *path, struct tl_cfg_doc *doc, char *err,
+                                 size_t errlen);
 /* The same, from text in memory (name is used in messages). */
 enum tl_err tl_cfg_parse(const char *name, const char *text, size_t len, struct tl_cfg_doc *doc,
                          char *err, size_t errlen);

@@ -174,9 +174,24 @@ static const char *series_category(struct tl_output *o, const char *c)
     return TL_AGG_OTHER;
 }
 
+/* An LSST quantum's allocation from the BPS requests (requests.h); NULL
+ * when r is something else, or there are none. */
+static const struct tl_record *with_request(struct tl_output *o, const struct tl_record *r,
+                                            struct tl_record *copy)
+{
+    if (!o->requests || r->kind != TL_REC_TASK || !r->source || strcmp(r->source, "lsst"))
+        return NULL;
+    *copy = *r;
+    tl_requests_apply(o->requests, copy);
+    return copy;
+}
+
 void tl_output_record(void *ctx, const struct tl_record *r)
 {
     struct tl_output *o = ctx;
+    struct tl_record copy;
+    const struct tl_record *req = with_request(o, r, &copy);
+    if (req) r = req;
     const char *c = r->kind == TL_REC_TASK && r->category ? series_category(o, r->category) : r->category;
     if (c != r->category) {
         struct tl_record other = *r;
@@ -339,6 +354,8 @@ int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
     }
     tl_agg_free(o->agg);
     tl_intern_free(o->categories);
+    tl_requests_free(o->requests);
+    o->requests = NULL;
     tl_buf_free(&o->buf);
     return status;
 }

@@ -12,6 +12,7 @@
 
 #include "aggregate.h"
 #include "lineproto.h"
+#include "requests.h"
 #include "sink.h"
 #include "summary.h"
 
@@ -44,6 +45,9 @@ struct tl_output {
     struct tl_intern *categories;
     char last_category[128]; /* the last admitted ("": none) */
     uint64_t other_points;
+    /* LSST quanta's allocations from a BPS submit YAML (`requests:`, owned;
+     * NULL: none) */
+    struct tl_requests *requests;
 };
 
 /* window_s: tumbling window length (0: none). Then add destinations. */

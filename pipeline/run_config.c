@@ -25,6 +25,10 @@ static const struct tl_option run_options[] = {
     {"instance", TL_OPT_STRING, NULL, "`instance` tag of the self-metrics (default: host name)",
      RS(instance)},
     {"quiet", TL_OPT_BOOL, "false", "no status line, no rejected-line reports", RS(quiet)},
+    {"requests", TL_OPT_STRING, NULL,
+     "an LSST BPS submit YAML: each quantum is taken as allocated what it requests for its "
+     "label (requestMemory MB, requestCpus; else the file's defaults), as `advise --requests`",
+     RS(requests)},
     {0},
 };
 

@@ -48,6 +48,7 @@ struct run_settings {
     const char *log_level;
     const char *instance;
     bool quiet;
+    const char *requests; /* a BPS submit YAML: LSST quanta's allocations */
 };
 
 struct agg_settings {

@@ -384,10 +384,18 @@ static enum tl_err output_open(struct tl_runtime *R)
     ao.sketch.alpha = R->cfg.agg.alpha;
     ao.sketch.exact_limit = (uint32_t)R->cfg.agg.exact_limit;
     ao.max_keys = (uint32_t)R->cfg.agg.max_keys;
-    if (tl_output_init(&R->out, &ao, (long)R->cfg.agg.window)) {
-        tl_rt_log(R, TL_LOG_ERROR, "bad aggregation settings");
+    char err[512];
+    struct tl_requests *rq = NULL;
+    if (R->cfg.run.requests && tl_requests_load(R->cfg.run.requests, &rq, err, sizeof err)) {
+        tl_rt_log(R, TL_LOG_ERROR, "requests: %s", err);
         return TL_ERR_USAGE;
     }
+    if (tl_output_init(&R->out, &ao, (long)R->cfg.agg.window)) {
+        tl_rt_log(R, TL_LOG_ERROR, "bad aggregation settings");
+        tl_requests_free(rq);
+        return TL_ERR_USAGE;
+    }
+    R->out.requests = rq;
     return TL_OK;
 }
 

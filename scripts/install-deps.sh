@@ -13,6 +13,8 @@ PKGS=(
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy python3-msgpack gzip zstd
+  # Debian's makeflow is built with MPI: it needs Open MPI's runtime to start
+  openmpi-bin
   # a real InfluxDB 1.x for the sink tests (started by the tests on 127.0.0.1)
   influxdb
   # real Chrome trace producers for the trace parser tests (node; cmake is above)

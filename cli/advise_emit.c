@@ -1,0 +1,159 @@
+/* `advise --emit bps|wq|makeflow`: the recommendations in the files the
+ * workflow systems read, each with a header saying from which inputs,
+ * when, and by which rule.
+ *
+ *   bps       an LSST BPS submit YAML fragment: pipetask: LABEL:
+ *             requestMemory (MB, as HTCondor counts them: MiB) and
+ *             requestCpus, to include or paste into a submit file;
+ *   wq        JSON for the Work Queue / TaskVine Python API:
+ *             for c, r in d["categories"].items():
+ *                 q.specify_category_max_resources(c, r)   (memory, disk in MB)
+ *   makeflow  CATEGORY= blocks with CORES=, MEMORY=, DISK= (MB), for the
+ *             rules that follow each.
+ * A resource with no measurement in a category is left out (the system's
+ * default applies), and said in a comment. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "advise_emit.h"
+
+#define MIB 1048576.0
+
+/* MB (MiB) a system is asked for: the recommendation, rounded up. */
+static long long to_mb(double bytes)
+{
+    return (long long)ceil(bytes / MIB - 1e-9);
+}
+
+static long long to_cores(double cores)
+{
+    long long c = (long long)ceil(cores - 1e-9);
+    return c < 1 ? 1 : c;
+}
+
+static void header(struct tl_buf *b, const char *sys, const char *lead,
+                   const struct tl_advise_opts *o, char *const *inputs, int ninputs)
+{
+    char when[32], mem[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    snprintf(mem, sizeof mem, "%.0f MiB", o->round[TL_RES_MEM] / MIB);
+    tl_buf_printf(b, "%smade by tasklens advise --emit %s, %s, from:", lead, sys, when);
+    for (int i = 0; i < ninputs; i++) tl_buf_printf(b, " %s", inputs[i]);
+    tl_buf_printf(b, "\n%srule: memory = peak RSS p%02.0f x %g, rounded up to %s, in MB (MiB);\n"
+                     "%s      cores = cores used p%02.0f (CPU time / wall time where not measured), "
+                     "rounded up to a whole core;\n"
+                     "%s      disk = sandbox disk p%02.0f x %g, rounded up, in MB (Work Queue, "
+                     "Makeflow)\n",
+                  lead, o->quantile * 100, o->margin, mem, lead, o->quantile * 100, lead,
+                  o->quantile * 100, o->margin);
+}
+
+/* A category's evidence, as a comment (a line break in a name would end
+ * the comment: written as a space). */
+static void evidence(struct tl_buf *b, const char *lead, const char *name,
+                     const struct tl_cat_advice *ca)
+{
+    const struct tl_advice *m = &ca->a[TL_RES_MEM];
+    tl_buf_puts(b, lead);
+    for (const char *p = name; *p; p++) tl_buf_putc(b, *p == '\n' || *p == '\r' ? ' ' : *p);
+    tl_buf_printf(b, ": %zu attempts", ca->attempts);
+    if (m->n_used)
+        tl_buf_printf(b, "; peak RSS max %.4g MiB; %.1f %% of attempts above the recommendation",
+                      m->used_max / MIB, 100.0 * (double)m->exceed / (double)m->n_used);
+    else tl_buf_puts(b, "; no memory measured: left to the default");
+    tl_buf_putc(b, '\n');
+}
+
+static void emit_bps(struct tl_buf *b, const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
+                     const struct tl_advise_opts *o, char *const *inputs, int ninputs)
+{
+    header(b, "bps", "# ", o, inputs, ninputs);
+    tl_buf_puts(b, "# labels with no measurement are left out: BPS gives them its defaults\n"
+                   "pipetask:\n");
+    for (size_t k = 0; k < rs->cats.n; k++) {
+        const struct tl_advice *m = &ca[k].a[TL_RES_MEM], *c = &ca[k].a[TL_RES_CORES];
+        evidence(b, "  # ", rs->cats.s[k], &ca[k]);
+        if (!m->n_used && !c->n_used) continue;
+        tl_buf_puts(b, "  ");
+        tl_buf_put_json_string(b, rs->cats.s[k]); /* a double-quoted YAML key */
+        tl_buf_puts(b, ":\n");
+        if (m->n_used) tl_buf_printf(b, "    requestMemory: %lld\n", to_mb(m->rec));
+        if (c->n_used) tl_buf_printf(b, "    requestCpus: %lld\n", to_cores(c->rec));
+    }
+}
+
+static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
+                    const struct tl_advise_opts *o, char *const *inputs, int ninputs)
+{
+    struct tl_buf h = {0};
+    header(&h, "wq", "", o, inputs, ninputs);
+    tl_buf_puts(b, "{\n  \"tasklens\": ");
+    tl_buf_putc(&h, '\0');
+    tl_buf_put_json_string(b, h.data);
+    tl_buf_free(&h);
+    tl_buf_puts(b, ",\n  \"categories\": {");
+    bool first = true;
+    for (size_t k = 0; k < rs->cats.n; k++) {
+        const struct tl_advice *a = ca[k].a;
+        if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
+        tl_buf_puts(b, first ? "\n    " : ",\n    ");
+        first = false;
+        tl_buf_put_json_string(b, rs->cats.s[k]);
+        tl_buf_puts(b, ": {");
+        const char *sep = "";
+        if (a[TL_RES_CORES].n_used) {
+            tl_buf_printf(b, "\"cores\": %lld", to_cores(a[TL_RES_CORES].rec));
+            sep = ", ";
+        }
+        if (a[TL_RES_MEM].n_used) {
+            tl_buf_printf(b, "%s\"memory\": %lld", sep, to_mb(a[TL_RES_MEM].rec));
+            sep = ", ";
+        }
+        if (a[TL_RES_DISK].n_used) tl_buf_printf(b, "%s\"disk\": %lld", sep, to_mb(a[TL_RES_DISK].rec));
+        tl_buf_putc(b, '}');
+    }
+    tl_buf_puts(b, "\n  }\n}\n");
+}
+
+static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
+                          const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
+                          char *const *inputs, int ninputs)
+{
+    header(b, "makeflow", "# ", o, inputs, ninputs);
+    tl_buf_puts(b, "# each block applies to the rules that follow it, until the next CATEGORY\n");
+    for (size_t k = 0; k < rs->cats.n; k++) {
+        const struct tl_advice *a = ca[k].a;
+        tl_buf_putc(b, '\n');
+        evidence(b, "# ", rs->cats.s[k], &ca[k]);
+        if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
+        tl_buf_puts(b, "CATEGORY=");
+        tl_buf_put_json_string(b, rs->cats.s[k]);
+        tl_buf_putc(b, '\n');
+        if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "CORES=%lld\n", to_cores(a[TL_RES_CORES].rec));
+        if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "MEMORY=%lld\n", to_mb(a[TL_RES_MEM].rec));
+        if (a[TL_RES_DISK].n_used) tl_buf_printf(b, "DISK=%lld\n", to_mb(a[TL_RES_DISK].rec));
+    }
+}
+
+bool advise_emit_parse(const char *name, enum advise_emit *out)
+{
+    static const char *const names[] = {"bps", "wq", "makeflow"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, names[i])) {
+            *out = (enum advise_emit)(i + 1);
+            return true;
+        }
+    return false;
+}
+
+void advise_emit(struct tl_buf *b, enum advise_emit e, const struct tl_task_rows *rs,
+                 const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
+                 char *const *inputs, int ninputs)
+{
+    if (e == EMIT_BPS) emit_bps(b, rs, ca, o, inputs, ninputs);
+    else if (e == EMIT_WQ) emit_wq(b, rs, ca, o, inputs, ninputs);
+    else if (e == EMIT_MAKEFLOW) emit_makeflow(b, rs, ca, o, inputs, ninputs);
+}
