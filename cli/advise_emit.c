@@ -129,9 +129,13 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
         tl_buf_putc(b, '\n');
         evidence(b, "# ", rs->cats.s[k], &ca[k]);
         if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
-        tl_buf_puts(b, "CATEGORY=");
-        tl_buf_put_json_string(b, rs->cats.s[k]);
-        tl_buf_putc(b, '\n');
+        if (strpbrk(rs->cats.s[k], "\n\r")) {
+            tl_buf_puts(b, "# (a line break in the name: Makeflow cannot name it)\n");
+            continue;
+        }
+        /* the rest of the line, as written: Makeflow keeps quotes as part of
+         * the name */
+        tl_buf_printf(b, "CATEGORY=%s\n", rs->cats.s[k]);
         if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "CORES=%lld\n", to_cores(a[TL_RES_CORES].rec));
         if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "MEMORY=%lld\n", to_mb(a[TL_RES_MEM].rec));
         if (a[TL_RES_DISK].n_used) tl_buf_printf(b, "DISK=%lld\n", to_mb(a[TL_RES_DISK].rec));

@@ -11,6 +11,7 @@ extern const struct tl_parser tl_parser_lsst;
 extern const struct tl_parser tl_parser_chrome;
 extern const struct tl_parser tl_parser_dasf;
 extern const struct tl_parser tl_parser_spark;
+extern const struct tl_parser tl_parser_rmonitor;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
@@ -18,6 +19,7 @@ const struct tl_parser *const tl_parsers[] = {
     &tl_parser_chrome,
     &tl_parser_dasf,
     &tl_parser_spark,
+    &tl_parser_rmonitor,
     NULL,
 };
 
