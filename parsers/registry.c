@@ -12,6 +12,7 @@ extern const struct tl_parser tl_parser_chrome;
 extern const struct tl_parser tl_parser_dasf;
 extern const struct tl_parser tl_parser_spark;
 extern const struct tl_parser tl_parser_rmonitor;
+extern const struct tl_parser tl_parser_parsl;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
@@ -20,6 +21,7 @@ const struct tl_parser *const tl_parsers[] = {
     &tl_parser_dasf,
     &tl_parser_spark,
     &tl_parser_rmonitor,
+    &tl_parser_parsl,
     NULL,
 };
 

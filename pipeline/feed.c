@@ -38,7 +38,7 @@ enum tl_err tl_feed_start(struct tl_feed *f, const char *buf, size_t len, const 
     const struct src_settings *cfg = &f->src->cfg;
     const struct tl_parser *p = NULL;
     if (name) p = tl_parser_find(name);
-    else if (strcmp(cfg->parser, "auto")) p = tl_parser_find(cfg->parser);
+    else if (cfg->parser && strcmp(cfg->parser, "auto")) p = tl_parser_find(cfg->parser);
     else p = tl_parser_detect(buf, len, NULL);
     if (!p) p = tl_parser_find("wq");
     char err[512];
@@ -107,7 +107,7 @@ void tl_source_check_file(const struct src_settings *cfg, int index, const char 
     fstat(fd, &st);
     ssize_t got = read(fd, head, sizeof head);
     close(fd);
-    bool named = strcmp(cfg->parser, "auto");
+    bool named = cfg->parser && strcmp(cfg->parser, "auto");
     const struct tl_parser *fmt = named ? tl_parser_find(cfg->parser)
                                         : tl_parser_detect(head, got > 0 ? (size_t)got : 0, NULL);
     say(ctx, fmt || got <= 0, "sources[%d]: %s: %lld bytes, format %s%s", index, path,

@@ -153,14 +153,14 @@ static enum tl_err check_source_entry(const struct tl_cfg_doc *d, const struct t
                  where, why);
         return TL_ERR_USAGE;
     }
-    if (strcmp(s->parser, "auto") && !tl_parser_find(s->parser)) {
+    if (s->parser && strcmp(s->parser, "auto") && !tl_parser_find(s->parser)) {
         snprintf(err, errlen, "%s:%d: %s: parser: '%s' is not a known format (see "
                  "`tasklens formats`)",
                  d->path, tl_cfg_key_line(m, "parser"), where, s->parser);
         return TL_ERR_USAGE;
     }
     if (!s->parser_options) return TL_OK;
-    const struct tl_parser *p = tl_parser_find(s->parser);
+    const struct tl_parser *p = s->parser ? tl_parser_find(s->parser) : NULL;
     if (!p) {
         snprintf(err, errlen, "%s:%d: %s: parser options need a named parser, not auto", d->path,
                  s->parser_options->line, where);

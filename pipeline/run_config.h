@@ -70,6 +70,7 @@ struct src_settings {
     const char *from;
     const char *rotated;    /* glob of rotated names (NULL: the path followed by anything) */
     long long rotate_quiet; /* ms a rotated-away file must be quiet before it is left */
+    long long poll;         /* ms between looks (a database that changes in place) */
     const char *parser;
     bool recursive;
     const char *match;

@@ -6,10 +6,11 @@
 #include "source.h"
 
 extern const struct tl_source_type tl_source_file, tl_source_dir, tl_source_stdin,
-    tl_source_kafka, tl_source_fifo;
+    tl_source_kafka, tl_source_fifo, tl_source_parsl;
 
 const struct tl_source_type *const tl_source_types[] = {
-    &tl_source_file, &tl_source_dir, &tl_source_stdin, &tl_source_kafka, &tl_source_fifo, NULL,
+    &tl_source_file, &tl_source_dir, &tl_source_stdin, &tl_source_kafka, &tl_source_fifo,
+    &tl_source_parsl, NULL,
 };
 
 const struct tl_source_type *tl_source_find(const char *name)

@@ -9,7 +9,7 @@ PKGS=(
   # build
   cmake ninja-build gcc clang pkg-config
   libpcre2-dev libjansson-dev librdkafka-dev libcurl4-openssl-dev libzstd-dev libyaml-dev
-  zlib1g-dev libmsgpack-dev
+  zlib1g-dev libmsgpack-dev libsqlite3-dev
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy python3-msgpack gzip zstd

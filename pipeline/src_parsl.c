@@ -1,0 +1,199 @@
+/* The `parsl` source: a Parsl monitoring database (monitoring.db) followed
+ * while the workflow runs. SQLite rewrites pages in place, so the file
+ * cannot be followed like a log: it is read whole whenever it changed
+ * (size or modification time, looked at every `poll` ms) and fed to the
+ * `parsl` parser, which emits only the tries it has not emitted before
+ * (parsers/parsl_db.c), 5 s after they returned (their last resource
+ * samples arrive after the return) or when the workflow has completed. A
+ * read that catches a page half-written is a rejected `bad_document`, and
+ * the next change reads it again.
+ *
+ * Checkpoint section (after version and 'P'): the parser's state (the
+ * tries emitted), so a restart emits each try once. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "source.h"
+
+#define SETTLE_S "5" /* s: the monitoring writes a try's last samples after it returns */
+
+struct parsl_src {
+    struct tl_feed feed;
+    int64_t next_ms;          /* the next look at the file */
+    int64_t seen_mtime_ns;    /* the file as last read */
+    off_t seen_size;
+    bool missing_said;
+};
+
+/* The `parsl` parser, told to let a try settle for its last samples: the
+ * database is read while the workflow writes it. */
+static enum tl_err start_parser(struct tl_source *s, struct parsl_src *p)
+{
+    const struct tl_parser *parser = tl_parser_find("parsl");
+    char err[256];
+    if (!parser || tl_parser_inst_init(&p->feed.inst, parser)) return TL_ERR_NOMEM;
+    if (tl_options_set(parser->options, p->feed.inst.config, "settle", SETTLE_S, err, sizeof err)) {
+        tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
+        return TL_ERR_INTERNAL;
+    }
+    return tl_parser_inst_open(&p->feed.inst, &p->feed.emit);
+}
+
+static enum tl_err parsl_src_open(struct tl_source *s, int version, const uint8_t *saved,
+                                  size_t len)
+{
+    struct parsl_src *p = s->own;
+    if (!p) {
+        if (!(p = s->own = calloc(1, sizeof *p))) return TL_ERR_NOMEM;
+        tl_feed_init(&p->feed, s);
+        p->seen_size = -1;
+    }
+    if (!p->feed.inst.p && start_parser(s, p)) return TL_ERR_USAGE;
+    if (saved && (!p->feed.inst.p->restore || p->feed.inst.p->restore(p->feed.inst.state, saved, len)))
+        return TL_ERR_CORRUPT;
+    return TL_OK;
+}
+
+/* The whole file, fed; its tries not emitted yet come out. */
+static size_t read_whole(struct tl_source *s, struct parsl_src *p)
+{
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char *buf = tl_rt_buf(s->rt);
+    size_t total = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, TL_RT_CHUNK)) > 0) {
+        p->feed.inst.p->feed(p->feed.inst.state, buf, (size_t)n);
+        total += (size_t)n;
+    }
+    close(fd);
+    p->feed.inst.p->finish(p->feed.inst.state);
+    s->bytes += total;
+    return total ? total : 1;
+}
+
+static size_t parsl_src_step(struct tl_source *s)
+{
+    struct parsl_src *p = s->own;
+    int64_t now = tl_mono_ms();
+    if (now < p->next_ms) return 0;
+    p->next_ms = now + s->cfg.poll;
+    struct stat st;
+    if (stat(s->path, &st)) {
+        if (!p->missing_said)
+            tl_rt_log(s->rt, TL_LOG_WARN, "%s: %s (looked at again every %lld ms)", s->path,
+                      strerror(errno), s->cfg.poll);
+        p->missing_said = true;
+        return 0;
+    }
+    p->missing_said = false;
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (mtime == p->seen_mtime_ns && st.st_size == p->seen_size) return 0;
+    p->seen_mtime_ns = mtime;
+    p->seen_size = st.st_size;
+    size_t got = read_whole(s, p);
+    if (!s->cfg.follow) s->done = true;
+    return got;
+}
+
+static int parsl_src_wait_fd(struct tl_source *s, bool *poll_soon)
+{
+    *poll_soon = true;
+    return -1;
+}
+
+static enum tl_err parsl_src_save(struct tl_source *s, struct tl_buf *b)
+{
+    struct parsl_src *p = s->own;
+    return p->feed.inst.p->save(p->feed.inst.state, b);
+}
+
+static void parsl_src_self_metrics(struct tl_source *s)
+{
+    struct parsl_src *p = s->own;
+    const struct tl_parse_stats *ps = p->feed.inst.p->stats(p->feed.inst.state);
+    struct tl_summary_input in = {.path = s->path, .format = "parsl", .lines = ps->lines,
+                                  .records = ps->records, .rejected = ps->rejected,
+                                  .bytes = s->bytes};
+    memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
+    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, 0);
+}
+
+static void parsl_src_totals(const struct tl_source *s, struct tl_source_totals *t)
+{
+    const struct parsl_src *p = s->own;
+    const struct tl_parse_stats *ps = p->feed.inst.p->stats(p->feed.inst.state);
+    t->lines += ps->lines;
+    t->records += ps->records;
+    t->rejected += ps->rejected;
+}
+
+static void parsl_src_close(struct tl_source *s)
+{
+    struct parsl_src *p = s->own;
+    if (!p) return;
+    tl_feed_free(&p->feed);
+    free(p);
+    s->own = NULL;
+}
+
+static enum tl_err parsl_src_validate(const struct src_settings *c, const char **key, char *err,
+                                      size_t cap)
+{
+    if (!c->path) {
+        snprintf(err, cap, "`path` is required");
+        return TL_ERR_USAGE;
+    }
+    if (c->poll < 100 || c->poll > 3600000) {
+        *key = "poll";
+        snprintf(err, cap, "poll: %lld is outside 100..3600000", c->poll);
+        return TL_ERR_USAGE;
+    }
+    return TL_OK;
+}
+
+static void parsl_src_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+{
+    char head[16] = "";
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, head, sizeof head) : -1;
+    if (fd >= 0) close(fd);
+    if (fd < 0)
+        say(ctx, s->follow, "sources[%d]: %s: %s", i, s->path,
+            s->follow ? "not there yet; looked at until it is" : strerror(errno));
+    else
+        say(ctx, n == 16 && !memcmp(head, "SQLite format 3", 16), "sources[%d]: %s: %s", i,
+            s->path, n == 16 && !memcmp(head, "SQLite format 3", 16) ? "an SQLite database"
+                                                                      : "not an SQLite database");
+}
+
+#define SS(f) offsetof(struct src_settings, f)
+static const struct tl_option parsl_src_options[] = {
+    {"path", TL_OPT_STRING, NULL, "the workflow's monitoring.db", SS(path)},
+    {"poll", TL_OPT_INT, "2000", "ms between looks at the database", SS(poll)},
+    {"follow", TL_OPT_BOOL, "true", "keep looking as the workflow runs (false: read it once)",
+     SS(follow)},
+    {0},
+};
+
+const struct tl_source_type tl_source_parsl = {
+    .name = "parsl",
+    .help = "a Parsl monitoring database, read again whenever it changes; each try once",
+    .options = parsl_src_options,
+    .ckpt_tag = 'P',
+    .validate = parsl_src_validate,
+    .open = parsl_src_open,
+    .step = parsl_src_step,
+    .wait_fd = parsl_src_wait_fd,
+    .save = parsl_src_save,
+    .self_metrics = parsl_src_self_metrics,
+    .totals = parsl_src_totals,
+    .close = parsl_src_close,
+    .check = parsl_src_check,
+};

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Parsl's monitoring.db (issue 33 point 4), written by a real Parsl run
+(Parsl from PyPI in a venv cached in ~/.cache/tasklens, a
+HighThroughputExecutor on localhost, apps that sleep, hold 100-200 MB, and
+one that fails and is retried):
+
+1. `tasklens run` with a `type: parsl` source follows the database while
+   the workflow runs (it does not exist yet when tasklens starts) and emits
+   every try once; its task points equal `tasklens lines monitoring.db`'s.
+2. Those task points equal Python's own reading of the database with
+   sqlite3, try by try: app, attempt, last try, status, wall and queue time,
+   the worker's peak memory and the increase of its counters between the
+   try's samples.
+3. A restart from the checkpoint emits nothing twice.
+4. `formats` lists the parser; `check` knows the source.
+
+usage: parsl_monitoring.py TASKLENS REPO_DIR
+"""
+import datetime
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+
+PARSL_VERSION = "2026.10.26"
+VENV = os.path.expanduser("~/.cache/tasklens/parsl-venv")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def ensure_parsl():
+    py = os.path.join(VENV, "bin", "python")
+    ok = subprocess.run([py, "-c", "import parsl, sqlalchemy; print(parsl.__version__)"],
+                        capture_output=True, text=True) if os.path.exists(py) else None
+    if ok and ok.returncode == 0 and ok.stdout.strip() == PARSL_VERSION:
+        return py
+    r = subprocess.run(["/usr/bin/python3", "-m", "venv", VENV], capture_output=True, text=True)
+    if r.returncode == 0:
+        r = subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q",
+                            "parsl[monitoring]==" + PARSL_VERSION], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("SKIP: Parsl %s could not be installed from PyPI into %s: %s"
+              % (PARSL_VERSION, VENV, r.stderr.strip()[-300:]))
+        return None
+    return py
+
+
+def ts(s):
+    if s is None:
+        return None
+    return datetime.datetime.strptime(s, "%Y-%m-%d %H:%M:%S.%f").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def expected(db):
+    """Per (task, attempt): what Python reads from the database."""
+    c = sqlite3.connect(db)
+    out = {}
+    tries = c.execute("SELECT y.run_id, y.task_id, y.try_id, t.task_func_name, "
+                      "y.task_try_time_launched, y.task_try_time_running, y.task_try_time_returned, "
+                      "t.task_time_returned FROM try y JOIN task t USING (task_id, run_id)").fetchall()
+    last = {}
+    for run, task, tr, *_ in tries:
+        last[(run, task)] = max(last.get((run, task), -1), tr)
+    for run, task, tr, app, launched, running, returned, task_returned in tries:
+        if returned is None or (tr == last[(run, task)] and task_returned is None):
+            continue
+        status = c.execute("SELECT task_status_name FROM status WHERE run_id=? AND task_id=? AND "
+                           "try_id=? ORDER BY timestamp DESC LIMIT 1", (run, task, tr)).fetchone()[0]
+        rows = c.execute("SELECT psutil_process_memory_resident, psutil_process_time_user + "
+                         "psutil_process_time_system, psutil_process_disk_read FROM resource "
+                         "WHERE run_id=? AND task_id=? AND try_id=?", (run, task, tr)).fetchall()
+        f = {"wall_time_s": ts(returned) - ts(running or launched)}
+        if running:
+            f["queue_time_s"] = ts(running) - ts(launched)
+        if rows:
+            f["max_rss_bytes"] = max(r[0] for r in rows)
+        if len(rows) > 1:
+            f["cpu_time_s"] = max(r[1] for r in rows) - min(r[1] for r in rows)
+            f["bytes_read"] = max(r[2] for r in rows) - min(r[2] for r in rows)
+        out[(task, tr + 1)] = (app, status, tr == last[(run, task)], f)
+    return out
+
+
+def task_points(text):
+    pts = {}
+    for l in text.splitlines():
+        if not l.startswith("task,"):
+            continue
+        head, fields, _ = re.match(r"(.*?[^\\]) (\S+) (\d+)$", l).groups()
+        tags = dict(t.split("=", 1) for t in re.split(r"(?<!\\),", head)[1:])
+        f = {k: v for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|[^,]+)', fields)}
+        key = (int(f["task_id"].rstrip("i")), int(f["attempt"].rstrip("i")))
+        pts.setdefault(key, []).append((tags, f, l))
+    return pts
+
+
+def main():
+    tasklens, repo = sys.argv[1:3]
+    py = ensure_parsl()
+    if not py:
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = os.path.join(tmp, "run")
+        db = os.path.join(run_dir, "monitoring.db")
+        out = os.path.join(tmp, "live.lp")
+        cfg = os.path.join(tmp, "run.yaml")
+        with open(cfg, "w") as f:
+            f.write("sources:\n  - type: parsl\n    path: %s\n    poll: 300\nsinks:\n  - type: file\n"
+                    "    path: %s\ncheckpoint_dir: %s\nflush_interval: 100\n"
+                    % (db, out, os.path.join(tmp, "ckpt")))
+        live = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+        env = dict(os.environ, PATH=os.path.join(VENV, "bin") + ":" + os.environ["PATH"])
+        r = subprocess.run([py, os.path.join(HERE, "parsl_workflow.py"), run_dir], env=env,
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0 and os.path.exists(db),
+              "a real Parsl run wrote monitoring.db (%s)" % r.stderr.strip()[-300:])
+        want = expected(db)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if os.path.exists(out) and len(task_points(open(out).read())) >= len(want):
+                break
+            time.sleep(0.2)
+        time.sleep(1)
+        live.send_signal(signal.SIGTERM)
+        err = live.communicate(timeout=30)[1]
+        check(live.returncode == 0, "the live run stops on SIGTERM with 0 (%s)" % err.strip()[-200:])
+        got_live = task_points(open(out).read())
+        batch = task_points(subprocess.run([tasklens, "lines", "-q", db], capture_output=True,
+                                           text=True, check=True).stdout)
+        check(len(want) >= 7 and sorted(got_live) == sorted(want),
+              "followed while it ran: every finished try, %d of %d" % (len(got_live), len(want)))
+        check(all(len(v) == 1 for v in got_live.values()), "each try once")
+        diff = [(v[0][2], batch.get(k, [(0, 0, None)])[0][2]) for k, v in got_live.items()
+                if v[0][2] != batch.get(k, [(0, 0, None)])[0][2]]
+        check(not diff and len(got_live) == len(batch),
+              "the live task points equal `lines monitoring.db`'s (differ: %s)" % diff[:1])
+        bad = []
+        for key, (app, status, final, fields) in want.items():
+            tags, f, _ = batch[key][0]
+            if tags["category"] != app or tags["result"] != status or \
+                    (f.get("final") == "true") != final:
+                bad.append((key, tags["category"], tags["result"], f.get("final")))
+            for k, v in fields.items():
+                g = float(f[k]) if k in f else None
+                if g is None or abs(g - v) > 1e-6 * max(1, abs(v)):
+                    bad.append((key, k, g, v))
+            extra = {"cpu_time_s", "bytes_read", "max_rss_bytes"} - set(fields)
+            if any(k in f for k in extra):
+                bad.append((key, "a value without samples", sorted(k for k in extra if k in f)))
+        check(not bad, "every try = Python's sqlite3 reading: app, status, attempt, last try, "
+              "wall, queue, peak memory, counter increases (differ: %s)" % bad[:3])
+        retried = [k for k, v in want.items() if k[1] == 2]
+        check(retried and want[(retried[0][0], 1)][1] == "fail_retryable",
+              "the failing app's first try is fail_retryable, its retry the last")
+        hungry = [v[3]["max_rss_bytes"] for v in want.values() if v[0] == "hungry"
+                  and "max_rss_bytes" in v[3]]
+        check(hungry and max(hungry) >= 200 * 2 ** 20,
+              "a 200 MB app shows in its worker's peak (%.0f MB)" % (max(hungry) / 2 ** 20 if hungry else 0))
+
+        before = open(out).read().count("\ntask,")
+        again = subprocess.Popen([tasklens, "run", "-c", cfg], stderr=subprocess.DEVNULL)
+        time.sleep(2)
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=30)
+        check(open(out).read().count("\ntask,") == before,
+              "a restart from the checkpoint emits no try again")
+
+        r = subprocess.run([tasklens, "formats"], capture_output=True, text=True)
+        check("parsl" in r.stdout and "parsl.utc_offset" in r.stdout,
+              "formats lists parsl with its options")
+        r = subprocess.run([tasklens, "check", "-c", cfg], capture_output=True, text=True)
+        check("an SQLite database" in r.stdout, "check: the source's file is an SQLite database")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
