@@ -76,7 +76,11 @@ enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
     X(TASKS_DONE, "tasks_done", TL_UNIT_COUNT, "workflow: tasks finished with SUCCESS")              \
     X(TASKS_FAILED, "tasks_failed", TL_UNIT_COUNT, "workflow: tasks finished otherwise")             \
     X(WORKERS, "workers", TL_UNIT_COUNT, "workflow: workers connected")                              \
-    X(WORKER_CORES, "cores_total", TL_UNIT_COUNT, "workflow: cores of the connected workers")
+    X(WORKER_CORES, "cores_total", TL_UNIT_COUNT, "workflow: cores of the connected workers")          \
+    /* appended last: parser states saved with fewer metrics keep their indices */               \
+    X(JVM_GC_TIME_S, "jvm_gc_time_s", TL_UNIT_SECONDS, "JVM garbage collection time (Spark)")       \
+    X(PEAK_EXECUTION_MEMORY_BYTES, "peak_execution_memory_bytes", TL_UNIT_BYTES,                   \
+      "peak execution memory: Spark's shuffles, aggregations and joins")
 
 enum tl_metric {
 #define TL_METRIC_ENUM(e, n, u, h) TL_M_##e,

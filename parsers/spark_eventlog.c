@@ -13,10 +13,8 @@
  *     Executor Run Time, cpu_time_s = Executor CPU Time, bytes_read =
  *     input bytes, bytes_written = output bytes, bytes_received = shuffle
  *     bytes read (remote + local), bytes_sent = shuffle bytes written,
- *     output_bytes = Result Size. JVM GC time and peak execution memory
- *     have no field in the record yet (adding one changes the Work Queue
- *     checkpoint layout): they are samples ("task jvm_gc_time_s",
- *     "task peak_execution_memory_bytes") for now.
+ *     output_bytes = Result Size, jvm_gc_time_s = JVM GC Time,
+ *     peak_execution_memory_bytes = Peak Execution Memory.
  *   - SparkListenerStageExecutorMetrics: one sample per executor metric
  *     ("executor ProcessTreePythonRSSMemory", ...), worker = the executor,
  *     at the time of the last event read.
@@ -166,10 +164,9 @@ static void task_end(struct spark_state *st, json_t *ev)
         tl_record_set(&r, TL_M_BYTES_RECEIVED, v + a);
     if (num(json_object_get(m, "Shuffle Write Metrics"), "Shuffle Bytes Written", &v))
         tl_record_set(&r, TL_M_BYTES_SENT, v);
+    if (num(m, "JVM GC Time", &v)) tl_record_set(&r, TL_M_JVM_GC_TIME_S, v / 1e3);
+    if (num(m, "Peak Execution Memory", &v)) tl_record_set(&r, TL_M_PEAK_EXECUTION_MEMORY_BYTES, v);
     emit(st, &r);
-    if (num(m, "JVM GC Time", &v)) sample(st, "task", "jvm_gc_time_s", v / 1e3, r.worker, r.host);
-    if (num(m, "Peak Execution Memory", &v))
-        sample(st, "task", "peak_execution_memory_bytes", v, r.worker, r.host);
 }
 
 static void stage_submitted(struct spark_state *st, json_t *ev)

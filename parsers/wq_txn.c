@@ -2061,6 +2061,30 @@ static uint64_t wq_layout(void)
            (uint64_t)(TL_M_COUNT << 8 | WQC_COUNT);
 }
 
+/* A state saved when the record had fewer metrics (new ones are appended to
+ * TL_METRICS, so the old ones keep their index and presence bit): the same
+ * task and counters, and a `struct measured` whose value array was shorter
+ * by whole doubles. *old_metrics: how many it had. */
+static bool wq_layout_older(uint64_t u, unsigned *old_metrics)
+{
+    uint64_t task = u >> 32, meas = (u >> 16) & 0xffff, m = (u >> 8) & 0xff, c = u & 0xff;
+    if (task != sizeof(struct task) || c != WQC_COUNT || m >= TL_M_COUNT || !m) return false;
+    if (meas != sizeof(struct measured) - (TL_M_COUNT - m) * sizeof(double)) return false;
+    *old_metrics = (unsigned)m;
+    return true;
+}
+
+/* A saved `struct measured` of an older layout into m: its values, then the
+ * fields after the array, which keep their layout. */
+static void measured_from_older(struct measured *m, const uint8_t *p, unsigned old_metrics)
+{
+    size_t head = offsetof(struct measured, v) + old_metrics * sizeof(double);
+    size_t tail = sizeof *m - offsetof(struct measured, worker_start);
+    memset(m, 0, sizeof *m);
+    memcpy(m, p, head);
+    memcpy((char *)m + offsetof(struct measured, worker_start), p + head, tail);
+}
+
 static enum tl_err wq_save(const void *state, struct tl_buf *b)
 {
     const struct wq_state *st = state;
@@ -2124,7 +2148,10 @@ static enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
     uint64_t u, n;
     if (len < 4 || memcmp(p, WQ_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
-    if (!tl_get_varint(&p, end, &u) || u != wq_layout()) return TL_ERR_CORRUPT;
+    unsigned old_metrics = TL_M_COUNT;
+    if (!tl_get_varint(&p, end, &u) || (u != wq_layout() && !wq_layout_older(u, &old_metrics)))
+        return TL_ERR_CORRUPT;
+    size_t meas_size = sizeof(struct measured) - (TL_M_COUNT - old_metrics) * sizeof(double);
     if (!tl_parse_stats_get(&p, end, &st->stats)) return TL_ERR_CORRUPT;
     for (int i = 0; i < WQC_COUNT; i++)
         if (!tl_get_varint(&p, end, &st->counters[i])) return TL_ERR_CORRUPT;
@@ -2206,12 +2233,12 @@ static enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
         t.next_free = 0;
         *nt = t;
         if (has_meas) {
-            if ((size_t)(end - p) < sizeof(struct measured)) return TL_ERR_CORRUPT;
+            if ((size_t)(end - p) < meas_size) return TL_ERR_CORRUPT;
             struct measured *m = measured_get(st, nt);
             if (!m) return TL_ERR_NOMEM;
-            memcpy(m, p, sizeof *m);
+            measured_from_older(m, p, old_metrics);
             m->next_free = 0;
-            p += sizeof *m;
+            p += meas_size;
         }
     }
     for (size_t i = 0; i < 64; i++)

@@ -59,6 +59,8 @@ def independent():
             g["cpu"] += m["Executor CPU Time"] / 1e9
             g["shuffle_w"] += m["Shuffle Write Metrics"]["Shuffle Bytes Written"]
             g["result"] += m["Result Size"]
+            g["gc"] += m["JVM GC Time"] / 1e3
+            g["peak"] = max(g["peak"], m["Peak Execution Memory"])
     return per
 
 
@@ -82,6 +84,14 @@ def per_stage():
     bad = [n for n, w in want.items()
            if got[n].get("bytes_sent", {}).get("sum", 0) != w["shuffle_w"] or got[n]["output_bytes"]["sum"] != w["result"]]
     check(not bad, "shuffle bytes written and result sizes per stage equal (differing: %s)" % bad)
+    d, _ = summary("--metrics", "jvm_gc_time_s,peak_execution_memory_bytes", LOG)
+    got = {g["key"]["category"]: g["metrics"] for g in d["groups"] if g["attempts"]}
+    bad = [(n, got[n]["jvm_gc_time_s"]["sum"], w["gc"], got[n]["peak_execution_memory_bytes"]["max"], w["peak"])
+           for n, w in want.items()
+           if abs(got[n]["jvm_gc_time_s"]["sum"] - w["gc"]) > 1e-9 or
+           (got[n]["peak_execution_memory_bytes"]["max"] or 0) != w["peak"]]
+    check(not bad, "JVM GC time (sum) and peak execution memory (max) per stage are record fields "
+          "equal to Python's json (differing: %s)" % bad[:2])
 
 
 def failed_attempt():
