@@ -18,8 +18,9 @@ independent computation from the same input.
    `summary` does.
 6. `--baseline`: every shift equals new/old - 1 from the two summaries'
    quantiles, highlighted exactly when beyond the threshold.
-7. LSST metadata, a Chrome trace and a mix of formats: a page with marks and
-   no error for each.
+7. LSST metadata, a Chrome trace, a DASF trace, a Spark event log, a
+   resource_monitor summary and a mix of formats: a page with marks, no error,
+   and the summary's numbers, for each.
 
 usage: report_browser.py TASKLENS REPO_DIR [SCREENSHOT_OUT]
 (SCREENSHOT_OUT: also write the top of the demo page there, as docs/report-demo.png was made)
@@ -28,6 +29,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -286,6 +288,19 @@ def main():
         else:
             print("SKIP: %s absent; the mix uses the bundled files only" % chrome)
             cases.append(("a mix of formats", [demo, os.path.join(repo, "tests", "data", "chrome", "edge.json")]))
+        for what, path in (("DASF trace", os.path.join(shared, "dasf", "samples",
+                                                       "Tutorial_5_Profile-TracePlugin-vm.msgpack")),
+                           ("Spark event log", os.path.join(shared, "spark", "samples",
+                                                            "local-1795570335358"))):
+            if os.path.exists(path):
+                cases.append((what, [path]))
+            else:
+                print("SKIP: %s absent; the report of a %s is not tried" % (path, what))
+        if shutil.which("resource_monitor"):
+            rm = os.path.join(tmp, "rm")
+            subprocess.run(["resource_monitor", "-O", rm, "--", "sleep", "0.2"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cases.append(("resource_monitor summary", [rm + ".summary"]))
         for what, inputs in cases:
             html = os.path.join(tmp, "case.html")
             r = run([tasklens, "report", "-q"] + inputs + ["-o", html])
