@@ -96,6 +96,17 @@ static void count_cell(FILE *o, json_t *v, const char *what)
     fprintf(o, "<td data-k=\"%s\" data-v=\"%lld\">%lld</td>", what, n, n);
 }
 
+/* A summary group's tasks, attempts, open tasks and core-hours, as cells. */
+static void group_counts(FILE *o, json_t *g)
+{
+    count_cell(o, json_object_get(g, "tasks"), "tasks");
+    count_cell(o, json_object_get(g, "attempts"), "attempts");
+    count_cell(o, json_object_get(g, "open"), "open");
+    json_t *rt = json_object_get(g, "integrated_runtime_hrs");
+    num_cell(o, json_is_number(rt) ? json_number_value(rt) : NAN, TL_UNIT_COUNT, false,
+             "data-k=\"integrated_runtime_hrs\"");
+}
+
 /* ---------------------------------------------------------------- sections */
 
 static void head(FILE *o, const struct tl_report_page *pg)
@@ -167,12 +178,7 @@ static void summary_section(FILE *o, json_t *doc)
         fputs("\"><td class=\"n\">", o);
         tl_html_esc(o, group_name(g));
         fputs("</td>", o);
-        count_cell(o, json_object_get(g, "tasks"), "tasks");
-        count_cell(o, json_object_get(g, "attempts"), "attempts");
-        count_cell(o, json_object_get(g, "open"), "open");
-        json_t *rt = json_object_get(g, "integrated_runtime_hrs");
-        num_cell(o, json_is_number(rt) ? json_number_value(rt) : NAN, TL_UNIT_COUNT, false,
-                 "data-k=\"integrated_runtime_hrs\"");
+        group_counts(o, g);
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
             json_t *m = metric_of(g, tl_report_dist_metric[d]);
             static const char *const qs[] = {"0.5", "0.95", "0.99"};
@@ -344,12 +350,7 @@ static void workflows_section(FILE *o, json_t *wf)
         fputs("</td><td class=\"n\">", o);
         tl_html_esc(o, name ? name : "-");
         fputs("</td>", o);
-        count_cell(o, json_object_get(g, "tasks"), "tasks");
-        count_cell(o, json_object_get(g, "attempts"), "attempts");
-        count_cell(o, json_object_get(g, "open"), "open");
-        json_t *rt = json_object_get(g, "integrated_runtime_hrs");
-        num_cell(o, json_is_number(rt) ? json_number_value(rt) : NAN, TL_UNIT_COUNT, false,
-                 "data-k=\"integrated_runtime_hrs\"");
+        group_counts(o, g);
         json_t *m = metric_of(g, TL_M_WALL_TIME_S);
         num_cell(o, m ? quantile_of(m, "0.5") : NAN, TL_UNIT_SECONDS, m && approx_of(m),
                  "data-m=\"wall_time_s\" data-q=\"0.5\"");
