@@ -11,7 +11,9 @@ one that fails and is retried):
    sqlite3, try by try: app, attempt, last try, status, wall and queue time,
    the worker's peak memory and the increase of its counters between the
    try's samples.
-3. A restart from the checkpoint emits nothing twice.
+3. A restart from the checkpoint emits nothing twice; a read that catches the
+   file half-written is rejected with its name, and the next change is read
+   whole: every try once.
 4. `formats` lists the parser; `check` knows the source.
 
 usage: parsl_monitoring.py TASKLENS REPO_DIR
@@ -171,6 +173,35 @@ def main():
         again.wait(timeout=30)
         check(open(out).read().count("\ntask,") == before,
               "a restart from the checkpoint emits no try again")
+
+        # a read that catches the database half-written: rejected, and read
+        # again when it changes, nothing lost nor doubled
+        torn = os.path.join(tmp, "torn.db")
+        with open(db, "rb") as f:
+            whole = f.read()
+        with open(torn, "wb") as f:
+            f.write(whole[: len(whole) // 2])
+        out2 = os.path.join(tmp, "torn.lp")
+        cfg2 = os.path.join(tmp, "torn.yaml")
+        with open(cfg2, "w") as f:
+            f.write("sources:\n  - type: parsl\n    path: %s\n    poll: 200\nsinks:\n  - type: file\n"
+                    "    path: %s\nflush_interval: 100\n" % (torn, out2))
+        p = subprocess.Popen([tasklens, "run", "-c", cfg2], stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        with open(torn + ".tmp", "wb") as f:
+            f.write(whole)
+        os.replace(torn + ".tmp", torn)
+        deadline = time.time() + 15
+        while time.time() < deadline and len(task_points(open(out2).read() if os.path.exists(out2) else "")) < len(want):
+            time.sleep(0.2)
+        time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=30)[1]
+        got = task_points(open(out2).read())
+        check(re.search(r"torn\.db:1: document does not parse \(not a Parsl monitoring database", err),
+              "a half-written database is rejected as a bad document (%s)" % err.strip()[-200:])
+        check(sorted(got) == sorted(want) and all(len(v) == 1 for v in got.values()),
+              "then read whole when it changed: every try, once (%d of %d)" % (len(got), len(want)))
 
         r = subprocess.run([tasklens, "formats"], capture_output=True, text=True)
         check("parsl" in r.stdout and "parsl.utc_offset" in r.stdout,

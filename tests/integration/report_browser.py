@@ -253,6 +253,19 @@ def main():
         check(want and sorted(tuple(r) for r in facts["reasons"]) == want,
               "rejected lines by reason as summary says (%s)" % facts["reasons"])
 
+        # a category name that is markup: shown as text, never run or parsed
+        evil = '<script>alert(1)</script><b>"odd"</b>&amp;'
+        evil_log = os.path.join(tmp, "evil.log")
+        with open(evil_log, "w") as f:
+            f.write("".join(text).replace(" odd name ", " %s " % evil))
+        html = os.path.join(tmp, "evil.html")
+        run([tasklens, "report", "-q", evil_log, "-o", html], check=True)
+        facts, _ = open_page(c, html, "a category named with markup")
+        shown = c.eval("[...document.querySelectorAll('table[data-table=summary] tr[data-g] td.n')]"
+                       ".map(td => td.textContent)")
+        check(evil in shown and c.eval("document.querySelectorAll('script, td b, svg b').length") == 0,
+              "a category named with markup is shown as its text, nothing of it runs (%s)" % shown[:6])
+
         # the baseline: the same log with every wall time doubled for `compute`
         # would need a writer; a real other run is the second half of the demo
         base_log = os.path.join(tmp, "base.log")
