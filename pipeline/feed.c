@@ -71,6 +71,27 @@ void tl_feed_finish(struct tl_feed *f)
     f->finished = true;
 }
 
+void tl_feed_self_metrics(const struct tl_feed *f, struct tl_summary_input *in, uint64_t lag)
+{
+    if (!f->inst.p) return;
+    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
+    in->format = f->inst.p->name;
+    in->lines = ps->lines;
+    in->records = ps->records;
+    in->rejected = ps->rejected;
+    memcpy(in->rejected_by, ps->rejected_by, sizeof in->rejected_by);
+    tl_output_self(tl_rt_output(f->src->rt), tl_rt_instance(f->src->rt), in, lag);
+}
+
+void tl_feed_totals(const struct tl_feed *f, struct tl_source_totals *t)
+{
+    if (!f->inst.p) return;
+    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
+    t->lines += ps->lines;
+    t->records += ps->records;
+    t->rejected += ps->rejected;
+}
+
 void tl_feed_free(struct tl_feed *f)
 {
     tl_parser_inst_free(&f->inst);

@@ -165,6 +165,12 @@ enum tl_err tl_feed_start(struct tl_feed *f, const char *buf, size_t len, const 
 /* Feeds bytes, setting the parser up from them first if needed. */
 enum tl_err tl_feed_bytes(struct tl_feed *f, const char *buf, size_t len);
 void tl_feed_finish(struct tl_feed *f);
+/* A `tasklens` self-metrics point for the input f reads: in holds what the
+ * source knows (path, bytes, open errors, gaps); the parser's counts are
+ * added. Nothing before the parser is set up. */
+void tl_feed_self_metrics(const struct tl_feed *f, struct tl_summary_input *in, uint64_t lag);
+/* The parser's lines, records and rejects added to t (the status line). */
+void tl_feed_totals(const struct tl_feed *f, struct tl_source_totals *t);
 void tl_feed_free(struct tl_feed *f);
 /* `tasklens check` of one file a source would read: opened, its size, the
  * format named or detected from its first bytes. */

@@ -73,24 +73,13 @@ static int fifo_wait_fd(struct tl_source *s, bool *poll_soon)
 
 static void fifo_self_metrics(struct tl_source *s)
 {
-    struct fifo_src *f = s->own;
-    if (!f->feed.inst.p) return;
-    const struct tl_parse_stats *ps = f->feed.inst.p->stats(f->feed.inst.state);
-    struct tl_summary_input in = {.path = s->path, .format = f->feed.inst.p->name,
-                                  .lines = ps->lines, .records = ps->records,
-                                  .rejected = ps->rejected, .bytes = s->bytes};
-    memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
-    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, 0);
+    struct tl_summary_input in = {.path = s->path, .bytes = s->bytes};
+    tl_feed_self_metrics(&((struct fifo_src *)s->own)->feed, &in, 0);
 }
 
 static void fifo_totals(const struct tl_source *s, struct tl_source_totals *t)
 {
-    const struct fifo_src *f = s->own;
-    if (!f->feed.inst.p) return;
-    const struct tl_parse_stats *ps = f->feed.inst.p->stats(f->feed.inst.state);
-    t->lines += ps->lines;
-    t->records += ps->records;
-    t->rejected += ps->rejected;
+    tl_feed_totals(&((const struct fifo_src *)s->own)->feed, t);
 }
 
 static void fifo_close(struct tl_source *s)

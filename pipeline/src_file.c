@@ -246,33 +246,23 @@ static enum tl_err file_save(struct tl_source *s, struct tl_buf *b)
 static void file_self_metrics(struct tl_source *s)
 {
     struct file_src *f = s->own;
-    const struct tl_parser_inst *in = &f->feed.inst;
-    if (!in->p) return;
-    const struct tl_parse_stats *ps = in->p->stats(in->state);
-    struct tl_summary_input i = {.path = s->path, .format = in->p->name, .lines = ps->lines,
-                                 .records = ps->records, .rejected = ps->rejected,
-                                 .bytes = s->bytes};
+    struct tl_summary_input in = {.path = s->path, .bytes = s->bytes};
     uint64_t lag = 0;
     if (f->fl) {
         struct tl_follow_stats fst = tl_follow_stats(f->fl);
-        i.open_errors = fst.reopen_errors;
-        i.gaps = fst.gaps;
-        i.gap_bytes = fst.gap_bytes;
+        in.open_errors = fst.reopen_errors;
+        in.gaps = fst.gaps;
+        in.gap_bytes = fst.gap_bytes;
         lag = fst.lag;
     }
-    memcpy(i.rejected_by, ps->rejected_by, sizeof i.rejected_by);
-    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &i, lag);
+    tl_feed_self_metrics(&f->feed, &in, lag);
 }
 
 static void file_totals(const struct tl_source *s, struct tl_source_totals *t)
 {
     const struct file_src *f = s->own;
     if (f->fl) t->lag += tl_follow_stats(f->fl).lag;
-    if (!f->feed.inst.p) return;
-    const struct tl_parse_stats *ps = f->feed.inst.p->stats(f->feed.inst.state);
-    t->lines += ps->lines;
-    t->records += ps->records;
-    t->rejected += ps->rejected;
+    tl_feed_totals(&f->feed, t);
 }
 
 /* SIGHUP: the file reopened where it was (a rotation by hand). */

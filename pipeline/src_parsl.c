@@ -116,22 +116,13 @@ static enum tl_err parsl_src_save(struct tl_source *s, struct tl_buf *b)
 
 static void parsl_src_self_metrics(struct tl_source *s)
 {
-    struct parsl_src *p = s->own;
-    const struct tl_parse_stats *ps = p->feed.inst.p->stats(p->feed.inst.state);
-    struct tl_summary_input in = {.path = s->path, .format = "parsl", .lines = ps->lines,
-                                  .records = ps->records, .rejected = ps->rejected,
-                                  .bytes = s->bytes};
-    memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
-    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, 0);
+    struct tl_summary_input in = {.path = s->path, .bytes = s->bytes};
+    tl_feed_self_metrics(&((struct parsl_src *)s->own)->feed, &in, 0);
 }
 
 static void parsl_src_totals(const struct tl_source *s, struct tl_source_totals *t)
 {
-    const struct parsl_src *p = s->own;
-    const struct tl_parse_stats *ps = p->feed.inst.p->stats(p->feed.inst.state);
-    t->lines += ps->lines;
-    t->records += ps->records;
-    t->rejected += ps->rejected;
+    tl_feed_totals(&((const struct parsl_src *)s->own)->feed, t);
 }
 
 static void parsl_src_close(struct tl_source *s)

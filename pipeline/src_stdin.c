@@ -52,24 +52,13 @@ static int stdin_wait_fd(struct tl_source *s, bool *poll_soon)
 
 static void stdin_self_metrics(struct tl_source *s)
 {
-    struct tl_feed *f = s->own;
-    if (!f->inst.p) return;
-    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
-    struct tl_summary_input in = {.path = "-", .format = f->inst.p->name, .lines = ps->lines,
-                                  .records = ps->records, .rejected = ps->rejected,
-                                  .bytes = s->bytes};
-    memcpy(in.rejected_by, ps->rejected_by, sizeof in.rejected_by);
-    tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, 0);
+    struct tl_summary_input in = {.path = "-", .bytes = s->bytes};
+    tl_feed_self_metrics(s->own, &in, 0);
 }
 
 static void stdin_totals(const struct tl_source *s, struct tl_source_totals *t)
 {
-    const struct tl_feed *f = s->own;
-    if (!f->inst.p) return;
-    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
-    t->lines += ps->lines;
-    t->records += ps->records;
-    t->rejected += ps->rejected;
+    tl_feed_totals(s->own, t);
 }
 
 static void stdin_close(struct tl_source *s)

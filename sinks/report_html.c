@@ -96,6 +96,16 @@ static void count_cell(FILE *o, json_t *v, const char *what)
     fprintf(o, "<td data-k=\"%s\" data-v=\"%lld\">%lld</td>", what, n, n);
 }
 
+/* A table row for a summary group, opened with its name. */
+static void group_row(FILE *o, json_t *g)
+{
+    fputs("<tr data-g=\"", o);
+    tl_html_esc(o, group_name(g));
+    fputs("\"><td class=\"n\">", o);
+    tl_html_esc(o, group_name(g));
+    fputs("</td>", o);
+}
+
 /* A summary group's tasks, attempts, open tasks and core-hours, as cells. */
 static void group_counts(FILE *o, json_t *g)
 {
@@ -173,11 +183,7 @@ static void summary_section(FILE *o, json_t *doc)
     json_t *g;
     json_array_foreach(json_object_get(doc, "groups"), i, g)
     {
-        fprintf(o, "<tr data-g=\"");
-        tl_html_esc(o, group_name(g));
-        fputs("\"><td class=\"n\">", o);
-        tl_html_esc(o, group_name(g));
-        fputs("</td>", o);
+        group_row(o, g);
         group_counts(o, g);
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
             json_t *m = metric_of(g, tl_report_dist_metric[d]);
@@ -422,11 +428,7 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, json_t *d
     json_array_foreach(json_object_get(doc, "groups"), i, g)
     {
         json_t *b = find_group(base, group_name(g));
-        fprintf(o, "<tr data-g=\"");
-        tl_html_esc(o, group_name(g));
-        fputs("\"><td class=\"n\">", o);
-        tl_html_esc(o, group_name(g));
-        fputs("</td>", o);
+        group_row(o, g);
         count_cell(o, json_object_get(g, "tasks"), "tasks");
         if (!b) {
             fprintf(o, "<td colspan=\"%d\" class=\"n\">not in the baseline</td></tr>\n",
