@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "parser.h"
+#include "parsers/parser.h"
 
 /* Monotonic seconds. */
 static inline double bench_now(void)

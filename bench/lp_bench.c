@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "lineproto.h"
-#include "parser.h"
+#include "parsers/parser.h"
+#include "sinks/influx/lineproto.h"
 
 #include "bench.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "parser.h"
+#include "core/aggregate.h"
+#include "parsers/parser.h"
 
 #include "bench.h"
 

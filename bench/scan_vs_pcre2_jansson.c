@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "parser.h"
+#include "parsers/parser.h"
 
 #include "bench.h"
 

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "quantile.h"
-#include "sketch.h"
+#include "core/quantile.h"
+#include "core/sketch.h"
 
 #include "bench.h"
 

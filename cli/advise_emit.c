@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "advise_emit.h"
+#include "cli/advise_emit.h"
 
 #define MIB 1048576.0
 

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "buf.h"
-#include "insights.h"
+#include "core/buf.h"
+#include "insights/insights.h"
 
 enum advise_emit { EMIT_NONE, EMIT_BPS, EMIT_WQ, EMIT_MAKEFLOW };
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advise_emit.h"
-#include "cli.h"
-#include "insights_cli.h"
-#include "summary.h"
+#include "cli/advise_emit.h"
+#include "cli/cli.h"
+#include "cli/insights_cli.h"
+#include "sinks/summary.h"
 
 static void fmt_res(char *buf, size_t cap, double v, int res)
 {
@@ -36,7 +36,7 @@ static void advise_usage(FILE *out)
             "                      YAML), wq (Work Queue / TaskVine category JSON) or makeflow\n"
             "                      (CATEGORY blocks), with the rule and the inputs in a header\n" COMMON_HELP
             "\n"
-            "The formulas are in the README (Insights).\n");
+            "The formulas are in docs/advise.md (man tasklens: advise).\n");
 }
 
 /* The rule, said once above the table or in the JSON. */
@@ -151,31 +151,31 @@ static void advise_lp(struct tl_buf *b, const char *name, const struct tl_cat_ad
         const struct tl_advice *a = &x->a[res];
         size_t start = b->len;
         const char *tags[] = {"category", name, "resource", tl_res_name[res]};
-        if (!lp_begin(b, "task_advice", tags, 2)) {
+        if (!tl_lp_point_begin(b, "task_advice", tags, 2)) {
             b->len = start;
             continue;
         }
         bool first = true;
         /* bytes stay bytes, as in `task` points */
-        lp_field(b, &first, "requested_p50", a->req);
-        lp_field(b, &first, "allocated_p50", a->alloc);
-        lp_field(b, &first, "used_p50", a->used_p50);
-        lp_field(b, &first, "used_q", a->used_q);
-        lp_field(b, &first, "used_max", a->used_max);
-        lp_field(b, &first, "recommend", a->rec);
-        lp_field(b, &first, "exceed_fraction",
+        tl_lp_field_float(b, &first, "requested_p50", a->req);
+        tl_lp_field_float(b, &first, "allocated_p50", a->alloc);
+        tl_lp_field_float(b, &first, "used_p50", a->used_p50);
+        tl_lp_field_float(b, &first, "used_q", a->used_q);
+        tl_lp_field_float(b, &first, "used_max", a->used_max);
+        tl_lp_field_float(b, &first, "recommend", a->rec);
+        tl_lp_field_float(b, &first, "exceed_fraction",
                  a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
         if (a->n_waste) {
-            lp_field(b, &first, "waste_hours", a->waste);
-            lp_field(b, &first, "saves_hours", a->waste - a->waste_rec);
+            tl_lp_field_float(b, &first, "waste_hours", a->waste);
+            tl_lp_field_float(b, &first, "saves_hours", a->waste - a->waste_rec);
         }
-        lp_field(b, &first, "quantile", q);
-        lp_int(b, &first, "attempts", (int64_t)x->attempts);
-        lp_int(b, &first, "exhausted", (int64_t)x->exhausted);
-        lp_int(b, &first, "exhausted_avoided", (int64_t)x->avoided);
-        lp_field(b, &first, "exhausted_core_hours", x->ex_core_h);
-        lp_field(b, &first, "exhausted_gib_hours", x->ex_gib_h);
-        lp_end(b, start, first, ns, written);
+        tl_lp_field_float(b, &first, "quantile", q);
+        tl_lp_field_int(b, &first, "attempts", (int64_t)x->attempts);
+        tl_lp_field_int(b, &first, "exhausted", (int64_t)x->exhausted);
+        tl_lp_field_int(b, &first, "exhausted_avoided", (int64_t)x->avoided);
+        tl_lp_field_float(b, &first, "exhausted_core_hours", x->ex_core_h);
+        tl_lp_field_float(b, &first, "exhausted_gib_hours", x->ex_gib_h);
+        tl_lp_point_end(b, start, first, ns, written);
     }
 }
 

@@ -18,97 +18,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "cli.h"
-#include "http.h"
-#include "parser.h"
-#include "input.h"
-#include "run_config.h"
-#include "source.h"
+#include "cli/cli.h"
+#include "cli/input.h"
+#include "core/checkpoint.h"
+#include "parsers/parser.h"
+#include "pipeline/run_config.h"
+#include "pipeline/source.h"
+#include "core/path.h"
 
 /* One finding (ctx: the count of problems); also how each source type
  * reports its own (tl_check_say). */
-static void say(void *problems, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(void *problems, bool ok, const char *fmt, ...)
+static void say(void *problems, int verdict, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(void *problems, int verdict, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs(ok ? "  ok    " : "  FAIL  ", stdout);
+    fputs(verdict == TL_CHECK_NOTE ? "  ..    " : verdict ? "  ok    " : "  FAIL  ", stdout);
     vprintf(fmt, ap);
     putchar('\n');
     va_end(ap);
-    if (!ok) (*(int *)problems)++;
-}
-
-/* The directory part of path is writable (or creatable). */
-static bool dir_writable(const char *path, bool is_dir, char *why, size_t cap)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    if (!is_dir) {
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = '\0';
-        else snprintf(dir, sizeof dir, ".");
-    }
-    struct stat st;
-    while (stat(dir, &st) && errno == ENOENT) { /* the nearest existing parent */
-        char *slash = strrchr(dir, '/');
-        if (!slash) {
-            snprintf(dir, sizeof dir, ".");
-            break;
-        }
-        *slash = '\0';
-        if (!dir[0]) snprintf(dir, sizeof dir, "/");
-    }
-    if (access(dir, W_OK)) {
-        snprintf(why, cap, "%.400s: %s", dir, strerror(errno));
-        return false;
-    }
-    return true;
-}
-
-static void check_influx(int *pr, const struct sink_settings *k, int i)
-{
-    struct tl_influx_sink_cfg sc;
-    run_config_influx(k, 1000, &sc);
-    struct tl_influx_cfg c = sc.http;
-    c.gzip = false;
-    c.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
-    char err[512];
-    struct tl_influx *h;
-    if (tl_influx_new(&c, &h, err, sizeof err)) {
-        say(pr, false, "sinks[%d] influxdb: %s", i, err);
-        return;
-    }
-    printf("  ..    sinks[%d] influxdb %s, %s%s\n", i, tl_influx_where(h),
-           c.version == 1 ? (c.user ? "user set, password " : "no user")
-                          : "token ",
-           c.version == 1 ? (c.user ? (c.password ? "set" : "NOT set") : "")
-                          : (c.token ? "set" : "NOT set"));
-    struct tl_http_reply r;
-    enum tl_http_result res = tl_influx_ping(h, &r);
-    if (res != TL_HTTP_OK) {
-        say(pr, false, "sinks[%d] influxdb: not reachable: %s", i,
-            r.message[0] ? r.message : "no answer");
-        tl_influx_free(h);
-        return;
-    }
-    say(pr, true, "sinks[%d] influxdb: reachable", i);
-    /* an empty write: the server checks the database and credentials and
-     * stores nothing */
-    res = tl_influx_write(h, "", 0, &r);
-    if (res == TL_HTTP_OK)
-        say(pr, true, "sinks[%d] influxdb: %s %s accepts writes", i, c.version == 1 ? "database" : "bucket",
-            c.version == 1 ? c.db : c.bucket);
-    else if (res == TL_HTTP_NOT_FOUND && k->create_db)
-        say(pr, true, "sinks[%d] influxdb: database %s does not exist; create_db makes it", i, c.db);
-    else
-        say(pr, false, "sinks[%d] influxdb: a write is refused (HTTP %ld): %s", i, r.status,
-            r.message[0] ? r.message : "no reason given");
-    tl_influx_free(h);
-    char why[512];
-    bool w = dir_writable(k->spool_dir, true, why, sizeof why);
-    say(pr, w, "sinks[%d] spool_dir %s: %s", i, k->spool_dir, w ? "writable" : why);
+    if (verdict == TL_CHECK_FAIL) (*(int *)problems)++;
 }
 
 int tl_cmd_check(int argc, char **argv)
@@ -156,18 +86,7 @@ int tl_cmd_check(int argc, char **argv)
         return TL_EXIT_OK;
     }
     for (int i = 0; i < cfg.nsrc; i++) cfg.src[i].type->check(&cfg.src[i], i, say, pr);
-    for (int i = 0; i < cfg.nsink; i++) {
-        const struct sink_settings *k = &cfg.sink[i];
-        if (k->kind == SINK_INFLUX) {
-            check_influx(pr, k, i);
-        } else if (strcmp(k->path, "-")) {
-            char why[512];
-            bool ok = dir_writable(k->path, false, why, sizeof why);
-            say(pr, ok, "sinks[%d] file %s: %s", i, k->path, ok ? "writable" : why);
-        } else {
-            say(pr, true, "sinks[%d] file: stdout", i);
-        }
-    }
+    for (int i = 0; i < cfg.nsink; i++) cfg.sink[i].type->check(cfg.sink[i].config, i, say, pr);
     if (cfg.run.checkpoint_dir) {
         char ck[4200], why[512];
         snprintf(ck, sizeof ck, "%s/tasklens.ckpt", cfg.run.checkpoint_dir);
@@ -178,7 +97,7 @@ int tl_cmd_check(int argc, char **argv)
                 cp.nsections);
             tl_ckpt_free(&cp);
         } else if (rc == TL_ERR_OPEN) {
-            bool ok = dir_writable(cfg.run.checkpoint_dir, true, why, sizeof why);
+            bool ok = tl_dir_writable(cfg.run.checkpoint_dir, true, why, sizeof why);
             say(pr, ok, "checkpoint_dir %s: %s", cfg.run.checkpoint_dir,
                 ok ? "no checkpoint yet; writable" : why);
         } else {

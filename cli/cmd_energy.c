@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "insights_cli.h"
+#include "cli/cli.h"
+#include "cli/insights_cli.h"
 
 static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const char *name,
                         const struct tl_energy *e, const struct tl_power *pw, int64_t ns, bool *first_json,
@@ -36,21 +36,21 @@ static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const
     } else {
         size_t start = b->len;
         const char *tags[] = {scope, name, "scope", scope};
-        if (!lp_begin(b, "task_energy", tags, 2)) {
+        if (!tl_lp_point_begin(b, "task_energy", tags, 2)) {
             b->len = start;
             return;
         }
         bool first = true;
-        lp_field(b, &first, "kwh", kwh);
-        lp_field(b, &first, "kwh_cpu", e->cpu_kwh * pw->pue);
-        lp_field(b, &first, "kwh_memory", e->mem_kwh * pw->pue);
-        lp_field(b, &first, "kg_co2eq", kg);
-        lp_int(b, &first, "attempts", (int64_t)e->attempts);
-        lp_field(b, &first, "w_per_core", pw->w_core);
-        lp_field(b, &first, "w_per_gib", pw->w_gib);
-        lp_field(b, &first, "pue", pw->pue);
-        lp_field(b, &first, "g_co2eq_per_kwh", pw->g_kwh);
-        lp_end(b, start, first, ns, written);
+        tl_lp_field_float(b, &first, "kwh", kwh);
+        tl_lp_field_float(b, &first, "kwh_cpu", e->cpu_kwh * pw->pue);
+        tl_lp_field_float(b, &first, "kwh_memory", e->mem_kwh * pw->pue);
+        tl_lp_field_float(b, &first, "kg_co2eq", kg);
+        tl_lp_field_int(b, &first, "attempts", (int64_t)e->attempts);
+        tl_lp_field_float(b, &first, "w_per_core", pw->w_core);
+        tl_lp_field_float(b, &first, "w_per_gib", pw->w_gib);
+        tl_lp_field_float(b, &first, "pue", pw->pue);
+        tl_lp_field_float(b, &first, "g_co2eq_per_kwh", pw->g_kwh);
+        tl_lp_point_end(b, start, first, ns, written);
     }
 }
 
@@ -70,19 +70,76 @@ static void energy_usage(FILE *out)
             "  --intensity G       grid carbon intensity, gCO2eq/kWh (default 475, world average)\n" COMMON_HELP);
 }
 
-int tl_cmd_energy(int argc, char **argv)
+/* The table's or JSON's head: the model, with every assumption. */
+static void energy_head(struct tl_buf *b, enum fmt fmt, const struct tl_power *pw,
+                        const struct tl_energy *total)
+{
+    if (fmt == F_TABLE) {
+        tl_buf_printf(b,
+                      "assumptions: %g W per busy core, %g W per GiB held, PUE %g, %g gCO2eq/kWh\n"
+                      "kWh = PUE x (sum cpu_time_s x W_core + sum peak_RSS_GiB x wall_s x W_GiB) / 3.6e6; "
+                      "kgCO2eq = kWh x intensity / 1000\n",
+                      pw->w_core, pw->w_gib, pw->pue, pw->g_kwh);
+        if (total->no_cpu || total->no_mem)
+            tl_buf_printf(b, "coverage: %zu of %zu attempts without CPU time, %zu without memory and wall time "
+                             "(counted as zero)\n",
+                          total->no_cpu, total->attempts, total->no_mem);
+        tl_buf_printf(b, "\n  %-24s %9s %12s %12s %12s %12s\n", "category", "attempts", "kWh cpu", "kWh memory",
+                      "kWh", "kgCO2eq");
+    } else if (fmt == F_JSON) {
+        tl_buf_puts(b, "{\"assumptions\":{\"w_per_core\":");
+        json_num(b, pw->w_core);
+        tl_buf_puts(b, ",\"w_per_gib\":");
+        json_num(b, pw->w_gib);
+        tl_buf_puts(b, ",\"pue\":");
+        json_num(b, pw->pue);
+        tl_buf_puts(b, ",\"g_co2eq_per_kwh\":");
+        json_num(b, pw->g_kwh);
+        tl_buf_puts(b, "},\"categories\":[");
+    }
+}
+
+/* Per category, per workflow and in total. */
+static void energy_write(struct tl_buf *b, enum fmt fmt, const struct tl_power *pw,
+                         const struct tl_task_rows *rs, const struct tl_energy *ec,
+                         const struct tl_energy *ew, const struct tl_energy *total)
+{
+    int written = 0;
+    bool first = true;
+    energy_head(b, fmt, pw, total);
+    for (size_t k = 0; k < rs->cats.n; k++)
+        energy_emit(b, fmt, "category", rs->cats.s[k], &ec[k], pw, rs->newest_ns, &first, &written);
+    if (fmt == F_TABLE)
+        tl_buf_printf(b, "\n  %-24s %9s %12s %12s %12s %12s\n", "workflow", "attempts", "kWh cpu", "kWh memory",
+                      "kWh", "kgCO2eq");
+    else if (fmt == F_JSON) {
+        tl_buf_puts(b, "],\"workflows\":[");
+        first = true;
+    }
+    for (size_t k = 0; k < rs->wfs.n; k++)
+        energy_emit(b, fmt, "workflow", rs->wfs.s[k], &ew[k], pw, rs->newest_ns, &first, &written);
+    if (fmt == F_TABLE) {
+        tl_buf_puts(b, "\n");
+        energy_emit(b, fmt, "total", "total", total, pw, rs->newest_ns, &first, &written);
+    } else if (fmt == F_JSON) {
+        tl_buf_puts(b, "],\"total\":");
+        first = true;
+        energy_emit(b, fmt, "total", "total", total, pw, rs->newest_ns, &first, &written);
+        tl_buf_puts(b, "}\n");
+    }
+}
+
+/* The flags into co and pw: -1 to go on, else the exit status. */
+static int parse_flags(int argc, char **argv, struct common *co, struct tl_power *pw)
 {
     static const struct option longopts[] = {
         {"w-per-core", required_argument, NULL, 'W'}, {"w-per-gib", required_argument, NULL, 'G'},
         {"pue", required_argument, NULL, 'P'},        {"intensity", required_argument, NULL, 'I'},
         COMMON_LONGOPTS, {0}};
-    struct common co = {.io = {.max_reports = 10}};
-    struct tl_power pw;
-    tl_power_default(&pw);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
-        double *dst = c == 'W' ? &pw.w_core : c == 'G' ? &pw.w_gib : c == 'P' ? &pw.pue : c == 'I' ? &pw.g_kwh : NULL;
+        double *dst = c == 'W' ? &pw->w_core : c == 'G' ? &pw->w_gib : c == 'P' ? &pw->pue : c == 'I' ? &pw->g_kwh : NULL;
         if (dst) {
             if (!parse_num(optarg, c == 'P' ? 1 : 0, 1e6, dst)) {
                 fprintf(stderr, "tasklens energy: bad number '%s'%s\n", optarg, c == 'P' ? " (PUE >= 1)" : "");
@@ -94,19 +151,26 @@ int tl_cmd_energy(int argc, char **argv)
             energy_usage(stdout);
             return TL_EXIT_OK;
         }
-        int r = common_option(c, optarg, &co, "tasklens energy");
-        if (r < 0) return TL_EXIT_USAGE;
-        if (r == 0) {
-            energy_usage(stderr);
-            return TL_EXIT_USAGE;
-        }
+        int r = common_option(c, optarg, co, "tasklens energy");
+        if (r == 0) energy_usage(stderr);
+        if (r <= 0) return TL_EXIT_USAGE;
     }
     if (optind >= argc) {
         energy_usage(stderr);
         return TL_EXIT_USAGE;
     }
+    return -1;
+}
+
+int tl_cmd_energy(int argc, char **argv)
+{
+    struct common co = {.io = {.max_reports = 10}};
+    struct tl_power pw;
+    tl_power_default(&pw);
+    int status = parse_flags(argc, argv, &co, &pw);
+    if (status >= 0) return status;
     struct tl_task_rows rs = {0};
-    int status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens energy");
+    status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens energy");
     struct tl_energy *ec = calloc(rs.cats.n + 1, sizeof *ec), *ew = calloc(rs.wfs.n + 1, sizeof *ew);
     if (!ec || !ew) {
         fprintf(stderr, "tasklens energy: out of memory\n");
@@ -120,51 +184,7 @@ int tl_cmd_energy(int argc, char **argv)
             tl_energy_add(&ew[rs.r[i].wf], &rs.r[i], &pw);
             tl_energy_add(&total, &rs.r[i], &pw);
         }
-        int written = 0;
-        bool first = true;
-        if (co.fmt == F_TABLE) {
-            tl_buf_printf(&b,
-                          "assumptions: %g W per busy core, %g W per GiB held, PUE %g, %g gCO2eq/kWh\n"
-                          "kWh = PUE x (sum cpu_time_s x W_core + sum peak_RSS_GiB x wall_s x W_GiB) / 3.6e6; "
-                          "kgCO2eq = kWh x intensity / 1000\n",
-                          pw.w_core, pw.w_gib, pw.pue, pw.g_kwh);
-            if (total.no_cpu || total.no_mem)
-                tl_buf_printf(&b, "coverage: %zu of %zu attempts without CPU time, %zu without memory and wall time "
-                                  "(counted as zero)\n",
-                              total.no_cpu, total.attempts, total.no_mem);
-            tl_buf_printf(&b, "\n  %-24s %9s %12s %12s %12s %12s\n", "category", "attempts", "kWh cpu", "kWh memory",
-                          "kWh", "kgCO2eq");
-        } else if (co.fmt == F_JSON) {
-            tl_buf_puts(&b, "{\"assumptions\":{\"w_per_core\":");
-            json_num(&b, pw.w_core);
-            tl_buf_puts(&b, ",\"w_per_gib\":");
-            json_num(&b, pw.w_gib);
-            tl_buf_puts(&b, ",\"pue\":");
-            json_num(&b, pw.pue);
-            tl_buf_puts(&b, ",\"g_co2eq_per_kwh\":");
-            json_num(&b, pw.g_kwh);
-            tl_buf_puts(&b, "},\"categories\":[");
-        }
-        for (size_t k = 0; k < rs.cats.n; k++)
-            energy_emit(&b, co.fmt, "category", rs.cats.s[k], &ec[k], &pw, rs.newest_ns, &first, &written);
-        if (co.fmt == F_TABLE)
-            tl_buf_printf(&b, "\n  %-24s %9s %12s %12s %12s %12s\n", "workflow", "attempts", "kWh cpu", "kWh memory",
-                          "kWh", "kgCO2eq");
-        else if (co.fmt == F_JSON) {
-            tl_buf_puts(&b, "],\"workflows\":[");
-            first = true;
-        }
-        for (size_t k = 0; k < rs.wfs.n; k++)
-            energy_emit(&b, co.fmt, "workflow", rs.wfs.s[k], &ew[k], &pw, rs.newest_ns, &first, &written);
-        if (co.fmt == F_TABLE) {
-            tl_buf_puts(&b, "\n");
-            energy_emit(&b, co.fmt, "total", "total", &total, &pw, rs.newest_ns, &first, &written);
-        } else if (co.fmt == F_JSON) {
-            tl_buf_puts(&b, "],\"total\":");
-            first = true;
-            energy_emit(&b, co.fmt, "total", "total", &total, &pw, rs.newest_ns, &first, &written);
-            tl_buf_puts(&b, "}\n");
-        }
+        energy_write(&b, co.fmt, &pw, &rs, ec, ew, &total);
         status = write_out(&co, &b, "tasklens energy");
     }
     tl_buf_free(&b);

@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "cli.h"
-#include "influx_flags.h"
-#include "input.h"
-#include "output.h"
+#include "cli/cli.h"
+#include "cli/sink_flags.h"
+#include "cli/input.h"
+#include "core/aggregate.h"
+#include "pipeline/output.h"
 
 #define MAX_SETTINGS 32
 
@@ -41,11 +41,126 @@ static void lines_usage(FILE *out)
             "  --strict            exit 1 if any line was rejected\n"
             "  -q, --quiet         do not print rejected lines\n"
             "\n"
-            "InfluxDB (instead of stdout):\n"
-            TL_INFLUX_HELP
+            "InfluxDB (instead of stdout):\n");
+    tl_sink_flags_help(out);
+    fprintf(out,
+            "  (InfluxDB's password and token come from $INFLUX_PASSWORD / $INFLUX_TOKEN)\n"
             "  --drain-timeout SEC     at the end, wait this long for the spool to drain\n"
             "                          (default 300; what is left stays for the next run)\n"
             "  --stats FILE            write the sink's counters as JSON at the end\n");
+}
+
+/* The sinks the flags name, checked and opened, then -o's file (truncated;
+ * `-`: stdout); stdout alone when there is neither. */
+static enum tl_err open_sinks(struct tl_output *o, const struct tl_sink_flags *sf,
+                              const char *outpath, bool quiet)
+{
+    struct tl_sink_env env = {.quiet = quiet, .flush_interval_ms = 1000};
+    const struct tl_sink_conf *named[8];
+    int n = tl_sink_flags_configured(sf, named, 8);
+    char err[512];
+    const char *key = NULL;
+    for (int i = 0; i < n; i++) {
+        const struct tl_sink_type *t = named[i]->type;
+        enum tl_err rc = t->validate ? t->validate(named[i]->config, &key, err, sizeof err) : TL_OK;
+        if (!rc) rc = tl_output_open_sink(o, named[i], &env, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "tasklens lines: %s%s%s\n", key ? key : "", key ? ": " : "", err);
+            return rc;
+        }
+    }
+    if (n && !outpath) return TL_OK;
+    struct tl_sink_conf file;
+    if (tl_sink_conf_init(&file, tl_sink_find("file"))) return TL_ERR_NOMEM;
+    enum tl_err rc = tl_options_set(file.type->options, file.config, "path",
+                                    outpath ? outpath : "-", err, sizeof err);
+    if (!rc) rc = tl_options_set(file.type->options, file.config, "append", "false", err, sizeof err);
+    if (!rc) rc = tl_output_open_sink(o, &file, &env, err, sizeof err);
+    if (rc) fprintf(stderr, "tasklens lines: %s\n", err);
+    tl_sink_conf_free(&file);
+    return rc ? TL_ERR_OPEN : TL_OK;
+}
+
+/* What the flags ask for. */
+struct lines_cmd {
+    struct tl_sink_flags sf;
+    struct tl_agg_opts ao;
+    struct tl_input_opts io;
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    const char *outpath, *stats_path, *instance;
+    long drain_timeout_s, window_s;
+    bool strict;
+    char host[256];
+};
+
+/* Every input into the sinks the flags name. */
+static int write_lines(struct lines_cmd *k, int argc, char **argv)
+{
+    int status;
+    k->io.settings = k->settings;
+    if (optind >= argc) {
+        lines_usage(stderr);
+        return TL_EXIT_USAGE;
+    }
+    struct tl_output o;
+    if (tl_output_init(&o, &k->ao, k->window_s, NULL)) {
+        fprintf(stderr, "tasklens lines: bad aggregation options\n");
+        return TL_EXIT_USAGE;
+    }
+    /* InfluxDB, a file, or both; stdout when neither */
+    enum tl_err orc = open_sinks(&o, &k->sf, k->outpath, k->io.quiet);
+    if (orc) {
+        tl_output_close(&o, 0, NULL);
+        return orc == TL_ERR_OPEN ? TL_EXIT_INPUT : TL_EXIT_USAGE; /* -o FILE: not writable */
+    }
+    status = TL_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        struct tl_summary_input info;
+        enum tl_err rc = tl_read_input(argv[i], &k->io, tl_output_record, &o, &info);
+        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
+        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        if (k->strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        tl_output_self(&o, k->instance, &info, 0); /* the `tasklens` measurement */
+        tl_input_info_free(&info);
+    }
+    tl_output_finish(&o);
+    if (tl_output_close(&o, k->drain_timeout_s * 1000, k->stats_path) && status == TL_EXIT_OK)
+        status = TL_EXIT_INPUT;
+    return status;
+}
+
+/* One flag; -1 to go on, else the exit status (said). */
+static int lines_flag(int c, char *arg, struct lines_cmd *k)
+{
+    char *end;
+    switch (c) {
+    case 'o': k->outpath = arg; break;
+    case 'b':
+        if (!(k->ao.nby = tl_parse_key_list(arg, k->ao.by, TL_AGG_MAX_KEYS))) {
+            fprintf(stderr, "tasklens lines: bad --by list\n");
+            return TL_EXIT_USAGE;
+        }
+        break;
+    case 'w':
+        k->window_s = strtol(arg, &end, 10);
+        if (*end || k->window_s < 0 || k->window_s > 366L * 86400) {
+            fprintf(stderr, "tasklens lines: --window wants seconds\n");
+            return TL_EXIT_USAGE;
+        }
+        break;
+    case 's': k->strict = true; break;
+    case 'h': lines_usage(stdout); return TL_EXIT_OK;
+    case 1014: k->drain_timeout_s = atol(arg); break;
+    case 1015: k->stats_path = arg; break;
+    case 1017: k->instance = arg; break;
+    default: {
+        int r = tl_sink_flag(&k->sf, c, arg, "tasklens lines");
+        if (r == 0) r = tl_input_option(c, arg, &k->io, k->settings, MAX_SETTINGS, "tasklens lines");
+        if (r == 0) lines_usage(stderr);
+        if (r <= 0) return TL_EXIT_USAGE;
+    }
+    }
+    return -1;
 }
 
 int tl_cmd_lines(int argc, char **argv)
@@ -59,104 +174,25 @@ int tl_cmd_lines(int argc, char **argv)
         {"strict", no_argument, NULL, 's'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        TL_INFLUX_LONGOPTS,
         {"drain-timeout", required_argument, NULL, 1014},
         {"stats", required_argument, NULL, 1015},
         {"instance", required_argument, NULL, 1017},
         {0},
     };
-    struct tl_influx_sink_cfg sc;
-    tl_influx_sink_cfg_default(&sc);
-    sc.spool.dir = "tasklens-spool";
-    const char *stats_path = NULL;
-    char host[256] = "tasklens";
-    gethostname(host, sizeof host - 1);
-    const char *instance = host;
-    long drain_timeout_s = 300;
-    struct tl_agg_opts ao;
-    tl_agg_opts_default(&ao);
-    ao.by[0] = "source";
-    ao.by[1] = "category";
-    ao.nby = 2;
-    struct tl_input_opts io = {.max_reports = 10};
-    struct tl_parser_setting settings[MAX_SETTINGS];
-    const char *outpath = NULL;
-    bool strict = false;
-    long window_s = 60;
-    int c;
+    struct lines_cmd k = {.io = {.max_reports = 10}, .drain_timeout_s = 300, .window_s = 60,
+                          .host = "tasklens"};
+    if (tl_sink_flags_init(&k.sf, longopts)) return TL_EXIT_USAGE;
+    gethostname(k.host, sizeof k.host - 1);
+    k.instance = k.host;
+    tl_agg_opts_default(&k.ao);
+    k.ao.by[0] = "source";
+    k.ao.by[1] = "category";
+    k.ao.nby = 2;
+    int c, status = -1;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:O:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': outpath = optarg; break;
-        case 'b':
-            ao.nby = tl_parse_key_list(optarg, ao.by, TL_AGG_MAX_KEYS);
-            if (!ao.nby) {
-                fprintf(stderr, "tasklens lines: bad --by list\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'w': {
-            char *end;
-            window_s = strtol(optarg, &end, 10);
-            if (*end || window_s < 0 || window_s > 366L * 86400) {
-                fprintf(stderr, "tasklens lines: --window wants seconds\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        }
-        case 's': strict = true; break;
-        case 'h': lines_usage(stdout); return TL_EXIT_OK;
-        case 1014: drain_timeout_s = atol(optarg); break;
-        case 1015: stats_path = optarg; break;
-        case 1017: instance = optarg; break;
-        default: {
-            int r = tl_influx_option(c, optarg, &sc, "tasklens lines");
-            if (r == 0) r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens lines");
-            if (r < 0) return TL_EXIT_USAGE;
-            if (r == 0) {
-                lines_usage(stderr);
-                return TL_EXIT_USAGE;
-            }
-        }
-        }
-    }
-    io.settings = settings;
-    if (optind >= argc) {
-        lines_usage(stderr);
-        return TL_EXIT_USAGE;
-    }
-    struct tl_influx_sink *sink;
-    if (tl_influx_sink_open(&sc, io.quiet, &sink, "tasklens lines")) return TL_EXIT_USAGE;
-    FILE *out = stdout;
-    if (outpath && !strcmp(outpath, "-")) outpath = "stdout"; /* `-o -`: stdout, beside a sink too */
-    else if (outpath && !(out = fopen(outpath, "w"))) {
-        fprintf(stderr, "tasklens lines: %s: %s\n", outpath, strerror(errno));
-        tl_influx_sink_free(sink);
-        return TL_EXIT_INPUT;
-    }
-    struct tl_output o;
-    if (tl_output_init(&o, &ao, window_s)) {
-        fprintf(stderr, "tasklens lines: bad aggregation options\n");
-        tl_influx_sink_free(sink);
-        if (out != stdout) fclose(out);
-        return TL_EXIT_USAGE;
-    }
-    /* InfluxDB, a file, or both; stdout when neither */
-    if (sink) tl_output_add_sink(&o, sink, sc.spool.dir);
-    if (!sink || outpath) tl_output_add_file(&o, out, outpath ? outpath : "stdout");
-    int status = TL_EXIT_OK;
-    for (int i = optind; i < argc; i++) {
-        struct tl_summary_input info;
-        enum tl_err rc = tl_read_input(argv[i], &io, tl_output_record, &o, &info);
-        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
-        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        if (strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        tl_output_self(&o, instance, &info, 0); /* the `tasklens` measurement */
-        tl_input_info_free(&info);
-    }
-    tl_output_finish(&o);
-    if (tl_output_close(&o, "tasklens lines", drain_timeout_s * 1000, stats_path) &&
-        status == TL_EXIT_OK)
-        status = TL_EXIT_INPUT;
+    while (status < 0 && (c = getopt_long(argc, argv, "o:O:qh", k.sf.longopts, NULL)) != -1)
+        status = lines_flag(c, optarg, &k);
+    if (status < 0) status = write_lines(&k, argc, argv);
+    tl_sink_flags_free(&k.sf);
     return status;
 }

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "insights_cli.h"
-#include "summary.h"
+#include "cli/cli.h"
+#include "cli/insights_cli.h"
+#include "sinks/summary.h"
 
 #define MAX_NODES 8
 #define MAX_COUNTS 64
@@ -117,19 +117,19 @@ static void plan_row(struct plan_out *po, size_t k, const char *name, const stru
     } else {
         size_t start = b->len;
         const char *tags[] = {"binds", binds, "category", name, "node", nd->spec};
-        if (!lp_begin(b, "task_plan", tags, 3)) {
+        if (!tl_lp_point_begin(b, "task_plan", tags, 3)) {
             b->len = start;
             return;
         }
         bool first = true;
-        lp_field(b, &first, "tasks", p->tasks);
-        lp_field(b, &first, "time_s", p->t_q);
-        lp_field(b, &first, "memory_bytes", p->m_q);
-        lp_field(b, &first, "cores_per_task", p->cpt);
-        lp_field(b, &first, "jobs_per_node", f->jobs);
-        lp_field(b, &first, "node_hours", f->hours);
-        lp_field(b, &first, "node_days", f->hours / 24);
-        lp_end(b, start, first, po->ns, &po->written);
+        tl_lp_field_float(b, &first, "tasks", p->tasks);
+        tl_lp_field_float(b, &first, "time_s", p->t_q);
+        tl_lp_field_float(b, &first, "memory_bytes", p->m_q);
+        tl_lp_field_float(b, &first, "cores_per_task", p->cpt);
+        tl_lp_field_float(b, &first, "jobs_per_node", f->jobs);
+        tl_lp_field_float(b, &first, "node_hours", f->hours);
+        tl_lp_field_float(b, &first, "node_days", f->hours / 24);
+        tl_lp_point_end(b, start, first, po->ns, &po->written);
     }
 }
 
@@ -149,15 +149,15 @@ static void plan_node_total(struct plan_out *po, const struct tl_node *nd, doubl
     } else {
         size_t start = b->len;
         const char *tags[] = {"category", "total", "node", nd->spec};
-        if (!lp_begin(b, "task_plan", tags, 2)) {
+        if (!tl_lp_point_begin(b, "task_plan", tags, 2)) {
             b->len = start;
             return;
         }
         bool first = true;
-        lp_field(b, &first, "tasks", total_tasks);
-        lp_field(b, &first, "node_hours", total_h);
-        lp_field(b, &first, "node_days", total_h / 24);
-        lp_end(b, start, first, po->ns, &po->written);
+        tl_lp_field_float(b, &first, "tasks", total_tasks);
+        tl_lp_field_float(b, &first, "node_hours", total_h);
+        tl_lp_field_float(b, &first, "node_days", total_h / 24);
+        tl_lp_point_end(b, start, first, po->ns, &po->written);
     }
 }
 
@@ -190,91 +190,115 @@ static void plan_write(struct tl_buf *b, enum fmt fmt, const struct tl_plan_opts
     if (fmt == F_JSON) tl_buf_puts(b, "]}\n");
 }
 
-int tl_cmd_plan(int argc, char **argv)
+/* What the flags ask for. */
+struct plan_cmd {
+    struct common co;
+    struct tl_node nodes[MAX_NODES];
+    int nnodes, ncounts;
+    const char *count_cat[MAX_COUNTS];
+    double count_n[MAX_COUNTS];
+    struct tl_plan_opts o;
+};
+
+/* One of plan's own flags; false (said) when its value is bad. */
+static bool plan_flag(int c, char *arg, struct plan_cmd *k)
+{
+    switch (c) {
+    case 'N':
+        if (k->nnodes < MAX_NODES && parse_node(arg, &k->nodes[k->nnodes])) {
+            k->nnodes++;
+            return true;
+        }
+        fprintf(stderr, "tasklens plan: --node wants cores=N,mem=SIZE (at most %d)\n", MAX_NODES);
+        return false;
+    case 'S':
+        if (parse_num(arg, 0, 1e12, &k->o.scale)) return true;
+        fprintf(stderr, "tasklens plan: --scale wants a number >= 0\n");
+        return false;
+    case 'C': {
+        char *eq = strrchr(arg, '=');
+        if (!eq || eq == arg || k->ncounts == MAX_COUNTS ||
+            !parse_num(eq + 1, 0, 1e15, &k->count_n[k->ncounts])) {
+            fprintf(stderr, "tasklens plan: --count wants CATEGORY=N\n");
+            return false;
+        }
+        *eq = '\0';
+        k->count_cat[k->ncounts++] = arg;
+        return true;
+    }
+    case 'Q':
+        if (parse_num(arg, 0, 1, &k->o.quantile)) return true;
+        fprintf(stderr, "tasklens plan: --quantile wants a number in [0,1]\n");
+        return false;
+    case 'T':
+        if (strcmp(arg, "cpu") && strcmp(arg, "wall")) {
+            fprintf(stderr, "tasklens plan: --time is cpu or wall\n");
+            return false;
+        }
+        k->o.use_cpu = !strcmp(arg, "cpu");
+        return true;
+    case 'P':
+        if (parse_num(arg, 1e-3, 1e6, &k->o.cores_per_task)) return true;
+        fprintf(stderr, "tasklens plan: --cores-per-task wants a number > 0\n");
+        return false;
+    }
+    return false;
+}
+
+/* The flags into k: -1 to go on, else the exit status. */
+static int parse_flags(int argc, char **argv, struct plan_cmd *k)
 {
     static const struct option longopts[] = {
         {"node", required_argument, NULL, 'N'},     {"scale", required_argument, NULL, 'S'},
         {"count", required_argument, NULL, 'C'},    {"quantile", required_argument, NULL, 'Q'},
         {"time", required_argument, NULL, 'T'},     {"cores-per-task", required_argument, NULL, 'P'},
         COMMON_LONGOPTS, {0}};
-    struct common co = {.io = {.max_reports = 10}};
-    struct tl_node nodes[MAX_NODES];
-    int nnodes = 0, ncounts = 0;
-    const char *count_cat[MAX_COUNTS];
-    double count_n[MAX_COUNTS];
-    struct tl_plan_opts o = {.quantile = 0.95, .scale = 1, .use_cpu = true};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'N':
-            if (nnodes == MAX_NODES || !parse_node(optarg, &nodes[nnodes])) {
-                fprintf(stderr, "tasklens plan: --node wants cores=N,mem=SIZE (at most %d)\n", MAX_NODES);
-                return TL_EXIT_USAGE;
-            }
-            nnodes++;
-            break;
-        case 'S':
-            if (!parse_num(optarg, 0, 1e12, &o.scale)) {
-                fprintf(stderr, "tasklens plan: --scale wants a number >= 0\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'C': {
-            char *eq = strrchr(optarg, '=');
-            if (!eq || eq == optarg || ncounts == MAX_COUNTS || !parse_num(eq + 1, 0, 1e15, &count_n[ncounts])) {
-                fprintf(stderr, "tasklens plan: --count wants CATEGORY=N\n");
-                return TL_EXIT_USAGE;
-            }
-            *eq = '\0';
-            count_cat[ncounts++] = optarg;
-            break;
-        }
-        case 'Q':
-            if (!parse_num(optarg, 0, 1, &o.quantile)) {
-                fprintf(stderr, "tasklens plan: --quantile wants a number in [0,1]\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'T':
-            if (strcmp(optarg, "cpu") && strcmp(optarg, "wall")) {
-                fprintf(stderr, "tasklens plan: --time is cpu or wall\n");
-                return TL_EXIT_USAGE;
-            }
-            o.use_cpu = !strcmp(optarg, "cpu");
-            break;
-        case 'P':
-            if (!parse_num(optarg, 1e-3, 1e6, &o.cores_per_task)) {
-                fprintf(stderr, "tasklens plan: --cores-per-task wants a number > 0\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'h': plan_usage(stdout); return TL_EXIT_OK;
-        default: {
-            int r = common_option(c, optarg, &co, "tasklens plan");
-            if (r < 0) return TL_EXIT_USAGE;
-            if (r == 0) {
-                plan_usage(stderr);
-                return TL_EXIT_USAGE;
-            }
-        }
+        if (c > 0 && strchr("NSCQTP", c)) {
+            if (!plan_flag(c, optarg, k)) return TL_EXIT_USAGE;
+        } else if (c == 'h') {
+            plan_usage(stdout);
+            return TL_EXIT_OK;
+        } else {
+            int r = common_option(c, optarg, &k->co, "tasklens plan");
+            if (r == 0) plan_usage(stderr);
+            if (r <= 0) return TL_EXIT_USAGE;
         }
     }
-    if (optind >= argc || !nnodes) {
-        if (!nnodes) fprintf(stderr, "tasklens plan: at least one --node cores=N,mem=SIZE\n");
+    if (optind >= argc || !k->nnodes) {
+        if (!k->nnodes) fprintf(stderr, "tasklens plan: at least one --node cores=N,mem=SIZE\n");
         plan_usage(stderr);
         return TL_EXIT_USAGE;
     }
-    struct tl_task_rows rs = {0};
-    int status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens plan");
-    for (int i = 0; i < ncounts && status == TL_EXIT_OK; i++) {
+    return -1;
+}
+
+/* Every --count names a category of the input. */
+static int check_counts(const struct plan_cmd *k, const struct tl_task_rows *rs)
+{
+    for (int i = 0; i < k->ncounts; i++) {
         bool found = false;
-        for (size_t k = 0; k < rs.cats.n; k++) found |= !strcmp(rs.cats.s[k], count_cat[i]);
+        for (size_t j = 0; j < rs->cats.n; j++) found |= !strcmp(rs->cats.s[j], k->count_cat[i]);
         if (!found) {
-            fprintf(stderr, "tasklens plan: --count %s: no such category in the input\n", count_cat[i]);
-            status = TL_EXIT_USAGE;
+            fprintf(stderr, "tasklens plan: --count %s: no such category in the input\n",
+                    k->count_cat[i]);
+            return TL_EXIT_USAGE;
         }
     }
+    return TL_EXIT_OK;
+}
+
+int tl_cmd_plan(int argc, char **argv)
+{
+    struct plan_cmd k = {.co = {.io = {.max_reports = 10}},
+                         .o = {.quantile = 0.95, .scale = 1, .use_cpu = true}};
+    int status = parse_flags(argc, argv, &k);
+    if (status >= 0) return status;
+    struct tl_task_rows rs = {0};
+    status = read_all(&k.co, argc - optind, argv + optind, &rs, "tasklens plan");
+    if (status == TL_EXIT_OK) status = check_counts(&k, &rs);
     double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
     struct tl_cat_plan *cp = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *cp);
     if (!tmp || !cp) {
@@ -283,13 +307,13 @@ int tl_cmd_plan(int argc, char **argv)
     }
     struct tl_buf b = {0};
     if (status == TL_EXIT_OK) {
-        for (size_t k = 0; k < rs.cats.n; k++) {
-            tl_plan_category(&rs, (int32_t)k, &o, tmp, &cp[k]);
-            for (int i = 0; i < ncounts; i++)
-                if (!strcmp(rs.cats.s[k], count_cat[i])) cp[k].tasks = count_n[i];
+        for (size_t j = 0; j < rs.cats.n; j++) {
+            tl_plan_category(&rs, (int32_t)j, &k.o, tmp, &cp[j]);
+            for (int i = 0; i < k.ncounts; i++)
+                if (!strcmp(rs.cats.s[j], k.count_cat[i])) cp[j].tasks = k.count_n[i];
         }
-        plan_write(&b, co.fmt, &o, nodes, nnodes, &rs, cp);
-        status = write_out(&co, &b, "tasklens plan");
+        plan_write(&b, k.co.fmt, &k.o, k.nodes, k.nnodes, &rs, cp);
+        status = write_out(&k.co, &b, "tasklens plan");
     }
     tl_buf_free(&b);
     free(tmp);

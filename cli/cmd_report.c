@@ -1,10 +1,10 @@
-/* tasklens report: one self-contained HTML page of a run (sinks/report.h).
+/* tasklens report: one self-contained HTML page of a run (report/report.h).
  *
  *   tasklens report [OPTIONS] INPUT... -o run.html [--baseline OTHER ...]
  *
  * Each input is read once, its records going to the summary (the tables'
  * numbers, as `summary --format json` prints them) and to the report's model
- * (insights/report_model.c: the plots). Baseline inputs go to a second
+ * (report/model.c: the plots). Baseline inputs go to a second
  * summary, compared per category. */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "cli.h"
-#include "input.h"
-#include "insights.h"
-#include "report.h"
-#include "summary.h"
+#include "cli/cli.h"
+#include "cli/input.h"
+#include "core/aggregate.h"
+#include "insights/insights.h"
+#include "report/report.h"
+#include "sinks/summary.h"
 
 #define MAX_SETTINGS 32
 #define MAX_BASELINE 256
@@ -80,21 +80,6 @@ static int read_inputs(char **paths, int n, struct tl_input_opts *io, struct fan
         status = TL_EXIT_INPUT;
     }
     return status;
-}
-
-/* The summary as its JSON text (malloc'ed), or NULL. */
-static char *summary_json(struct tl_summary *s, const struct tl_summary_input *in, size_t n)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    if (!m) return NULL;
-    enum tl_err rc = tl_summary_write(s, TL_SUMMARY_JSON, in, n, m);
-    if (fclose(m) || rc) {
-        free(text);
-        return NULL;
-    }
-    return text;
 }
 
 static bool parse_count(const char *s, long lo, long hi, long *out)
@@ -220,7 +205,6 @@ int tl_cmd_report(int argc, char **argv)
     struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
     struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
     int status = TL_EXIT_INPUT;
-    char *json = NULL, *bjson = NULL, *wjson = NULL;
     if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model || (ro.nbaseline && !base_fan.sum) || !infos || !binfos) {
         fprintf(stderr, "tasklens report: out of memory\n");
         goto out;
@@ -244,22 +228,16 @@ int tl_cmd_report(int argc, char **argv)
                                 .baseline_label = ro.nbaseline ? ro.baseline[0] : NULL,
                                 .threshold = ro.threshold, .groups_drawn_cap = (size_t)ro.max_plots,
                                 .scatter_cap = (size_t)ro.scatter_max};
-    json = summary_json(main_fan.sum, infos, (size_t)n);
-    bjson = ro.nbaseline ? summary_json(base_fan.sum, binfos, (size_t)ro.nbaseline) : NULL;
-    wjson = summary_json(main_fan.by_workflow, infos, (size_t)n);
-    pg.summary_json = json;
-    pg.baseline_json = bjson;
-    pg.workflows_json = wjson;
-    if (!json || !wjson || (ro.nbaseline && !bjson) || !tl_report_model_finish(main_fan.model, &ao, &pg)) {
+    pg.summary = main_fan.sum;
+    pg.baseline = base_fan.sum;
+    pg.workflows = main_fan.by_workflow;
+    if (!tl_report_model_finish(main_fan.model, &ao, &pg)) {
         fprintf(stderr, "tasklens report: out of memory\n");
         status = TL_EXIT_INPUT;
         goto out;
     }
     status = write_page(&ro, &pg);
 out:
-    free(json);
-    free(bjson);
-    free(wjson);
     for (int i = 0; infos && i < n; i++) tl_input_info_free(&infos[i]);
     for (int i = 0; binfos && i < ro.nbaseline; i++) tl_input_info_free(&binfos[i]);
     free(infos);

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "influx_flags.h"
-#include "pipeline.h"
-#include "source.h"
+#include "cli/cli.h"
+#include "cli/sink_flags.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/source.h"
 
 static void run_usage(FILE *out)
 {
@@ -28,7 +28,10 @@ static void run_usage(FILE *out)
             "  --help-config          every setting of the configuration file\n"
             "  --follow PATH          a log to follow (repeatable)\n"
             "  --from WHERE           beginning (default) or end, on a first start\n"
-            "  --lines-out FILE       write line protocol to FILE ('-': stdout)\n" TL_INFLUX_HELP
+            "  --lines-out FILE       write line protocol to FILE ('-': stdout)\n");
+    tl_sink_flags_help(out);
+    fprintf(out,
+            "  (InfluxDB's password and token come from $INFLUX_PASSWORD / $INFLUX_TOKEN)\n"
             "  --checkpoint-dir DIR   save state there; a restart resumes without loss or\n"
             "                         double counting\n"
             "  --checkpoint-interval S  seconds between checkpoints (default 5)\n"
@@ -43,6 +46,104 @@ static void run_usage(FILE *out)
             "\n"
             "SIGINT/SIGTERM: flush, checkpoint, drain and exit 0. SIGHUP: reopen the files,\n"
             "reload the configuration file.\n");
+}
+
+/* A sink from flags: a copy of config (the flags' own), or defaults with
+ * one option set. */
+static enum tl_err add_sink(struct run_config *cfg, const struct tl_sink_type *type,
+                            const void *config, const char *key, const char *value)
+{
+    struct tl_sink_conf *k = run_config_add_sink(cfg, type);
+    if (!k) return TL_ERR_LIMIT;
+    if (config) memcpy(k->config, config, type->config_size);
+    char err[256];
+    if (key && tl_options_set(type->options, k->config, key, value, err, sizeof err)) {
+        fprintf(stderr, "tasklens run: %s\n", err);
+        return TL_ERR_USAGE;
+    }
+    return TL_OK;
+}
+
+/* The flags: a configuration file, or what stands for one. */
+struct run_flags {
+    struct tl_pipeline_opts po;
+    struct tl_sink_flags sf; /* quick flags of the sinks that have them (InfluxDB) */
+    const char *from, *format, *lines_out, *by;
+    const char *follows[RUN_MAX_SOURCES];
+    int nfollow;
+    struct run_settings run; /* the values of the run flags given */
+    bool set_ckdir, set_ckint, set_flush, set_cum, set_window, set_by, set_quiet;
+    long long window;
+};
+
+/* One flag of run's own; -1 to go on, else the exit status (said). */
+static int run_flag(int c, const char *arg, struct run_flags *f)
+{
+    switch (c) {
+    case 'c': f->po.config_path = arg; break;
+    case 'H': run_config_help(stdout); return TL_EXIT_OK;
+    case 'f':
+        if (f->nfollow == RUN_MAX_SOURCES) return TL_EXIT_USAGE;
+        f->follows[f->nfollow++] = arg;
+        break;
+    case 'F':
+        if (strcmp(arg, "end") && strcmp(arg, "beginning")) {
+            fprintf(stderr, "tasklens run: --from is beginning or end\n");
+            return TL_EXIT_USAGE;
+        }
+        f->from = arg;
+        break;
+    case 'o': f->lines_out = arg; break;
+    case 'D': f->run.checkpoint_dir = arg; f->set_ckdir = true; break;
+    case 'K': f->run.checkpoint_interval = atoll(arg); f->set_ckint = true; break;
+    case 'I': f->run.flush_interval = atoll(arg); f->set_flush = true; break;
+    case 'C': f->run.cumulative_interval = atoll(arg); f->set_cum = true; break;
+    case 'w': f->window = atoll(arg); f->set_window = true; break;
+    case 'b': f->by = arg; f->set_by = true; break;
+    case 'i':
+        if (!tl_parser_find(arg)) {
+            fprintf(stderr, "tasklens run: unknown format '%s' (see `tasklens formats`)\n", arg);
+            return TL_EXIT_USAGE;
+        }
+        f->format = arg;
+        break;
+    case 'n': f->run.instance = arg; break;
+    case 'S': f->po.stats_path = arg; break;
+    case 'q': f->set_quiet = true; break;
+    case 'h': run_usage(stdout); return TL_EXIT_OK;
+    default: {
+        int r = tl_sink_flag(&f->sf, c, arg, "tasklens run");
+        if (r == 0) run_usage(stderr);
+        if (r <= 0) return TL_EXIT_USAGE;
+    }
+    }
+    return -1;
+}
+
+/* The quick flags add to (or override) the file's configuration. */
+static enum tl_err apply_flags(struct run_config *cfg, const struct run_flags *f)
+{
+    for (int i = 0; i < f->nfollow; i++) {
+        struct src_settings *s = run_config_add_source(cfg, tl_source_find("file"));
+        if (!s) return TL_ERR_LIMIT;
+        s->path = f->follows[i];
+        if (f->from) s->from = f->from;
+        if (f->format) s->parser = f->format;
+    }
+    if (f->lines_out && add_sink(cfg, tl_sink_find("file"), NULL, "path", f->lines_out))
+        return TL_ERR_USAGE;
+    const struct tl_sink_conf *named[8];
+    for (int i = 0, n = tl_sink_flags_configured(&f->sf, named, 8); i < n; i++)
+        if (add_sink(cfg, named[i]->type, named[i]->config, NULL, NULL)) return TL_ERR_USAGE;
+    if (f->set_ckdir) cfg->run.checkpoint_dir = f->run.checkpoint_dir;
+    if (f->set_ckint) cfg->run.checkpoint_interval = f->run.checkpoint_interval;
+    if (f->set_flush) cfg->run.flush_interval = f->run.flush_interval;
+    if (f->set_cum) cfg->run.cumulative_interval = f->run.cumulative_interval;
+    if (f->run.instance) cfg->run.instance = f->run.instance;
+    if (f->set_quiet) cfg->run.quiet = true;
+    if (f->set_window) cfg->agg.window = f->window;
+    if (f->set_by) cfg->agg.by = f->by;
+    return TL_OK;
 }
 
 int tl_cmd_run(int argc, char **argv)
@@ -64,124 +165,37 @@ int tl_cmd_run(int argc, char **argv)
         {"stats", required_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
-        TL_INFLUX_LONGOPTS,
         {0},
     };
-    struct run_config cfg;
-    struct tl_pipeline_opts po = {0};
-    bool have_cfg = false;
-    char err[1024];
-    const char *from = NULL, *format = NULL;
-    const char *follows[RUN_MAX_SOURCES];
-    int nfollow = 0;
-    struct tl_influx_sink_cfg sc; /* quick flags for one InfluxDB sink */
-    tl_influx_sink_cfg_default(&sc);
-    sc.spool.dir = NULL;
-    const char *lines_out = NULL;
-    struct run_settings flags_run = {0};
-    bool set_ckdir = false, set_ckint = false, set_flush = false, set_cum = false;
-    bool set_window = false, set_by = false, set_quiet = false;
-    long long window = 0;
-    const char *by = NULL;
-    int status = TL_EXIT_USAGE;
-    int c;
+    struct run_flags f = {0};
+    if (tl_sink_flags_init(&f.sf, longopts)) return TL_EXIT_USAGE;
+    int status = -1, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c': po.config_path = optarg; break;
-        case 'H': run_config_help(stdout); return TL_EXIT_OK;
-        case 'f':
-            if (nfollow == RUN_MAX_SOURCES) goto usage;
-            follows[nfollow++] = optarg;
-            break;
-        case 'F':
-            if (strcmp(optarg, "end") && strcmp(optarg, "beginning")) {
-                fprintf(stderr, "tasklens run: --from is beginning or end\n");
-                goto out;
-            }
-            from = optarg;
-            break;
-        case 'o': lines_out = optarg; break;
-        case 'D': flags_run.checkpoint_dir = optarg; set_ckdir = true; break;
-        case 'K': flags_run.checkpoint_interval = atoll(optarg); set_ckint = true; break;
-        case 'I': flags_run.flush_interval = atoll(optarg); set_flush = true; break;
-        case 'C': flags_run.cumulative_interval = atoll(optarg); set_cum = true; break;
-        case 'w': window = atoll(optarg); set_window = true; break;
-        case 'b': by = optarg; set_by = true; break;
-        case 'i':
-            if (!tl_parser_find(optarg)) {
-                fprintf(stderr, "tasklens run: unknown format '%s' (see `tasklens formats`)\n",
-                        optarg);
-                goto out;
-            }
-            format = optarg;
-            break;
-        case 'n': flags_run.instance = optarg; break;
-        case 'S': po.stats_path = optarg; break;
-        case 'q': set_quiet = true; break;
-        case 'h': run_usage(stdout); return TL_EXIT_OK;
-        default: {
-            int r = tl_influx_option(c, optarg, &sc, "tasklens run");
-            if (r == 0) goto usage;
-            if (r < 0) goto out;
-        }
-        }
+    while (status < 0 && (c = getopt_long(argc, argv, "c:qh", f.sf.longopts, NULL)) != -1)
+        status = run_flag(c, optarg, &f);
+    if (status < 0 && optind != argc) {
+        run_usage(stderr);
+        status = TL_EXIT_USAGE;
     }
-    if (optind != argc) goto usage;
-    have_cfg = true;
-    if (po.config_path) {
-        if (run_config_load(&cfg, po.config_path, err, sizeof err)) {
-            fprintf(stderr, "tasklens run: %s\n", err);
-            goto out;
-        }
-    } else {
-        run_config_init(&cfg);
+    if (status >= 0) {
+        tl_sink_flags_free(&f.sf);
+        return status;
     }
-    /* quick flags add to (or override) the file */
-    for (int i = 0; i < nfollow; i++) {
-        struct src_settings *s = run_config_add_source(&cfg, tl_source_find("file"));
-        if (!s) goto usage;
-        s->path = follows[i];
-        if (from) s->from = from;
-        if (format) s->parser = format;
-    }
-    if (lines_out) run_config_add_sink(&cfg, SINK_FILE)->path = lines_out;
-    if (sc.http.db || sc.http.bucket || sc.http.org) {
-        struct sink_settings *k = run_config_add_sink(&cfg, SINK_INFLUX);
-        if (!k) goto usage;
-        k->url = sc.http.url;
-        k->db = sc.http.db;
-        k->rp = sc.http.rp;
-        k->user = sc.http.user;
-        k->org = sc.http.org;
-        k->bucket = sc.http.bucket;
-        k->ca_file = sc.http.ca_file;
-        k->insecure = sc.http.insecure;
-        k->gzip = sc.http.gzip;
-        k->timeout = sc.http.timeout_ms;
-        k->create_db = sc.create_db;
-        if (sc.spool.dir) k->spool_dir = sc.spool.dir;
-        k->spool_max = sc.spool.max_bytes;
-        k->spool_drop_oldest = sc.spool.drop_oldest;
-    }
-    if (set_ckdir) cfg.run.checkpoint_dir = flags_run.checkpoint_dir;
-    if (set_ckint) cfg.run.checkpoint_interval = flags_run.checkpoint_interval;
-    if (set_flush) cfg.run.flush_interval = flags_run.flush_interval;
-    if (set_cum) cfg.run.cumulative_interval = flags_run.cumulative_interval;
-    if (flags_run.instance) cfg.run.instance = flags_run.instance;
-    if (set_quiet) cfg.run.quiet = true;
-    if (set_window) cfg.agg.window = window;
-    if (set_by) cfg.agg.by = by;
-    if (run_config_validate(&cfg, err, sizeof err)) {
+    struct run_config cfg;
+    char err[1024] = "";
+    enum tl_err rc = TL_OK;
+    if (f.po.config_path) rc = run_config_load(&cfg, f.po.config_path, err, sizeof err);
+    else run_config_init(&cfg);
+    if (rc) {
         fprintf(stderr, "tasklens run: %s\n", err);
-        goto usage;
+    } else if ((rc = apply_flags(&cfg, &f)) || (rc = run_config_validate(&cfg, err, sizeof err))) {
+        if (rc != TL_ERR_LIMIT && err[0]) fprintf(stderr, "tasklens run: %s\n", err);
+        run_usage(stderr);
     }
-    have_cfg = false; /* the pipeline takes it over */
-    return tl_pipeline_run(&cfg, &po) ? TL_EXIT_INPUT : TL_EXIT_OK;
-usage:
-    run_usage(stderr);
-    status = TL_EXIT_USAGE;
-out:
-    if (have_cfg) run_config_free(&cfg);
-    return status;
+    tl_sink_flags_free(&f.sf); /* the configuration holds copies */
+    if (rc) {
+        run_config_free(&cfg);
+        return TL_EXIT_USAGE;
+    }
+    return tl_pipeline_run(&cfg, &f.po) ? TL_EXIT_INPUT : TL_EXIT_OK;
 }

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "cli.h"
-#include "input.h"
-#include "quantile.h"
-#include "summary.h"
+#include "cli/cli.h"
+#include "cli/input.h"
+#include "core/aggregate.h"
+#include "core/quantile.h"
+#include "sinks/summary.h"
 
 #define MAX_SETTINGS 32
 
@@ -62,11 +62,70 @@ static void add_record(void *ctx, const struct tl_record *r)
     if (e && !*rc) *rc = e;
 }
 
-int tl_cmd_summary(int argc, char **argv)
+/* What the flags ask for. */
+struct summary_cmd {
+    struct tl_summary_opts so;
+    struct tl_input_opts io;
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    enum tl_summary_format fmt;
+    bool strict;
+};
+
+/* A count flag (--max-groups, --exact-limit) into *out; false when bad. */
+static bool count_flag(const char *arg, unsigned long long min, uint32_t *out)
 {
-    for (int i = 1; i < argc; i++) /* a different table: its own options */
-        if (!strcmp(argv[i], "--lsst-summary")) return tl_cmd_lsst_summary(argc, argv);
-        else if (!strcmp(argv[i], "--dasf-task-balance")) return tl_cmd_dasf_balance(argc, argv);
+    char *end;
+    unsigned long long n = strtoull(arg, &end, 10);
+    if (*end || end == arg || n > UINT32_MAX || n < min) return false;
+    *out = (uint32_t)n;
+    return true;
+}
+
+/* One option of the table's own; false (said) when its value is bad. */
+static bool summary_option(int c, const char *arg, struct summary_cmd *k)
+{
+    char err[256];
+    switch (c) {
+    case 'b':
+        if ((k->so.nby = tl_parse_key_list((char *)arg, k->so.by, TL_SUMMARY_MAX_KEYS))) return true;
+        fprintf(stderr, "tasklens summary: bad --by list\n");
+        return false;
+    case 'Q':
+        if ((k->so.nq = tl_parse_quantile_list(arg, k->so.q, TL_SUMMARY_MAX_QUANTILES)) > 0) return true;
+        fprintf(stderr, "tasklens summary: --quantiles wants numbers in [0,1], comma-separated\n");
+        return false;
+    case 'm':
+        if (tl_summary_opts_set_metrics(&k->so, arg, err, sizeof err)) return true;
+        fprintf(stderr, "tasklens summary: --metrics: %s\n", err);
+        return false;
+    case 'f':
+        if (!strcmp(arg, "table")) k->fmt = TL_SUMMARY_TABLE;
+        else if (!strcmp(arg, "csv")) k->fmt = TL_SUMMARY_CSV;
+        else if (!strcmp(arg, "json")) k->fmt = TL_SUMMARY_JSON;
+        else {
+            fprintf(stderr, "tasklens summary: --format is table, csv or json\n");
+            return false;
+        }
+        return true;
+    case 'x':
+    case 'G':
+        if (count_flag(arg, c == 'G', c == 'G' ? &k->so.max_groups : &k->so.exact_limit)) return true;
+        fprintf(stderr, "tasklens summary: --%s wants a count\n", c == 'G' ? "max-groups" : "exact-limit");
+        return false;
+    case 'A': {
+        char *end;
+        k->so.alpha = strtod(arg, &end);
+        if (!*end && k->so.alpha >= 1e-6 && k->so.alpha <= 0.5) return true;
+        fprintf(stderr, "tasklens summary: --alpha wants a number in [0.000001, 0.5]\n");
+        return false;
+    }
+    }
+    return false;
+}
+
+/* The flags into k: -1 to go on, else the exit status. */
+static int parse_flags(int argc, char **argv, struct summary_cmd *k)
+{
     static const struct option longopts[] = {
         {"by", required_argument, NULL, 'b'},
         {"quantiles", required_argument, NULL, 'Q'},
@@ -83,111 +142,67 @@ int tl_cmd_summary(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0},
     };
-    struct tl_summary_opts so;
-    tl_summary_opts_default(&so);
-    struct tl_input_opts io = {.max_reports = 10};
-    struct tl_parser_setting settings[MAX_SETTINGS];
-    enum tl_summary_format fmt = TL_SUMMARY_TABLE;
-    bool strict = false;
-    char err[256];
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "O:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            so.nby = tl_parse_key_list(optarg, so.by, TL_SUMMARY_MAX_KEYS);
-            if (!so.nby) {
-                fprintf(stderr, "tasklens summary: bad --by list\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'Q':
-            so.nq = tl_parse_quantile_list(optarg, so.q, TL_SUMMARY_MAX_QUANTILES);
-            if (so.nq <= 0) {
-                fprintf(stderr, "tasklens summary: --quantiles wants numbers in [0,1], "
-                                "comma-separated\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'm':
-            if (!tl_summary_opts_set_metrics(&so, optarg, err, sizeof err)) {
-                fprintf(stderr, "tasklens summary: --metrics: %s\n", err);
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'f':
-            if (!strcmp(optarg, "table")) fmt = TL_SUMMARY_TABLE;
-            else if (!strcmp(optarg, "csv")) fmt = TL_SUMMARY_CSV;
-            else if (!strcmp(optarg, "json")) fmt = TL_SUMMARY_JSON;
-            else {
-                fprintf(stderr, "tasklens summary: --format is table, csv or json\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 's': strict = true; break;
-        case 'x':
-        case 'G': {
-            char *end;
-            unsigned long long n = strtoull(optarg, &end, 10);
-            if (*end || end == optarg || n > UINT32_MAX || (c == 'G' && n < 1)) {
-                fprintf(stderr, "tasklens summary: --%s wants a count\n",
-                        c == 'G' ? "max-groups" : "exact-limit");
-                return TL_EXIT_USAGE;
-            }
-            if (c == 'G') so.max_groups = (uint32_t)n;
-            else so.exact_limit = (uint32_t)n;
-            break;
+        if (c > 0 && strchr("bQmfxGA", c)) {
+            if (!summary_option(c, optarg, k)) return TL_EXIT_USAGE;
+            continue;
         }
-        case 'a': so.approx = true; break;
-        case 'A': {
-            char *end;
-            so.alpha = strtod(optarg, &end);
-            if (*end || !(so.alpha >= 1e-6 && so.alpha <= 0.5)) {
-                fprintf(stderr, "tasklens summary: --alpha wants a number in [0.000001, 0.5]\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        }
-        case 'h': summary_usage(stdout); return TL_EXIT_OK;
-        default: {
-            int r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens summary");
-            if (r < 0) return TL_EXIT_USAGE;
-            if (r == 0) {
-                summary_usage(stderr);
-                return TL_EXIT_USAGE;
-            }
-        }
+        if (c == 's') k->strict = true;
+        else if (c == 'a') k->so.approx = true;
+        else if (c == 'h') {
+            summary_usage(stdout);
+            return TL_EXIT_OK;
+        } else {
+            int r = tl_input_option(c, optarg, &k->io, k->settings, MAX_SETTINGS, "tasklens summary");
+            if (r == 0) summary_usage(stderr);
+            if (r <= 0) return TL_EXIT_USAGE;
         }
     }
-    io.settings = settings;
-    io.kinds = TL_AGG_KINDS; /* tl_summary_add aggregates, nothing else */
-    int ninputs = argc - optind;
-    if (ninputs <= 0) {
+    k->io.settings = k->settings;
+    k->io.kinds = TL_AGG_KINDS; /* tl_summary_add aggregates, nothing else */
+    if (optind >= argc) {
         summary_usage(stderr);
         return TL_EXIT_USAGE;
     }
-    struct tl_summary *s = tl_summary_new(&so);
+    return -1;
+}
+
+int tl_cmd_summary(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) /* a different table: its own options */
+        if (!strcmp(argv[i], "--lsst-summary")) return tl_cmd_lsst_summary(argc, argv);
+        else if (!strcmp(argv[i], "--dasf-task-balance")) return tl_cmd_dasf_balance(argc, argv);
+    struct summary_cmd k = {.io = {.max_reports = 10}, .fmt = TL_SUMMARY_TABLE};
+    tl_summary_opts_default(&k.so);
+    int status = parse_flags(argc, argv, &k);
+    if (status >= 0) return status;
+    int ninputs = argc - optind;
+    struct tl_summary *s = tl_summary_new(&k.so);
     struct tl_summary_input *infos = calloc((size_t)ninputs, sizeof *infos);
     if (!s || !infos) {
         fprintf(stderr, "tasklens: out of memory\n");
+        tl_summary_free(s);
+        free(infos);
         return TL_EXIT_INPUT;
     }
-    int status = TL_EXIT_OK;
+    status = TL_EXIT_OK;
     enum tl_err add_rc = TL_OK;
     void *ctx[2] = {s, &add_rc};
     for (int i = 0; i < ninputs; i++) {
-        io.progress = !io.quiet && isatty(2); /* a progress line for big inputs */
-        enum tl_err rc = tl_read_input(argv[optind + i], &io, add_record, ctx, &infos[i]);
+        k.io.progress = !k.io.quiet && isatty(2); /* a progress line for big inputs */
+        enum tl_err rc = tl_read_input(argv[optind + i], &k.io, add_record, ctx, &infos[i]);
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        if (strict && infos[i].rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+        if (k.strict && infos[i].rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
     }
     if (add_rc) {
         fprintf(stderr, "tasklens: %s\n", tl_strerror(add_rc));
         status = TL_EXIT_INPUT;
     }
     if (status != TL_EXIT_USAGE) {
-        enum tl_err rc = tl_summary_write(s, fmt, infos, (size_t)ninputs, stdout);
+        enum tl_err rc = tl_summary_write(s, k.fmt, infos, (size_t)ninputs, stdout);
         if (rc || fflush(stdout)) {
             fprintf(stderr, "tasklens: writing the summary: %s\n", tl_strerror(rc ? rc : TL_ERR_IO));
             status = TL_EXIT_INPUT;

@@ -1,5 +1,5 @@
 /* The command-line side of the insights. See insights_cli.h. */
-#include "insights_cli.h"
+#include "cli/insights_cli.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "lineproto.h"
-#include "summary.h"
+#include "cli/cli.h"
+#include "sinks/influx/lineproto.h"
+#include "sinks/summary.h"
 
 /* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */
 int common_option(int c, char *arg, struct common *co, const char *cmd)
@@ -72,7 +72,7 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (!stat(args[i], &st) && S_ISDIR(st.st_mode)) {
-            if (!tl_walk_metadata(&fl, args[i])) status = TL_EXIT_INPUT;
+            if (!tl_dir_list(&fl, args[i], tl_parser_find("lsst")->member)) status = TL_EXIT_INPUT;
         } else if (!tl_file_list_add(&fl, args[i])) {
             rs->oom = true;
         }
@@ -167,46 +167,3 @@ const char *cell(char *buf, size_t cap, double v)
     else snprintf(buf, cap, "%.3g", v);
     return buf;
 }
-
-/* Line protocol: measurement, then tags (pairs, NULL value skipped). */
-bool lp_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags)
-{
-    tl_buf_puts(b, meas);
-    for (int i = 0; i < ntags; i++) {
-        const char *v = tags[2 * i + 1];
-        if (!v || !*v) continue;
-        tl_buf_putc(b, ',');
-        tl_buf_puts(b, tags[2 * i]);
-        tl_buf_putc(b, '=');
-        if (!tl_lp_put_escaped(b, v)) return false;
-    }
-    return true;
-}
-
-void lp_field(struct tl_buf *b, bool *first, const char *k, double v)
-{
-    if (!isfinite(v)) return; /* line protocol has no NaN: the field is absent */
-    tl_buf_putc(b, *first ? ' ' : ',');
-    *first = false;
-    tl_buf_puts(b, k);
-    tl_buf_putc(b, '=');
-    tl_buf_put_double(b, v);
-}
-
-void lp_int(struct tl_buf *b, bool *first, const char *k, int64_t v)
-{
-    tl_buf_putc(b, *first ? ' ' : ',');
-    *first = false;
-    tl_buf_printf(b, "%s=%lldi", k, (long long)v);
-}
-
-void lp_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written)
-{
-    if (first) { /* no field: not a point */
-        b->len = start;
-        return;
-    }
-    tl_buf_printf(b, " %lld\n", (long long)ns);
-    (*written)++;
-}
-

@@ -8,10 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "input.h"
-#include "insights.h"
-#include "requests.h"
+#include "cli/input.h"
+#include "core/buf.h"
+#include "core/requests.h"
+#include "insights/insights.h"
+#include "sinks/influx/lineproto.h"
 
 #define MAX_SETTINGS 32
 
@@ -57,11 +58,5 @@ bool parse_num(const char *s, double lo, double hi, double *out);
 void json_num(struct tl_buf *b, double v);
 /* A number for the table: 3 significant digits, '-' when absent. */
 const char *cell(char *buf, size_t cap, double v);
-/* Line protocol: measurement, then tags (pairs, NULL value skipped); fields
- * (a non-finite one is absent); the end (no field: not a point). */
-bool lp_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags);
-void lp_field(struct tl_buf *b, bool *first, const char *k, double v);
-void lp_int(struct tl_buf *b, bool *first, const char *k, int64_t v);
-void lp_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written);
 
 #endif

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "parser.h"
+#include "cli/cli.h"
+#include "parsers/parser.h"
 
 #ifndef TASKLENS_VERSION
 #define TASKLENS_VERSION "0.1.0"

@@ -2,17 +2,17 @@
  *
  * Groups live in an array indexed by the interned group key, so a record
  * costs one hash lookup plus one sketch insert per present metric. */
-#include "aggregate.h"
-#include "numfmt.h"
+#include "core/aggregate.h"
+#include "core/numfmt.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "zframe.h"
-#include "intern.h"
+#include "core/bytes.h"
+#include "core/intern.h"
+#include "core/zframe.h"
 
 #define AGG_MAGIC "TLAG"
 #define AGG_VERSION 3 /* 2: samples per group; 3: newest record time */
@@ -429,45 +429,95 @@ static bool get_counts(const uint8_t **p, const uint8_t *end, struct tl_count **
     return true;
 }
 
+/* The saved state's magic, version and settings: TL_OK when they are this
+ * aggregator's; TL_ERR_USAGE for intact state made with other settings (by,
+ * metrics, window), told apart from damage so the caller can start over. */
+static enum tl_err read_settings(const struct tl_agg *a, const uint8_t **pp, const uint8_t *end,
+                                 uint8_t *version)
+{
+    const uint8_t *p = *pp;
+    uint64_t nby, nmetrics, window_ns;
+    const char *s;
+    size_t len;
+    if (end - p < 4 || memcmp(p, AGG_MAGIC, 4)) return TL_ERR_CORRUPT;
+    p += 4;
+    if (!tl_get_u8(&p, end, version) || *version < 2 || *version > AGG_VERSION ||
+        !tl_get_varint(&p, end, &nby))
+        return TL_ERR_CORRUPT;
+    bool other_settings = nby != (uint64_t)a->o.nby;
+    for (uint64_t i = 0; i < nby && i < 64; i++) {
+        if (!tl_get_str(&p, end, 256, &s, &len)) return TL_ERR_CORRUPT;
+        other_settings |= i >= (uint64_t)a->o.nby || len != strlen(a->o.by[i]) || memcmp(s, a->o.by[i], len);
+    }
+    if (nby >= 64 || !tl_get_varint(&p, end, &nmetrics) || nmetrics > 64) return TL_ERR_CORRUPT;
+    other_settings |= nmetrics != (uint64_t)a->o.nmetrics;
+    for (uint64_t i = 0; i < nmetrics; i++) {
+        if (!tl_get_str(&p, end, 256, &s, &len)) return TL_ERR_CORRUPT;
+        const char *name = i < (uint64_t)a->o.nmetrics ? tl_metric_info[a->o.metrics[i]].name : "";
+        other_settings |= len != strlen(name) || memcmp(s, name, len);
+    }
+    if (!tl_get_varint(&p, end, &window_ns)) return TL_ERR_CORRUPT;
+    if (other_settings || window_ns != (uint64_t)a->o.window_ns) return TL_ERR_USAGE;
+    *pp = p;
+    return TL_OK;
+}
+
+/* One saved sketch into k: TL_ERR_USAGE when intact but made with another
+ * alpha (start over), TL_ERR_CORRUPT when damaged (k stays freeable). */
+static enum tl_err read_sketch(const struct tl_agg *a, struct tl_sketch *k, const uint8_t **p,
+                               const uint8_t *end, uint64_t *exact_values)
+{
+    tl_sketch_free(k);
+    if (tl_sketch_deserialize(k, p, end)) {
+        tl_sketch_init(k, &a->o.sketch); /* keep group_free safe */
+        return TL_ERR_CORRUPT;
+    }
+    if (k->alpha0 != a->o.sketch.alpha || k->floor != a->o.sketch.floor) return TL_ERR_USAGE;
+    *exact_values += k->nexact;
+    return TL_OK;
+}
+
+/* One saved group (its key's id is the next): counts, then its sketches. */
+static enum tl_err read_group(struct tl_agg *a, const uint8_t **pp, const uint8_t *end,
+                              struct tl_agg_counters *c)
+{
+    const uint8_t *p = *pp;
+    const char *s;
+    size_t len;
+    if (!tl_get_str(&p, end, 1 << 20, &s, &len)) return TL_ERR_CORRUPT;
+    int32_t id = tl_intern(a->keys, s, len);
+    if (id < 0 || (size_t)id != a->ngroups) return TL_ERR_CORRUPT; /* duplicate key */
+    struct tl_agg_group *g = group_new(a, id);
+    if (!g) return TL_ERR_CORRUPT;
+    uint8_t dirty;
+    if (!tl_get_varint(&p, end, &g->tasks) || !tl_get_varint(&p, end, &g->attempts) ||
+        !tl_get_varint(&p, end, &g->open) || !tl_get_varint(&p, end, &g->samples) ||
+        !tl_get_f64(&p, end, &g->runtime_s) ||
+        !tl_get_f64(&p, end, &g->runtime_c) || !get_counts(&p, end, &g->results, &g->nresults) ||
+        !get_counts(&p, end, &g->exits, &g->nexits) || !tl_get_u8(&p, end, &dirty) || dirty > 1)
+        return TL_ERR_CORRUPT;
+    g->win_dirty = dirty;
+    for (int m = 0; m < a->o.nmetrics; m++) {
+        enum tl_err rc = read_sketch(a, &g->cum[m], &p, end, &c->exact_values);
+        if (!rc && g->win) rc = read_sketch(a, &g->win[m], &p, end, &c->exact_values);
+        if (rc) return rc;
+    }
+    *pp = p;
+    return TL_OK;
+}
+
 enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
 {
     uint8_t *raw;
     size_t size;
     enum tl_err rc = tl_zframe_decode(zp, zlen, 1ULL << 32, &raw, &size);
     if (rc) return rc;
-    rc = TL_ERR_CORRUPT;
     const uint8_t *p = raw, *end = raw + size;
     uint8_t version;
-    uint64_t nby, nmetrics, window_ns, ngroups;
-    uint64_t window, latest = 0;
-    const char *s;
-    size_t len;
-    bool other_alpha = false;
-    if (size < 4 || memcmp(p, AGG_MAGIC, 4)) goto out;
-    p += 4;
-    if (!tl_get_u8(&p, end, &version) || version < 2 || version > AGG_VERSION ||
-        !tl_get_varint(&p, end, &nby))
-        goto out;
-    /* intact state made with other settings (by, metrics, window) is told
-     * apart from damage: TL_ERR_USAGE, so the caller can start over */
-    bool other_settings = nby != (uint64_t)a->o.nby;
-    for (uint64_t i = 0; i < nby && i < 64; i++) {
-        if (!tl_get_str(&p, end, 256, &s, &len)) goto out;
-        other_settings |= i >= (uint64_t)a->o.nby || len != strlen(a->o.by[i]) || memcmp(s, a->o.by[i], len);
-    }
-    if (nby >= 64 || !tl_get_varint(&p, end, &nmetrics) || nmetrics > 64) goto out;
-    other_settings |= nmetrics != (uint64_t)a->o.nmetrics;
-    for (uint64_t i = 0; i < nmetrics; i++) {
-        if (!tl_get_str(&p, end, 256, &s, &len)) goto out;
-        const char *name = i < (uint64_t)a->o.nmetrics ? tl_metric_info[a->o.metrics[i]].name : "";
-        other_settings |= len != strlen(name) || memcmp(s, name, len);
-    }
-    if (!tl_get_varint(&p, end, &window_ns)) goto out;
-    if (other_settings || window_ns != (uint64_t)a->o.window_ns) {
-        rc = TL_ERR_USAGE;
-        goto out;
-    }
+    uint64_t ngroups, window, latest = 0;
     struct tl_agg_counters c = {0};
+    if ((rc = read_settings(a, &p, end, &version))) goto out;
+    rc = TL_ERR_CORRUPT;
     if (!tl_get_varint(&p, end, &window) || !tl_get_varint(&p, end, &c.records) ||
         !tl_get_varint(&p, end, &c.overflow_records) || !tl_get_varint(&p, end, &c.late_records) ||
         !tl_get_varint(&p, end, &c.rejected_values) ||
@@ -476,64 +526,26 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
         goto out;
     groups_free(a);
     tl_intern_free(a->keys);
-    a->keys = tl_intern_new((size_t)1 << 30);
-    if (!a->keys) {
+    if (!(a->keys = tl_intern_new((size_t)1 << 30))) {
         rc = TL_ERR_NOMEM;
         goto out;
     }
-    for (uint64_t gi = 0; gi < ngroups; gi++) {
-        if (!tl_get_str(&p, end, 1 << 20, &s, &len)) goto fail;
-        int32_t id = tl_intern(a->keys, s, len);
-        if (id < 0 || (size_t)id != a->ngroups) goto fail; /* duplicate key */
-        struct tl_agg_group *g = group_new(a, id);
-        if (!g) goto fail;
-        uint8_t dirty;
-        if (!tl_get_varint(&p, end, &g->tasks) || !tl_get_varint(&p, end, &g->attempts) ||
-            !tl_get_varint(&p, end, &g->open) || !tl_get_varint(&p, end, &g->samples) ||
-            !tl_get_f64(&p, end, &g->runtime_s) ||
-            !tl_get_f64(&p, end, &g->runtime_c) || !get_counts(&p, end, &g->results, &g->nresults) ||
-            !get_counts(&p, end, &g->exits, &g->nexits) || !tl_get_u8(&p, end, &dirty) || dirty > 1)
-            goto fail;
-        g->win_dirty = dirty;
-        for (int m = 0; m < a->o.nmetrics; m++) {
-            tl_sketch_free(&g->cum[m]);
-            if (tl_sketch_deserialize(&g->cum[m], &p, end)) {
-                tl_sketch_init(&g->cum[m], &a->o.sketch); /* keep group_free safe */
-                goto fail;
-            }
-            if (g->cum[m].alpha0 != a->o.sketch.alpha || g->cum[m].floor != a->o.sketch.floor) {
-                other_alpha = true; /* intact, made with another alpha: start over */
-                goto fail;
-            }
-            c.exact_values += g->cum[m].nexact;
-            if (g->win) {
-                tl_sketch_free(&g->win[m]);
-                if (tl_sketch_deserialize(&g->win[m], &p, end)) {
-                    tl_sketch_init(&g->win[m], &a->o.sketch);
-                    goto fail;
-                }
-                if (g->win[m].alpha0 != a->o.sketch.alpha) {
-                    other_alpha = true;
-                    goto fail;
-                }
-                c.exact_values += g->win[m].nexact;
-            }
-        }
+    rc = TL_OK;
+    for (uint64_t gi = 0; !rc && gi < ngroups; gi++) rc = read_group(a, &p, end, &c);
+    if (!rc && p != end) rc = TL_ERR_CORRUPT;
+    if (rc) { /* start over: nothing of the damaged state stays */
+        groups_free(a);
+        tl_intern_free(a->keys);
+        a->keys = tl_intern_new((size_t)1 << 30);
+        a->c = (struct tl_agg_counters){0};
+        a->window = INT64_MIN;
+        a->latest_ns = 0;
+        rc = rc == TL_ERR_USAGE ? TL_ERR_USAGE : TL_ERR_CORRUPT;
+        goto out;
     }
-    if (p != end) goto fail;
     a->c = c;
     a->window = tl_unzigzag(window);
     a->latest_ns = tl_unzigzag(latest);
-    rc = TL_OK;
-    goto out;
-fail:
-    groups_free(a);
-    tl_intern_free(a->keys);
-    a->keys = tl_intern_new((size_t)1 << 30);
-    a->c = (struct tl_agg_counters){0};
-    a->window = INT64_MIN;
-    a->latest_ns = 0;
-    rc = other_alpha ? TL_ERR_USAGE : TL_ERR_CORRUPT;
 out:
     free(raw);
     return rc;

@@ -22,10 +22,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
-#include "record.h"
-#include "sketch.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/record.h"
+#include "core/sketch.h"
 
 #define TL_AGG_MAX_KEYS 8
 #define TL_AGG_OTHER "_other"

@@ -1,5 +1,5 @@
-#include "buf.h"
-#include "numfmt.h"
+#include "core/buf.h"
+#include "core/numfmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 static inline void tl_put_u8(struct tl_buf *b, uint8_t x)
 {

@@ -1,5 +1,5 @@
 /* Checkpoints: see checkpoint.h. */
-#include "checkpoint.h"
+#include "core/checkpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "bytes.h"
-#include "zframe.h"
+#include "core/bytes.h"
+#include "core/zframe.h"
 
 #define CKPT_MAGIC "TLCP"
 #define CKPT_VERSION 1

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 /* Sections in one checkpoint: the aggregator, and one per source (a glob
  * of thousands of files is thousands of sources). */

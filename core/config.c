@@ -5,7 +5,7 @@
  * copy is bounded in depth and in node count, so aliases cannot blow a
  * small file up into a huge tree ("billion laughs"). Everything lives in
  * one arena freed with the document. */
-#include "config.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -17,8 +17,8 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "options.h"
+#include "core/error.h"
+#include "core/options.h"
 
 enum tl_cfg_kind { TL_CFG_SCALAR, TL_CFG_SEQ, TL_CFG_MAP };
 

@@ -1,4 +1,4 @@
-#include "dynlib.h"
+#include "core/dynlib.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "error.h"
+#include "core/error.h"
 
 const char *tl_strerror(enum tl_err e)
 {

@@ -1,4 +1,4 @@
-#include "intern.h"
+#include "core/intern.h"
 
 #include <stdlib.h>
 #include <string.h>

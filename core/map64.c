@@ -1,4 +1,4 @@
-#include "map64.h"
+#include "core/map64.h"
 
 #include <stdlib.h>
 #include <string.h>

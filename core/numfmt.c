@@ -1,4 +1,4 @@
-#include "numfmt.h"
+#include "core/numfmt.h"
 
 #include <float.h>
 #include <math.h>

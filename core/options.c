@@ -1,4 +1,4 @@
-#include "options.h"
+#include "core/options.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -81,11 +81,38 @@ enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char 
     return TL_ERR_USAGE;
 }
 
+void tl_help_line(FILE *out, const char *left, int left_width, const char *text)
+{
+    fprintf(out, "  %-*s", left_width, left);
+    int indent = 2 + left_width, col = 2 + (int)strlen(left);
+    if (col < indent) col = indent;
+    const char *w = text;
+    while (*w) {
+        while (*w == ' ') w++;
+        int len = (int)strcspn(w, " ");
+        if (!len) break;
+        if (col > indent && col + 1 + len > TL_HELP_WIDTH) {
+            fprintf(out, "\n%*s", indent + 1, "");
+            col = indent + 1;
+        } else {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(w, 1, (size_t)len, out);
+        col += len;
+        w += len;
+    }
+    fputc('\n', out);
+}
+
 void tl_options_help(const struct tl_option *table, const char *prefix, FILE *out)
 {
-    for (const struct tl_option *o = table; o && o->name; o++)
-        fprintf(out, "  %s%-22s %s (default: %s)\n", prefix, o->name, o->help,
-                o->def ? o->def : "none");
+    for (const struct tl_option *o = table; o && o->name; o++) {
+        char left[128], text[1024];
+        snprintf(left, sizeof left, "%s%s", prefix, o->name);
+        snprintf(text, sizeof text, "%s (default: %s)", o->help, o->def ? o->def : "none");
+        tl_help_line(out, left, 22, text);
+    }
 }
 
 int tl_parse_key_list(char *list, const char **out, int max)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdbool.h>
 
-#include "error.h"
+#include "core/error.h"
 
 enum tl_opt_type {
     TL_OPT_BOOL,   /* bool */
@@ -29,6 +29,10 @@ struct tl_option {
     const char *def;
     const char *help;
     size_t offset;
+    /* Optional: the command-line flag of `lines` and `run` that sets it
+     * ("influx-url" for --influx-url). A bool's flag takes no value and
+     * sets the opposite of its default (--no-gzip). */
+    const char *flag;
 };
 
 /* Fills cfg with every option's default. */
@@ -37,6 +41,10 @@ enum tl_err tl_options_defaults(const struct tl_option *table, void *cfg);
 enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char *name,
                            const char *value, char *err, size_t errlen);
 void tl_options_help(const struct tl_option *table, const char *prefix, FILE *out);
+/* One help entry: "  LEFT  text", the text wrapped at TL_HELP_WIDTH columns
+ * under its own column. */
+#define TL_HELP_WIDTH 80
+void tl_help_line(FILE *out, const char *left, int left_width, const char *text);
 
 /* Splits "category,host" in place into at most max tag names; the count,
  * or 0 when the list is empty or too long. */

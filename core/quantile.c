@@ -1,4 +1,4 @@
-#include "quantile.h"
+#include "core/quantile.h"
 
 #include <math.h>
 #include <stdint.h>

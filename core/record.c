@@ -1,9 +1,9 @@
-#include "record.h"
+#include "core/record.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "numfmt.h"
+#include "core/numfmt.h"
 
 const struct tl_metric_info tl_metric_info[TL_M_COUNT] = {
 #define TL_METRIC_INFO(e, n, u, h) [TL_M_##e] = {n, u, h, sizeof n - 1},

@@ -1,4 +1,4 @@
-#include "reject.h"
+#include "core/reject.h"
 
 static const struct {
     const char *key;

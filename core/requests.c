@@ -1,12 +1,12 @@
 /* BPS submit YAML requests as allocations (requests.h). */
-#include "requests.h"
+#include "core/requests.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "config.h"
+#include "core/buf.h"
+#include "core/config.h"
 
 #define MIB 1048576.0
 

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "error.h"
-#include "record.h"
+#include "core/error.h"
+#include "core/record.h"
 
 #define TL_BPS_DEFAULT_MEMORY_MB 2048
 #define TL_BPS_DEFAULT_CPUS 1

@@ -4,15 +4,15 @@
  * index is always the level-0 index shifted: collapsing (k -> k >> 1) and
  * merging sketches of different levels are exact index arithmetic, with no
  * floating-point recomputation that could move a value across a boundary. */
-#include "sketch.h"
+#include "core/sketch.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "zframe.h"
-#include "quantile.h"
+#include "core/bytes.h"
+#include "core/quantile.h"
+#include "core/zframe.h"
 
 /* L(v) = e + P(m) for v = 2^e (1 + m): P(0) = 0, P(1) = 1, increasing. */
 #define CUBIC_A (6.0 / 35.0)
@@ -434,6 +434,99 @@ enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out)
     return out->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
+/* The first pass over the bucket runs: validated, and their span found, so
+ * the array that holds them is bounded before it is allocated. */
+static bool bucket_span(const uint8_t *q, const uint8_t *end, uint64_t runs, uint64_t count,
+                        uint64_t max_buckets, int64_t *lo, int64_t *hi, uint64_t *total)
+{
+    int64_t end_k = 0;
+    uint64_t prev = 0;
+    for (uint64_t r = 0; r < runs; r++) {
+        uint64_t gz, len;
+        if (!tl_get_varint(&q, end, &gz) || !tl_get_varint(&q, end, &len) || len == 0 ||
+            len > max_buckets)
+            return false;
+        int64_t gap = tl_unzigzag(gz);
+        if ((r && gap <= 0) || gap > (int64_t)1 << 40 || gap < -((int64_t)1 << 40)) return false;
+        int64_t start = end_k + gap;
+        if (!r) *lo = start;
+        end_k = start + (int64_t)len;
+        *hi = end_k - 1;
+        if ((uint64_t)(*hi - *lo) >= max_buckets) return false;
+        for (uint64_t t = 0; t < len; t++) {
+            uint64_t dz;
+            if (!tl_get_varint(&q, end, &dz)) return false;
+            uint64_t c = prev + (uint64_t)tl_unzigzag(dz);
+            if (c == 0 || c > count || *total > count - c) return false;
+            *total += c;
+            prev = c;
+        }
+    }
+    return true;
+}
+
+/* The bucket runs (`runs` of them) into s; TL_ERR_CORRUPT or NOMEM. */
+static enum tl_err read_buckets(struct tl_sketch *s, const uint8_t **pp, const uint8_t *end,
+                                uint64_t runs, uint64_t max_buckets, uint64_t *total)
+{
+    int64_t lo = 0, hi = 0;
+    if (!bucket_span(*pp, end, runs, s->count, max_buckets, &lo, &hi, total))
+        return TL_ERR_CORRUPT;
+    /* every bucket must map to doubles: |L(v)| <= 1075, so
+     * |k| 2^c <= 1075 M0 (this also keeps k 2^c far inside int64) */
+    double bound = ldexp(1075.0 * multiplier0(s->alpha0), -(int)s->collapses) + 1;
+    if ((double)lo < -bound || (double)hi > bound) return TL_ERR_CORRUPT;
+    s->nbuckets = (uint32_t)(hi - lo + 1);
+    s->offset = lo;
+    s->kmin = lo;
+    s->kmax = hi;
+    if (!(s->counts = calloc(s->nbuckets, sizeof *s->counts))) return TL_ERR_NOMEM;
+    const uint8_t *p = *pp;
+    int64_t end_k = 0;
+    uint64_t prev = 0;
+    for (uint64_t r = 0; r < runs; r++) { /* validated above */
+        uint64_t gz = 0, len = 0;
+        tl_get_varint(&p, end, &gz);
+        tl_get_varint(&p, end, &len);
+        int64_t start = end_k + tl_unzigzag(gz);
+        for (uint64_t t = 0; t < len; t++) {
+            uint64_t dz = 0;
+            tl_get_varint(&p, end, &dz);
+            prev += (uint64_t)tl_unzigzag(dz);
+            s->counts[start + (int64_t)t - lo] = prev;
+        }
+        end_k = start + (int64_t)len;
+    }
+    *pp = p;
+    return TL_OK;
+}
+
+/* The verbatim values, when the sketch kept them (flags & 1). */
+static enum tl_err read_exact(struct tl_sketch *s, const uint8_t **pp, const uint8_t *end,
+                              uint8_t flags, uint64_t exact_limit)
+{
+    if (!(flags & 1)) {
+        s->exact_dropped = true;
+        return TL_OK;
+    }
+    const uint8_t *p = *pp;
+    uint64_t n;
+    if (!tl_get_varint(&p, end, &n) || n != s->count || n > exact_limit ||
+        (uint64_t)(end - p) / 8 < n)
+        return TL_ERR_CORRUPT;
+    s->exact_dropped = false;
+    s->nexact = s->cap_exact = (uint32_t)n;
+    s->exact = n ? malloc(n * sizeof *s->exact) : NULL;
+    if (n && !s->exact) return TL_ERR_NOMEM;
+    for (uint64_t i = 0; i < n; i++) {
+        tl_get_f64(&p, end, &s->exact[i]);
+        if (!(s->exact[i] >= 0) || !isfinite(s->exact[i])) return TL_ERR_CORRUPT;
+    }
+    s->exact_sorted = (flags & 2) != 0;
+    *pp = p;
+    return TL_OK;
+}
+
 enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const uint8_t *end)
 {
     const uint8_t *p = *pp;
@@ -455,10 +548,11 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
     if (max_buckets > MAX_BUCKETS_LIMIT || exact_limit > UINT32_MAX || collapses > 40 ||
         tl_sketch_init(s, &o))
         return TL_ERR_CORRUPT;
+    enum tl_err rc = TL_ERR_CORRUPT;
     if (!isfinite(sum) || !isfinite(sum_c) || nonempty > max_buckets || zero > count ||
         (count && !(min >= 0 && min <= max && isfinite(max))) ||
         (!count && (min != INFINITY || max != -INFINITY)))
-        goto corrupt;
+        goto fail;
     s->collapses = (uint32_t)collapses;
     s->count = count;
     s->rejected = rejected;
@@ -468,87 +562,14 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
     s->max = max;
     s->zero_count = zero;
     uint64_t total = zero;
-    if (nonempty) { /* `nonempty` counts runs here */
-        /* First pass: validate and find the span, so the array is bounded. */
-        const uint8_t *q = p;
-        int64_t end_k = 0, lo = 0, hi = 0;
-        uint64_t prev = 0;
-        for (uint64_t r = 0; r < nonempty; r++) {
-            uint64_t gz, len;
-            if (!tl_get_varint(&q, end, &gz) || !tl_get_varint(&q, end, &len) || len == 0 ||
-                len > max_buckets)
-                goto corrupt;
-            int64_t gap = tl_unzigzag(gz);
-            if ((r && gap <= 0) || gap > (int64_t)1 << 40 || gap < -((int64_t)1 << 40)) goto corrupt;
-            int64_t start = end_k + gap;
-            if (!r) lo = start;
-            end_k = start + (int64_t)len;
-            hi = end_k - 1;
-            if ((uint64_t)(hi - lo) >= max_buckets) goto corrupt;
-            for (uint64_t t = 0; t < len; t++) {
-                uint64_t dz;
-                if (!tl_get_varint(&q, end, &dz)) goto corrupt;
-                uint64_t c = prev + (uint64_t)tl_unzigzag(dz);
-                if (c == 0 || c > count || total > count - c) goto corrupt;
-                total += c;
-                prev = c;
-            }
-        }
-        /* every bucket must map to doubles: |L(v)| <= 1075, so
-         * |k| 2^c <= 1075 M0 (this also keeps k 2^c far inside int64) */
-        double bound = ldexp(1075.0 * multiplier0(alpha), -(int)collapses) + 1;
-        if ((double)lo < -bound || (double)hi > bound) goto corrupt;
-        s->nbuckets = (uint32_t)(hi - lo + 1);
-        s->offset = lo;
-        s->kmin = lo;
-        s->kmax = hi;
-        s->counts = calloc(s->nbuckets, sizeof *s->counts);
-        if (!s->counts) {
-            tl_sketch_free(s);
-            return TL_ERR_NOMEM;
-        }
-        end_k = 0;
-        prev = 0;
-        for (uint64_t r = 0; r < nonempty; r++) {
-            uint64_t gz, len;
-            tl_get_varint(&p, end, &gz);
-            tl_get_varint(&p, end, &len);
-            int64_t start = end_k + tl_unzigzag(gz);
-            for (uint64_t t = 0; t < len; t++) {
-                uint64_t dz;
-                tl_get_varint(&p, end, &dz);
-                prev += (uint64_t)tl_unzigzag(dz);
-                s->counts[start + (int64_t)t - lo] = prev;
-            }
-            end_k = start + (int64_t)len;
-        }
-    }
-    if (total != count) goto corrupt;
-    if (flags & 1) {
-        uint64_t n;
-        if (!tl_get_varint(&p, end, &n) || n != count || n > exact_limit ||
-            (uint64_t)(end - p) / 8 < n)
-            goto corrupt;
-        s->exact_dropped = false;
-        s->nexact = s->cap_exact = (uint32_t)n;
-        s->exact = n ? malloc(n * sizeof *s->exact) : NULL;
-        if (n && !s->exact) {
-            tl_sketch_free(s);
-            return TL_ERR_NOMEM;
-        }
-        for (uint64_t i = 0; i < n; i++) {
-            tl_get_f64(&p, end, &s->exact[i]);
-            if (!(s->exact[i] >= 0) || !isfinite(s->exact[i])) goto corrupt;
-        }
-        s->exact_sorted = (flags & 2) != 0;
-    } else {
-        s->exact_dropped = true;
-    }
+    if (nonempty && (rc = read_buckets(s, &p, end, nonempty, max_buckets, &total))) goto fail;
+    rc = TL_ERR_CORRUPT;
+    if (total != count || (rc = read_exact(s, &p, end, flags, exact_limit))) goto fail;
     *pp = p;
     return TL_OK;
-corrupt:
+fail:
     tl_sketch_free(s);
-    return TL_ERR_CORRUPT;
+    return rc;
 }
 
 enum tl_err tl_sketches_pack(const struct tl_sketch *const *v, size_t n, struct tl_buf *out)

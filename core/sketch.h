@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 struct tl_sketch_opts {
     double alpha;         /* relative accuracy, default 0.005 */

@@ -1,4 +1,4 @@
-#include "zframe.h"
+#include "core/zframe.h"
 
 #include <stdlib.h>
 #include <zstd.h>

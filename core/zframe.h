@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
 
 enum tl_err tl_zframe_append(struct tl_buf *out, const void *raw, size_t len);
 /* *raw is malloc'ed (free it); TL_ERR_CORRUPT when not a valid frame. */

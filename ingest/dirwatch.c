@@ -9,7 +9,7 @@
  * a watch limit reached). A scan visits each directory once and each file
  * once, whatever symlinks lead to them again (by device and inode): a link
  * to a parent directory is not a loop that multiplies every file. */
-#include "dirwatch.h"
+#include "ingest/dirwatch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bytes.h"
-#include "intern.h"
-#include "map64.h"
+#include "core/bytes.h"
+#include "core/intern.h"
+#include "core/map64.h"
 
 #define MAX_DEPTH 32
 #define RESCAN_MS 5000

@@ -10,10 +10,10 @@
  * checks that the bytes before the offset are still there (truncated and
  * written past the old offset meanwhile). Appends in steady state are plain
  * reads; the checks cost a stat and a 4 KiB pread per wake-up. */
-#include "follow.h"
+#include "ingest/follow.h"
 
-#include "intern.h"
-#include "reader.h"
+#include "core/intern.h"
+#include "ingest/reader.h"
 
 #include <dirent.h>
 #include <errno.h>

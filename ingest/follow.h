@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "core/error.h"
 
 struct tl_follow_pos {
     uint64_t dev, ino, offset;

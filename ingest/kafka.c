@@ -4,8 +4,8 @@
  * callback (rebalance, log) fires inside rd_kafka_consumer_poll, called
  * from tl_kafka_poll in the run loop. The consumer queue signals a pipe
  * when something waits, so the loop can sleep in poll() with the files. */
-#include "kafka.h"
-#include "rdkafka_api.h"
+#include "ingest/kafka.h"
+#include "ingest/rdkafka_api.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "core/error.h"
 
 struct tl_kafka_prop {
     const char *key, *value;

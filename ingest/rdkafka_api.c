@@ -1,10 +1,10 @@
 #define TL_RDKAFKA_API_IMPL
-#include "rdkafka_api.h"
+#include "ingest/rdkafka_api.h"
 
 #include <pthread.h>
 #include <stdio.h>
 
-#include "dynlib.h"
+#include "core/dynlib.h"
 
 struct tl_rdkafka_api tl_rdkafka;
 

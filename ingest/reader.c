@@ -1,4 +1,4 @@
-#include "reader.h"
+#include "ingest/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

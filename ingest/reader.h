@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "core/error.h"
 
 #define TL_READ_CHUNK (256 * 1024)
 

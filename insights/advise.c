@@ -1,12 +1,12 @@
 /* Right-sizing per category (`tasklens advise`): a recommendation from the
  * quantile of use, the waste of the allocation as it was and as it would
  * be, and the RESOURCE_EXHAUSTION attempts the recommendation covers. See
- * insights.h and the README's "Insights". */
+ * insights.h and docs/advise.md. */
 #include <math.h>
 #include <string.h>
 
-#include "insights.h"
-#include "quantile.h"
+#include "core/quantile.h"
+#include "insights/insights.h"
 
 const char *const tl_res_name[TL_NRES] = {"cores", "memory", "disk"};
 const char *const tl_res_waste_unit[TL_NRES] = {"core-hours", "GiB-hours", "GiB-hours"};

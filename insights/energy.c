@@ -4,7 +4,7 @@
  * See insights.h. */
 #include <math.h>
 
-#include "insights.h"
+#include "insights/insights.h"
 
 void tl_power_default(struct tl_power *pw)
 {

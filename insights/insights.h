@@ -1,7 +1,8 @@
 /* What the task records say about sizing, capacity and energy, per category:
- * the computations behind `tasklens advise | plan | energy` (and the coming
- * HTML report), as a library that prints nothing. The README's "Insights"
- * section documents every formula; the commands (cli/cmd_advise.c,
+ * the computations behind `tasklens advise | plan | energy` (and the HTML
+ * report's advice), as a library that prints nothing. The manual
+ * (docs/advise.md, plan.md, energy.md) documents every formula; the
+ * commands (cli/cmd_advise.c,
  * cmd_plan.c, cmd_energy.c) format these results as tables, JSON or line
  * protocol.
  *
@@ -15,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "intern.h"
-#include "record.h"
+#include "core/intern.h"
+#include "core/record.h"
 
 #define TL_GIB 1073741824.0
 
@@ -141,23 +142,5 @@ struct tl_energy {
 
 void tl_power_default(struct tl_power *pw);
 void tl_energy_add(struct tl_energy *e, const struct tl_task_row *r, const struct tl_power *pw);
-
-/* ------------------------------------------------------------ report */
-
-struct tl_report_page;
-struct tl_report_model;
-
-/* The plots' data of `tasklens report` (sinks/report.h), from the records:
- * per category the sorted values of the drawn metrics (tasks' last
- * attempts, as the summary counts them), allocated vs used per attempt,
- * `advise`'s view; concurrency over time; the outliers. */
-struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins);
-/* A record callback (ctx = the model). */
-void tl_report_model_add(void *ctx, const struct tl_record *r);
-/* Fills pg's groups, series and outliers (pointing into the model, which
- * must outlive pg). false when out of memory. */
-bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
-                            struct tl_report_page *pg);
-void tl_report_model_free(struct tl_report_model *m);
 
 #endif

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "insights.h"
-#include "quantile.h"
+#include "core/quantile.h"
+#include "insights/insights.h"
 
 void tl_plan_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_plan_opts *o,
                       double *tmp, struct tl_cat_plan *p)

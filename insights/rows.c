@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "insights.h"
-#include "quantile.h"
+#include "core/quantile.h"
+#include "insights/insights.h"
 
 static const enum tl_metric row_metric[TL_NV] = {
     TL_M_WALL_TIME_S,     TL_M_CPU_TIME_S,    TL_M_CORES,          TL_M_MAX_RSS_BYTES,

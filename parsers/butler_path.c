@@ -1,5 +1,5 @@
 /* Data IDs from a butler datastore path: see butler_path.h. */
-#include "butler_path.h"
+#include "parsers/butler_path.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -82,6 +82,34 @@ static size_t stem_length(const char *s, size_t n)
     return n;
 }
 
+/* The run: the longest run of directories before the dataset type (comp
+ * [0, D)) whose '_'-joined names end the file name's rest; *mlen: what of
+ * rest stands before it. false when none does (not the default template:
+ * no safe split). */
+static bool find_run(const char *const *comp, const size_t *clen, int D, const char *rest,
+                     size_t rlen, struct tl_span ids[TL_BID_COUNT], size_t *mlen)
+{
+    for (int i = 0; i < D; i++) {
+        size_t total = (size_t)(D - 1 - i);
+        for (int j = i; j < D; j++) total += clen[j];
+        if (total > rlen) continue;
+        const char *tail = rest + rlen - total;
+        if (tail != rest && tail[-1] != '_') continue;
+        const char *t = tail;
+        bool ok = true;
+        for (int j = i; j < D && ok; j++) {
+            ok = !memcmp(t, comp[j], clen[j]);
+            t += clen[j];
+            if (ok && j + 1 < D) ok = *t++ == '_';
+        }
+        if (!ok) continue;
+        set(ids, TL_BID_RUN, comp[i], (size_t)(comp[D - 1] + clen[D - 1] - comp[i]));
+        *mlen = tail == rest ? 0 : (size_t)(tail - rest - 1);
+        return true;
+    }
+    return false;
+}
+
 void tl_butler_path_ids(const char *path, struct tl_span ids[TL_BID_COUNT])
 {
     for (int i = 0; i < TL_BID_COUNT; i++) ids[i] = (struct tl_span){NULL, 0};
@@ -116,29 +144,8 @@ void tl_butler_path_ids(const char *path, struct tl_span ids[TL_BID_COUNT])
     }
     const char *rest = stem + clen[D] + 1;
     size_t rlen = slen - clen[D] - 1;
-    /* the run: the longest run of directories before the dataset type
-     * whose '_'-joined names end the file name */
     size_t mlen = 0;
-    bool have_run = false;
-    for (int i = 0; i < D && !have_run; i++) {
-        size_t total = (size_t)(D - 1 - i);
-        for (int j = i; j < D; j++) total += clen[j];
-        if (total > rlen) continue;
-        const char *tail = rest + rlen - total;
-        if (tail != rest && tail[-1] != '_') continue;
-        const char *t = tail;
-        bool ok = true;
-        for (int j = i; j < D && ok; j++) {
-            ok = !memcmp(t, comp[j], clen[j]);
-            t += clen[j];
-            if (ok && j + 1 < D) ok = *t++ == '_';
-        }
-        if (!ok) continue;
-        have_run = true;
-        set(ids, TL_BID_RUN, comp[i], (size_t)(comp[D - 1] + clen[D - 1] - comp[i]));
-        mlen = tail == rest ? 0 : (size_t)(tail - rest - 1);
-    }
-    if (!have_run) return; /* not the default template: no safe split */
+    if (!find_run(comp, clen, D, rest, rlen, ids, &mlen)) return; /* not the default template */
     const char *mid = rest;
     int first = D + 1, last = file; /* the directory values: [first, last) */
     size_t pos = 0;

@@ -31,10 +31,10 @@
  * the one place a parser opens a file). Without either, the trace is
  * placed as if its first event happened when it was read, said in the
  * input report (counter time_anchor_fallback): never 1970. */
-#include "parser.h"
+#include "parsers/parser.h"
 
-#include "bytes.h"
-#include "intern.h"
+#include "core/bytes.h"
+#include "core/intern.h"
 
 #include <math.h>
 #include <stdarg.h>

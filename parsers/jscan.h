@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "numfmt.h"
+#include "core/numfmt.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif

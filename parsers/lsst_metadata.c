@@ -39,11 +39,11 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "buf.h"
-#include "butler_path.h"
-#include "md_tree.h"
-#include "numfmt.h"
-#include "parser.h"
+#include "core/buf.h"
+#include "core/numfmt.h"
+#include "parsers/butler_path.h"
+#include "parsers/md_tree.h"
+#include "parsers/parser.h"
 
 struct lsst_config {
     size_t max_doc;
@@ -782,6 +782,21 @@ static int lsst_probe(const char *buf, size_t len)
     return 0;
 }
 
+/* A pipeline task's metadata file in a butler datastore:
+ * <label>_metadata[_...].{yaml,json}, compressed or not. */
+static bool lsst_member(const char *base)
+{
+    if (base[0] == '.' || !strstr(base, "_metadata")) return false;
+    static const char *const exts[] = {".yaml", ".json", ".yaml.gz", ".json.gz", ".yaml.zst",
+                                       ".json.zst"};
+    size_t bl = strlen(base);
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t el = strlen(exts[i]);
+        if (bl > el && !strcmp(base + bl - el, exts[i])) return true;
+    }
+    return false;
+}
+
 const struct tl_parser tl_parser_lsst = {
     .name = "lsst",
     .help = "LSST task metadata (<label>_metadata: YAML PropertySet, JSON TaskMetadata)",
@@ -795,4 +810,5 @@ const struct tl_parser tl_parser_lsst = {
     .stats = lsst_stats,
     .counters = lsst_counters,
     .set_name = lsst_set_name,
+    .member = lsst_member,
 };

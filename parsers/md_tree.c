@@ -2,9 +2,9 @@
  * converters (md_tree.h). The fast scanners' rule is one-sided: whatever
  * they accept, the library would accept and turn into the same tree; when
  * unsure they answer MD_FALLBACK and the library decides. */
-#include "md_tree.h"
+#include "parsers/md_tree.h"
 
-#include "numfmt.h"
+#include "core/numfmt.h"
 
 #include <stdlib.h>
 #include <string.h>

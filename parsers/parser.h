@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
-#include "options.h"
-#include "record.h"
-#include "reject.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/options.h"
+#include "core/record.h"
+#include "core/reject.h"
 
 struct tl_emit {
     void (*record)(void *ctx, const struct tl_record *r);
@@ -76,6 +76,17 @@ struct tl_parser {
      * parsers that take tags from it (LSST data ids). */
     void (*set_name)(void *state, const char *name);
     enum tl_message_kind messages; /* from Kafka */
+    /* Optional, the format's directory layouts (the batch reader and LSST's
+     * summary walk with them; the format knows its names, ingest/ walks).
+     * member: whether a file of this name in a tree is one of this
+     * format's (LSST's <label>_metadata.yaml: a datastore's images are left
+     * unread). dir_whole: whether a directory of this name is one input the
+     * format wrote in parts (Spark's rolling eventlog_v2_<app>/), read in
+     * the order dir_part gives (1, 2, ...; 0: not a part) through one
+     * parser. */
+    bool (*member)(const char *filename);
+    bool (*dir_whole)(const char *dirname);
+    unsigned long (*dir_part)(const char *filename);
 };
 
 /* The stats and a parser's counters in a checkpoint (save/restore): the
@@ -90,6 +101,9 @@ bool tl_counters_get(const uint8_t **p, const uint8_t *end, uint64_t *v, size_t 
 extern const struct tl_parser *const tl_parsers[];
 
 const struct tl_parser *tl_parser_find(const char *name);
+/* The format that wrote a directory of this name as one input (dir_whole),
+ * or NULL. */
+const struct tl_parser *tl_parser_for_dir(const char *dirname);
 /* The parser whose probe is most sure, or NULL when none scores above 0. */
 const struct tl_parser *tl_parser_detect(const char *buf, size_t len, int *score);
 

@@ -26,11 +26,11 @@
  *
  * The parser remembers the tries it emitted, so the same database fed again
  * (the `parsl` source polls a growing one) emits only the new ones. */
-#include "parser.h"
+#include "parsers/parser.h"
 
-#include "bytes.h"
-#include "intern.h"
-#include "map64.h"
+#include "core/bytes.h"
+#include "core/intern.h"
+#include "core/map64.h"
 
 #include <math.h>
 #include <sqlite3.h>

@@ -1,7 +1,7 @@
 /* The registry: which parsers exist, and auto-detection by probing. */
-#include "parser.h"
+#include "parsers/parser.h"
 
-#include "bytes.h"
+#include "core/bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,13 @@ const struct tl_parser *tl_parser_find(const char *name)
 {
     for (int i = 0; tl_parsers[i]; i++)
         if (!strcmp(tl_parsers[i]->name, name)) return tl_parsers[i];
+    return NULL;
+}
+
+const struct tl_parser *tl_parser_for_dir(const char *dirname)
+{
+    for (int i = 0; tl_parsers[i]; i++)
+        if (tl_parsers[i]->dir_whole && tl_parsers[i]->dir_whole(dirname)) return tl_parsers[i];
     return NULL;
 }
 

@@ -28,10 +28,11 @@
  *     start + that time
  *   snapshots -> counted; machine_load, fs_nodes, workers,
  *     executable_type, monitor_version have no place in the record. */
-#include "parser.h"
+#include "parsers/cctools_units.h"
+#include "parsers/parser.h"
 
-#include "bytes.h"
-#include "intern.h"
+#include "core/bytes.h"
+#include "core/intern.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -124,17 +125,6 @@ static const struct field fields[] = {
     {"total_files", TL_M_TOTAL_FILES, PLAIN},
 };
 
-/* The factor to seconds or bytes of a unit ("" for a bare number: cctools'
- * MB and seconds); 0 for a unit that is not the kind's. */
-static double unit_factor(enum kind k, const char *u)
-{
-    if (k == SECONDS) return !*u || !strcmp(u, "s") ? 1 : !strcmp(u, "ms") ? 1e-3 : !strcmp(u, "us") ? 1e-6 : 0;
-    if (k == BYTES)
-        return !*u || !strcmp(u, "MB") ? 1048576.0 : !strcmp(u, "GB") ? 1073741824.0
-               : !strcmp(u, "KB") || !strcmp(u, "kB") ? 1024.0 : !strcmp(u, "B") ? 1 : 0;
-    return 1;
-}
-
 /* A [value, "unit"] pair (or a bare number) in canonical units. false when
  * absent; *bad when present but not a number in a known unit. */
 static bool value_of(json_t *v, enum kind k, double *out, bool *bad)
@@ -142,7 +132,10 @@ static bool value_of(json_t *v, enum kind k, double *out, bool *bad)
     if (!v) return false;
     json_t *num = json_is_array(v) ? json_array_get(v, 0) : v;
     json_t *unit = json_is_array(v) ? json_array_get(v, 1) : NULL;
-    double f = unit_factor(k, json_is_string(unit) ? json_string_value(unit) : "");
+    const char *u = json_is_string(unit) ? json_string_value(unit) : "";
+    double f = tl_cctools_unit(k == SECONDS ? TL_CCTOOLS_SECONDS : k == BYTES ? TL_CCTOOLS_BYTES
+                                                                             : TL_CCTOOLS_COUNT,
+                               u, strlen(u));
     if (!json_is_number(num) || (unit && !json_is_string(unit)) || !f) {
         *bad = true;
         return false;

@@ -19,12 +19,12 @@
  *     ("executor ProcessTreePythonRSSMemory", ...), worker = the executor,
  *     at the time of the last event read.
  * Other events are counted by type. */
-#include "parser.h"
+#include "parsers/parser.h"
 
-#include "bytes.h"
-#include "intern.h"
-#include "jscan.h"
-#include "map64.h"
+#include "core/bytes.h"
+#include "core/intern.h"
+#include "core/map64.h"
+#include "parsers/jscan.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -523,6 +523,28 @@ static size_t spark_counters(const void *state, const char *const **names, const
     return SC_COUNT;
 }
 
+/* A rolling event log (spark.eventLog.rolling.enabled) is a directory
+ * eventlog_v2_<app>/ of parts events_N_<app>[.codec], read in the order of
+ * N (events_10 after events_9) as one stream: a later part's tasks name
+ * stages an earlier part submitted. appstatus_ and the rest are left. */
+static bool spark_dir_whole(const char *dirname)
+{
+    const char *b = strrchr(dirname, '/');
+    b = b ? b + 1 : dirname;
+    return !strncmp(b, "eventlog_v2_", 12);
+}
+
+/* The index N of a part `events_N_<app>[.codec]`, or 0 for any other name. */
+static unsigned long spark_dir_part(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (strncmp(b, "events_", 7)) return 0;
+    char *end;
+    unsigned long n = strtoul(b + 7, &end, 10);
+    return *end == '_' ? n : 0;
+}
+
 const struct tl_parser tl_parser_spark = {
     .name = "spark",
     .help = "Apache Spark event logs (JSON lines): task attempts per stage, executor metrics",
@@ -538,5 +560,7 @@ const struct tl_parser tl_parser_spark = {
     .save = spark_save,
     .restore = spark_restore,
     .set_name = spark_set_name,
+    .dir_whole = spark_dir_whole,
+    .dir_part = spark_dir_part,
     .messages = TL_MSG_LINES,
 };

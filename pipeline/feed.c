@@ -1,7 +1,9 @@
-/* One parser fed by one source: set up from the configuration (named, or
- * detected from the first bytes), its records to the runtime's output, its
- * rejected lines reported as `input:line: reason` up to a limit. Shared by
- * the file, stdin, fifo and directory sources. See source.h. */
+/* One parser fed by one source, through the parsers' one door
+ * (parsers/drive.h): set up from the source's settings (named, or detected
+ * from the first bytes), its records to the runtime's output, its rejected
+ * lines reported as `input:line: reason` up to a limit, an input no parser
+ * recognizes said once and stopped. Shared by the file, stdin, fifo,
+ * directory and parsl sources. See source.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,109 +12,111 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "source.h"
+#include "pipeline/source.h"
 
 static void on_record(void *ctx, const struct tl_record *r)
 {
     tl_output_record(tl_rt_output(((struct tl_feed *)ctx)->src->rt), r);
 }
 
-static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
+enum tl_err tl_source_parser_options(void *source, const struct tl_parser *p, void *config,
+                                     char *err, size_t errlen)
 {
-    struct tl_feed *f = ctx;
-    if (tl_rt_quiet(f->src->rt) || f->reported++ >= TL_RT_MAX_REPORTS) return;
-    const char *name = f->name ? f->name : f->src->path ? f->src->path : "stdin";
-    fprintf(stderr, "%s:%llu: %s%s%s%s\n", name, (unsigned long long)line, tl_reject_str(why),
-            detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+    const struct tl_source *s = source;
+    if (!s->cfg.parser_options) return TL_OK;
+    return tl_cfg_apply(tl_rt_doc(s->rt), s->cfg.parser_options, p->options, config,
+                        "parser options", NULL, err, errlen);
 }
 
-void tl_feed_init(struct tl_feed *f, struct tl_source *src)
+enum tl_err tl_feed_init(struct tl_feed *f, struct tl_source *src, const char *name)
 {
     memset(f, 0, sizeof *f);
     f->src = src;
-    f->emit = (struct tl_emit){on_record, on_reject, f, 0};
+    /* rejects said on stderr, as `path:line: reason` */
+    f->budget = (struct tl_reject_budget){.max = TL_RT_MAX_REPORTS, .quiet = tl_rt_quiet(src->rt)};
+    const char *parser = src->cfg.parser;
+    struct tl_drive_cfg dc = {
+        .parser = parser && strcmp(parser, "auto") ? tl_parser_find(parser) : NULL,
+        .configure = tl_source_parser_options, .configure_ctx = src,
+        .record = on_record, .record_ctx = f,
+        .budget = &f->budget};
+    return tl_drive_init(&f->drive, &dc, name ? name : src->path);
 }
 
-enum tl_err tl_feed_start(struct tl_feed *f, const char *buf, size_t len, const char *name)
+/* Said once per input: the input stops. */
+static enum tl_err stopped(struct tl_feed *f, enum tl_err rc)
 {
-    const struct src_settings *cfg = &f->src->cfg;
-    const struct tl_parser *p = NULL;
-    if (name) p = tl_parser_find(name);
-    else if (cfg->parser && strcmp(cfg->parser, "auto")) p = tl_parser_find(cfg->parser);
-    else p = tl_parser_detect(buf, len, NULL);
-    if (!p) p = tl_parser_find("wq");
-    char err[512];
-    if (tl_parser_inst_init(&f->inst, p)) return TL_ERR_NOMEM;
-    if (cfg->parser_options &&
-        tl_cfg_apply(tl_rt_doc(f->src->rt), cfg->parser_options, p->options, f->inst.config,
-                     "parser options", NULL, err, sizeof err)) {
-        tl_rt_log(f->src->rt, TL_LOG_ERROR, "%s", err);
-        return TL_ERR_USAGE;
-    }
-    enum tl_err rc = tl_parser_inst_open(&f->inst, &f->emit);
-    if (!rc && p->set_name) p->set_name(f->inst.state, f->name ? f->name : f->src->path);
+    if (!f->stop_said) tl_rt_log(f->src->rt, TL_LOG_ERROR, "%s", f->drive.error[0] ? f->drive.error
+                                                                             : tl_strerror(rc));
+    f->stop_said = true;
     return rc;
 }
 
 enum tl_err tl_feed_bytes(struct tl_feed *f, const char *buf, size_t len)
 {
-    if (!f->inst.p) {
-        enum tl_err rc = tl_feed_start(f, buf, len, NULL);
-        if (rc) return rc;
+    enum tl_err rc = tl_drive_feed(&f->drive, buf, len);
+    if (rc && f->drive.error[0]) return stopped(f, rc);
+    if (f->src->cfg.follow && !tl_drive_parser(&f->drive) && f->drive.held.len && !f->said) {
+        /* a followed file's first bytes no probe is sure of yet */
+        tl_rt_log(f->src->rt, TL_LOG_WARN, "%s: format not recognized from its first %zu bytes; "
+                  "waiting for more (up to %d KiB; name it with parser: NAME)",
+                  f->drive.name ? f->drive.name : "stdin", f->drive.held.len,
+                  TL_DRIVE_DETECT_BYTES / 1024);
+        f->said = true;
     }
-    f->inst.p->feed(f->inst.state, buf, len);
     return TL_OK;
+}
+
+enum tl_err tl_feed_end_document(struct tl_feed *f)
+{
+    enum tl_err rc = tl_drive_end_document(&f->drive);
+    return rc && f->drive.error[0] ? stopped(f, rc) : TL_OK;
 }
 
 void tl_feed_finish(struct tl_feed *f)
 {
-    if (!f->inst.p || f->finished) return;
-    f->inst.p->finish(f->inst.state); /* open tasks are reported */
-    f->finished = true;
+    if (tl_drive_finish(&f->drive) && f->drive.error[0]) stopped(f, TL_ERR_FORMAT);
+}
+
+enum tl_err tl_feed_save(const struct tl_feed *f, struct tl_buf *b)
+{
+    return tl_drive_save(&f->drive, b);
+}
+
+enum tl_err tl_feed_restore(struct tl_feed *f, const char *parser, const uint8_t *state,
+                            size_t len, bool finished)
+{
+    enum tl_err rc = tl_drive_restore(&f->drive, parser, state, len);
+    f->drive.finished = finished;
+    return rc;
 }
 
 void tl_feed_self_metrics(const struct tl_feed *f, struct tl_summary_input *in, uint64_t lag)
 {
-    if (!f->inst.p) return;
-    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
-    in->format = f->inst.p->name;
-    in->lines = ps->lines;
-    in->records = ps->records;
-    in->rejected = ps->rejected;
-    memcpy(in->rejected_by, ps->rejected_by, sizeof in->rejected_by);
+    const struct tl_parser *p = tl_drive_parser(&f->drive);
+    if (!p) return;
+    struct tl_parse_stats ps = tl_drive_stats(&f->drive);
+    in->format = p->name;
+    in->lines = ps.lines;
+    in->records = ps.records;
+    in->rejected = ps.rejected;
+    memcpy(in->rejected_by, ps.rejected_by, sizeof in->rejected_by);
     tl_output_self(tl_rt_output(f->src->rt), tl_rt_instance(f->src->rt), in, lag);
 }
 
 void tl_feed_totals(const struct tl_feed *f, struct tl_source_totals *t)
 {
-    if (!f->inst.p) return;
-    const struct tl_parse_stats *ps = f->inst.p->stats(f->inst.state);
-    t->lines += ps->lines;
-    t->records += ps->records;
-    t->rejected += ps->rejected;
+    if (!tl_drive_parser(&f->drive)) return;
+    struct tl_parse_stats ps = tl_drive_stats(&f->drive);
+    t->lines += ps.lines;
+    t->records += ps.records;
+    t->rejected += ps.rejected;
 }
 
 void tl_feed_free(struct tl_feed *f)
 {
-    tl_parser_inst_free(&f->inst);
-    f->finished = false;
-    f->reported = 0;
-}
-
-char *tl_canonical_path(const char *path)
-{
-    char *r = realpath(path, NULL);
-    if (r) return r;
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    char *d = realpath(*dir ? dir : "/", NULL);
-    if (!d) return strdup(path);
-    size_t n = strlen(d) + strlen(slash ? slash + 1 : path) + 2;
-    char *out = malloc(n);
-    if (out) snprintf(out, n, "%s/%s", strcmp(d, "/") ? d : "", slash ? slash + 1 : path);
-    free(d);
-    return out;
+    tl_drive_free(&f->drive);
+    f->said = f->stop_said = false;
 }
 
 void tl_source_check_file(const struct src_settings *cfg, int index, const char *path,

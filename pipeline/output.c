@@ -1,6 +1,7 @@
-/* Records and window summaries into line protocol, handed to file and
- * InfluxDB destinations. See output.h. */
-#include "output.h"
+/* Records and window summaries to the sinks: line protocol encoded once
+ * for the sinks that speak it, records and windows to those that take
+ * them. See output.h. */
+#include "pipeline/output.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -8,9 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "intern.h"
+#include "core/intern.h"
 
 #define PASS_BYTES (1 << 20)
+#define SELF_SINK_STATS 32 /* sink counters in a self-metrics point, at most */
 
 int64_t tl_mono_ms(void)
 {
@@ -30,6 +32,23 @@ static bool stop_pending(void)
            sigismember(&set, SIGHUP) == 1;
 }
 
+/* Line protocol to one sink; a full spool pauses reading until the sink
+ * takes some (backpressure), but never past a stop signal. */
+static void pass_lines(struct tl_output *o, struct tl_sink *k, bool force)
+{
+    const struct tl_sink_type *t = k->type;
+    if (!o->buf.len) {
+        t->flush(k->state); /* age out the open batch */
+        return;
+    }
+    enum tl_err rc = t->lines(k->state, o->buf.data, o->buf.len, o->buf_lines);
+    while (rc == TL_ERR_LIMIT && t->drain && !o->no_wait && !stop_pending())
+        rc = t->drain(k->state, 1000);
+    if (rc && rc != TL_ERR_LIMIT) k->failed = true;
+    /* a forced pass is a flush tick: send now, not one tick later */
+    if (force) t->flush(k->state);
+}
+
 void tl_output_pass(struct tl_output *o, bool force)
 {
     if (!force && o->buf.len < PASS_BYTES) {
@@ -40,50 +59,44 @@ void tl_output_pass(struct tl_output *o, bool force)
         if (tl_mono_ms() - o->last_pass_ms < 1000) return;
     }
     o->last_pass_ms = tl_mono_ms();
-    for (int i = 0; i < o->ndests; i++) {
-        struct tl_output_dest *d = &o->dests[i];
-        if (d->sink) {
-            if (o->buf.len) {
-                enum tl_err rc = tl_influx_sink_add(d->sink, o->buf.data, o->buf.len, o->buf_lines);
-                /* spool full or its disk refusing: stop reading until InfluxDB
-                 * takes some (backpressure), but never past a stop signal */
-                while (rc == TL_ERR_LIMIT && !o->no_wait && !stop_pending())
-                    rc = tl_influx_sink_drain(d->sink, 1000);
-                if (rc && rc != TL_ERR_LIMIT) d->failed = true;
-                /* a forced pass is a flush tick: send now, not one tick later */
-                if (force) tl_influx_sink_flush(d->sink);
-            } else {
-                tl_influx_sink_flush(d->sink); /* age out the open batch */
-            }
-        } else if (o->buf.len) {
-            if (fwrite(o->buf.data, 1, o->buf.len, d->out) != o->buf.len || fflush(d->out))
-                d->failed = true;
-        }
+    for (int i = 0; i < o->nsinks; i++) {
+        struct tl_sink *k = &o->sinks[i];
+        if (k->type->lines) pass_lines(o, k, force);
+        else if (force && k->type->flush(k->state)) k->failed = true;
     }
     o->buf.len = 0;
     o->buf_lines = 0;
 }
 
+static void window_out(struct tl_output *o, const struct tl_agg_window *w, const char *label,
+                       const char *scope)
+{
+    if (o->encode)
+        o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby, label, scope,
+                                                  &o->st);
+    if (o->pass_windows)
+        for (int i = 0; i < o->nsinks; i++)
+            if (o->sinks[i].type->window)
+                o->sinks[i].type->window(o->sinks[i].state, w, &o->ao, label, scope);
+    tl_output_pass(o, false);
+}
+
 static void on_summary(void *ctx, const struct tl_agg_window *w)
 {
     struct tl_output *o = ctx;
-    o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby,
-                                              w->cumulative ? "cumulative" : o->window_label,
-                                              NULL, &o->st);
-    tl_output_pass(o, false);
+    window_out(o, w, w->cumulative ? "cumulative" : o->window_label, NULL);
 }
 
 void tl_output_on_global(void *ctx, const struct tl_agg_window *w)
 {
-    struct tl_output *o = ctx;
-    o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby, "cumulative",
-                                              "global", &o->st);
-    tl_output_pass(o, false);
+    window_out(ctx, w, "cumulative", "global");
 }
 
-enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s)
+enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s,
+                           const struct tl_log *log)
 {
     memset(o, 0, sizeof *o);
+    o->log = log;
     o->ao = *ao;
     o->ao.window_ns = window_s * 1000000000LL;
     snprintf(o->window_label, sizeof o->window_label, "%lds", window_s);
@@ -94,62 +107,86 @@ enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, lo
     return TL_OK;
 }
 
-enum tl_err tl_output_add_file(struct tl_output *o, FILE *out, const char *name)
+enum tl_err tl_output_open_sink(struct tl_output *o, const struct tl_sink_conf *conf,
+                                const struct tl_sink_env *env, char *err, size_t errlen)
 {
-    if (o->ndests == TL_OUTPUT_MAX_DESTS) return TL_ERR_LIMIT;
-    o->dests[o->ndests++] = (struct tl_output_dest){.out = out, .name = name};
+    if (o->nsinks == TL_OUTPUT_MAX_DESTS) {
+        snprintf(err, errlen, "more than %d sinks", TL_OUTPUT_MAX_DESTS);
+        return TL_ERR_LIMIT;
+    }
+    struct tl_sink_env e = *env;
+    e.window_label = o->window_label;
+    struct tl_sink *k = &o->sinks[o->nsinks];
+    *k = (struct tl_sink){.type = conf->type};
+    enum tl_err rc = conf->type->open(&k->state, conf->config, &e, err, errlen);
+    if (rc) return rc;
+    o->nsinks++;
+    o->encode |= k->type->lines != NULL;
+    o->pass_records |= k->type->record != NULL;
+    o->pass_windows |= k->type->window != NULL;
     return TL_OK;
 }
 
-enum tl_err tl_output_add_sink(struct tl_output *o, struct tl_influx_sink *sink,
-                               const char *spool_dir)
+void tl_output_close_sinks(struct tl_output *o)
 {
-    if (o->ndests == TL_OUTPUT_MAX_DESTS) return TL_ERR_LIMIT;
-    o->dests[o->ndests++] = (struct tl_output_dest){.sink = sink, .name = spool_dir};
-    return TL_OK;
+    for (int i = 0; i < o->nsinks; i++) o->sinks[i].type->close(o->sinks[i].state);
+    o->nsinks = 0;
+    o->encode = o->pass_records = o->pass_windows = false;
+}
+
+bool tl_output_hand_over(struct tl_output *o)
+{
+    tl_output_pass(o, true);
+    bool ok = true;
+    for (int i = 0; i < o->nsinks; i++) {
+        struct tl_sink *k = &o->sinks[i];
+        if (k->type->flush(k->state) || k->type->sync(k->state)) ok = false;
+    }
+    return ok;
 }
 
 bool tl_output_sync(struct tl_output *o)
 {
     tl_output_pass(o, true);
     bool ok = !o->buf.oom;
-    for (int i = 0; i < o->ndests; i++) {
-        struct tl_output_dest *d = &o->dests[i];
-        if (d->sink) {
-            /* the open batch is sent (2xx) or spooled; the spool reaches disk */
-            if (tl_influx_sink_flush(d->sink) || tl_influx_sink_sync(d->sink)) ok = false;
-        } else if (fflush(d->out) || (d->out != stdout && fsync(fileno(d->out)))) {
-            d->failed = true;
-        }
-        if (d->failed) ok = false;
+    for (int i = 0; i < o->nsinks; i++) {
+        struct tl_sink *k = &o->sinks[i];
+        /* the open batch is sent (2xx) or spooled; the spool reaches disk */
+        if (k->type->flush(k->state) || k->type->sync(k->state)) ok = false;
+        if (k->failed) ok = false;
     }
     return ok;
 }
 
-struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o)
+size_t tl_output_sink_stats(const struct tl_output *o, struct tl_sink_stat *out, size_t max)
 {
-    struct tl_influx_sink_stats sum = {0};
-    for (int i = 0; i < o->ndests; i++) {
-        if (!o->dests[i].sink) continue;
-        struct tl_influx_sink_stats s = tl_influx_sink_stats(o->dests[i].sink);
-        sum.points_acked += s.points_acked;
-        sum.points_dropped += s.points_dropped;
-        sum.batches_sent += s.batches_sent;
-        sum.batches_spooled += s.batches_spooled;
-        sum.batches_split += s.batches_split;
-        sum.retries += s.retries;
-        sum.http_errors += s.http_errors;
-        sum.spool_write_errors += s.spool_write_errors;
-        sum.spool.bytes += s.spool.bytes;
-        sum.spool.frames += s.spool.frames;
-        sum.spool.appended_frames += s.spool.appended_frames;
-        sum.spool.drained_frames += s.spool.drained_frames;
-        sum.spool.dropped_frames += s.spool.dropped_frames;
-        sum.spool.dropped_bytes += s.spool.dropped_bytes;
-        sum.spool.corrupt_frames += s.spool.corrupt_frames;
-        sum.spool.corrupt_bytes += s.spool.corrupt_bytes;
+    size_t n = 0;
+    for (int i = 0; i < o->nsinks; i++) {
+        struct tl_sink_stat one[TL_SINK_MAX_STATS];
+        size_t m = o->sinks[i].type->stats ? o->sinks[i].type->stats(o->sinks[i].state, one,
+                                                                     TL_SINK_MAX_STATS)
+                                           : 0;
+        for (size_t j = 0; j < m; j++) {
+            size_t at = 0;
+            while (at < n && strcmp(out[at].name, one[j].name)) at++;
+            if (at == n) {
+                if (n == max) continue;
+                out[n++] = one[j];
+            } else {
+                out[at].value += one[j].value;
+            }
+        }
     }
-    return sum;
+    return n;
+}
+
+uint64_t tl_output_sink_stat(const struct tl_output *o, const char *name)
+{
+    struct tl_sink_stat st[64];
+    size_t n = tl_output_sink_stats(o, st, 64);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(st[i].name, name)) return st[i].value;
+    return 0;
 }
 
 /* The category a task point may carry: its own while fewer than max_keys
@@ -167,10 +204,10 @@ static const char *series_category(struct tl_output *o, const char *c)
         return c;
     }
     if (!o->other_points++)
-        fprintf(stderr, "tasklens: more than %u categories: the task points of later ones are written "
-                        "with category=%s (aggregate.max_keys), so InfluxDB's series stay bounded; "
-                        "counted in the self-metric other_points\n",
-                o->ao.max_keys, TL_AGG_OTHER);
+        tl_log(o->log, TL_LOG_WARN, "more than %u categories: the task points of later ones are "
+                                    "written with category=%s (aggregate.max_keys), so InfluxDB's "
+                                    "series stay bounded; counted in the self-metric other_points",
+               o->ao.max_keys, TL_AGG_OTHER);
     return TL_AGG_OTHER;
 }
 
@@ -186,12 +223,9 @@ static const struct tl_record *with_request(struct tl_output *o, const struct tl
     return copy;
 }
 
-void tl_output_record(void *ctx, const struct tl_record *r)
+/* A record's task and workflow points, its category capped. */
+static void encode_record(struct tl_output *o, const struct tl_record *r)
 {
-    struct tl_output *o = ctx;
-    struct tl_record copy;
-    const struct tl_record *req = with_request(o, r, &copy);
-    if (req) r = req;
     const char *c = r->kind == TL_REC_TASK && r->category ? series_category(o, r->category) : r->category;
     if (c != r->category) {
         struct tl_record other = *r;
@@ -201,6 +235,18 @@ void tl_output_record(void *ctx, const struct tl_record *r)
         o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
     }
     o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
+}
+
+void tl_output_record(void *ctx, const struct tl_record *r)
+{
+    struct tl_output *o = ctx;
+    struct tl_record copy;
+    const struct tl_record *req = with_request(o, r, &copy);
+    if (req) r = req;
+    if (o->encode) encode_record(o, r);
+    if (o->pass_records)
+        for (int i = 0; i < o->nsinks; i++)
+            if (o->sinks[i].type->record) o->sinks[i].type->record(o->sinks[i].state, r);
     enum tl_err rc = tl_agg_add(o->agg, r);
     if (rc && !o->agg_rc) o->agg_rc = rc;
     tl_output_pass(o, false);
@@ -209,30 +255,18 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[21 + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+    const char *names[11 + SELF_SINK_STATS + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
-    uint64_t values[21 + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+    uint64_t values[11 + SELF_SINK_STATS + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
                                           lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
-    bool sinks = false;
-    for (int i = 0; i < o->ndests; i++) sinks |= o->dests[i].sink != NULL;
-    if (sinks) {
-        struct tl_influx_sink_stats ss = tl_output_sink_stats(o);
-        static const char *const sink_names[] = {"spool_bytes", "spool_frames", "points_acked",
-                                                 "points_dropped", "http_errors", "retries",
-                                                 "spool_dropped_frames", "spool_corrupt_frames",
-                                                 "spool_corrupt_bytes", "spool_write_errors"};
-        uint64_t sink_values[] = {ss.spool.bytes, ss.spool.frames, ss.points_acked,
-                                  ss.points_dropped, ss.http_errors, ss.retries,
-                                  ss.spool.dropped_frames, ss.spool.corrupt_frames,
-                                  ss.spool.corrupt_bytes, ss.spool_write_errors};
-        _Static_assert(sizeof sink_names / sizeof *sink_names == sizeof sink_values / sizeof *sink_values,
-                       "one value per name");
-        for (size_t i = 0; i < sizeof sink_names / sizeof *sink_names; i++) {
-            names[n] = sink_names[i];
-            values[n++] = sink_values[i];
-        }
+    struct tl_sink_stat ss[SELF_SINK_STATS];
+    size_t nss = tl_output_sink_stats(o, ss, SELF_SINK_STATS);
+    for (size_t i = 0; i < nss; i++) {
+        if (!ss[i].self) continue;
+        names[n] = ss[i].name;
+        values[n++] = ss[i].value;
     }
     if (in->open_errors) {
         names[n] = "open_errors";
@@ -277,79 +311,41 @@ void tl_output_finish(struct tl_output *o)
     tl_output_pass(o, true);
 }
 
+/* --stats FILE: the sinks' counters summed, as one JSON object. */
 static void write_stats(const struct tl_output *o, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f) return;
-    struct tl_influx_sink_stats ss = tl_output_sink_stats(o);
-    fprintf(f,
-            "{\"points_acked\":%llu,\"points_dropped\":%llu,\"batches_sent\":%llu,"
-            "\"batches_spooled\":%llu,\"batches_split\":%llu,\"retries\":%llu,"
-            "\"http_errors\":%llu,\"spool_bytes\":%llu,\"spool_frames\":%llu,"
-            "\"spool_dropped_frames\":%llu,\"spool_corrupt_frames\":%llu,"
-            "\"spool_corrupt_bytes\":%llu,\"spool_write_errors\":%llu,\"points_unwritable\":%llu}\n",
-            (unsigned long long)ss.points_acked, (unsigned long long)ss.points_dropped,
-            (unsigned long long)ss.batches_sent, (unsigned long long)ss.batches_spooled,
-            (unsigned long long)ss.batches_split, (unsigned long long)ss.retries,
-            (unsigned long long)ss.http_errors, (unsigned long long)ss.spool.bytes,
-            (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.dropped_frames,
-            (unsigned long long)ss.spool.corrupt_frames,
-            (unsigned long long)ss.spool.corrupt_bytes, (unsigned long long)ss.spool_write_errors,
-            (unsigned long long)o->st.rejected_unwritable);
+    struct tl_sink_stat st[64];
+    size_t n = tl_output_sink_stats(o, st, 64);
+    fputc('{', f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "\"%s\":%llu,", st[i].name, (unsigned long long)st[i].value);
+    fprintf(f, "\"points_unwritable\":%llu}\n", (unsigned long long)o->st.rejected_unwritable);
     fclose(f);
 }
 
-int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
-                    const char *stats_path)
+int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stats_path)
 {
     int status = 0;
     tl_output_pass(o, true);
-    for (int i = 0; i < o->ndests; i++) {
-        struct tl_output_dest *d = &o->dests[i];
-        if (!d->sink) continue;
-        enum tl_err drc = tl_influx_sink_drain(d->sink, drain_timeout_ms);
-        tl_influx_sink_sync(d->sink);
-        struct tl_influx_sink_stats ss = tl_influx_sink_stats(d->sink);
-        if (tl_influx_sink_held(d->sink)) {
-            fprintf(stderr, "%s: %u points were neither sent nor spooled (the spool could not take "
-                            "them); a run with checkpoint_dir reads them again at its next start\n",
-                    cmd, tl_influx_sink_held(d->sink));
-            status |= TL_OUTPUT_HELD;
-        }
-        if (drc || d->failed) {
-            const char *why = tl_influx_sink_fatal(d->sink);
-            fprintf(stderr,
-                    "%s: %llu batches (%llu bytes) remain in the spool %s; they are sent on the "
-                    "next run%s%s\n",
-                    cmd, (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
-                    d->name, why ? ": " : "", why ? why : "");
-            status |= d->failed ? TL_OUTPUT_FAILED : TL_OUTPUT_SPOOLED;
-        }
+    for (int i = 0; i < o->nsinks; i++) {
+        struct tl_sink *k = &o->sinks[i];
+        status |= k->type->finish(k->state, drain_timeout_ms);
+        if (k->failed) status |= TL_OUTPUT_FAILED;
     }
     if (stats_path) write_stats(o, stats_path);
-    for (int i = 0; i < o->ndests; i++) {
-        struct tl_output_dest *d = &o->dests[i];
-        if (d->sink) {
-            tl_influx_sink_free(d->sink);
-            continue;
-        }
-        if (fflush(d->out) || (d->out != stdout && fclose(d->out))) d->failed = true;
-        if (d->failed) {
-            fprintf(stderr, "%s: writing %s failed\n", cmd, d->name);
-            status |= TL_OUTPUT_FAILED;
-        }
-    }
+    tl_output_close_sinks(o);
     if (o->st.rejected_unwritable)
-        fprintf(stderr,
-                "%s: %llu points refused: a name or value with a newline or a trailing backslash "
-                "cannot be written in line protocol\n",
-                cmd, (unsigned long long)o->st.rejected_unwritable);
+        tl_log(o->log, TL_LOG_WARN, "%llu points refused: a name or value with a newline or a "
+                                    "trailing backslash cannot be written in line protocol",
+               (unsigned long long)o->st.rejected_unwritable);
     if (o->agg_rc) {
-        fprintf(stderr, "%s: %s\n", cmd, tl_strerror(o->agg_rc));
+        tl_log(o->log, TL_LOG_ERROR, "%s", tl_strerror(o->agg_rc));
         status |= TL_OUTPUT_FAILED;
     }
     if (o->buf.oom) {
-        fprintf(stderr, "%s: out of memory for the output\n", cmd);
+        tl_log(o->log, TL_LOG_ERROR, "out of memory for the output");
         status |= TL_OUTPUT_FAILED;
     }
     tl_agg_free(o->agg);

@@ -1,33 +1,31 @@
-/* Where points go, for `lines` and the pipeline (`run`): records become `task` and
- * `workflow` points, the aggregator's windows and cumulative summaries
- * become `task_quantiles` points, and the text goes to every destination:
- * files (or stdout) and InfluxDB sinks. Points are handed on when 1 MiB has
- * gathered or a second has passed, so a slow stream does not sit in
- * memory. */
+/* Where records go, for `lines` and the pipeline (`run`): records become
+ * `task` and `workflow` points, the aggregator's windows and cumulative
+ * summaries become `task_quantiles` points, and each sink (sinks/sink.h)
+ * gets what it declared it takes: the line protocol (encoded once here for
+ * every sink that speaks it), the records, the window summaries. Points are
+ * handed on when 1 MiB has gathered or a second has passed, so a slow
+ * stream does not sit in memory. */
 #ifndef TL_PIPELINE_OUTPUT_H
 #define TL_PIPELINE_OUTPUT_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "aggregate.h"
-#include "lineproto.h"
-#include "requests.h"
-#include "sink.h"
-#include "summary.h"
+#include "core/aggregate.h"
+#include "core/requests.h"
+#include "sinks/influx/lineproto.h"
+#include "sinks/sink.h"
+#include "sinks/summary.h"
 
 #define TL_OUTPUT_MAX_DESTS 8
 
-struct tl_output_dest {
-    FILE *out;                   /* a file destination (owned unless stdout) */
-    struct tl_influx_sink *sink; /* or an InfluxDB one (owned) */
-    const char *name;            /* file path or spool directory, for messages */
-    bool failed;                 /* sink: an add failed; file: a write failed */
-};
-
 struct tl_output {
-    struct tl_output_dest dests[TL_OUTPUT_MAX_DESTS];
-    int ndests;
+    struct tl_sink sinks[TL_OUTPUT_MAX_DESTS];
+    int nsinks;
+    bool encode;         /* a sink takes line protocol */
+    bool pass_records;   /* a sink takes records */
+    bool pass_windows;   /* a sink takes window summaries */
+    const struct tl_log *log;
     struct tl_buf buf;
     uint32_t buf_lines;
     struct tl_lp_stats st;
@@ -50,13 +48,18 @@ struct tl_output {
     struct tl_requests *requests;
 };
 
-/* window_s: tumbling window length (0: none). Then add destinations. */
-enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s);
-/* out is closed by tl_output_close unless it is stdout. */
-enum tl_err tl_output_add_file(struct tl_output *o, FILE *out, const char *name);
-/* Takes ownership of sink; spool_dir names it in messages. */
-enum tl_err tl_output_add_sink(struct tl_output *o, struct tl_influx_sink *sink,
-                               const char *spool_dir);
+/* window_s: tumbling window length (0: none); log: where the output
+ * speaks (NULL: stderr). Then add sinks. */
+enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s,
+                           const struct tl_log *log);
+/* Opens a sink of conf and adds it; err says why not. */
+enum tl_err tl_output_open_sink(struct tl_output *o, const struct tl_sink_conf *conf,
+                                const struct tl_sink_env *env, char *err, size_t errlen);
+/* Closes every sink (after a hand-over: SIGHUP replaces them). */
+void tl_output_close_sinks(struct tl_output *o);
+/* Every sink flushed and synced: true when all of them hold nothing that
+ * is neither sent nor durable. */
+bool tl_output_hand_over(struct tl_output *o);
 /* Makes everything produced so far durable: handed on, sent or spooled,
  * spools and files fsync'ed. true when every destination acknowledged --
  * only then may a checkpoint say these points are safe. */
@@ -76,18 +79,19 @@ void tl_output_on_global(void *ctx, const struct tl_agg_window *w);
 /* Writes the open window and the cumulative points (end of input). */
 void tl_output_finish(struct tl_output *o);
 /* Drains the sinks up to drain_timeout_ms, writes stats_path (the sinks'
- * counters, if any), reports, closes the destinations, frees. Returns 0,
- * or flags: TL_OUTPUT_SPOOLED when batches remain in a spool (safe on disk,
+ * counters, if any), reports, closes the sinks, frees. Returns 0, or
+ * flags: TL_OUTPUT_SPOOLED when batches remain in a spool (safe on disk,
  * sent on the next run), TL_OUTPUT_HELD when points could be neither sent
  * nor spooled (only a checkpoint that does not cover them saves them),
  * TL_OUTPUT_FAILED when an output failed. */
-#define TL_OUTPUT_SPOOLED 1
-#define TL_OUTPUT_FAILED 2
-#define TL_OUTPUT_HELD 4
-int tl_output_close(struct tl_output *o, const char *cmd, long drain_timeout_ms,
-                    const char *stats_path);
-/* Summed counters of the InfluxDB sinks. */
-struct tl_influx_sink_stats tl_output_sink_stats(const struct tl_output *o);
+#define TL_OUTPUT_SPOOLED TL_SINK_SPOOLED
+#define TL_OUTPUT_FAILED TL_SINK_FAILED
+#define TL_OUTPUT_HELD TL_SINK_HELD
+int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stats_path);
+/* The sinks' counters summed by name (in the order first seen), at most max. */
+size_t tl_output_sink_stats(const struct tl_output *o, struct tl_sink_stat *out, size_t max);
+/* One summed counter (0 when no sink has it). */
+uint64_t tl_output_sink_stat(const struct tl_output *o, const char *name);
 
 int64_t tl_mono_ms(void);
 

@@ -9,7 +9,7 @@
 #ifndef TL_PIPELINE_PIPELINE_H
 #define TL_PIPELINE_PIPELINE_H
 
-#include "run_config.h"
+#include "pipeline/run_config.h"
 
 struct tl_pipeline_opts {
     const char *config_path; /* reloaded on SIGHUP (NULL: the run came from flags) */

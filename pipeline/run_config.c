@@ -1,13 +1,13 @@
 /* `tasklens run` settings: the option tables and the YAML layout. See
  * run_config.h. */
-#include "run_config.h"
+#include "pipeline/run_config.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser.h"
-#include "source.h"
+#include "parsers/parser.h"
+#include "pipeline/source.h"
 
 #define RS(f) offsetof(struct run_settings, f)
 static const struct tl_option run_options[] = {
@@ -45,49 +45,6 @@ static const struct tl_option agg_options[] = {
     {0},
 };
 
-#define KS(f) offsetof(struct sink_settings, f)
-static const struct tl_option influx_sink_options[] = {
-    {"url", TL_OPT_STRING, "http://127.0.0.1:8086", "InfluxDB base URL (http or https)", KS(url)},
-    {"db", TL_OPT_STRING, NULL, "1.x database", KS(db)},
-    {"rp", TL_OPT_STRING, NULL, "1.x retention policy", KS(rp)},
-    {"user", TL_OPT_STRING, NULL, "1.x user", KS(user)},
-    {"password", TL_OPT_STRING, NULL, "1.x password (use ${VAR}; default $INFLUX_PASSWORD)",
-     KS(password)},
-    {"org", TL_OPT_STRING, NULL, "2.x organization", KS(org)},
-    {"bucket", TL_OPT_STRING, NULL, "2.x bucket", KS(bucket)},
-    {"token", TL_OPT_STRING, NULL, "2.x token (use ${VAR}; default $INFLUX_TOKEN)", KS(token)},
-    {"ca_file", TL_OPT_STRING, NULL, "CA bundle for https", KS(ca_file)},
-    {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", KS(insecure)},
-    {"gzip", TL_OPT_BOOL, "true", "gzip request bodies", KS(gzip)},
-    {"timeout", TL_OPT_INT, "10000", "ms per request", KS(timeout)},
-    {"create_db", TL_OPT_BOOL, "false", "create the 1.x database when missing", KS(create_db)},
-    {"batch_lines", TL_OPT_INT, "5000", "points per request at most", KS(batch_lines)},
-    {"batch_bytes", TL_OPT_SIZE, "1M", "bytes per request at most", KS(batch_bytes)},
-    {"spool_dir", TL_OPT_STRING, "tasklens-spool",
-     "where batches wait while InfluxDB is unavailable", KS(spool_dir)},
-    {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", KS(spool_max)},
-    {"spool_drop_oldest", TL_OPT_BOOL, "false",
-     "when the spool is full, drop the oldest batches (counted) instead of pausing",
-     KS(spool_drop_oldest)},
-    {0},
-};
-static const struct tl_option file_sink_options[] = {
-    {"path", TL_OPT_STRING, NULL, "file to append line protocol to ('-': stdout)", KS(path)},
-    {0},
-};
-
-/* Sinks by `type:`; sources come from the sources' registry (sources.c). */
-struct kind {
-    const char *name;
-    int value;
-    const struct tl_option *table;
-};
-static const struct kind sink_kinds[] = {
-    {"influxdb", SINK_INFLUX, influx_sink_options},
-    {"file", SINK_FILE, file_sink_options},
-    {0},
-};
-
 void run_config_init(struct run_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -105,13 +62,15 @@ struct src_settings *run_config_add_source(struct run_config *c, const struct tl
     return s;
 }
 
-struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind kind)
+struct tl_sink_conf *run_config_add_sink(struct run_config *c, const struct tl_sink_type *type)
 {
     if (c->nsink == RUN_MAX_SINKS) return NULL;
-    struct sink_settings *s = &c->sink[c->nsink++];
-    memset(s, 0, sizeof *s);
-    s->kind = kind;
-    tl_options_defaults(kind == SINK_INFLUX ? influx_sink_options : file_sink_options, s);
+    struct tl_sink_conf *s = &c->sink[c->nsink];
+    if (tl_sink_conf_init(s, type)) {
+        tl_sink_conf_free(s);
+        return NULL;
+    }
+    c->nsink++;
     return s;
 }
 
@@ -176,6 +135,20 @@ static enum tl_err check_source_entry(const struct tl_cfg_doc *d, const struct t
     return tl_cfg_apply(d, s->parser_options, p->options, scratch, pw, NULL, err, errlen);
 }
 
+/* A sink entry beyond its option table: the type's own checks. */
+static enum tl_err check_sink(const struct tl_sink_conf *k, const char *file, int i, char *err,
+                              size_t errlen)
+{
+    char why[512];
+    const char *key = NULL;
+    if (!k->type->validate || !k->type->validate(k->config, &key, why, sizeof why)) return TL_OK;
+    if (key)
+        snprintf(err, errlen, "%s:%d: sinks[%d].%s: %s", file, k->line, i, key, why);
+    else
+        snprintf(err, errlen, "%s:%d: sinks[%d] (%s): %s", file, k->line, i, k->type->name, why);
+    return TL_ERR_USAGE;
+}
+
 static enum tl_err load_list(struct run_config *c, const char *key, char *err, size_t errlen)
 {
     const struct tl_cfg_doc *d = &c->doc;
@@ -192,7 +165,7 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
     if (sources)
         for (int i = 0; tl_source_types[i] && nnames < 64; i++) names[nnames++] = tl_source_types[i]->name;
     else
-        for (const struct kind *k = sink_kinds; k->name; k++) names[nnames++] = k->name;
+        for (int i = 0; tl_sink_types[i] && nnames < 64; i++) names[nnames++] = tl_sink_types[i]->name;
     for (size_t i = 0; i < list->n; i++) {
         const struct tl_cfg_node *m = list->items[i];
         char where[64];
@@ -218,24 +191,15 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
                 return rc;
             continue;
         }
-        struct sink_settings *s = run_config_add_sink(c, (enum sink_kind)sink_kinds[t].value);
-        if (!s) {
+        struct tl_sink_conf *k = run_config_add_sink(c, tl_sink_types[t]);
+        if (!k) {
             snprintf(err, errlen, "%s:%d: more than %d sinks", d->path, m->line, RUN_MAX_SINKS);
             return TL_ERR_LIMIT;
         }
-        s->line = m->line;
-        if ((rc = tl_cfg_apply(d, m, sink_kinds[t].table, s, where, skip_sink, err, errlen)))
+        k->line = m->line;
+        if ((rc = tl_cfg_apply(d, m, k->type->options, k->config, where, skip_sink, err, errlen)) ||
+            (rc = check_sink(k, d->path, (int)i, err, errlen)))
             return rc;
-        if (s->kind == SINK_FILE && !s->path) {
-            snprintf(err, errlen, "%s:%d: %s: `path` is required", d->path, m->line, where);
-            return TL_ERR_USAGE;
-        }
-        if (s->kind == SINK_INFLUX && !s->db && !(s->org && s->bucket)) {
-            snprintf(err, errlen, "%s:%d: %s: name a database (`db`, InfluxDB 1.x) or "
-                     "`org` and `bucket` (2.x)",
-                     d->path, m->line, where);
-            return TL_ERR_USAGE;
-        }
     }
     return TL_OK;
 }
@@ -317,35 +281,9 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
             return TL_ERR_USAGE;
         }
     }
-    for (int i = 0; i < c->nsink; i++) {
-        const struct sink_settings *k = &c->sink[i];
-        if (k->kind == SINK_FILE) {
-            if (!k->path || !*k->path) {
-                snprintf(err, errlen, "%s:%d: sinks[%d].path: empty", f, k->line, i);
-                return TL_ERR_USAGE;
-            }
-            continue;
-        }
-        if (!k->spool_dir || !*k->spool_dir) {
-            snprintf(err, errlen, "%s:%d: sinks[%d].spool_dir: empty", f, k->line, i);
-            return TL_ERR_USAGE;
-        }
-        struct {
-            const char *name;
-            long long v, min, max;
-        } sink_ranges[] = {
-            /* a request never waits for ever, and a spool holds at least a batch */
-            {"timeout", k->timeout, 100, 600000},
-            {"batch_lines", k->batch_lines, 1, 1000000},
-            {"batch_bytes", (long long)k->batch_bytes, 1024, 256LL << 20},
-            {"spool_max", (long long)k->spool_max, 64 << 10, 1LL << 50},
-        };
-        for (size_t j = 0; j < sizeof sink_ranges / sizeof *sink_ranges; j++)
-            if (sink_ranges[j].v < sink_ranges[j].min || sink_ranges[j].v > sink_ranges[j].max) {
-                snprintf(err, errlen, "%s:%d: sinks[%d].%s: %lld is outside %lld..%lld", f, k->line, i,
-                         sink_ranges[j].name, sink_ranges[j].v, sink_ranges[j].min, sink_ranges[j].max);
-                return TL_ERR_USAGE;
-            }
+    for (int i = 0; i < c->nsink; i++) { /* entries of a file were checked as they were read */
+        enum tl_err rc = c->sink[i].line ? TL_OK : check_sink(&c->sink[i], f, i, err, errlen);
+        if (rc) return rc;
     }
     if (!(c->agg.alpha > 0 && c->agg.alpha < 0.5)) {
         snprintf(err, errlen, "%s: aggregate.alpha: %g is outside (0, 0.5)", f, c->agg.alpha);
@@ -364,6 +302,8 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
 
 void run_config_free(struct run_config *c)
 {
+    for (int i = 0; i < c->nsink; i++) tl_sink_conf_free(&c->sink[i]);
+    c->nsink = 0;
     tl_cfg_free(&c->doc);
 }
 
@@ -380,39 +320,14 @@ void run_config_help(FILE *out)
         tl_options_help(t->options, "", out);
         fprintf(out, "  %-22s the parser's own options (below)\n", "options");
     }
-    for (const struct kind *k = sink_kinds; k->name; k++) {
-        fprintf(out, "\nsinks: - type: %s\n", k->name);
-        tl_options_help(k->table, "", out);
+    for (int i = 0; tl_sink_types[i]; i++) {
+        const struct tl_sink_type *t = tl_sink_types[i];
+        fprintf(out, "\nsinks: - type: %s (%s)\n", t->name, t->help);
+        tl_options_help(t->options, "", out);
     }
     for (int i = 0; tl_parsers[i]; i++) {
         fprintf(out, "\nparser %s (%s), under a source's `options:`\n", tl_parsers[i]->name,
                 tl_parsers[i]->help);
         tl_options_help(tl_parsers[i]->options, "", out);
     }
-}
-
-void run_config_influx(const struct sink_settings *k, long flush_ms,
-                       struct tl_influx_sink_cfg *sc)
-{
-    tl_influx_sink_cfg_default(sc);
-    sc->http.url = k->url;
-    sc->http.db = k->db;
-    sc->http.rp = k->rp;
-    sc->http.user = k->user;
-    sc->http.org = k->org;
-    sc->http.bucket = k->bucket;
-    sc->http.version = k->db ? 1 : 2;
-    sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
-    sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
-    sc->http.ca_file = k->ca_file;
-    sc->http.insecure = k->insecure;
-    sc->http.gzip = k->gzip;
-    sc->http.timeout_ms = (long)k->timeout;
-    sc->create_db = k->create_db;
-    sc->batch_lines = (uint32_t)k->batch_lines;
-    sc->batch_bytes = (uint32_t)k->batch_bytes;
-    sc->spool.dir = k->spool_dir;
-    sc->spool.max_bytes = k->spool_max;
-    sc->spool.drop_oldest = k->spool_drop_oldest;
-    sc->flush_interval_ms = flush_ms;
 }

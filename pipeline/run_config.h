@@ -28,9 +28,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "config.h"
-#include "options.h"
-#include "sink.h"
+#include "core/config.h"
+#include "core/options.h"
+#include "sinks/sink.h"
 
 #define RUN_MAX_SOURCES 64
 /* Sources once globs are expanded (files) or partitions assigned: each is a
@@ -82,19 +82,6 @@ struct src_settings {
     int line;                                 /* where it was declared, 0 for flags */
 };
 
-enum sink_kind { SINK_INFLUX, SINK_FILE };
-
-struct sink_settings {
-    enum sink_kind kind;
-    const char *url, *db, *rp, *user, *password, *org, *bucket, *token, *ca_file;
-    bool insecure, gzip, create_db, spool_drop_oldest;
-    long long timeout, batch_lines;
-    size_t spool_max, batch_bytes;
-    const char *spool_dir;
-    const char *path; /* file */
-    int line;
-};
-
 struct run_config {
     struct tl_cfg_doc doc; /* owns the strings when loaded from a file */
     const char *file;      /* NULL: from flags */
@@ -102,7 +89,7 @@ struct run_config {
     struct agg_settings agg;
     struct src_settings src[RUN_MAX_SOURCES];
     int nsrc;
-    struct sink_settings sink[RUN_MAX_SINKS];
+    struct tl_sink_conf sink[RUN_MAX_SINKS]; /* each type's own settings (sinks/sink.h) */
     int nsink;
 };
 
@@ -113,15 +100,11 @@ enum tl_err run_config_load(struct run_config *c, const char *path, char *err, s
 /* Adds a source / sink with defaults (for flags). NULL when full. */
 struct src_settings *run_config_add_source(struct run_config *c,
                                           const struct tl_source_type *type);
-struct sink_settings *run_config_add_sink(struct run_config *c, enum sink_kind kind);
+struct tl_sink_conf *run_config_add_sink(struct run_config *c, const struct tl_sink_type *type);
 /* Checks what flags and files both need: at least one source and sink,
  * values in range. */
 enum tl_err run_config_validate(const struct run_config *c, char *err, size_t errlen);
 void run_config_free(struct run_config *c);
-/* The InfluxDB sink's settings as the sink takes them; the password and
- * token come from the file (${VAR}) or else $INFLUX_PASSWORD / $INFLUX_TOKEN. */
-void run_config_influx(const struct sink_settings *k, long flush_ms,
-                       struct tl_influx_sink_cfg *sc);
 /* Every setting with its type, default and help. */
 void run_config_help(FILE *out);
 

@@ -43,11 +43,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bytes.h"
-#include "checkpoint.h"
-#include "intern.h"
-#include "pipeline.h"
-#include "source.h"
+#include "core/bytes.h"
+#include "core/checkpoint.h"
+#include "core/intern.h"
+#include "core/path.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/source.h"
 
 #define CKPT_NAME "tasklens.ckpt"
 #define SRC_CKPT_VERSION 2 /* 2: file positions carry their content identity */
@@ -62,6 +63,7 @@ struct tl_runtime {
     struct tl_source *src[RUN_MAX_OPEN_SOURCES];
     int nsrc;
     struct tl_output out;
+    struct tl_log log; /* the sinks' and the output's: tl_rt_log's level and prefix */
     char ckpt_path[4096];
     int lock_fd;
     char *buf;
@@ -80,6 +82,12 @@ void tl_rt_log(const struct tl_runtime *R, enum tl_log_level lv, const char *fmt
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+/* The runtime's logger as a handle, for the sinks and the output. */
+static void log_write(void *ctx, enum tl_log_level lv, const char *msg)
+{
+    tl_rt_log(ctx, lv, "%s", msg);
 }
 
 bool tl_rt_quiet(const struct tl_runtime *R) { return R->quiet; }
@@ -308,54 +316,17 @@ static enum tl_err restore_and_open(struct tl_runtime *R)
 
 static enum tl_err sinks_open(struct tl_runtime *R)
 {
+    struct tl_sink_env env = {.log = &R->log, .quiet = R->quiet,
+                              .flush_interval_ms = (long)R->cfg.run.flush_interval};
     for (int i = 0; i < R->cfg.nsink; i++) {
-        const struct sink_settings *k = &R->cfg.sink[i];
         char err[512];
-        if (k->kind == SINK_FILE) {
-            FILE *f = strcmp(k->path, "-") ? fopen(k->path, "a") : stdout;
-            if (!f) {
-                tl_rt_log(R, TL_LOG_ERROR, "%s: %s", k->path, strerror(errno));
-                return TL_ERR_OPEN;
-            }
-            tl_output_add_file(&R->out, f, k->path);
-            continue;
+        enum tl_err rc = tl_output_open_sink(&R->out, &R->cfg.sink[i], &env, err, sizeof err);
+        if (rc) {
+            tl_rt_log(R, TL_LOG_ERROR, "sink %d (%s): %s", i, R->cfg.sink[i].type->name, err);
+            return rc;
         }
-        struct tl_influx_sink_cfg sc;
-        run_config_influx(k, (long)R->cfg.run.flush_interval, &sc);
-        sc.quiet = R->quiet;
-        struct tl_influx_sink *sink;
-        if (tl_influx_sink_new(&sc, &sink, err, sizeof err)) {
-            tl_rt_log(R, TL_LOG_ERROR, "sink %d: %s", i, err);
-            return TL_ERR_USAGE;
-        }
-        tl_output_add_sink(&R->out, sink, k->spool_dir);
     }
     return TL_OK;
-}
-
-/* Everything the sinks hold goes out (sent, or spooled and fsync'ed) before
- * they may close: false when a sink keeps a batch it can neither send nor
- * spool (its spool full or its disk refusing while InfluxDB is away). */
-static bool sinks_hand_over(struct tl_runtime *R)
-{
-    tl_output_pass(&R->out, true);
-    bool ok = true;
-    for (int i = 0; i < R->out.ndests; i++) {
-        struct tl_output_dest *d = &R->out.dests[i];
-        if (d->sink && (tl_influx_sink_flush(d->sink) || tl_influx_sink_sync(d->sink))) ok = false;
-        if (!d->sink && d->out && fflush(d->out)) ok = false;
-    }
-    return ok;
-}
-
-static void sinks_close(struct tl_runtime *R)
-{
-    for (int i = 0; i < R->out.ndests; i++) {
-        struct tl_output_dest *d = &R->out.dests[i];
-        if (d->sink) tl_influx_sink_free(d->sink);
-        else if (d->out && d->out != stdout) fclose(d->out);
-    }
-    R->out.ndests = 0;
 }
 
 /* ---------------------------------------------------------------- setup */
@@ -390,7 +361,8 @@ static enum tl_err output_open(struct tl_runtime *R)
         tl_rt_log(R, TL_LOG_ERROR, "requests: %s", err);
         return TL_ERR_USAGE;
     }
-    if (tl_output_init(&R->out, &ao, (long)R->cfg.agg.window)) {
+    R->log = (struct tl_log){log_write, R};
+    if (tl_output_init(&R->out, &ao, (long)R->cfg.agg.window, &R->log)) {
         tl_rt_log(R, TL_LOG_ERROR, "bad aggregation settings");
         tl_requests_free(rq);
         return TL_ERR_USAGE;
@@ -431,13 +403,13 @@ static void status_line(struct tl_runtime *R)
 {
     struct tl_source_totals t = {0};
     for (int i = 0; i < R->nsrc; i++) R->src[i]->type->totals(R->src[i], &t);
-    struct tl_influx_sink_stats ss = tl_output_sink_stats(&R->out);
     fprintf(stderr,
             "tasklens: %llu lines, %llu records, %llu rejected, lag %llu bytes, %llu points "
             "acked, spool %llu bytes\n",
             (unsigned long long)t.lines, (unsigned long long)t.records,
             (unsigned long long)t.rejected, (unsigned long long)t.lag,
-            (unsigned long long)ss.points_acked, (unsigned long long)ss.spool.bytes);
+            (unsigned long long)tl_output_sink_stat(&R->out, "points_acked"),
+            (unsigned long long)tl_output_sink_stat(&R->out, "spool_bytes"));
 }
 
 /* ---------------------------------------------------------------- SIGHUP */
@@ -449,7 +421,7 @@ static bool reload_sinks(struct tl_runtime *R, struct run_config *nc, struct run
 {
     R->out.no_wait = true; /* a full spool must not hold the reload */
     tl_rt_checkpoint(R, "reload");
-    bool handed = sinks_hand_over(R);
+    bool handed = tl_output_hand_over(&R->out);
     R->out.no_wait = false;
     if (!handed) {
         tl_rt_log(R, TL_LOG_ERROR, "SIGHUP: a sink still holds points it can neither send nor "
@@ -457,11 +429,11 @@ static bool reload_sinks(struct tl_runtime *R, struct run_config *nc, struct run
                   "drained)");
         return false;
     }
-    sinks_close(R);
+    tl_output_close_sinks(&R->out);
     *old = R->cfg;
     R->cfg = *nc;
     if (!sinks_open(R)) return true;
-    sinks_close(R);
+    tl_output_close_sinks(&R->out);
     R->cfg = *old;
     if (sinks_open(R))
         tl_rt_log(R, TL_LOG_ERROR, "SIGHUP: a new sink failed to open, and so did a running one; "
@@ -535,7 +507,7 @@ static void reload(struct tl_runtime *R)
      * lock is held) */
     run_config_free(&old);
     tl_rt_log(R, TL_LOG_INFO, "SIGHUP: configuration reloaded (%d sources, %d sinks)", R->nsrc,
-              R->out.ndests);
+              R->out.nsinks);
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -685,14 +657,14 @@ int tl_pipeline_run(struct run_config *cfg, const struct tl_pipeline_opts *opts)
     int status = 1;
     if (!R->buf || lock_checkpoint_dir(R) || output_open(R)) goto out;
     if (sinks_open(R) || sources_expand(R, &R->cfg) || restore_and_open(R)) {
-        tl_output_close(&R->out, "tasklens run", 0, NULL);
+        tl_output_close(&R->out, 0, NULL);
         goto out;
     }
     run_loop(R);
     /* batches left in the spool are safe (on disk, sent by the next start),
      * and so are points held in memory when a checkpoint precedes them (the
      * next start reads them again): only a loss makes the status 1 */
-    int oc = tl_output_close(&R->out, "tasklens run", (long)R->cfg.run.drain_timeout,
+    int oc = tl_output_close(&R->out, (long)R->cfg.run.drain_timeout,
                              opts->stats_path);
     status = (oc & TL_OUTPUT_FAILED) || ((oc & TL_OUTPUT_HELD) && !R->ckpt_dir) ? 1 : 0;
 out:

@@ -21,11 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
-#include "output.h"
-#include "parser.h"
-#include "run_config.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "parsers/drive.h"
+#include "parsers/parser.h"
+#include "pipeline/output.h"
+#include "pipeline/run_config.h"
 
 /* Bytes a source reads at a time, into the runtime's buffer (tl_rt_buf). */
 #define TL_RT_CHUNK (256 * 1024)
@@ -39,10 +41,6 @@ struct tl_source;
 struct tl_source_totals {
     uint64_t lines, records, rejected, lag;
 };
-
-/* `tasklens check`: one line per finding (ok or not). */
-typedef void tl_check_say(void *ctx, bool ok, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 struct tl_source_type {
     const char *name; /* `type:` in a configuration's sources entry */
@@ -123,7 +121,6 @@ const struct tl_source_type *tl_source_find(const char *name);
 
 /* ---- what the runtime offers sources (runner.c) */
 
-enum tl_log_level { TL_LOG_ERROR, TL_LOG_WARN, TL_LOG_INFO, TL_LOG_DEBUG };
 void tl_rt_log(const struct tl_runtime *rt, enum tl_log_level lv, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 bool tl_rt_quiet(const struct tl_runtime *rt);
@@ -148,23 +145,41 @@ enum tl_err tl_rt_add_source(struct tl_runtime *rt, const struct src_settings *c
 enum tl_err tl_rt_expand_glob(struct tl_runtime *rt, const struct src_settings *cfg);
 
 /* ---- feeding one parser (feed.c): the parser state of a file, stdin or a
- * directory's current file, with its reject reports */
+ * directory's current file, through the parsers' one door (drive.h) */
 struct tl_feed {
     struct tl_source *src;
-    struct tl_parser_inst inst;
-    struct tl_emit emit;
-    const char *name; /* in reject reports (NULL: the source's path, or stdin) */
-    int reported;
-    bool finished; /* the parser's finish() ran */
+    struct tl_drive drive;
+    struct tl_reject_budget budget;
+    bool said;      /* waiting for bytes to recognize the format: said */
+    bool stop_said; /* the input's stop was said */
 };
 
-void tl_feed_init(struct tl_feed *f, struct tl_source *src);
-/* Sets the parser up: named, else the source's `parser`, else detected
- * from buf. */
-enum tl_err tl_feed_start(struct tl_feed *f, const char *buf, size_t len, const char *name);
-/* Feeds bytes, setting the parser up from them first if needed. */
+/* A drive's configure for a source (ctx: the struct tl_source): its
+ * `options:` node applied to the chosen parser's table. */
+enum tl_err tl_source_parser_options(void *source, const struct tl_parser *p, void *config,
+                                     char *err, size_t errlen);
+/* name: in reject reports and for the parser (NULL: the source's path). */
+enum tl_err tl_feed_init(struct tl_feed *f, struct tl_source *src, const char *name);
+/* Feeds bytes, setting the parser up from them first if needed (named by
+ * the source's `parser`, else detected). Nonzero: the input cannot be read
+ * (said once); stop feeding it. */
 enum tl_err tl_feed_bytes(struct tl_feed *f, const char *buf, size_t len);
+/* A whole document was fed (a database read again): the parser's finish,
+ * which may come again. */
+enum tl_err tl_feed_end_document(struct tl_feed *f);
 void tl_feed_finish(struct tl_feed *f);
+static inline bool tl_feed_finished(const struct tl_feed *f)
+{
+    return f->drive.finished;
+}
+static inline const struct tl_parser *tl_feed_parser(const struct tl_feed *f)
+{
+    return tl_drive_parser(&f->drive);
+}
+/* Checkpoints: the parser's state, and back (parser: the name saved). */
+enum tl_err tl_feed_save(const struct tl_feed *f, struct tl_buf *b);
+enum tl_err tl_feed_restore(struct tl_feed *f, const char *parser, const uint8_t *state,
+                            size_t len, bool finished);
 /* A `tasklens` self-metrics point for the input f reads: in holds what the
  * source knows (path, bytes, open errors, gaps); the parser's counts are
  * added. Nothing before the parser is set up. */
@@ -177,8 +192,5 @@ void tl_feed_free(struct tl_feed *f);
 void tl_source_check_file(const struct src_settings *cfg, int index, const char *path,
                           tl_check_say *say, void *ctx);
 
-/* The path that names an input whatever way it was written: realpath, or
- * for a file not there yet its directory's realpath and its name. */
-char *tl_canonical_path(const char *path);
 
 #endif

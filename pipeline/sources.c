@@ -3,7 +3,7 @@
  * here (and in CMakeLists.txt). */
 #include <string.h>
 
-#include "source.h"
+#include "pipeline/source.h"
 
 extern const struct tl_source_type tl_source_file, tl_source_dir, tl_source_stdin,
     tl_source_kafka, tl_source_fifo, tl_source_parsl;

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bytes.h"
-#include "dirwatch.h"
-#include "reader.h"
-#include "source.h"
+#include "core/bytes.h"
+#include "ingest/dirwatch.h"
+#include "ingest/reader.h"
+#include "pipeline/source.h"
 
 struct dir_src {
     struct tl_dirwatch *dw;
@@ -68,8 +68,7 @@ static size_t dir_step(struct tl_source *s)
         return 1;
     }
     struct tl_feed feed;
-    tl_feed_init(&feed, s);
-    feed.name = path;
+    if (tl_feed_init(&feed, s, path)) return 0;
     char *buf = tl_rt_buf(s->rt);
     size_t total = 0, got;
     enum tl_err rc;
@@ -79,10 +78,11 @@ static size_t dir_step(struct tl_source *s)
         s->bytes += got;
     }
     if (rc) tl_rt_log(s->rt, TL_LOG_WARN, "%s: %s", path, err);
-    if (feed.inst.p) {
-        tl_feed_finish(&feed);
-        add_stats(&d->stats, feed.inst.p->stats(feed.inst.state));
-        d->format = feed.inst.p->name;
+    tl_feed_finish(&feed);
+    if (tl_feed_parser(&feed)) {
+        struct tl_parse_stats ps = tl_drive_stats(&feed.drive);
+        add_stats(&d->stats, &ps);
+        d->format = tl_feed_parser(&feed)->name;
     }
     tl_feed_free(&feed);
     tl_reader_close(rd);

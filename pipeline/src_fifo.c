@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "source.h"
+#include "pipeline/source.h"
 
 struct fifo_src {
     struct tl_feed feed;
@@ -29,7 +29,7 @@ static enum tl_err fifo_open(struct tl_source *s, int version, const uint8_t *sa
     struct fifo_src *f = s->own;
     if (!f) {
         if (!(f = s->own = calloc(1, sizeof *f))) return TL_ERR_NOMEM;
-        tl_feed_init(&f->feed, s);
+        tl_feed_init(&f->feed, s, NULL);
         f->fd = f->keep_fd = -1;
     }
     struct stat st;

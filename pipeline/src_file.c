@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bytes.h"
-#include "follow.h"
-#include "source.h"
+#include "core/bytes.h"
+#include "ingest/follow.h"
+#include "pipeline/source.h"
 
 #define REOPEN_MS 5000
 
@@ -118,11 +118,8 @@ static bool restore(struct tl_source *s, int version, const uint8_t *p, const ui
     pos->mid_line = mid;
     memcpy(name, pname, plen);
     name[plen] = '\0';
-    if (plen && (!tl_parser_find(name) || tl_feed_start(&f->feed, NULL, 0, name) ||
-                 !f->feed.inst.p->restore ||
-                 f->feed.inst.p->restore(f->feed.inst.state, p, (size_t)slen)))
+    if ((plen || slen) && tl_feed_restore(&f->feed, name, p, (size_t)slen, *flags & 2))
         return false;
-    f->feed.finished = *flags & 2;
     return true;
 }
 
@@ -131,7 +128,7 @@ static enum tl_err file_open(struct tl_source *s, int version, const uint8_t *sa
     struct file_src *f = s->own;
     if (!f) {
         if (!(f = s->own = calloc(1, sizeof *f))) return TL_ERR_NOMEM;
-        tl_feed_init(&f->feed, s);
+        if (tl_feed_init(&f->feed, s, NULL)) return TL_ERR_NOMEM;
     }
     if (!saved) return follow_open(s, NULL);
     struct tl_follow_pos pos = {0};
@@ -214,9 +211,9 @@ static void file_woken(struct tl_source *s)
 static enum tl_err file_save(struct tl_source *s, struct tl_buf *b)
 {
     struct file_src *f = s->own;
-    const struct tl_parser_inst *in = &f->feed.inst;
-    tl_put_u8(b, (uint8_t)(s->done | f->feed.finished << 1));
-    tl_put_str(b, in->p ? in->p->name : "");
+    const struct tl_parser *parser = tl_feed_parser(&f->feed);
+    tl_put_u8(b, (uint8_t)(s->done | tl_feed_finished(&f->feed) << 1));
+    tl_put_str(b, parser ? parser->name : "");
     struct tl_follow_pos pos = {0};
     if (f->fl) pos = tl_follow_position(f->fl);
     else if (f->has_reopen_pos) pos = f->reopen_pos; /* not reopened yet: where it will resume */
@@ -229,13 +226,10 @@ static enum tl_err file_save(struct tl_source *s, struct tl_buf *b)
     tl_put_varint(b, pos.head_len);
     tl_put_varint(b, pos.size);
     struct tl_buf st = {0};
-    if (in->p) {
-        if (!in->p->save) return TL_ERR_USAGE;
-        enum tl_err rc = in->p->save(in->state, &st);
-        if (rc) {
-            tl_buf_free(&st);
-            return rc;
-        }
+    enum tl_err rc = tl_feed_save(&f->feed, &st);
+    if (rc) {
+        tl_buf_free(&st);
+        return rc;
     }
     tl_put_varint(b, st.len);
     tl_buf_append(b, st.data, st.len);

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "intern.h"
-#include "kafka.h"
-#include "source.h"
+#include "core/bytes.h"
+#include "core/intern.h"
+#include "ingest/kafka.h"
+#include "pipeline/source.h"
 
 /* A Kafka source keeps one parser per stream: (topic, partition, key), so
  * managers interleaved in one topic never share an open-task table. */
@@ -31,15 +31,13 @@ struct kstream {
     char *topic, *key;
     int32_t partition;
     struct kpart *kp; /* its partition's sketches (with a state topic) */
-    struct tl_parser_inst inst;
     struct kfeed {
         struct tl_source *src;
         struct kstream *ks;
         int64_t offset; /* of the message being fed */
     } fc;
-    struct tl_emit emit;
-    bool chrome_array; /* events one per message: the stream is an open array */
-    int reported;
+    struct tl_drive drive; /* the parser, through the one door */
+    struct tl_reject_budget budget;
 };
 
 /* With a state topic: what an assigned partition has counted, kept apart
@@ -84,7 +82,7 @@ struct kafka_src {
 static void kstream_free(struct kstream *ks)
 {
     if (!ks) return;
-    tl_parser_inst_free(&ks->inst);
+    tl_drive_free(&ks->drive);
     free(ks->topic);
     free(ks->key);
     free(ks);
@@ -149,14 +147,14 @@ static void kafka_on_record(void *ctx, const struct tl_record *r)
     }
 }
 
-static void kafka_on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *detail)
+/* Where a rejected unit is: its message (the line within a stream says
+ * little; the offset finds it). */
+static void kafka_where(void *ctx, uint64_t line, char *out, size_t cap)
 {
     struct kfeed *fc = ctx;
-    (void)line; /* within a stream; the offset says where it is */
-    if (tl_rt_quiet(fc->src->rt) || fc->ks->reported++ >= TL_RT_MAX_REPORTS) return;
-    fprintf(stderr, "kafka:%s/%d@%lld%s%s: %s%s%s%s\n", fc->ks->topic, (int)fc->ks->partition,
-            (long long)fc->offset, fc->ks->key[0] ? " key " : "", fc->ks->key, tl_reject_str(why),
-            detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+    (void)line;
+    snprintf(out, cap, "kafka:%s/%d@%lld%s%s", fc->ks->topic, (int)fc->ks->partition,
+             (long long)fc->offset, fc->ks->key[0] ? " key " : "", fc->ks->key);
 }
 
 static size_t stream_key(char *out, size_t cap, const char *topic, int32_t partition,
@@ -212,11 +210,11 @@ static void kpart_drop(struct tl_source *s, const char *topic, int32_t partition
         }
 }
 
-/* The stream's parser state; created (format named or detected from
- * `first`) when new. NULL past max_streams. */
+/* The stream's parser state; created when new (its format named: a
+ * checkpoint's; else the source's `parser`, else detected from its first
+ * message by the door). NULL past max_streams. */
 static struct kstream *stream_get(struct tl_source *s, const char *topic,
-                                  int32_t partition, const char *key, size_t key_len,
-                                  const char *first, size_t first_len, const char *format)
+                                  int32_t partition, const char *key, size_t key_len)
 {
     struct kafka_src *K = s->own;
     char k[1024];
@@ -243,31 +241,19 @@ static struct kstream *stream_get(struct tl_source *s, const char *topic,
     }
     ks->partition = partition;
     ks->fc = (struct kfeed){s, ks, -1};
-    ks->emit = (struct tl_emit){kafka_on_record, kafka_on_reject, &ks->fc, 0};
-    const struct tl_parser *p = format ? tl_parser_find(format)
-                                : strcmp(s->cfg.parser, "auto") ? tl_parser_find(s->cfg.parser)
-                                                                : tl_parser_detect(first, first_len, NULL);
-    if (!p) p = tl_parser_find("wq");
-    char err[512];
-    if (tl_parser_inst_init(&ks->inst, p) ||
-        (s->cfg.parser_options &&
-         tl_cfg_apply(tl_rt_doc(s->rt), s->cfg.parser_options, p->options, ks->inst.config,
-                      "parser options", NULL, err, sizeof err)) ||
-        tl_parser_inst_open(&ks->inst, &ks->emit)) {
+    /* rejects said on stderr, located by kafka_where */
+    ks->budget = (struct tl_reject_budget){.max = TL_RT_MAX_REPORTS, .quiet = tl_rt_quiet(s->rt)};
+    struct tl_drive_cfg dc = {
+        .parser = strcmp(s->cfg.parser, "auto") ? tl_parser_find(s->cfg.parser) : NULL,
+        .configure = tl_source_parser_options, .configure_ctx = s, .record = kafka_on_record,
+        .record_ctx = &ks->fc, .budget = &ks->budget, .where = kafka_where, .where_ctx = &ks->fc};
+    if (tl_drive_init(&ks->drive, &dc, ks->topic)) {
         kstream_free(ks);
         return NULL;
     }
-    if (p->set_name) p->set_name(ks->inst.state, ks->topic);
     ks->kp = kpart_get(s, topic, partition);
     K->streams[id] = ks;
     return ks;
-}
-
-static bool is_whole_trace(const char *v, size_t n)
-{
-    size_t i = 0;
-    while (i < n && (v[i] == ' ' || v[i] == '\n' || v[i] == '\r' || v[i] == '\t')) i++;
-    return i < n && (v[i] == '[' || memmem(v, n < 4096 ? n : 4096, "\"traceEvents\"", 13));
 }
 
 /* One message into its stream's parser. Work Queue: lines (a missing last
@@ -279,8 +265,7 @@ static void kafka_message(void *ctx, const struct tl_kafka_msg *m)
     struct kafka_src *K = s->own;
     s->bytes += m->len;
     if (!m->value || !m->len) return;
-    struct kstream *ks = stream_get(s, m->topic, m->partition, m->key, m->key_len, m->value,
-                                    m->len, NULL);
+    struct kstream *ks = stream_get(s, m->topic, m->partition, m->key, m->key_len);
     if (!ks) {
         if (K->rejected_streams++ < TL_RT_MAX_REPORTS)
             tl_rt_log(s->rt, TL_LOG_WARN, "kafka:%s/%d@%lld: no parser state for this key (max_streams %lld "
@@ -299,21 +284,10 @@ static void kafka_message(void *ctx, const struct tl_kafka_msg *m)
             K->hdr_val[i][n] = '\0';
         }
     }
-    const struct tl_parser *p = ks->inst.p;
-    if (p->messages == TL_MSG_LINES) {
-        p->feed(ks->inst.state, m->value, m->len);
-        if (m->value[m->len - 1] != '\n') p->feed(ks->inst.state, "\n", 1);
-    } else if (p->messages == TL_MSG_STREAM) {
-        p->feed(ks->inst.state, m->value, m->len);
-    } else if (p->messages == TL_MSG_EVENTS && !is_whole_trace(m->value, m->len)) {
-        if (!ks->chrome_array) p->feed(ks->inst.state, "[", 1);
-        ks->chrome_array = true;
-        p->feed(ks->inst.state, m->value, m->len);
-        p->feed(ks->inst.state, ",", 1);
-    } else {
-        p->feed(ks->inst.state, m->value, m->len); /* a document, whole */
-        p->finish(ks->inst.state);
-    }
+    if (tl_drive_message(&ks->drive, m->value, m->len) && ks->drive.error[0] &&
+        K->rejected_streams++ < TL_RT_MAX_REPORTS)
+        tl_rt_log(s->rt, TL_LOG_WARN, "kafka:%s/%d@%lld: %s", m->topic, (int)m->partition,
+                  (long long)m->offset, ks->drive.error);
 }
 
 static void kafka_log(void *ctx, int level, const char *msg)
@@ -345,9 +319,11 @@ static bool partition_apply(struct tl_source *s, const char *topic,
         if (!ok) break;
         memcpy(name, pname, plen);
         name[plen] = '\0';
-        struct kstream *ks = stream_get(s, topic, partition, key, klen, NULL, 0, name);
-        if (ks && slen && ks->inst.p->restore) ok = !ks->inst.p->restore(ks->inst.state, p, slen);
-        if (ks) ks->chrome_array = arr;
+        struct kstream *ks = stream_get(s, topic, partition, key, klen);
+        if (ks) {
+            ok = !tl_drive_restore(&ks->drive, name, p, slen);
+            ks->drive.events_open = arr;
+        }
         p += slen;
     }
     uint64_t alen;
@@ -578,10 +554,11 @@ static enum tl_err partition_save(struct tl_source *s, const char *topic, int32_
         struct kstream *ks = K->streams[j];
         if (!ks || ks->partition != partition || strcmp(ks->topic, topic)) continue;
         one.len = 0;
-        if (ks->inst.p->save && ks->inst.p->save(ks->inst.state, &one)) one.len = 0;
+        const struct tl_parser *parser = tl_drive_parser(&ks->drive);
+        if (tl_drive_save(&ks->drive, &one)) one.len = 0;
         tl_put_str(&body, ks->key);
-        tl_put_str(&body, ks->inst.p->name);
-        tl_put_u8(&body, ks->chrome_array);
+        tl_put_str(&body, parser ? parser->name : "");
+        tl_put_u8(&body, ks->drive.events_open);
         tl_put_varint(&body, one.len);
         tl_buf_append(&body, one.data, one.len);
         count++;
@@ -773,11 +750,11 @@ static void kafka_stats(const struct tl_source *s, const char *topic, int32_t pa
         const struct kstream *ks = K->streams[j];
         if (!ks || (partition >= 0 && (ks->partition != partition || strcmp(ks->topic, topic))))
             continue;
-        const struct tl_parse_stats *ps = ks->inst.p->stats(ks->inst.state);
-        out->lines += ps->lines;
-        out->records += ps->records;
-        out->rejected += ps->rejected;
-        for (int r = 0; r < TL_REJ_COUNT; r++) out->rejected_by[r] += ps->rejected_by[r];
+        struct tl_parse_stats ps = tl_drive_stats(&ks->drive);
+        out->lines += ps.lines;
+        out->records += ps.records;
+        out->rejected += ps.rejected;
+        for (int r = 0; r < TL_REJ_COUNT; r++) out->rejected_by[r] += ps.rejected_by[r];
     }
 }
 

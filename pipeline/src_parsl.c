@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bytes.h"
-#include "source.h"
+#include "core/bytes.h"
+#include "pipeline/source.h"
 
 #define SETTLE_S "5" /* s: the monitoring writes a try's last samples after it returns */
 
@@ -32,17 +32,12 @@ struct parsl_src {
 };
 
 /* The `parsl` parser, told to let a try settle for its last samples: the
- * database is read while the workflow writes it. */
-static enum tl_err start_parser(struct tl_source *s, struct parsl_src *p)
+ * database is read while the workflow writes it (a drive's configure). */
+static enum tl_err settle_option(void *ctx, const struct tl_parser *p, void *config, char *err,
+                                 size_t errlen)
 {
-    const struct tl_parser *parser = tl_parser_find("parsl");
-    char err[256];
-    if (!parser || tl_parser_inst_init(&p->feed.inst, parser)) return TL_ERR_NOMEM;
-    if (tl_options_set(parser->options, p->feed.inst.config, "settle", SETTLE_S, err, sizeof err)) {
-        tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
-        return TL_ERR_INTERNAL;
-    }
-    return tl_parser_inst_open(&p->feed.inst, &p->feed.emit);
+    (void)ctx;
+    return tl_options_set(p->options, config, "settle", SETTLE_S, err, errlen);
 }
 
 static enum tl_err parsl_src_open(struct tl_source *s, int version, const uint8_t *saved,
@@ -51,13 +46,14 @@ static enum tl_err parsl_src_open(struct tl_source *s, int version, const uint8_
     struct parsl_src *p = s->own;
     if (!p) {
         if (!(p = s->own = calloc(1, sizeof *p))) return TL_ERR_NOMEM;
-        tl_feed_init(&p->feed, s);
+        if (tl_feed_init(&p->feed, s, NULL)) return TL_ERR_NOMEM;
+        p->feed.drive.cfg.parser = tl_parser_find("parsl");
+        p->feed.drive.cfg.configure = settle_option;
         p->seen_size = -1;
     }
-    if (!p->feed.inst.p && start_parser(s, p)) return TL_ERR_USAGE;
-    if (saved && (!p->feed.inst.p->restore || p->feed.inst.p->restore(p->feed.inst.state, saved, len)))
-        return TL_ERR_CORRUPT;
-    return TL_OK;
+    if (!saved) return TL_OK;
+    /* an empty state: saved before the first read */
+    return tl_feed_restore(&p->feed, "parsl", saved, len, false) ? TL_ERR_CORRUPT : TL_OK;
 }
 
 /* The whole file, fed; its tries not emitted yet come out. */
@@ -69,11 +65,11 @@ static size_t read_whole(struct tl_source *s, struct parsl_src *p)
     size_t total = 0;
     ssize_t n;
     while ((n = read(fd, buf, TL_RT_CHUNK)) > 0) {
-        p->feed.inst.p->feed(p->feed.inst.state, buf, (size_t)n);
+        tl_feed_bytes(&p->feed, buf, (size_t)n);
         total += (size_t)n;
     }
     close(fd);
-    p->feed.inst.p->finish(p->feed.inst.state);
+    tl_feed_end_document(&p->feed);
     s->bytes += total;
     return total ? total : 1;
 }
@@ -111,7 +107,7 @@ static int parsl_src_wait_fd(struct tl_source *s, bool *poll_soon)
 static enum tl_err parsl_src_save(struct tl_source *s, struct tl_buf *b)
 {
     struct parsl_src *p = s->own;
-    return p->feed.inst.p->save(p->feed.inst.state, b);
+    return tl_feed_save(&p->feed, b);
 }
 
 static void parsl_src_self_metrics(struct tl_source *s)

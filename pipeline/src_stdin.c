@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "source.h"
+#include "pipeline/source.h"
 
 static enum tl_err stdin_expand(struct tl_runtime *rt, const struct src_settings *cfg)
 {
@@ -22,7 +22,7 @@ static enum tl_err stdin_open(struct tl_source *s, int version, const uint8_t *s
     struct tl_feed *f = s->own;
     if (!f) {
         if (!(f = s->own = calloc(1, sizeof *f))) return TL_ERR_NOMEM;
-        tl_feed_init(f, s);
+        tl_feed_init(f, s, NULL);
     }
     return TL_OK;
 }

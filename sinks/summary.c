@@ -4,16 +4,16 @@
  * joined by \x1f), so adding a record costs one hash lookup plus one append
  * per present metric. Values are kept in growable arrays and sorted once at
  * output time; exact quantiles are then simple index arithmetic. */
-#include "summary.h"
+#include "sinks/summary.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "buf.h"
-#include "numfmt.h"
-#include "quantile.h"
+#include "core/aggregate.h"
+#include "core/buf.h"
+#include "core/numfmt.h"
+#include "core/quantile.h"
 
 struct tl_summary {
     struct tl_summary_opts opts;
@@ -145,6 +145,41 @@ static void put_json_number(struct tl_buf *b, double v)
     else tl_buf_puts(b, "null");
 }
 
+/* ---------------------------------------------------------------- as data */
+
+size_t tl_summary_groups(struct tl_summary *s, struct tl_agg_group ***out)
+{
+    size_t n = 0;
+    *out = sorted_groups(s, &n);
+    if (!*out) return 0;
+    for (size_t i = 0; i < n; i++) { /* as the JSON lists them */
+        sort_counts((*out)[i]->results, (*out)[i]->nresults);
+        sort_counts((*out)[i]->exits, (*out)[i]->nexits);
+    }
+    return n;
+}
+
+const char *tl_summary_group_tag(const struct tl_summary *s, const struct tl_agg_group *g,
+                                 const char *tag, char *buf, size_t cap)
+{
+    for (int k = 0; k < s->opts.nby; k++)
+        if (!strcmp(s->opts.by[k], tag)) return tl_agg_key_part(g->key, k, buf, cap);
+    return NULL;
+}
+
+struct tl_sketch *tl_summary_sketch(const struct tl_summary *s, const struct tl_agg_group *g,
+                                    enum tl_metric m)
+{
+    for (int mi = 0; mi < s->opts.nmetrics; mi++)
+        if (s->opts.metrics[mi] == (int)m) return &g->cum[mi];
+    return NULL;
+}
+
+double tl_summary_runtime_hours(const struct tl_agg_group *g)
+{
+    return (g->runtime_s + g->runtime_c) / 3600.0;
+}
+
 /* "0.01" for the JSON key, "p001" for CSV columns. */
 static void quantile_key(char *out, size_t cap, double q)
 {
@@ -165,8 +200,8 @@ static void quantile_column(char *out, size_t cap, double q)
     snprintf(out, cap, "p%03d%s%s", atoi(pct), e > dot ? "." : "", e > dot ? dot + 1 : "");
 }
 
-static void write_json(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
-                       struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
+/* The "inputs" of the JSON: what was read, rejected and counted per input. */
+static void write_json_inputs(const struct tl_summary_input *in, size_t nin, struct tl_buf *b)
 {
     tl_buf_puts(b, "{\"inputs\":[");
     for (size_t i = 0; i < nin; i++) {
@@ -207,6 +242,77 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
         }
         tl_buf_putc(b, '}');
     }
+}
+
+/* One group of the JSON: its key, counts, results, exit codes and metrics. */
+static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g, struct tl_buf *b)
+{
+    char part[4096], qk[48];
+    const char *key = g->key;
+    tl_buf_puts(b, "{\"key\":{");
+    for (int k = 0; k < s->opts.nby; k++) {
+        if (k) tl_buf_putc(b, ',');
+        tl_buf_put_json_string(b, s->opts.by[k]);
+        tl_buf_putc(b, ':');
+        const char *v = tl_agg_key_part(key, k, part, sizeof part);
+        if (v) tl_buf_put_json_string(b, v);
+        else tl_buf_puts(b, "null");
+    }
+    tl_buf_printf(b,
+                  "},\"tasks\":%llu,\"attempts\":%llu,\"open\":%llu,\"samples\":%llu,"
+                  "\"results\":{",
+                  (unsigned long long)g->tasks, (unsigned long long)g->attempts,
+                  (unsigned long long)g->open, (unsigned long long)g->samples);
+    sort_counts(g->results, g->nresults);
+    for (size_t i = 0; i < g->nresults; i++) {
+        if (i) tl_buf_putc(b, ',');
+        tl_buf_put_json_string(b, g->results[i].name);
+        tl_buf_printf(b, ":%llu", (unsigned long long)g->results[i].n);
+    }
+    tl_buf_puts(b, "},\"exit_codes\":{");
+    sort_counts(g->exits, g->nexits);
+    for (size_t i = 0; i < g->nexits; i++) {
+        if (i) tl_buf_putc(b, ',');
+        tl_buf_put_json_string(b, g->exits[i].name);
+        tl_buf_printf(b, ":%llu", (unsigned long long)g->exits[i].n);
+    }
+    tl_buf_puts(b, "},\"integrated_runtime_hrs\":");
+    put_json_number(b, tl_summary_runtime_hours(g));
+    tl_buf_puts(b, ",\"metrics\":{");
+    for (int mi = 0; mi < s->opts.nmetrics; mi++) {
+        struct tl_sketch *k = &g->cum[mi];
+        struct stats st = sketch_stats(k);
+        if (mi) tl_buf_putc(b, ',');
+        tl_buf_put_json_string(b, tl_metric_info[s->opts.metrics[mi]].name);
+        tl_buf_puts(b, ":{\"count\":"); /* no printf: it cost more than the rest */
+        tl_buf_put_i64(b, (int64_t)st.count);
+        tl_buf_puts(b, ",\"sum\":");
+        put_json_number(b, st.count ? st.sum : 0);
+        tl_buf_puts(b, ",\"min\":");
+        put_json_number(b, st.min);
+        tl_buf_puts(b, ",\"max\":");
+        put_json_number(b, st.max);
+        tl_buf_puts(b, ",\"mean\":");
+        put_json_number(b, st.mean);
+        tl_buf_puts(b, tl_sketch_is_exact(k) ? ",\"approx\":false,\"alpha\":" : ",\"approx\":true,\"alpha\":");
+        put_json_number(b, tl_sketch_alpha(k));
+        tl_buf_puts(b, ",\"quantiles\":{");
+        for (int qi = 0; qi < s->opts.nq; qi++) {
+            quantile_key(qk, sizeof qk, s->opts.q[qi]);
+            tl_buf_puts(b, qi ? ",\"" : "\"");
+            tl_buf_puts(b, qk);
+            tl_buf_puts(b, "\":");
+            put_json_number(b, tl_sketch_quantile(k, s->opts.q[qi]));
+        }
+        tl_buf_puts(b, "}}");
+    }
+    tl_buf_puts(b, "}}");
+}
+
+static void write_json(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
+                       struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
+{
+    write_json_inputs(in, nin, b);
     uint64_t shared = tl_summary_counter(in, nin, "process_wide_rss");
     if (shared) tl_buf_printf(b, "],\"process_wide_rss_quanta\":%llu", (unsigned long long)shared);
     else tl_buf_putc(b, ']');
@@ -215,69 +321,9 @@ static void write_json(struct tl_summary *s, const struct tl_summary_input *in, 
         tl_buf_printf(b, ",\"overflow_records\":%llu,\"max_groups\":%u", (unsigned long long)ac.overflow_records,
                       tl_agg_options(s->agg)->max_keys);
     tl_buf_puts(b, ",\"groups\":[");
-    char part[4096], qk[48];
     for (size_t gi = 0; gi < ngroups; gi++) {
-        struct tl_agg_group *g = order[gi];
-        const char *key = g->key;
         if (gi) tl_buf_putc(b, ',');
-        tl_buf_puts(b, "{\"key\":{");
-        for (int k = 0; k < s->opts.nby; k++) {
-            if (k) tl_buf_putc(b, ',');
-            tl_buf_put_json_string(b, s->opts.by[k]);
-            tl_buf_putc(b, ':');
-            const char *v = tl_agg_key_part(key, k, part, sizeof part);
-            if (v) tl_buf_put_json_string(b, v);
-            else tl_buf_puts(b, "null");
-        }
-        tl_buf_printf(b,
-                      "},\"tasks\":%llu,\"attempts\":%llu,\"open\":%llu,\"samples\":%llu,"
-                      "\"results\":{",
-                      (unsigned long long)g->tasks, (unsigned long long)g->attempts,
-                      (unsigned long long)g->open, (unsigned long long)g->samples);
-        sort_counts(g->results, g->nresults);
-        for (size_t i = 0; i < g->nresults; i++) {
-            if (i) tl_buf_putc(b, ',');
-            tl_buf_put_json_string(b, g->results[i].name);
-            tl_buf_printf(b, ":%llu", (unsigned long long)g->results[i].n);
-        }
-        tl_buf_puts(b, "},\"exit_codes\":{");
-        sort_counts(g->exits, g->nexits);
-        for (size_t i = 0; i < g->nexits; i++) {
-            if (i) tl_buf_putc(b, ',');
-            tl_buf_put_json_string(b, g->exits[i].name);
-            tl_buf_printf(b, ":%llu", (unsigned long long)g->exits[i].n);
-        }
-        tl_buf_puts(b, "},\"integrated_runtime_hrs\":");
-        put_json_number(b, (g->runtime_s + g->runtime_c) / 3600.0);
-        tl_buf_puts(b, ",\"metrics\":{");
-        for (int mi = 0; mi < s->opts.nmetrics; mi++) {
-            struct tl_sketch *k = &g->cum[mi];
-            struct stats st = sketch_stats(k);
-            if (mi) tl_buf_putc(b, ',');
-            tl_buf_put_json_string(b, tl_metric_info[s->opts.metrics[mi]].name);
-            tl_buf_puts(b, ":{\"count\":"); /* no printf: it cost more than the rest */
-            tl_buf_put_i64(b, (int64_t)st.count);
-            tl_buf_puts(b, ",\"sum\":");
-            put_json_number(b, st.count ? st.sum : 0);
-            tl_buf_puts(b, ",\"min\":");
-            put_json_number(b, st.min);
-            tl_buf_puts(b, ",\"max\":");
-            put_json_number(b, st.max);
-            tl_buf_puts(b, ",\"mean\":");
-            put_json_number(b, st.mean);
-            tl_buf_puts(b, tl_sketch_is_exact(k) ? ",\"approx\":false,\"alpha\":" : ",\"approx\":true,\"alpha\":");
-            put_json_number(b, tl_sketch_alpha(k));
-            tl_buf_puts(b, ",\"quantiles\":{");
-            for (int qi = 0; qi < s->opts.nq; qi++) {
-                quantile_key(qk, sizeof qk, s->opts.q[qi]);
-                tl_buf_puts(b, qi ? ",\"" : "\"");
-                tl_buf_puts(b, qk);
-                tl_buf_puts(b, "\":");
-                put_json_number(b, tl_sketch_quantile(k, s->opts.q[qi]));
-            }
-            tl_buf_puts(b, "}}");
-        }
-        tl_buf_puts(b, "}}");
+        write_json_group(s, order[gi], b);
     }
     tl_buf_puts(b, "]}\n");
 }

@@ -4,7 +4,7 @@
  * by tags (category by default), and writes one of three views:
  *   table  aligned for a 100-column terminal, human units;
  *   csv    one row per group, LSST-style quantile columns (wall_time_s_p095);
- *   json   the stable contract documented in README.md.
+ *   json   the stable contract documented in docs/summary.md.
  *
  * Metric values come from each task's final attempt. Counting and
  * distributions are the aggregator's (core/aggregate.h): quantiles are exact
@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "record.h"
-#include "reject.h"
+#include "core/error.h"
+#include "core/record.h"
+#include "core/reject.h"
 
 #define TL_SUMMARY_MAX_KEYS 8
 #define TL_SUMMARY_MAX_QUANTILES 32
@@ -84,5 +84,24 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit);
 
 enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,
                              const struct tl_summary_input *inputs, size_t ninputs, FILE *out);
+
+/* ---- the summary as data, for readers that draw it (the report): the
+ * same groups, counts and sketches tl_summary_write prints. */
+struct tl_agg_group;
+struct tl_sketch;
+/* The groups in the order tl_summary_write prints them, their results and
+ * exit codes sorted as it prints them; *out is malloc'ed (free it), the
+ * groups borrowed until the next add or free. 0 when empty or out of memory. */
+size_t tl_summary_groups(struct tl_summary *s, struct tl_agg_group ***out);
+/* The value of a grouping tag ("category") of g: NULL when absent, or
+ * when the summary is not grouped by it. */
+const char *tl_summary_group_tag(const struct tl_summary *s, const struct tl_agg_group *g,
+                                 const char *tag, char *buf, size_t cap);
+/* g's sketch of metric m (its count, sum, quantiles); NULL when m is not
+ * one of the summary's metrics. */
+struct tl_sketch *tl_summary_sketch(const struct tl_summary *s, const struct tl_agg_group *g,
+                                    enum tl_metric m);
+/* g's integrated runtime (the sum of wall times), in hours. */
+double tl_summary_runtime_hours(const struct tl_agg_group *g);
 
 #endif

@@ -1,10 +1,10 @@
 #define TL_CURL_API_IMPL
-#include "curl_api.h"
+#include "sinks/influx/curl_api.h"
 
 #include <pthread.h>
 #include <stdio.h>
 
-#include "dynlib.h"
+#include "core/dynlib.h"
 
 struct tl_curl_api tl_curl;
 

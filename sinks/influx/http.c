@@ -3,8 +3,8 @@
  * One CURL easy handle per client keeps the connection alive between
  * batches. The write URL is built once; credentials travel in headers or
  * libcurl's user/password options, never in anything we print. */
-#include "http.h"
-#include "curl_api.h"
+#include "sinks/influx/curl_api.h"
+#include "sinks/influx/http.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <zlib.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 struct tl_influx {
     struct tl_influx_cfg cfg;
@@ -70,8 +70,8 @@ static char *escape_param(CURL *curl, const char *v)
     return curl_easy_escape(curl, v ? v : "", 0);
 }
 
-enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
-                          size_t errlen)
+/* The settings a server needs, before anything is opened. */
+static enum tl_err check_cfg(const struct tl_influx_cfg *cfg, char *err, size_t errlen)
 {
     if (!cfg->url || strncmp(cfg->url, "http", 4)) {
         snprintf(err, errlen, "influx: the URL must start with http:// or https://");
@@ -94,14 +94,12 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
         snprintf(err, errlen, "influx: version must be 1 or 2");
         return TL_ERR_USAGE;
     }
-    struct tl_influx *c = calloc(1, sizeof *c);
-    if (!c) return TL_ERR_NOMEM;
-    c->cfg = *cfg;
-    c->curl = curl_easy_init();
-    if (!c->curl) {
-        free(c);
-        return TL_ERR_NOMEM;
-    }
+    return TL_OK;
+}
+
+/* The write, query and ping URLs (the base without trailing slashes). */
+static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
+{
     size_t ulen = strlen(cfg->url);
     while (ulen && cfg->url[ulen - 1] == '/') ulen--;
     struct tl_buf u = {0};
@@ -128,9 +126,13 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
     tl_buf_puts(&u, cfg->version == 1 ? "/ping" : "/health");
     c->ping_url = strdup(tl_buf_cstr(&u));
     tl_buf_free(&u);
-    /* "where" for messages: scheme://host:port, without user info. The user
-     * info ends at the last '@' before any query or fragment: a password may
-     * hold '/', '@' or ':' written as they are, and none of it may show. */
+}
+
+/* "where" for messages: scheme://host:port, without user info. The user
+ * info ends at the last '@' before any query or fragment: a password may
+ * hold '/', '@' or ':' written as they are, and none of it may show. */
+static void make_where(struct tl_influx *c, const struct tl_influx_cfg *cfg)
+{
     const char *hs = strstr(cfg->url, "://");
     hs = hs ? hs + 3 : cfg->url;
     size_t upto = strcspn(hs, "?#");
@@ -144,21 +146,25 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
     snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url,
              (int)(slash ? slash - hs : (long)strlen(hs)), hs, cfg->version == 1 ? "database" : "bucket",
              cfg->version == 1 ? cfg->db : cfg->bucket);
+}
 
-    c->headers = curl_slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
-    if (cfg->gzip) c->headers = curl_slist_append(c->headers, "Content-Encoding: gzip");
-    if (cfg->version == 2) {
-        struct tl_buf h = {0};
-        tl_buf_printf(&h, "Authorization: Token %s", cfg->token);
-        c->headers = curl_slist_append(c->headers, tl_buf_cstr(&h));
-        memset(h.data, 0, h.len); /* do not leave the token in freed memory */
-        tl_buf_free(&h);
+/* The request's headers, the token among them (never left in freed memory). */
+static struct curl_slist *make_headers(const struct tl_influx_cfg *cfg)
+{
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
+    if (h && cfg->gzip) h = curl_slist_append(h, "Content-Encoding: gzip");
+    if (h && cfg->version == 2) {
+        struct tl_buf t = {0};
+        tl_buf_printf(&t, "Authorization: Token %s", cfg->token);
+        h = curl_slist_append(h, tl_buf_cstr(&t));
+        memset(t.data, 0, t.len);
+        tl_buf_free(&t);
     }
-    if (!c->write_url || !c->query_url || !c->ping_url || !c->headers) {
-        tl_influx_free(c);
-        return TL_ERR_NOMEM;
-    }
-    CURL *k = c->curl;
+    return h;
+}
+
+static void set_options(CURL *k, struct tl_influx *c, const struct tl_influx_cfg *cfg)
+{
     curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
     curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, cfg->timeout_ms < 5000 ? cfg->timeout_ms : 5000L);
@@ -176,6 +182,29 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
         curl_easy_setopt(k, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(k, CURLOPT_SSL_VERIFYHOST, 0L);
     }
+}
+
+enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
+                          size_t errlen)
+{
+    enum tl_err rc = check_cfg(cfg, err, errlen);
+    if (rc) return rc;
+    struct tl_influx *c = calloc(1, sizeof *c);
+    if (!c) return TL_ERR_NOMEM;
+    c->cfg = *cfg;
+    c->curl = curl_easy_init();
+    if (!c->curl) {
+        free(c);
+        return TL_ERR_NOMEM;
+    }
+    make_urls(c, cfg);
+    make_where(c, cfg);
+    c->headers = make_headers(cfg);
+    if (!c->write_url || !c->query_url || !c->ping_url || !c->headers) {
+        tl_influx_free(c);
+        return TL_ERR_NOMEM;
+    }
+    set_options(c->curl, c, cfg);
     *out = c;
     return TL_OK;
 }

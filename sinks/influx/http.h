@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "core/error.h"
 
 struct tl_influx_cfg {
     const char *url;

@@ -3,7 +3,7 @@
  * Points are built into the caller's buffer; a point that turns out to be
  * unwritable (a newline somewhere) is rolled back by truncating the buffer
  * to where it started, so a batch never holds half a line. */
-#include "lineproto.h"
+#include "sinks/influx/lineproto.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "numfmt.h"
+#include "core/numfmt.h"
 
 /* Where the first of ", =\n\r" is in s[0..n), or n: sixteen bytes at a
  * time where SSE2 is there (every x86-64), the last block overlapping. A
@@ -440,4 +440,49 @@ int tl_lp_self(struct tl_buf *b, const char *instance, const char *source, const
     tl_buf_putc(b, '\n');
     st->points++;
     return 1;
+}
+
+/* ---------------------------------------------------------------- any point
+ * (the insights' task_advice, task_plan, task_energy) */
+
+/* Line protocol: measurement, then tags (pairs, NULL value skipped). */
+bool tl_lp_point_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags)
+{
+    tl_buf_puts(b, meas);
+    for (int i = 0; i < ntags; i++) {
+        const char *v = tags[2 * i + 1];
+        if (!v || !*v) continue;
+        tl_buf_putc(b, ',');
+        tl_buf_puts(b, tags[2 * i]);
+        tl_buf_putc(b, '=');
+        if (!tl_lp_put_escaped(b, v)) return false;
+    }
+    return true;
+}
+
+void tl_lp_field_float(struct tl_buf *b, bool *first, const char *k, double v)
+{
+    if (!isfinite(v)) return; /* line protocol has no NaN: the field is absent */
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_puts(b, k);
+    tl_buf_putc(b, '=');
+    tl_buf_put_double(b, v);
+}
+
+void tl_lp_field_int(struct tl_buf *b, bool *first, const char *k, int64_t v)
+{
+    tl_buf_putc(b, *first ? ' ' : ',');
+    *first = false;
+    tl_buf_printf(b, "%s=%lldi", k, (long long)v);
+}
+
+void tl_lp_point_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written)
+{
+    if (first) { /* no field: not a point */
+        b->len = start;
+        return;
+    }
+    tl_buf_printf(b, " %lld\n", (long long)ns);
+    (*written)++;
 }

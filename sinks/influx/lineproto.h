@@ -25,9 +25,9 @@
 
 #include <stdint.h>
 
-#include "aggregate.h"
-#include "buf.h"
-#include "record.h"
+#include "core/aggregate.h"
+#include "core/buf.h"
+#include "core/record.h"
 
 #define TL_LP_MEMO 1024 /* entries of 32 bytes */
 
@@ -86,5 +86,16 @@ int64_t tl_lp_task_time(const struct tl_record *r);
  * key (comma, equals, space). False when it cannot be written (a newline,
  * or a trailing backslash). */
 bool tl_lp_put_escaped(struct tl_buf *b, const char *s);
+
+/* Any point, piece by piece (the insights' task_advice, task_plan and
+ * task_energy points). begin: the measurement, then tags given as
+ * key/value pairs (a NULL or empty value is left out); false when a value
+ * cannot be written. Fields: a non-finite float is left out (line protocol
+ * has no NaN). end: the time, or nothing when no field was written (b cut
+ * back to start); *written counts the points. */
+bool tl_lp_point_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags);
+void tl_lp_field_float(struct tl_buf *b, bool *first, const char *k, double v);
+void tl_lp_field_int(struct tl_buf *b, bool *first, const char *k, int64_t v);
+void tl_lp_point_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written);
 
 #endif

@@ -1,5 +1,5 @@
 /* The InfluxDB sink: see sink.h. */
-#include "sink.h"
+#include "sinks/influx/sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 #define MAX_REASONS 16
 
@@ -58,7 +58,9 @@ enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_i
     if (!s) return TL_ERR_NOMEM;
     s->cfg = *cfg;
     enum tl_err rc = tl_influx_new(&cfg->http, &s->http, err, errlen);
-    if (!rc) rc = tl_spool_open(&cfg->spool, &s->spool, err, errlen);
+    struct tl_spool_cfg spool = cfg->spool;
+    if (!spool.log) spool.log = cfg->log;
+    if (!rc) rc = tl_spool_open(&spool, &s->spool, err, errlen);
     if (rc) {
         tl_influx_sink_free(s);
         return rc;
@@ -109,7 +111,7 @@ static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r
         if (!strcmp(s->reasons[i], key)) return;
     if (s->nreasons < MAX_REASONS) snprintf(s->reasons[s->nreasons++], sizeof key, "%s", key);
     if (!s->cfg.quiet)
-        fprintf(stderr, "tasklens: InfluxDB refused points (%llu dropped in this batch): %s\n",
+        tl_log(s->cfg.log, TL_LOG_WARN, "InfluxDB refused points (%llu dropped in this batch): %s",
                 (unsigned long long)r->dropped, r->message);
 }
 
@@ -180,10 +182,10 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
     case TL_HTTP_RETRY:
         if (!s->cfg.quiet && s->st.retries % 10 == 0) {
             if (r.status)
-                fprintf(stderr, "tasklens: InfluxDB unavailable (HTTP %ld: %s), spooling; will retry\n",
+                tl_log(s->cfg.log, TL_LOG_WARN, "InfluxDB unavailable (HTTP %ld: %s), spooling; will retry",
                         r.status, r.message);
             else
-                fprintf(stderr, "tasklens: InfluxDB unavailable (%s), spooling; will retry\n",
+                tl_log(s->cfg.log, TL_LOG_WARN, "InfluxDB unavailable (%s), spooling; will retry",
                         r.message);
         }
         backoff(s, r.retry_after_ms);
@@ -228,8 +230,8 @@ static enum tl_err spool_refused(struct tl_influx_sink *s)
 {
     s->st.spool_write_errors++;
     if (!s->spool_failing) /* said even when quiet: it stops the input */
-        fprintf(stderr, "tasklens: spool cannot take a batch (%s); reading pauses until it can or "
-                        "InfluxDB takes it, nothing is dropped\n",
+        tl_log(s->cfg.log, TL_LOG_WARN, "spool cannot take a batch (%s); reading pauses until it "
+                                        "can or InfluxDB takes it, nothing is dropped",
                 tl_spool_error(s->spool));
     s->spool_failing = true;
     return TL_ERR_LIMIT;
@@ -241,8 +243,8 @@ static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_
     if (rc == TL_ERR_IO) return spool_refused(s);
     if (rc == TL_ERR_LIMIT) {
         if (!s->spool_full) /* said even when quiet: it stops the input */
-            fprintf(stderr, "tasklens: spool %s is full (%llu bytes held, the next batch %zu more, cap "
-                            "%llu); reading pauses until InfluxDB takes some, nothing is dropped\n",
+            tl_log(s->cfg.log, TL_LOG_WARN, "spool %s is full (%llu bytes held, the next batch %zu "
+                   "more, cap %llu); reading pauses until InfluxDB takes some, nothing is dropped",
                     s->cfg.spool.dir, (unsigned long long)tl_spool_stats(s->spool).bytes, len,
                     (unsigned long long)s->cfg.spool.max_bytes);
         s->spool_full = true;
@@ -251,7 +253,7 @@ static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_
     s->spool_full = false;
     if (!rc && s->spool_failing) {
         s->spool_failing = false;
-        fprintf(stderr, "tasklens: spool writable again\n");
+        tl_log(s->cfg.log, TL_LOG_INFO, "spool writable again");
     }
     if (!rc) s->st.batches_spooled++;
     int64_t t = now_ms();

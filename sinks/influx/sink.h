@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "http.h"
-#include "spool.h"
+#include "sinks/influx/http.h"
+#include "sinks/spool.h"
 
 struct tl_influx_sink_cfg {
     struct tl_influx_cfg http;
@@ -33,6 +33,7 @@ struct tl_influx_sink_cfg {
     long backoff_min_ms;   /* default 200 */
     long backoff_max_ms;   /* default 30000 */
     bool quiet;
+    const struct tl_log *log; /* where it speaks (NULL: stderr) */
 };
 
 void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c);

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "lineproto.h"
 #include "../unit/lp_ref.h"
-#include "record.h"
+#include "core/buf.h"
+#include "core/record.h"
+#include "sinks/influx/lineproto.h"
 
 static int sig_digits(const char *s, size_t n)
 {

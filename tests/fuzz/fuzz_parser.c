@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser.h"
+#include "parsers/parser.h"
 
 static void on_record(void *ctx, const struct tl_record *r)
 {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "parser.h"
+#include "core/config.h"
+#include "parsers/parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Quantiles against an independent implementation.
 
-wall_time_s is defined as in README.md: the resource monitor's wall_time,
+wall_time_s is defined as in docs/summary.md: the resource monitor's wall_time,
 else TaskVine's time_worker_end - time_worker_start, else the lifecycle
 RUNNING -> WAITING_RETRIEVAL.
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser.h"
+#include "parsers/parser.h"
 
 struct collected {
     struct tl_record *recs;

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "md_tree.h"
+#include "parsers/md_tree.h"
 
 /* *fast: the scanner's answer. Returns false when the contract is broken. */
 static bool md_agree(bool json, const char *p, size_t n, enum md_rc *fast)

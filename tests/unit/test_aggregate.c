@@ -7,7 +7,7 @@
 
 #include "check.h"
 
-#include "aggregate.h"
+#include "core/aggregate.h"
 
 #define SEC 1000000000LL
 

@@ -3,7 +3,7 @@
  * dimensions of real pipeline tasks. */
 #include "check.h"
 
-#include "butler_path.h"
+#include "parsers/butler_path.h"
 
 /* "key=value ..." in enum order, for one comparison per path */
 static const char *ids_of(const char *path)

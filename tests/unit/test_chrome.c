@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "collect.h"
-#include "reader.h"
+#include "ingest/reader.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

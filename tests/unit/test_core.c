@@ -5,8 +5,8 @@
  *   tl_fmt_double   round-trips and is shortest
  *   tl_quantile_sorted == numpy.quantile on hand-computed cases
  *   tl_map64 after random inserts/deletes == a plain array */
-#include "buf.h"
 #include "check.h"
+#include "core/buf.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,13 +14,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dynlib.h"
-#include "intern.h"
-#include "jscan.h"
-#include "map64.h"
-#include "numfmt.h"
-#include "quantile.h"
-#include "summary.h"
+#include "core/dynlib.h"
+#include "core/intern.h"
+#include "core/map64.h"
+#include "core/numfmt.h"
+#include "core/quantile.h"
+#include "parsers/jscan.h"
+#include "sinks/summary.h"
 
 static bool parse_i64_str(const char *s, int64_t *v)
 {

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "follow.h"
+#include "core/buf.h"
+#include "ingest/follow.h"
 
 static char dir[] = "/tmp/tl-follow-XXXXXX";
 /* step by step in one process: a rotated-away file is left at its end at

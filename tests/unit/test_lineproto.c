@@ -11,11 +11,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "lineproto.h"
+#include "core/buf.h"
+#include "core/numfmt.h"
+#include "core/record.h"
 #include "lp_ref.h"
-#include "numfmt.h"
-#include "record.h"
+#include "sinks/influx/lineproto.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint64_t next(void)

@@ -6,7 +6,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "reader.h"
+#include "ingest/reader.h"
 
 static char tmpdir[] = "/tmp/tl-reader-XXXXXX";
 

@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "quantile.h"
-#include "sketch.h"
+#include "core/quantile.h"
+#include "core/sketch.h"
 
 static const double Q[] = {0, .001, .01, .05, .25, .32, .5, .68, .75, .95, .99, .999, 1};
 #define NQ (sizeof Q / sizeof *Q)

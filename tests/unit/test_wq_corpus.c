@@ -11,8 +11,8 @@
  * And for Parsl_dnpc__transaction_log, the mean WAITING -> RUNNING time of
  * its 50 tasks equals dnpc's own expected output to 1e-6 s. */
 #include "check.h"
-#include "aggregate.h"
 #include "collect.h"
+#include "core/aggregate.h"
 
 #include <stdint.h>
 

@@ -6,11 +6,11 @@
  * damage: those lines must parse. Each rejected line is reported once, with
  * its line number and reason, and every valid task still comes out. */
 #include "check.h"
-#include "aggregate.h"
 #include "collect.h"
+#include "core/aggregate.h"
 
-#include "buf.h"
-#include "numfmt.h"
+#include "core/buf.h"
+#include "core/numfmt.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * the format reference (shared/formats/wq-transaction-log.md). */
 #include "check.h"
 #include "collect.h"
-#include "options.h"
+#include "core/options.h"
 
 static const struct tl_parser *wq;
 

@@ -1,4 +1,5 @@
-/* The disk spool: where batches wait while InfluxDB cannot take them.
+/* The disk spool: where batches wait while a network sink's server cannot
+ * take them (InfluxDB today; any sink that sends batches can own one).
  *
  * A directory of segment files `seg-<16 digits>.tls`, appended in order and
  * drained in order, owned by one process (an flock on DIR/lock). Each batch
@@ -6,7 +7,7 @@
  *
  *     "TLF2" | u32 payload length | u32 raw length | u32 CRC-32 of payload
  *     | u32 CRC-32 of the 16 bytes before it | payload (one zstd frame of
- *     line protocol)
+ *     the batch: line protocol for InfluxDB)
  *
  * all integers little-endian ("TLF1" frames, 16 bytes of header without
  * its own CRC, are still read). Writes are fsync'ed when a segment closes
@@ -31,14 +32,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "error.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "core/log.h"
 
 struct tl_spool_cfg {
     const char *dir;
     uint64_t max_bytes;     /* default 1 GiB */
     uint64_t segment_bytes; /* default 64 MiB */
     bool drop_oldest;
+    const struct tl_log *log; /* where damage found is said (NULL: stderr) */
 };
 
 struct tl_spool_stats {

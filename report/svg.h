@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "record.h"
+#include "core/record.h"
 
 struct tl_plot {
     FILE *out;

@@ -1,10 +1,10 @@
 /* SVG frames and axes for the report's plots. See svg.h. */
-#include "svg.h"
+#include "report/svg.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "summary.h"
+#include "sinks/summary.h"
 
 void tl_html_esc(FILE *out, const char *s)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "insights.h"
-#include "quantile.h"
-#include "report.h"
+#include "core/quantile.h"
+#include "insights/insights.h"
+#include "report/report.h"
 
 struct darr {
     double *v;

@@ -1,7 +1,7 @@
 /* The disk spool: see spool.h for the format and the guarantees. */
-#include "spool.h"
+#include "sinks/spool.h"
 
-#include "checkpoint.h"
+#include "core/checkpoint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -214,8 +214,8 @@ static void scan_segment(struct tl_spool *sp, struct segment *s, uint64_t from)
             off = next;
             continue;
         }
-        fprintf(stderr, "tasklens: spool %s:%llu: %s; the %llu bytes after it hold no intact frame "
-                        "and are removed\n",
+        tl_log(sp->cfg.log, TL_LOG_WARN, "spool %s:%llu: %s; the %llu bytes after it hold no "
+                                         "intact frame and are removed",
                 path, (unsigned long long)off, why, (unsigned long long)(size - off));
         sp->st.corrupt_frames++;
         sp->st.corrupt_bytes += size - off;
@@ -451,7 +451,7 @@ enum tl_err tl_spool_peek(struct tl_spool *sp, struct tl_buf *out)
         /* damage: skip to the next intact frame; it costs only its bytes */
         uint64_t next = next_frame(sp, fd, sp->read_off + 1, sp->segs[0].size);
         close(fd);
-        fprintf(stderr, "tasklens: spool %s:%llu: %s; %llu bytes skipped%s\n", path,
+        tl_log(sp->cfg.log, TL_LOG_WARN, "spool %s:%llu: %s; %llu bytes skipped%s", path,
                 (unsigned long long)sp->read_off, why, (unsigned long long)(next - sp->read_off),
                 next < sp->segs[0].size ? ", reading on at the next intact frame" : " (the rest of the segment)");
         sp->st.corrupt_frames++;

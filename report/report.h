@@ -2,11 +2,11 @@
  * no fetch) that shows a run: the summary table, distributions, requested
  * vs used, concurrency over time, outliers, failures, rejected input.
  *
- * This header is what the page shows, as plain data; report_html.c draws
- * it. The numbers of the tables and the quantile marks are read from the
- * summary's own JSON (tl_summary_write), so the page says exactly what
- * `tasklens summary --format json` says; the plots' data is computed by
- * insights/report_model.c from the same records. Every number shown has its
+ * This header is what the page shows, as plain data; html.c draws it. The
+ * numbers of the tables and the quantile marks are read from the summary's
+ * own groups and sketches (sinks/summary.h), the ones `tasklens summary
+ * --format json` prints, so the page says exactly what it says; the plots'
+ * data is computed by model.c from the same records. Every number shown has its
  * exact value in a tooltip (SVG <title>, or a cell's title) and in a
  * data-v attribute the tests read. */
 #ifndef TL_REPORT_H
@@ -17,8 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "record.h"
-#include "summary.h"
+#include "core/record.h"
+#include "insights/insights.h"
+#include "sinks/summary.h"
 
 /* The distributions drawn per group. */
 #define TL_REPORT_NDIST 4
@@ -85,9 +86,9 @@ struct tl_report_page {
     const char *generated; /* an ISO date, or NULL */
     const struct tl_summary_input *inputs;
     size_t ninputs;
-    const char *summary_json;  /* tl_summary_write(JSON) of the inputs */
-    const char *workflows_json; /* the same by source and workflow (wall time only), or NULL */
-    const char *baseline_json; /* of the --baseline inputs, or NULL */
+    struct tl_summary *summary;   /* of the inputs: the tables' numbers are its own */
+    struct tl_summary *workflows; /* the same by source and workflow, or NULL */
+    struct tl_summary *baseline;  /* of the --baseline inputs, or NULL */
     const char *baseline_label;
     double threshold;          /* a quantile shift beyond it (fraction) is highlighted */
     struct tl_report_group *groups;
@@ -100,8 +101,24 @@ struct tl_report_page {
     size_t ntop[TL_RANK_COUNT];
 };
 
-/* Writes the page; TL_ERR_IO when out failed, TL_ERR_CORRUPT when a
- * summary JSON does not parse. */
+/* Writes the page; TL_ERR_IO when out failed, TL_ERR_NOMEM. */
 enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
+
+/* ------------------------------------------------------------ model (model.c) */
+
+struct tl_report_model;
+
+/* The plots' data of `tasklens report` (this header), from the records:
+ * per category the sorted values of the drawn metrics (tasks' last
+ * attempts, as the summary counts them), allocated vs used per attempt,
+ * `advise`'s view; concurrency over time; the outliers. */
+struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins);
+/* A record callback (ctx = the model). */
+void tl_report_model_add(void *ctx, const struct tl_record *r);
+/* Fills pg's groups, series and outliers (pointing into the model, which
+ * must outlive pg). false when out of memory. */
+bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
+                            struct tl_report_page *pg);
+void tl_report_model_free(struct tl_report_model *m);
 
 #endif

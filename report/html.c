@@ -7,13 +7,14 @@
  * json` prints; each carries its exact value in data-v and a tooltip, and
  * an approximate one is marked "≈" with its alpha. Colors are told apart by
  * lightness and dash, not hue alone, so the page survives grayscale. */
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
-#include "svg.h"
+#include "core/aggregate.h"
+#include "core/sketch.h"
+#include "report/report.h"
+#include "report/svg.h"
 
 const enum tl_metric tl_report_dist_metric[TL_REPORT_NDIST] = {
     TL_M_WALL_TIME_S, TL_M_CPU_TIME_S, TL_M_MAX_RSS_BYTES, TL_M_QUEUE_TIME_S};
@@ -45,37 +46,58 @@ static const char CSS[] =
     ".key{display:inline-block;width:2em;border-top:2px solid #000;vertical-align:middle;"
     "margin:0 .3em}";
 
-/* ---------------------------------------------------------------- the summary JSON */
+/* ---------------------------------------------------------------- the summary */
 
-static const char *group_name(json_t *g)
+/* A summary's groups, in the order `summary` prints them. */
+struct view {
+    struct tl_summary *s;
+    struct tl_agg_group **g;
+    size_t n;
+};
+
+static bool view_open(struct view *v, struct tl_summary *s)
 {
-    json_t *c = json_object_get(json_object_get(g, "key"), "category");
-    return json_is_string(c) ? json_string_value(c) : "(none)";
+    *v = (struct view){.s = s};
+    v->n = tl_summary_groups(s, &v->g);
+    return v->g != NULL;
 }
 
-static json_t *find_group(json_t *doc, const char *name)
+static void view_close(struct view *v)
 {
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(doc, "groups"), i, g) if (!strcmp(group_name(g), name)) return g;
+    free(v->g);
+}
+
+#define NAME_CAP 1024
+
+static const char *group_name(const struct view *v, const struct tl_agg_group *g, char *buf)
+{
+    const char *c = tl_summary_group_tag(v->s, g, "category", buf, NAME_CAP);
+    return c ? c : "(none)";
+}
+
+static struct tl_agg_group *find_group(const struct view *v, const char *name)
+{
+    char buf[NAME_CAP];
+    for (size_t i = 0; i < v->n; i++)
+        if (!strcmp(group_name(v, v->g[i], buf), name)) return v->g[i];
     return NULL;
 }
 
-static json_t *metric_of(json_t *g, enum tl_metric m)
+static struct tl_sketch *metric_of(const struct view *v, const struct tl_agg_group *g,
+                                   enum tl_metric m)
 {
-    return json_object_get(json_object_get(g, "metrics"), tl_metric_info[m].name);
+    return g ? tl_summary_sketch(v->s, g, m) : NULL;
 }
 
-/* A quantile of a group's metric from the JSON ("0.5", "0.95", "0.99"). */
-static double quantile_of(json_t *m, const char *q)
+/* A quantile of a group's metric, as the summary prints it. */
+static double quantile_of(struct tl_sketch *k, double q)
 {
-    json_t *v = json_object_get(json_object_get(m, "quantiles"), q);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    return k ? tl_sketch_quantile(k, q) : NAN;
 }
 
-static bool approx_of(json_t *m)
+static bool approx_of(const struct tl_sketch *k)
 {
-    return json_is_true(json_object_get(m, "approx"));
+    return k && !tl_sketch_is_exact(k);
 }
 
 /* A table cell with its exact value (data-v, tooltip) and human text. */
@@ -90,30 +112,31 @@ static void num_cell(FILE *o, double v, enum tl_unit unit, bool approx, const ch
             approx && isfinite(v) ? "≈" : "", h);
 }
 
-static void count_cell(FILE *o, json_t *v, const char *what)
+static void count_cell(FILE *o, uint64_t n, const char *what)
 {
-    long long n = json_is_integer(v) ? json_integer_value(v) : 0;
-    fprintf(o, "<td data-k=\"%s\" data-v=\"%lld\">%lld</td>", what, n, n);
+    fprintf(o, "<td data-k=\"%s\" data-v=\"%llu\">%llu</td>", what, (unsigned long long)n,
+            (unsigned long long)n);
 }
 
 /* A table row for a summary group, opened with its name. */
-static void group_row(FILE *o, json_t *g)
+static void group_row(FILE *o, const struct view *v, const struct tl_agg_group *g)
 {
+    char buf[NAME_CAP];
+    const char *name = group_name(v, g, buf);
     fputs("<tr data-g=\"", o);
-    tl_html_esc(o, group_name(g));
+    tl_html_esc(o, name);
     fputs("\"><td class=\"n\">", o);
-    tl_html_esc(o, group_name(g));
+    tl_html_esc(o, name);
     fputs("</td>", o);
 }
 
 /* A summary group's tasks, attempts, open tasks and core-hours, as cells. */
-static void group_counts(FILE *o, json_t *g)
+static void group_counts(FILE *o, const struct tl_agg_group *g)
 {
-    count_cell(o, json_object_get(g, "tasks"), "tasks");
-    count_cell(o, json_object_get(g, "attempts"), "attempts");
-    count_cell(o, json_object_get(g, "open"), "open");
-    json_t *rt = json_object_get(g, "integrated_runtime_hrs");
-    num_cell(o, json_is_number(rt) ? json_number_value(rt) : NAN, TL_UNIT_COUNT, false,
+    count_cell(o, g->tasks, "tasks");
+    count_cell(o, g->attempts, "attempts");
+    count_cell(o, g->open, "open");
+    num_cell(o, tl_summary_runtime_hours(g), TL_UNIT_COUNT, false,
              "data-k=\"integrated_runtime_hrs\"");
 }
 
@@ -136,7 +159,7 @@ static void head(FILE *o, const struct tl_report_page *pg)
           "<a href=\"#workflows\">workflows</a><a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
           "<a href=\"#failures\">failures</a>",
           o);
-    if (pg->baseline_json) fputs("<a href=\"#baseline\">against the baseline</a>", o);
+    if (pg->baseline) fputs("<a href=\"#baseline\">against the baseline</a>", o);
     fputs("<a href=\"#groups\">per category</a></nav>\n", o);
 }
 
@@ -168,7 +191,7 @@ static void inputs_section(FILE *o, const struct tl_report_page *pg)
     fputs("</table>\n", o);
 }
 
-static void summary_section(FILE *o, json_t *doc)
+static void summary_section(FILE *o, const struct view *v)
 {
     fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
           "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
@@ -179,21 +202,20 @@ static void summary_section(FILE *o, json_t *doc)
     for (int d = 0; d < TL_REPORT_NDIST; d++)
         fprintf(o, "<th>%s p50</th><th>p95</th><th>p99</th>", dist_label[d]);
     fputs("</tr>\n", o);
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(doc, "groups"), i, g)
-    {
-        group_row(o, g);
+    for (size_t i = 0; i < v->n; i++) {
+        const struct tl_agg_group *g = v->g[i];
+        group_row(o, v, g);
         group_counts(o, g);
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
-            json_t *m = metric_of(g, tl_report_dist_metric[d]);
+            struct tl_sketch *m = metric_of(v, g, tl_report_dist_metric[d]);
             static const char *const qs[] = {"0.5", "0.95", "0.99"};
+            static const double qv[] = {0.5, 0.95, 0.99};
             for (int k = 0; k < 3; k++) {
                 char attrs[96];
                 snprintf(attrs, sizeof attrs, "data-m=\"%s\" data-q=\"%s\"",
                          tl_metric_info[tl_report_dist_metric[d]].name, qs[k]);
-                num_cell(o, m ? quantile_of(m, qs[k]) : NAN,
-                         tl_metric_info[tl_report_dist_metric[d]].unit, m && approx_of(m), attrs);
+                num_cell(o, quantile_of(m, qv[k]), tl_metric_info[tl_report_dist_metric[d]].unit,
+                         approx_of(m), attrs);
             }
         }
         fputs("</tr>\n", o);
@@ -332,7 +354,7 @@ static void outliers_section(FILE *o, const struct tl_report_page *pg)
 }
 
 /* Per source and workflow (a manager run, an LSST run, a trace file). */
-static void workflows_section(FILE *o, json_t *wf)
+static void workflows_section(FILE *o, const struct view *wf)
 {
     fputs("<h2 id=\"workflows\">Per source and workflow</h2><p class=\"note\">The numbers of "
           "<code>tasklens summary --by source,workflow --format json</code>.</p>"
@@ -340,13 +362,11 @@ static void workflows_section(FILE *o, json_t *wf)
           "<th class=\"n\">workflow</th><th>tasks</th><th>attempts</th><th>open</th>"
           "<th>core-hours</th><th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n",
           o);
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(wf, "groups"), i, g)
-    {
-        json_t *key = json_object_get(g, "key");
-        const char *src = json_string_value(json_object_get(key, "source"));
-        const char *name = json_string_value(json_object_get(key, "workflow"));
+    for (size_t i = 0; i < wf->n; i++) {
+        const struct tl_agg_group *g = wf->g[i];
+        char sb[NAME_CAP], nb[NAME_CAP];
+        const char *src = tl_summary_group_tag(wf->s, g, "source", sb, sizeof sb);
+        const char *name = tl_summary_group_tag(wf->s, g, "workflow", nb, sizeof nb);
         fputs("<tr data-wf=\"", o);
         tl_html_esc(o, src ? src : "");
         fputc('|', o);
@@ -357,51 +377,46 @@ static void workflows_section(FILE *o, json_t *wf)
         tl_html_esc(o, name ? name : "-");
         fputs("</td>", o);
         group_counts(o, g);
-        json_t *m = metric_of(g, TL_M_WALL_TIME_S);
-        num_cell(o, m ? quantile_of(m, "0.5") : NAN, TL_UNIT_SECONDS, m && approx_of(m),
+        struct tl_sketch *m = metric_of(wf, g, TL_M_WALL_TIME_S);
+        num_cell(o, quantile_of(m, 0.5), TL_UNIT_SECONDS, approx_of(m),
                  "data-m=\"wall_time_s\" data-q=\"0.5\"");
-        num_cell(o, m ? quantile_of(m, "0.95") : NAN, TL_UNIT_SECONDS, m && approx_of(m),
+        num_cell(o, quantile_of(m, 0.95), TL_UNIT_SECONDS, approx_of(m),
                  "data-m=\"wall_time_s\" data-q=\"0.95\"");
         fputs("<td class=\"n\">", o);
-        const char *k;
-        json_t *v;
-        json_object_foreach(json_object_get(g, "results"), k, v)
-        {
-            tl_html_esc(o, k);
-            fprintf(o, " %lld ", (long long)json_integer_value(v));
+        for (size_t r = 0; r < g->nresults; r++) {
+            tl_html_esc(o, g->results[r].name);
+            fprintf(o, " %llu ", (unsigned long long)g->results[r].n);
         }
         fputs("</td></tr>\n", o);
     }
     fputs("</table></div>\n", o);
 }
 
-static void failures_section(FILE *o, json_t *doc)
+static void failures_section(FILE *o, const struct view *v)
 {
     fputs("<h2 id=\"failures\">Results and exit codes</h2><table data-table=\"failures\"><tr>"
           "<th class=\"n\">category</th><th class=\"n\">results (attempts)</th>"
           "<th class=\"n\">exit codes</th></tr>\n",
           o);
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(doc, "groups"), i, g)
-    {
+    for (size_t i = 0; i < v->n; i++) {
+        const struct tl_agg_group *g = v->g[i];
+        char buf[NAME_CAP];
         fputs("<tr><td class=\"n\">", o);
-        tl_html_esc(o, group_name(g));
+        tl_html_esc(o, group_name(v, g, buf));
         fputs("</td>", o);
-        static const char *const what[] = {"results", "exit_codes"};
-        for (int w = 0; w < 2; w++) {
+        for (int w = 0; w < 2; w++) { /* results, then exit codes */
             fputs("<td class=\"n\">", o);
-            const char *k;
-            json_t *v;
-            json_object_foreach(json_object_get(g, what[w]), k, v)
-            {
+            const struct tl_count *c = w ? g->exits : g->results;
+            size_t nc = w ? g->nexits : g->nresults;
+            for (size_t j = 0; j < nc; j++) {
+                const char *k = c[j].name;
                 bool bad = w == 0 ? strcmp(k, "SUCCESS") != 0 : strcmp(k, "0") != 0;
                 fprintf(o, "<span data-%s=\"", w ? "exit" : "result");
                 tl_html_esc(o, k);
-                fprintf(o, "\" data-v=\"%lld\"%s>", (long long)json_integer_value(v),
+                fprintf(o, "\" data-v=\"%llu\"%s>", (unsigned long long)c[j].n,
                         bad ? " class=\"bad\"" : "");
                 tl_html_esc(o, k);
-                fprintf(o, " %lld</span> ", (long long)json_integer_value(v));
+                fprintf(o, " %llu</span> ", (unsigned long long)c[j].n);
             }
             fputs("</td>", o);
         }
@@ -412,7 +427,8 @@ static void failures_section(FILE *o, json_t *doc)
 
 /* Per category and metric, p50 and p95 against the baseline's; a shift
  * beyond the threshold is highlighted. */
-static void baseline_section(FILE *o, const struct tl_report_page *pg, json_t *doc, json_t *base)
+static void baseline_section(FILE *o, const struct tl_report_page *pg, const struct view *v,
+                             const struct view *base)
 {
     fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
     tl_html_esc(o, pg->baseline_label);
@@ -423,25 +439,25 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, json_t *d
     for (int d = 0; d < TL_REPORT_NDIST; d++)
         fprintf(o, "<th>%s p50 shift</th><th>p95 shift</th>", dist_label[d]);
     fputs("</tr>\n", o);
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(doc, "groups"), i, g)
-    {
-        json_t *b = find_group(base, group_name(g));
-        group_row(o, g);
-        count_cell(o, json_object_get(g, "tasks"), "tasks");
+    for (size_t i = 0; i < v->n; i++) {
+        const struct tl_agg_group *g = v->g[i];
+        char buf[NAME_CAP];
+        const struct tl_agg_group *b = find_group(base, group_name(v, g, buf));
+        group_row(o, v, g);
+        count_cell(o, g->tasks, "tasks");
         if (!b) {
             fprintf(o, "<td colspan=\"%d\" class=\"n\">not in the baseline</td></tr>\n",
                     1 + 2 * TL_REPORT_NDIST);
             continue;
         }
-        count_cell(o, json_object_get(b, "tasks"), "baseline_tasks");
+        count_cell(o, b->tasks, "baseline_tasks");
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
-            json_t *m = metric_of(g, tl_report_dist_metric[d]);
-            json_t *mb = metric_of(b, tl_report_dist_metric[d]);
+            struct tl_sketch *m = metric_of(v, g, tl_report_dist_metric[d]);
+            struct tl_sketch *mb = metric_of(base, b, tl_report_dist_metric[d]);
             static const char *const qs[] = {"0.5", "0.95"};
+            static const double qv[] = {0.5, 0.95};
             for (int k = 0; k < 2; k++) {
-                double now = m ? quantile_of(m, qs[k]) : NAN, was = mb ? quantile_of(mb, qs[k]) : NAN;
+                double now = quantile_of(m, qv[k]), was = quantile_of(mb, qv[k]);
                 double shift = was > 0 && isfinite(now) ? now / was - 1 : NAN;
                 bool hl = isfinite(shift) && fabs(shift) > pg->threshold;
                 char was_h[32], now_h[32];
@@ -508,7 +524,8 @@ static void histogram(FILE *o, const char *gname, int d, const struct tl_report_
 }
 
 /* The CDF with p50/p95/p99 marked (the summary's numbers). */
-static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *ds, json_t *m)
+static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *ds,
+                struct tl_sketch *m)
 {
     enum tl_unit unit = tl_metric_info[tl_report_dist_metric[d]].unit;
     size_t zeros = 0;
@@ -530,9 +547,10 @@ static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *
     fputs("\"/>", o);
     static const char *const qs[] = {"0.5", "0.95", "0.99"}, *const qn[] = {"p50", "p95", "p99"},
                              *const qcls[] = {"q50", "q95", "q99"};
-    bool approx = m && approx_of(m);
+    static const double qv[] = {0.5, 0.95, 0.99};
+    bool approx = approx_of(m);
     for (int k = 0; m && k < 3; k++) {
-        double q = quantile_of(m, qs[k]);
+        double q = quantile_of(m, qv[k]);
         if (!(q > 0)) continue;
         double x = tl_plot_x(&p, q);
         char h[32];
@@ -637,7 +655,7 @@ static int cmp_by_tasks(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static void groups_section(FILE *o, const struct tl_report_page *pg, json_t *doc)
+static void groups_section(FILE *o, const struct tl_report_page *pg, const struct view *sum)
 {
     fputs("<h2 id=\"groups\">Per category</h2>", o);
     const struct tl_report_group **v = malloc((pg->ngroups + 1) * sizeof *v);
@@ -650,7 +668,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, json_t *doc
                    "other %zu are in the tables above.</p>", shown, pg->ngroups - shown);
     for (size_t i = 0; i < shown; i++) {
         const struct tl_report_group *g = v[i];
-        json_t *jg = find_group(doc, g->name);
+        const struct tl_agg_group *sg = find_group(sum, g->name);
         fputs("<section class=\"group\" data-g=\"", o);
         tl_html_esc(o, g->name);
         fputs("\"><h3>", o);
@@ -665,7 +683,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, json_t *doc
                 continue;
             }
             histogram(o, g->name, d, ds);
-            cdf(o, g->name, d, &g->dist[d], jg ? metric_of(jg, tl_report_dist_metric[d]) : NULL);
+            cdf(o, g->name, d, &g->dist[d], metric_of(sum, sg, tl_report_dist_metric[d]));
         }
         fputs("</div><div class=\"row\">", o);
         for (int r = 0; r < TL_REPORT_NRES; r++) scatter(o, pg, g, r);
@@ -678,28 +696,24 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, json_t *doc
 
 enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
 {
-    json_error_t je;
-    json_t *doc = json_loads(pg->summary_json, 0, &je);
-    json_t *base = pg->baseline_json ? json_loads(pg->baseline_json, 0, &je) : NULL;
-    json_t *wf = pg->workflows_json ? json_loads(pg->workflows_json, 0, &je) : NULL;
-    if (!doc || (pg->baseline_json && !base) || (pg->workflows_json && !wf)) {
-        json_decref(doc);
-        json_decref(base);
-        json_decref(wf);
-        return TL_ERR_CORRUPT;
+    struct view doc, base = {0}, wf = {0};
+    bool ok = view_open(&doc, pg->summary) && (!pg->baseline || view_open(&base, pg->baseline)) &&
+              (!pg->workflows || view_open(&wf, pg->workflows));
+    if (ok) {
+        head(o, pg);
+        inputs_section(o, pg);
+        summary_section(o, &doc);
+        if (pg->workflows) workflows_section(o, &wf);
+        time_section(o, pg);
+        outliers_section(o, pg);
+        failures_section(o, &doc);
+        if (pg->baseline) baseline_section(o, pg, &doc, &base);
+        groups_section(o, pg, &doc);
+        fputs("</body></html>\n", o);
     }
-    head(o, pg);
-    inputs_section(o, pg);
-    summary_section(o, doc);
-    if (wf) workflows_section(o, wf);
-    time_section(o, pg);
-    outliers_section(o, pg);
-    failures_section(o, doc);
-    if (base) baseline_section(o, pg, doc, base);
-    groups_section(o, pg, doc);
-    fputs("</body></html>\n", o);
-    json_decref(doc);
-    json_decref(base);
-    json_decref(wf);
+    view_close(&doc);
+    view_close(&base);
+    view_close(&wf);
+    if (!ok) return TL_ERR_NOMEM;
     return ferror(o) ? TL_ERR_IO : TL_OK;
 }

@@ -1,0 +1,16 @@
+/* Logging through a handle (log.h). */
+#include "core/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void tl_log(const struct tl_log *lg, enum tl_log_level lv, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (lg && lg->write) lg->write(lg->ctx, lv, msg);
+    else fprintf(stderr, "tasklens: %s\n", msg);
+}

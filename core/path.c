@@ -1,0 +1,55 @@
+/* Paths that name an input whatever way it was written. A followed file
+ * may not exist yet, so realpath() alone is not enough: its directory is
+ * resolved and its name appended, and the same file named as a.log, ./a.log
+ * or through a symlink is one input (and one checkpoint section). */
+#include "core/path.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *tl_canonical_path(const char *path)
+{
+    char *r = realpath(path, NULL);
+    if (r) return r;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    char *d = realpath(*dir ? dir : "/", NULL);
+    if (!d) return strdup(path);
+    size_t n = strlen(d) + strlen(slash ? slash + 1 : path) + 2;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s/%s", strcmp(d, "/") ? d : "", slash ? slash + 1 : path);
+    free(d);
+    return out;
+}
+
+bool tl_dir_writable(const char *path, bool is_dir, char *why, size_t cap)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (!is_dir) {
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        else snprintf(dir, sizeof dir, ".");
+    }
+    struct stat st;
+    while (stat(dir, &st) && errno == ENOENT) { /* the nearest existing parent */
+        char *slash = strrchr(dir, '/');
+        if (!slash) {
+            snprintf(dir, sizeof dir, ".");
+            break;
+        }
+        *slash = '\0';
+        if (!dir[0]) snprintf(dir, sizeof dir, "/");
+    }
+    if (access(dir, W_OK)) {
+        snprintf(why, cap, "%.400s: %s", dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+

@@ -1,0 +1,18 @@
+/* Paths (path.c): the canonical name of an input, and whether a place can
+ * be written to. */
+#ifndef TL_PATH_H
+#define TL_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* realpath, or for a file not there yet its directory's realpath and its
+ * name; malloc'ed, NULL when out of memory. */
+char *tl_canonical_path(const char *path);
+
+/* Whether the directory a file at `path` would be in (is_dir: path itself)
+ * is writable, or creatable under its nearest existing parent; false with
+ * the reason in why. */
+bool tl_dir_writable(const char *path, bool is_dir, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,314 @@
+/* The inputs of a batch command (`summary`, `lines`, `report`, `advise`,
+ * ...), each read whole through the parsers' one door (parsers/drive.h):
+ * a file, '-' for stdin, .gz/.zst by their magic bytes, a directory (its
+ * files in name order, those of no known format skipped and counted), or
+ * a directory a format writes as one input in parts (its parser's
+ * dir_whole and dir_part: a rolling Spark event log). Rejected lines are
+ * said as `path:line: reason` (the first max_reports per input, then a
+ * total per reason). */
+#include "pipeline/batch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ingest/dirlist.h"
+#include "ingest/reader.h"
+#include "parsers/drive.h"
+
+#define PROGRESS_MIN_BYTES (100ULL * 1000 * 1000)
+
+/* The -O settings of the chosen parser (a drive's configure callback). */
+static enum tl_err apply_settings(void *ctx, const struct tl_parser *p, void *config, char *err,
+                                  size_t errlen)
+{
+    const struct tl_input_opts *o = ctx;
+    for (int i = 0; i < o->nsettings; i++) {
+        if (strcmp(o->settings[i].parser, p->name)) continue;
+        char why[200];
+        if (tl_options_set(p->options, config, o->settings[i].key, o->settings[i].value, why,
+                           sizeof why)) {
+            snprintf(err, errlen, "%s parser: %s", p->name, why);
+            return TL_ERR_USAGE;
+        }
+    }
+    return TL_OK;
+}
+
+/* in_dir: a file of no known format is skipped quietly (read_dir counts) */
+/* The next part of an input read as one stream (a rolling Spark event log:
+ * events_1_..., events_2_...): opened when the current one ends. */
+static enum tl_err next_part(struct tl_reader **rd, char *const **rest, char *buf, size_t *got,
+                             char *err, size_t errlen)
+{
+    enum tl_err rc = TL_OK;
+    while (!rc && !*got && *rest && **rest) {
+        tl_reader_close(*rd);
+        *rd = NULL;
+        rc = tl_reader_open(*(*rest)++, rd, err, errlen);
+        if (!rc) rc = tl_reader_read(*rd, buf, TL_READ_CHUNK, got, err, errlen);
+    }
+    return rc;
+}
+
+/* A progress line on stderr for a large input, every 0.25 s. */
+struct progress {
+    bool on;
+    uint64_t size;
+    struct timespec t0;
+    double last; /* the first line after 16 chunks, then every 0.25 s */
+    unsigned chunks;
+};
+
+static void progress_tick(struct progress *pr, const char *path, struct tl_reader *rd)
+{
+    if (!pr->on || (++pr->chunks & 15) != 0) return;
+    struct timespec tn;
+    clock_gettime(CLOCK_MONOTONIC, &tn);
+    double el = (double)(tn.tv_sec - pr->t0.tv_sec) + (tn.tv_nsec - pr->t0.tv_nsec) * 1e-9;
+    if (el - pr->last < 0.25) return;
+    uint64_t at = tl_reader_raw_offset(rd);
+    fprintf(stderr, "\r%s: %3.0f%%  %.2f / %.2f GB  %.0f MB/s ", path,
+            100.0 * (double)at / (double)pr->size, (double)at / 1e9, (double)pr->size / 1e9,
+            (double)at / 1e6 / el);
+    pr->last = el;
+}
+
+/* What the parser counted, into info (counters copied: info owns them). */
+static void take_stats(const struct tl_drive *d, struct tl_summary_input *info)
+{
+    struct tl_parse_stats st = tl_drive_stats(d);
+    info->lines = st.lines;
+    info->records = st.records;
+    info->rejected = st.rejected;
+    memcpy(info->rejected_by, st.rejected_by, sizeof info->rejected_by);
+    const char *const *names;
+    const uint64_t *values;
+    size_t n = tl_drive_counters(d, &names, &values);
+    uint64_t *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (copy) {
+        memcpy(copy, values, n * sizeof *copy);
+        info->counter_names = names;
+        info->counters = copy;
+        info->ncounters = n;
+    }
+}
+
+static void set_error(struct tl_summary_input *info, const char *err, enum tl_err rc)
+{
+    fprintf(stderr, "tasklens: %s\n", err[0] ? err : tl_strerror(rc));
+    if (!info->error) info->error = strdup(err[0] ? err : tl_strerror(rc));
+}
+
+/* Feeds the whole input (and the parts after it) through the drive. */
+static enum tl_err feed_all(struct tl_drive *d, struct tl_reader **rd, char *const *rest, char *buf,
+                            size_t got, bool show_progress, struct tl_summary_input *info)
+{
+    char err[512] = "";
+    struct progress pr = {.on = show_progress && tl_reader_raw_size(*rd) > PROGRESS_MIN_BYTES,
+                          .size = tl_reader_raw_size(*rd), .last = -1};
+    clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+    enum tl_err rc = TL_OK;
+    while (got > 0) {
+        info->bytes += got;
+        if ((rc = tl_drive_feed(d, buf, got))) break;
+        if (!info->format && tl_drive_parser(d)) info->format = tl_drive_parser(d)->name;
+        progress_tick(&pr, info->path, *rd);
+        rc = tl_reader_read(*rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
+        if (!rc && !got) rc = next_part(rd, &rest, buf, &got, err, sizeof err);
+        if (rc) {
+            set_error(info, err, rc);
+            break;
+        }
+    }
+    if (pr.on && pr.last >= 0) fputs("\r\033[K", stderr); /* the table starts clean */
+    return rc;
+}
+
+/* path, then the files of `rest` (NULL-terminated; may be NULL) as one
+ * stream through one parser. in_dir: a file of no known format is skipped
+ * quietly (the directory counts them). */
+static enum tl_err read_file(const char *path, char *const *rest, const struct tl_input_opts *opts,
+                             void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                             struct tl_summary_input *info, bool in_dir)
+{
+    memset(info, 0, sizeof *info);
+    info->path = path;
+    char err[512] = "";
+    struct tl_reader *rd = NULL;
+    enum tl_err rc = tl_reader_open(path, &rd, err, sizeof err);
+    if (rc) {
+        set_error(info, err, rc);
+        return rc;
+    }
+    info->codec = tl_reader_codec(rd);
+    char *buf = malloc(TL_READ_CHUNK);
+    struct tl_reject_budget budget = {.max = opts->max_reports, .quiet = opts->quiet}; /* stderr */
+    struct tl_drive_cfg dc = {.parser = opts->forced, .configure = apply_settings,
+                              .configure_ctx = (void *)opts, .record = on_record,
+                              .record_ctx = ctx, .kinds = opts->kinds, .budget = &budget};
+    struct tl_drive d;
+    if (!buf || tl_drive_init(&d, &dc, path)) {
+        free(buf);
+        tl_reader_close(rd);
+        return TL_ERR_NOMEM;
+    }
+    size_t got = 0;
+    rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
+    if (rc) set_error(info, err, rc);
+    if (!rc) rc = feed_all(&d, &rd, rest, buf, got, opts->progress, info);
+    /* Even after a decode error, what did decode is parsed to the end. */
+    enum tl_err frc = d.error[0] ? TL_OK : tl_drive_finish(&d);
+    if (!rc) rc = frc;
+    if (tl_drive_parser(&d)) {
+        info->format = tl_drive_parser(&d)->name;
+        take_stats(&d, info);
+        if (!opts->quiet && tl_summary_counter(info, 1, "time_anchor_fallback"))
+            fprintf(stderr, "%s: no wall-clock anchor (no Resource Usage event for it, nor a "
+                            "ResourceMonitor file beside it): its monotonic timestamps are placed as "
+                            "if its first event happened when it was read\n", path);
+        tl_drive_say_rejects(&d);
+    } else if (in_dir && rc == TL_ERR_FORMAT) {
+        /* counted by the directory */
+    } else if (d.error[0] && rc != TL_ERR_USAGE) {
+        set_error(info, d.error, rc);
+    } else if (d.error[0]) {
+        fprintf(stderr, "tasklens: %s\n", d.error);
+    }
+    tl_drive_free(&d);
+    free(buf);
+    tl_reader_close(rd);
+    return rc;
+}
+
+void tl_input_info_free(struct tl_summary_input *info)
+{
+    free((void *)info->counters);
+    free((void *)info->error);
+    info->counters = NULL;
+    info->error = NULL;
+}
+
+/* A directory: every file under it that is not hidden, in name order, as
+ * one input. Files of no known format are skipped (a datastore holds
+ * images beside the metadata) and counted in one line. */
+static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
+                            void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                            struct tl_summary_input *info)
+{
+    struct tl_file_list fl = {0};
+    enum tl_err rc = tl_dir_list(&fl, dir, NULL) ? TL_OK : TL_ERR_IO;
+    size_t unknown = 0, failed = 0;
+    uint64_t *counters = NULL;
+    for (size_t i = 0; i < fl.n; i++) {
+        struct tl_summary_input one;
+        enum tl_err r = read_file(fl.paths[i], NULL, opts, on_record, ctx, &one, true);
+        if (r == TL_ERR_FORMAT && !one.format) {
+            unknown++;
+        } else if (r) {
+            failed++;
+            rc = r;
+        }
+        if (one.format) {
+            if (!info->format) info->format = one.format;
+            else if (strcmp(info->format, one.format)) info->format = "mixed";
+            if (!info->codec) info->codec = one.codec;
+            else if (one.codec && strcmp(info->codec, one.codec)) info->codec = "mixed";
+        }
+        info->lines += one.lines;
+        info->records += one.records;
+        info->rejected += one.rejected;
+        info->bytes += one.bytes;
+        for (int k = 0; k < TL_REJ_COUNT; k++) info->rejected_by[k] += one.rejected_by[k];
+        /* parser counters add up while every file has the same parser's */
+        if (one.counters && !info->counter_names && !counters) {
+            counters = calloc(one.ncounters, sizeof *counters);
+            if (counters) {
+                info->counter_names = one.counter_names;
+                info->ncounters = one.ncounters;
+            }
+        }
+        if (counters && one.counters && one.counter_names == info->counter_names)
+            for (size_t k = 0; k < one.ncounters && k < info->ncounters; k++) counters[k] += one.counters[k];
+        tl_input_info_free(&one);
+    }
+    info->counters = counters;
+    if (unknown && !opts->quiet)
+        fprintf(stderr, "%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
+                        "them as NAME)\n", dir, unknown, fl.n);
+    if (failed && !opts->quiet)
+        fprintf(stderr, "%s: %zu of %zu files could not be read (reported above)\n", dir, failed, fl.n);
+    if (!info->format) info->format = "none";
+    tl_file_list_free(&fl);
+    return rc;
+}
+
+/* A file's place among the parts of a directory format p wrote. */
+static unsigned long part_index(const struct tl_parser *p, const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return p->dir_part(b ? b + 1 : path);
+}
+
+static int by_part(const void *a, const void *b, void *p)
+{
+    unsigned long x = part_index(p, *(char *const *)a), y = part_index(p, *(char *const *)b);
+    return (x > y) - (x < y);
+}
+
+/* A directory a format wrote as one input in parts (a rolling Spark event
+ * log, eventlog_v2_<app>/): its parts in the format's order, as one stream
+ * through one parser; other files are left. */
+static enum tl_err read_parts(const struct tl_parser *p, const char *dir,
+                              const struct tl_input_opts *opts,
+                                void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                                struct tl_summary_input *info)
+{
+    struct tl_file_list fl = {0};
+    if (!tl_dir_list(&fl, dir, NULL)) return TL_ERR_IO;
+    size_t k = 0;
+    for (size_t i = 0; i < fl.n; i++) {
+        if (part_index(p, fl.paths[i])) fl.paths[k++] = fl.paths[i];
+        else free(fl.paths[i]);
+    }
+    fl.n = k;
+    if (!k) {
+        tl_file_list_free(&fl);
+        memset(info, 0, sizeof *info);
+        info->path = dir;
+        fprintf(stderr, "tasklens: %s: no parts of a %s directory in it\n", dir, p->name);
+        return TL_ERR_FORMAT;
+    }
+    qsort_r(fl.paths, fl.n, sizeof *fl.paths, by_part, (void *)p);
+    char **rest = realloc(fl.paths, (fl.n + 1) * sizeof *fl.paths);
+    enum tl_err rc = TL_ERR_NOMEM;
+    if (rest) {
+        fl.paths = rest;
+        fl.paths[fl.n] = NULL;
+        rc = read_file(fl.paths[0], fl.paths + 1, opts, on_record, ctx, info, false);
+    }
+    info->path = dir;
+    tl_file_list_free(&fl);
+    return rc;
+}
+
+enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
+                          void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                          struct tl_summary_input *info)
+{
+    struct stat st;
+    if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+        char name[4096];
+        snprintf(name, sizeof name, "%s", path);
+        for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--) name[n - 1] = '\0';
+        const struct tl_parser *whole = tl_parser_for_dir(name);
+        if (whole && whole->dir_part) return read_parts(whole, path, opts, on_record, ctx, info);
+        memset(info, 0, sizeof *info);
+        info->path = path;
+        return read_dir(path, opts, on_record, ctx, info);
+    }
+    return read_file(path, NULL, opts, on_record, ctx, info, false);
+}

@@ -1,0 +1,298 @@
+/* The `influxdb` sink as a plugin (sink.h): its settings, declared once
+ * (YAML keys, the --influx-* flags of `lines` and `run`, --help-config and
+ * the manual all come from this table), its checks, and what it says when
+ * it closes. The work itself -- batches, HTTP, the spool -- is sink.c,
+ * http.c in this folder and the spool any network sink uses (sinks/spool.h).
+ *
+ * Secrets: the password and token come from the configuration file (as
+ * ${VAR}) or else from $INFLUX_PASSWORD / $INFLUX_TOKEN, never from a flag,
+ * and never reach a message. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/path.h"
+#include "sinks/influx/http.h"
+#include "sinks/influx/sink.h"
+#include "sinks/sink.h"
+
+struct influx_config {
+    const char *url, *db, *rp, *user, *password, *org, *bucket, *token, *ca_file;
+    bool insecure, gzip, create_db, spool_drop_oldest;
+    long long timeout, batch_lines;
+    size_t spool_max, batch_bytes;
+    const char *spool_dir;
+};
+
+#define IC(f) offsetof(struct influx_config, f)
+static const struct tl_option influx_options[] = {
+    {"url", TL_OPT_STRING, "http://127.0.0.1:8086", "InfluxDB base URL (http or https)", IC(url),
+     "influx-url"},
+    {"db", TL_OPT_STRING, NULL, "1.x database", IC(db), "influx-db"},
+    {"rp", TL_OPT_STRING, NULL, "1.x retention policy", IC(rp), "influx-rp"},
+    {"user", TL_OPT_STRING, NULL, "1.x user", IC(user), "influx-user"},
+    {"password", TL_OPT_STRING, NULL, "1.x password (use ${VAR}; default $INFLUX_PASSWORD)",
+     IC(password)},
+    {"org", TL_OPT_STRING, NULL, "2.x organization", IC(org), "influx-org"},
+    {"bucket", TL_OPT_STRING, NULL, "2.x bucket", IC(bucket), "influx-bucket"},
+    {"token", TL_OPT_STRING, NULL, "2.x token (use ${VAR}; default $INFLUX_TOKEN)", IC(token)},
+    {"ca_file", TL_OPT_STRING, NULL, "CA bundle for https", IC(ca_file), "influx-ca-file"},
+    {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", IC(insecure),
+     "influx-insecure"},
+    {"gzip", TL_OPT_BOOL, "true", "gzip request bodies", IC(gzip), "no-gzip"},
+    {"timeout", TL_OPT_INT, "10000", "ms per request", IC(timeout), "influx-timeout"},
+    {"create_db", TL_OPT_BOOL, "false", "create the 1.x database when missing", IC(create_db),
+     "influx-create-db"},
+    {"batch_lines", TL_OPT_INT, "5000", "points per request at most", IC(batch_lines)},
+    {"batch_bytes", TL_OPT_SIZE, "1M", "bytes per request at most", IC(batch_bytes)},
+    {"spool_dir", TL_OPT_STRING, "tasklens-spool",
+     "where batches wait while InfluxDB is unavailable", IC(spool_dir), "spool-dir"},
+    {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", IC(spool_max),
+     "spool-max"},
+    {"spool_drop_oldest", TL_OPT_BOOL, "false",
+     "when the spool is full, drop the oldest batches (counted) instead of pausing",
+     IC(spool_drop_oldest), "spool-drop-oldest"},
+    {0},
+};
+
+struct influx_plugin {
+    struct tl_influx_sink *sink;
+    const struct tl_log *log;
+    char spool_dir[4096];
+};
+
+static enum tl_err influx_validate(const void *config, const char **key, char *err, size_t errlen)
+{
+    const struct influx_config *c = config;
+    if (!c->db && !(c->org && c->bucket)) {
+        *key = NULL;
+        snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");
+        return TL_ERR_USAGE;
+    }
+    if (!c->spool_dir || !*c->spool_dir) {
+        *key = "spool_dir";
+        snprintf(err, errlen, "empty");
+        return TL_ERR_USAGE;
+    }
+    const struct {
+        const char *name;
+        long long v, min, max;
+    } ranges[] = {
+        /* a request never waits for ever, and a spool holds at least a batch */
+        {"timeout", c->timeout, 100, 600000},
+        {"batch_lines", c->batch_lines, 1, 1000000},
+        {"batch_bytes", (long long)c->batch_bytes, 1024, 256LL << 20},
+        {"spool_max", (long long)c->spool_max, 64 << 10, 1LL << 50},
+    };
+    for (size_t j = 0; j < sizeof ranges / sizeof *ranges; j++)
+        if (ranges[j].v < ranges[j].min || ranges[j].v > ranges[j].max) {
+            *key = ranges[j].name;
+            snprintf(err, errlen, "%lld is outside %lld..%lld", ranges[j].v, ranges[j].min,
+                     ranges[j].max);
+            return TL_ERR_USAGE;
+        }
+    return TL_OK;
+}
+
+static bool influx_configured(const void *config)
+{
+    const struct influx_config *c = config;
+    return c->db || c->bucket || c->org;
+}
+
+/* The settings as the sink takes them. */
+static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *env,
+                     struct tl_influx_sink_cfg *sc)
+{
+    tl_influx_sink_cfg_default(sc);
+    sc->http.url = k->url;
+    sc->http.db = k->db;
+    sc->http.rp = k->rp;
+    sc->http.user = k->user;
+    sc->http.org = k->org;
+    sc->http.bucket = k->bucket;
+    sc->http.version = k->db ? 1 : 2;
+    sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
+    sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
+    sc->http.ca_file = k->ca_file;
+    sc->http.insecure = k->insecure;
+    sc->http.gzip = k->gzip;
+    sc->http.timeout_ms = (long)k->timeout;
+    sc->create_db = k->create_db;
+    sc->batch_lines = (uint32_t)k->batch_lines;
+    sc->batch_bytes = (uint32_t)k->batch_bytes;
+    sc->spool.dir = k->spool_dir;
+    sc->spool.max_bytes = k->spool_max;
+    sc->spool.drop_oldest = k->spool_drop_oldest;
+    if (env) {
+        sc->flush_interval_ms = env->flush_interval_ms;
+        sc->quiet = env->quiet;
+        sc->log = env->log;
+    }
+}
+
+static enum tl_err influx_open(void **state, const void *config, const struct tl_sink_env *env,
+                               char *err, size_t errlen)
+{
+    const struct influx_config *c = config;
+    struct influx_plugin *p = calloc(1, sizeof *p);
+    if (!p) return TL_ERR_NOMEM;
+    struct tl_influx_sink_cfg sc;
+    sink_cfg(c, env, &sc);
+    enum tl_err rc = tl_influx_sink_new(&sc, &p->sink, err, errlen);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    p->log = env->log;
+    snprintf(p->spool_dir, sizeof p->spool_dir, "%s", c->spool_dir);
+    *state = p;
+    return TL_OK;
+}
+
+static enum tl_err influx_lines(void *state, const char *lp, size_t len, uint32_t nlines)
+{
+    return tl_influx_sink_add(((struct influx_plugin *)state)->sink, lp, len, nlines);
+}
+
+static enum tl_err influx_flush(void *state)
+{
+    return tl_influx_sink_flush(((struct influx_plugin *)state)->sink);
+}
+
+static enum tl_err influx_sync(void *state)
+{
+    return tl_influx_sink_sync(((struct influx_plugin *)state)->sink);
+}
+
+static enum tl_err influx_drain(void *state, long timeout_ms)
+{
+    return tl_influx_sink_drain(((struct influx_plugin *)state)->sink, timeout_ms);
+}
+
+static uint32_t influx_held(const void *state)
+{
+    return tl_influx_sink_held(((const struct influx_plugin *)state)->sink);
+}
+
+static size_t influx_stats(const void *state, struct tl_sink_stat *out, size_t max)
+{
+    struct tl_influx_sink_stats ss = tl_influx_sink_stats(((const struct influx_plugin *)state)->sink);
+    const struct tl_sink_stat all[] = {
+        /* the self-metrics fields, in the order the `tasklens` point had them */
+        {"spool_bytes", ss.spool.bytes, true},
+        {"spool_frames", ss.spool.frames, true},
+        {"points_acked", ss.points_acked, true},
+        {"points_dropped", ss.points_dropped, true},
+        {"http_errors", ss.http_errors, true},
+        {"retries", ss.retries, true},
+        {"spool_dropped_frames", ss.spool.dropped_frames, true},
+        {"spool_corrupt_frames", ss.spool.corrupt_frames, true},
+        {"spool_corrupt_bytes", ss.spool.corrupt_bytes, true},
+        {"spool_write_errors", ss.spool_write_errors, true},
+        {"batches_sent", ss.batches_sent, false},
+        {"batches_spooled", ss.batches_spooled, false},
+        {"batches_split", ss.batches_split, false},
+    };
+    size_t n = sizeof all / sizeof *all < max ? sizeof all / sizeof *all : max;
+    memcpy(out, all, n * sizeof *out);
+    return n;
+}
+
+static int influx_finish(void *state, long drain_ms)
+{
+    struct influx_plugin *p = state;
+    int status = 0;
+    enum tl_err drc = tl_influx_sink_drain(p->sink, drain_ms);
+    tl_influx_sink_sync(p->sink);
+    struct tl_influx_sink_stats ss = tl_influx_sink_stats(p->sink);
+    uint32_t held = tl_influx_sink_held(p->sink);
+    if (held) {
+        tl_log(p->log, TL_LOG_ERROR, "%u points were neither sent nor spooled (the spool could not "
+                                     "take them); a run with checkpoint_dir reads them again at "
+                                     "its next start", held);
+        status |= TL_SINK_HELD;
+    }
+    if (drc) {
+        const char *why = tl_influx_sink_fatal(p->sink);
+        tl_log(p->log, TL_LOG_WARN, "%llu batches (%llu bytes) remain in the spool %s; they are "
+                                    "sent on the next run%s%s",
+               (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
+               p->spool_dir, why ? ": " : "", why ? why : "");
+        status |= TL_SINK_SPOOLED;
+    }
+    return status;
+}
+
+static void influx_close(void *state)
+{
+    struct influx_plugin *p = state;
+    if (!p) return;
+    tl_influx_sink_free(p->sink);
+    free(p);
+}
+
+/* Reachable, credentials taken (an empty write stores nothing), the spool
+ * directory writable. */
+static void influx_check(const void *config, int i, tl_check_say *say, void *ctx)
+{
+    const struct influx_config *k = config;
+    struct tl_influx_sink_cfg sc;
+    sink_cfg(k, NULL, &sc);
+    struct tl_influx_cfg c = sc.http;
+    c.gzip = false;
+    c.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
+    char err[512];
+    struct tl_influx *h;
+    if (tl_influx_new(&c, &h, err, sizeof err)) {
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: %s", i, err);
+        return;
+    }
+    say(ctx, TL_CHECK_NOTE, "sinks[%d] influxdb %s, %s%s", i, tl_influx_where(h),
+        c.version == 1 ? (c.user ? "user set, password " : "no user") : "token ",
+        c.version == 1 ? (c.user ? (c.password ? "set" : "NOT set") : "")
+                       : (c.token ? "set" : "NOT set"));
+    struct tl_http_reply r;
+    enum tl_http_result res = tl_influx_ping(h, &r);
+    if (res != TL_HTTP_OK) {
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: not reachable: %s", i,
+            r.message[0] ? r.message : "no answer");
+        tl_influx_free(h);
+        return;
+    }
+    say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: reachable", i);
+    res = tl_influx_write(h, "", 0, &r);
+    if (res == TL_HTTP_OK)
+        say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: %s %s accepts writes", i,
+            c.version == 1 ? "database" : "bucket", c.version == 1 ? c.db : c.bucket);
+    else if (res == TL_HTTP_NOT_FOUND && k->create_db)
+        say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: database %s does not exist; create_db makes it",
+            i, c.db);
+    else
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: a write is refused (HTTP %ld): %s", i,
+            r.status, r.message[0] ? r.message : "no reason given");
+    tl_influx_free(h);
+    char why[512];
+    bool w = tl_dir_writable(k->spool_dir, true, why, sizeof why);
+    say(ctx, w, "sinks[%d] spool_dir %s: %s", i, k->spool_dir, w ? "writable" : why);
+}
+
+const struct tl_sink_type tl_sink_influxdb = {
+    .name = "influxdb",
+    .help = "InfluxDB 1.x or 2.x over HTTP, with a disk spool while it is away",
+    .config_size = sizeof(struct influx_config),
+    .options = influx_options,
+    .validate = influx_validate,
+    .configured = influx_configured,
+    .open = influx_open,
+    .lines = influx_lines,
+    .flush = influx_flush,
+    .sync = influx_sync,
+    .drain = influx_drain,
+    .held = influx_held,
+    .stats = influx_stats,
+    .finish = influx_finish,
+    .close = influx_close,
+    .check = influx_check,
+};

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The house rules of ARCHITECTURE.md that a reader checks by eye, checked
+here so they hold (issue 41 points 3-5):
+
+1. Includes name their room: every quoted include in the rooms is
+   "room/file.h" (a same-named header in two rooms cannot collide), or a
+   header beside the test or benchmark that includes it.
+2. No include cycle between project headers.
+3. No .c file of a room over 1,200 lines (split by layer with a private
+   header, as parsers/wq/ is).
+4. No function over 100 lines, but the hot loops named below (one pass over
+   the bytes each: splitting them costs the speed they exist for).
+
+(The layering itself -- which room may include which -- is the compiler's:
+each room compiles against a view of the tree holding only the rooms it may
+include, CMakeLists.txt's TL_ROOMS_*.)
+
+usage: house_rules.py REPO_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+
+ROOMS = ["core", "ingest", "parsers", "sinks", "pipeline", "insights", "report", "cli"]
+MAX_FILE_LINES = 1200
+MAX_FUNCTION_LINES = 100
+HOT_LOOPS = {
+    "chrome_feed": "the Chrome container scanner: every byte of a trace",
+    "tl_lp_task": "the task point encoder: every record `run` and `lines` write",
+    "scan_resources": "the Work Queue resources scanner: every task line",
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+FUNCTION = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:__attribute__\(\([^)]*\)\)\s*)?"
+                      r"(?:const\s+)?(?:struct\s+|enum\s+)?\w+[\s*]+(\w+)\s*\([^;]*$")
+
+
+def sources(repo):
+    out = subprocess.run(["git", "-C", repo, "ls-files", "--cached", "--others", "--exclude-standard",
+                          "*.c", "*.h"], capture_output=True, text=True).stdout.split()
+    return [f for f in out if os.path.exists(os.path.join(repo, f))]
+
+
+def functions(text):
+    """(name, lines) of each function defined at the top level."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = FUNCTION.match(lines[i])
+        if m and not lines[i].startswith((" ", "\t", "#", "/", "}")) and "=" not in lines[i]:
+            j = i
+            while j < len(lines) and not lines[j].startswith("{") and not lines[j].rstrip().endswith(";"):
+                j += 1
+            if j < len(lines) and lines[j].startswith("{"):
+                k = j + 1
+                while k < len(lines) and not lines[k].startswith("}"):
+                    k += 1
+                yield m.group(1), k - i + 1
+                i = k
+        i += 1
+
+
+def main():
+    repo = sys.argv[1]
+    files = sources(repo)
+    check(len(files) > 100, "%d C files read" % len(files))
+    unnamed, graph = [], {}
+    for f in files:
+        text = open(os.path.join(repo, f), encoding="utf-8", errors="replace").read()
+        top = f.split("/")[0]
+        deps = []
+        for inc in INCLUDE.findall(text):
+            if inc.split("/")[0] in ROOMS and os.path.exists(os.path.join(repo, inc)):
+                deps.append(inc)
+            elif top not in ROOMS and os.path.exists(os.path.join(repo, os.path.dirname(f), inc)):
+                pass  # a test's or benchmark's own helper header
+            else:
+                unnamed.append("%s: %s" % (f, inc))
+        if f.endswith(".h"):
+            graph[f] = deps
+    check(not unnamed, "includes name their room (%s)" % unnamed[:5])
+
+    cycles = []
+    state = {}
+
+    def visit(h, path):
+        state[h] = 1
+        for d in graph.get(h, []):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join(path[path.index(d):] + [d]) if d in path else d)
+            elif not state.get(d):
+                visit(d, path + [d])
+        state[h] = 2
+
+    for h in graph:
+        if not state.get(h):
+            visit(h, [h])
+    check(not cycles, "no include cycle between headers (%s)" % cycles[:3])
+
+    big, long_fns = [], []
+    for f in files:
+        if f.split("/")[0] not in ROOMS or not f.endswith(".c"):
+            continue
+        text = open(os.path.join(repo, f), encoding="utf-8", errors="replace").read()
+        n = text.count("\n")
+        if n > MAX_FILE_LINES:
+            big.append("%s (%d)" % (f, n))
+        for name, n in functions(text):
+            if n > MAX_FUNCTION_LINES and name not in HOT_LOOPS:
+                long_fns.append("%s:%s (%d)" % (f, name, n))
+    check(not big, "no .c file over %d lines (%s)" % (MAX_FILE_LINES, big))
+    check(not long_fns, "no function over %d lines but the hot loops %s (%s)"
+          % (MAX_FUNCTION_LINES, sorted(HOT_LOOPS), long_fns))
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
