@@ -4,12 +4,12 @@
 1. A Work Queue log written here with known allocations and measurements
    (cctools 9.9 layout): every number advise, plan and energy print is
    recomputed in this file from the values written, with the formulas the
-   README states.
+   manual (docs/advise.md, plan.md, energy.md) states.
 2. The real bundled cctools log: the hog task was killed for exceeding its
    50 MB memory limit (RESOURCE_EXHAUSTION); advise's recommendation covers
    what it used, so that attempt would have been avoided.
-3. The README's worked `plan` example, command and output, reproduced byte
-   for byte.
+3. The manual's worked `plan` example (docs/plan.md), command and output,
+   reproduced byte for byte.
 
 usage: insights.py TASKLENS REPO_DIR
 """
@@ -213,16 +213,16 @@ if hog:
     check(m["recommend"] >= m["used_max"] and hog["resource_exhaustion"]["avoided"] == 1,
           "hog: the recommended %.0f MiB would have avoided the exhaustion" % (m["recommend"] / MIB))
 
-# ---------------------------------------------------------------- 3. the README example
-readme = open(os.path.join(REPO, "README.md")).read()
+# ---------------------------------------------------------------- 3. the manual's example
+readme = open(os.path.join(REPO, "docs", "plan.md")).read()
 mt = re.search(r"<!-- plan example: begin -->\n```\n\$ (tasklens plan [^\n]*)\n(.*?)```\n<!-- plan example: end -->",
                readme, re.S)
-check(mt is not None, "README has the worked plan example")
+check(mt is not None, "docs/plan.md has the worked plan example")
 if mt:
     args = mt.group(1).split()[1:]
     os.chdir(REPO)
     out = run(*args)
-    check(out == mt.group(2), "README plan example reproduced byte for byte")
+    check(out == mt.group(2), "docs/plan.md's plan example reproduced byte for byte")
     if out != mt.group(2):
         print(out)
 
