@@ -49,15 +49,20 @@ static void pass_lines(struct tl_output *o, struct tl_sink *k, bool force)
     if (force) t->flush(k->state);
 }
 
-void tl_output_pass(struct tl_output *o, bool force)
+/* Whether the points gathered are due to be handed on: 1 MiB of them, or
+ * a second since the last pass (a slow stream must not sit in memory; the
+ * clock is read every 64 calls). Inline in the per-record path, so a record
+ * that is not due costs a compare, not a call. */
+static inline bool pass_due(struct tl_output *o)
 {
-    if (!force && o->buf.len < PASS_BYTES) {
-        /* a slow stream must not sit in memory: hand it on at least every
-         * second; the clock is read every 64 calls */
-        if (++o->since_clock < 64) return;
-        o->since_clock = 0;
-        if (tl_mono_ms() - o->last_pass_ms < 1000) return;
-    }
+    if (o->buf.len >= PASS_BYTES) return true;
+    if (++o->since_clock < 64) return false;
+    o->since_clock = 0;
+    return tl_mono_ms() - o->last_pass_ms >= 1000;
+}
+
+static void pass_now(struct tl_output *o, bool force)
+{
     o->last_pass_ms = tl_mono_ms();
     for (int i = 0; i < o->nsinks; i++) {
         struct tl_sink *k = &o->sinks[i];
@@ -66,6 +71,11 @@ void tl_output_pass(struct tl_output *o, bool force)
     }
     o->buf.len = 0;
     o->buf_lines = 0;
+}
+
+void tl_output_pass(struct tl_output *o, bool force)
+{
+    if (force || pass_due(o)) pass_now(o, force);
 }
 
 static void window_out(struct tl_output *o, const struct tl_agg_window *w, const char *label,
@@ -249,7 +259,7 @@ void tl_output_record(void *ctx, const struct tl_record *r)
             if (o->sinks[i].type->record) o->sinks[i].type->record(o->sinks[i].state, r);
     enum tl_err rc = tl_agg_add(o->agg, r);
     if (rc && !o->agg_rc) o->agg_rc = rc;
-    tl_output_pass(o, false);
+    if (pass_due(o)) pass_now(o, false);
 }
 
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,

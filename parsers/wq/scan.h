@@ -98,7 +98,7 @@ static const uint8_t key_kinds[] = {
 
 /* A value in its unit to canonical; NaN (rejected by store_value, counted)
  * for a unit its key cannot have. */
-static inline double canonical_value(enum jkey key, double v, const char *u, size_t n)
+static inline __attribute__((always_inline)) double canonical_value(enum jkey key, double v, const char *u, size_t n)
 {
     enum tl_cctools_kind kind = (enum tl_cctools_kind)key_kinds[key];
     if (n == 2 && u[0] == 'M' && u[1] == 'B' && kind == TL_CCTOOLS_BYTES) /* the most common */

@@ -352,7 +352,7 @@ static inline const char *lead_pid(struct wq_state *st, const char *p, const cha
  * carries only the decimal's rounding (0.01606845855712891 MiB is 16849
  * bytes, not 16849.000000000004). Six decimals leave half a millionth of a
  * MiB, so the nearest integer is the byte count within one. */
-static inline double whole_bytes(double x)
+static inline __attribute__((always_inline)) double whole_bytes(double x)
 {
     if (!(x < 4503599627370496.0 && x > -4503599627370496.0)) return x; /* 2^52 on: whole */
     double t = (double)(int64_t)x, d = x - t; /* both exact */
