@@ -93,7 +93,7 @@ enum tl_err tl_drive_start(struct tl_drive *d, const char *named, const char *fi
 {
     const struct tl_parser *p = named ? tl_parser_find(named) : d->cfg.parser;
     if (named && !p) return stop(d, TL_ERR_CORRUPT, "saved with an unknown parser");
-    if (!p) p = tl_parser_detect(first, len, NULL);
+    if (!p && len) p = tl_parser_detect(first, len, NULL);
     if (!p) {
         d->unrecognized++;
         return stop(d, TL_ERR_FORMAT, "format not recognized (use --format-in NAME, or parser: "
@@ -106,9 +106,8 @@ enum tl_err tl_drive_start(struct tl_drive *d, const char *named, const char *fi
  * or now. `ending`: no more bytes will come. */
 static enum tl_err decide(struct tl_drive *d, bool ending)
 {
-    int score = 0;
     const struct tl_parser *p = d->cfg.parser;
-    if (!p) p = tl_parser_detect(d->held.data, d->held.len, &score);
+    if (!p && d->held.len) p = tl_parser_detect(d->held.data, d->held.len, NULL);
     if (!p && !ending && d->held.len < TL_DRIVE_DETECT_BYTES) return TL_OK; /* wait */
     if (!p && ending && d->held.len == 0) p = tl_parser_find("wq"); /* empty: zero lines */
     enum tl_err rc = p ? open_parser(d, p) : tl_drive_start(d, NULL, d->held.data, d->held.len);

@@ -43,6 +43,8 @@ const struct tl_parser *tl_parser_detect(const char *buf, size_t len, int *score
 {
     const struct tl_parser *best = NULL;
     int best_score = 0;
+    if (score) *score = 0;
+    if (!len) return NULL; /* nothing to be sure of (and no NULL + 0 for the probes) */
     for (int i = 0; tl_parsers[i]; i++) {
         int s = tl_parsers[i]->probe(buf, len);
         if (s > best_score) {

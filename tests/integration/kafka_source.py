@@ -297,4 +297,33 @@ with kafka_harness.Kafka(partitions=3) as k:
     else:
         print("SKIP the Spark/DASF Kafka case: samples absent")
 
+    # 6. the one door (issue 41): a topic whose first message no parser
+    #    recognizes, then a Spark event log, with `parser: auto`: the first
+    #    message is refused and said (it used to make the stream a Work
+    #    Queue log for good, and every Spark line was rejected), the rest is
+    #    detected as Spark and read whole
+    if os.path.exists(spark_log):
+        k.produce("mx", [b"hello, this is no trace\n"], key=b"app", partition=0)
+        k.produce("mx", chunks(spark_log, 20), key=b"app", partition=0)
+        out6, cfg6 = os.path.join(tmp, "out6.lp"), os.path.join(tmp, "run6.yaml")
+        with open(cfg6, "w") as f:
+            f.write("sources:\n  - type: kafka\n    brokers: %s\n    topics: mx\n    group: g6\n"
+                    "    parser: auto\n    properties: {fetch.wait.max.ms: \"50\"}\n"
+                    "sinks:\n  - type: file\n    path: %s\nflush_interval: 200\naggregate: {window: 0}\n"
+                    % (k.bootstrap, out6))
+        p = run(cfg6, env)
+        deadline = time.time() + 60
+        n = 0
+        while time.time() < deadline:
+            text = open(out6).read() if os.path.exists(out6) else ""
+            n = sum(1 for x in text.splitlines() if x.startswith("task,") and ",source=spark," in x)
+            if n == 42:
+                break
+            time.sleep(0.5)
+        rc, err = stop(p)
+        said = re.search(r"kafka:mx/0@0 key app: format not recognized[^\n]*", err)
+        check(n == 42 and said is not None,
+              "an unrecognized first message is refused and said (%s), the Spark log after it read: "
+              "%d task points (want 42)" % (said.group(0) if said else err.strip()[-300:], n))
+
 sys.exit(finish())

@@ -13,6 +13,8 @@ same way and refuse what no parser recognizes the same way.
    log, and says while it waits.
 3. The same Work Queue log read by `lines` and by `run` (read once) gives
    the same task points.
+4. An empty input (a file, stdin) has nothing to recognize: zero lines,
+   exit 0, no probe handed a null buffer (UBSan caught that once).
 
 usage: one_door.py TASKLENS DEMO_LOG
 """
@@ -72,6 +74,14 @@ def main():
               "run (read once) says the format is not recognized: %s" % r.stderr.strip()[:200])
         check(not task_lines(lp) and "line does not start" not in r.stderr,
               "run reads nothing of it as a Work Queue log")
+
+        empty = os.path.join(tmp, "empty.log")
+        open(empty, "w").close()
+        r1 = subprocess.run([tasklens, "summary", "--format", "json", empty], capture_output=True, text=True)
+        r2 = subprocess.run([tasklens, "lines", "-"], input="", capture_output=True, text=True)
+        check(r1.returncode == 0 and '"lines":0' in r1.stdout and r2.returncode == 0 and not r2.stderr,
+              "an empty file and an empty stdin read as zero lines, exit 0 (%d, %d: %s)"
+              % (r1.returncode, r2.returncode, (r1.stderr + r2.stderr).strip()[:200]))
 
         cfg, out = write_config(tmp, "read", demo, "false")
         r = subprocess.run([tasklens, "run", "-c", cfg], capture_output=True, text=True, timeout=60)
