@@ -219,9 +219,10 @@ int tl_cmd_lsst_summary(int argc, char **argv)
     int rs = u ? read_all(&fl, &io, u, &t) : TL_EXIT_INPUT;
     if (rs != TL_EXIT_OK) status = rs;
     if (!io.quiet && u)
-        fprintf(stderr, "tasklens: %zu metadata files, %llu quanta, %llu rejected, %.2f s "
+        fprintf(stderr, "tasklens: %zu metadata %s, %llu %s, %llu rejected, %.2f s "
                         "(%.0f files/s, %.1f MB/s)\n",
-                fl.n, (unsigned long long)tl_lsst_usage_quanta(u), (unsigned long long)t.rejected,
+                fl.n, fl.n == 1 ? "file" : "files", (unsigned long long)tl_lsst_usage_quanta(u),
+                tl_lsst_usage_quanta(u) == 1 ? "quantum" : "quanta", (unsigned long long)t.rejected,
                 t.secs, t.secs > 0 ? (double)fl.n / t.secs : 0,
                 t.secs > 0 ? (double)t.bytes / 1e6 / t.secs : 0);
     if (u && status != TL_EXIT_USAGE && !print_rows(u, csv, stdout)) status = TL_EXIT_INPUT;

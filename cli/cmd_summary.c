@@ -84,16 +84,24 @@ static bool count_flag(const char *arg, unsigned long long min, uint32_t *out)
 /* One option of the table's own; false (said) when its value is bad. */
 static bool summary_option(int c, const char *arg, struct summary_cmd *k)
 {
-    char err[256];
+    char err[2048];
     switch (c) {
     case 'b':
         if ((k->so.nby = tl_parse_key_list((char *)arg, k->so.by, TL_SUMMARY_MAX_KEYS))) return true;
         fprintf(stderr, "tasklens summary: bad --by list\n");
         return false;
-    case 'Q':
+    case 'Q': {
+        double scratch[TL_SUMMARY_MAX_QUANTILES + 1];
+        int n = tl_parse_quantile_list(arg, scratch, TL_SUMMARY_MAX_QUANTILES + 1);
+        if (n > TL_SUMMARY_MAX_QUANTILES) {
+            fprintf(stderr, "tasklens summary: --quantiles takes at most %d values\n",
+                    TL_SUMMARY_MAX_QUANTILES);
+            return false;
+        }
         if ((k->so.nq = tl_parse_quantile_list(arg, k->so.q, TL_SUMMARY_MAX_QUANTILES)) > 0) return true;
         fprintf(stderr, "tasklens summary: --quantiles wants numbers in [0,1], comma-separated\n");
         return false;
+    }
     case 'm':
         if (tl_summary_opts_set_metrics(&k->so, arg, err, sizeof err)) return true;
         fprintf(stderr, "tasklens summary: --metrics: %s\n", err);

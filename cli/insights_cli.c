@@ -56,9 +56,9 @@ static void say_defaulted(const struct common *co, const char *cmd)
     if (!n) return;
     double mb, cpus;
     tl_requests_defaults(co->requests, &mb, &cpus);
-    fprintf(stderr, "%s: %zu LSST quanta of labels not in %s (%s) were taken as allocated its "
-            "default: requestMemory %g MB, requestCpus %g\n", cmd, n, co->requests_path, labels, mb,
-            cpus);
+    fprintf(stderr, "%s: %zu LSST %s of labels not in %s (%s) were taken as allocated its "
+            "default: requestMemory %g MB, requestCpus %g\n", cmd, n, n == 1 ? "quantum" : "quanta",
+            co->requests_path, labels, mb, cpus);
 }
 
 /* Reads every input into rs (a directory: the LSST metadata files under

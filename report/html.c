@@ -100,6 +100,15 @@ static bool approx_of(const struct tl_sketch *k)
     return k && !tl_sketch_is_exact(k);
 }
 
+/* "1st", "2nd", "3rd", "4th", "11th", "22nd": an ordinal in English. */
+static const char *ordinal(size_t n, char *out, size_t cap)
+{
+    const char *sfx = n % 100 >= 11 && n % 100 <= 13 ? "th"
+                      : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+    snprintf(out, cap, "%zu%s", n, sfx);
+    return out;
+}
+
 /* A table cell with its exact value (data-v, tooltip) and human text. */
 static void num_cell(FILE *o, double v, enum tl_unit unit, bool approx, const char *attrs)
 {
@@ -614,9 +623,10 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
                 sc->requested ? "requested" : "allocated", hx, hy);
     }
     tl_plot_end(&p);
+    char nth[32];
     if (sc->n < sc->total)
-        fprintf(o, "<p class=\"note\">%zu of %zu attempts drawn (every %zu-th).</p>", sc->n,
-                sc->total, (sc->total + sc->n - 1) / sc->n);
+        fprintf(o, "<p class=\"note\">%zu of %zu attempts drawn (every %s).</p>", sc->n,
+                sc->total, ordinal((sc->total + sc->n - 1) / sc->n, nth, sizeof nth));
     (void)pg;
 }
 
@@ -678,7 +688,9 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
             const struct tl_report_dist *ds = &g->dist[d];
             if (!ds->n) continue;
             if (!(ds->v[ds->n - 1] > 0)) { /* nothing for a log axis */
-                fprintf(o, "<p class=\"note\">%s: all %zu tasks measured 0.</p>", dist_label[d],
+                fprintf(o, ds->n == 1 ? "<p class=\"note\">%s: its one task measured 0.</p>"
+                                       : "<p class=\"note\">%s: all %zu tasks measured 0.</p>",
+                        dist_label[d],
                         ds->n);
                 continue;
             }

@@ -46,7 +46,10 @@ bool tl_summary_opts_set_metrics(struct tl_summary_opts *o, const char *list, ch
         size_t n = e ? (size_t)(e - p) : strlen(p);
         int m = tl_metric_by_name(p, n);
         if (m < 0) {
-            snprintf(err, errlen, "unknown metric '%.*s'", (int)n, p);
+            int at = snprintf(err, errlen, "unknown metric '%.*s' (known:", (int)n, p);
+            for (int k = 0; k < TL_M_COUNT && at > 0 && (size_t)at < errlen; k++)
+                at += snprintf(err + at, errlen - (size_t)at, " %s", tl_metric_info[k].name);
+            if (at > 0 && (size_t)at < errlen) snprintf(err + at, errlen - (size_t)at, ")");
             return false;
         }
         if (o->nmetrics < TL_M_COUNT) o->metrics[o->nmetrics++] = m;
@@ -424,8 +427,10 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
         if (a == 0) snprintf(out, cap, "0s");
         else if (a < 999.5e-6) snprintf(out, cap, "%.3gus", v * 1e6);
         else if (a < 0.9995) snprintf(out, cap, "%.3gms", v * 1e3);
-        else if (a < 60) snprintf(out, cap, "%.3gs", v);
-        else if (a < 3600) snprintf(out, cap, "%.3gmin", v / 60);
+        /* and a value that rounds up to 60 at three digits is the next
+         * unit: 59.97 s is 1min, not 60s */
+        else if (a < 59.95) snprintf(out, cap, "%.3gs", v);
+        else if (a < 59.95 * 60) snprintf(out, cap, "%.3gmin", v / 60);
         else if (a < 999.5 * 3600) snprintf(out, cap, "%.3gh", v / 3600);
         else snprintf(out, cap, "%.0fh", v / 3600);
         return;
@@ -453,6 +458,20 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
     }
 }
 
+/* The exit codes, when a task's command failed: a task can succeed for the
+ * workflow system (result SUCCESS) and still exit 1, and a table that
+ * shows only results hides that. */
+static void put_failed_exits(struct tl_buf *b, struct tl_agg_group *g)
+{
+    bool failed = false;
+    for (size_t i = 0; i < g->nexits; i++) failed |= strcmp(g->exits[i].name, "0") != 0;
+    if (!failed) return;
+    sort_counts(g->exits, g->nexits);
+    tl_buf_puts(b, "\n  exit codes");
+    for (size_t i = 0; i < g->nexits; i++)
+        tl_buf_printf(b, " %s=%llu", g->exits[i].name, (unsigned long long)g->exits[i].n);
+}
+
 static void write_table(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
                         struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
@@ -475,6 +494,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             tl_buf_puts(b, "\n  results");
             for (size_t i = 0; i < g->nresults; i++)
                 tl_buf_printf(b, " %s=%llu", g->results[i].name, (unsigned long long)g->results[i].n);
+            put_failed_exits(b, g);
         }
         if (g->samples) tl_buf_printf(b, "\n  samples %llu", (unsigned long long)g->samples);
         tl_buf_putc(b, '\n');

@@ -29,7 +29,8 @@ static inline bool skip_kind(struct wq_state *st, enum tl_record_kind k)
 static void reject_bad_values(struct wq_state *st, const struct bad_value *bad)
 {
     char num[TL_FMT_WIDE + 1], detail[128];
-    tl_fmt_double_wide(num, bad->v);
+    if (isnan(bad->v)) snprintf(num, sizeof num, "not a number");
+    else tl_fmt_double_wide(num, bad->v);
     int metric = wq_to_metric[bad->key];
     const char *name = metric >= 0 ? tl_metric_info[metric].name
                        : bad->key == K_WORKER_START ? "time_worker_start" : "time_worker_end";

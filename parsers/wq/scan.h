@@ -167,6 +167,17 @@ static void store_box(struct box *b, enum jkey key, double v)
     b->present |= (uint8_t)(1u << i);
 }
 
+/* A known key whose value is not a number (a string, true, null, an
+ * object): the line is rejected for it, as for a negative value, rather
+ * than the resource vanishing from the task without a word. */
+static inline void not_a_number(enum jkey k, struct bad_value *bad)
+{
+    if (!bad->n++) {
+        bad->key = k;
+        bad->v = NAN;
+    }
+}
+
 /* Stores a value read for key k unless no measurement can have it (negative,
  * past the double range): that one goes to *bad, and its line is rejected.
  * Checked here, once per value read, rather than per value of every record
@@ -395,6 +406,7 @@ static inline const char *scan_resources(const char *p, const char *end, enum js
             } else {
                 p = json_skip(p - 1, end, 1); /* back to '[' */
                 if (!p) return NULL;
+                not_a_number(k, bad); /* ["12", "MB"], [true, ...] */
             }
         } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
             p = tl_scan_double(p, end, &v);
@@ -403,6 +415,7 @@ static inline const char *scan_resources(const char *p, const char *end, enum js
         } else {
             p = json_skip(p, end, 1);
             if (!p) return NULL;
+            not_a_number(k, bad); /* "12", true, null, {...} */
         }
         if (have) /* nan, inf, negatives, unknown units too: store_value sorts them out */
             store_value(target, m, b, k, canonical_value(k, v, unit.p, unit.n), bad);

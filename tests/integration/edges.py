@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Numbers and words at the edges (issue 43 point 3, the first of them):
+
+1. A duration just under a minute or an hour prints in the next unit
+   ("1min", "1h"), never "60s" or "60min".
+2. `--metrics` with an unknown name lists the names it knows;
+   `--quantiles` with more values than it keeps says how many it keeps.
+3. The text summary shows a category's exit codes when a command failed
+   (the bundled log's `failing` tasks: SUCCESS for Work Queue, exit 1/2/3).
+4. A Work Queue resource given as a string or `true` is rejected with
+   file:line and counted, not dropped from the task without a word.
+5. Words: "1 quantum", never "1 quanta"; a report's sampled scatter says
+   "every 3rd", never "every 3-th".
+
+usage: edges.py TASKLENS DEMO_LOG REPO_DIR [SHARED_DIR]
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+
+
+def run(*args, **kw):
+    return subprocess.run(list(args), capture_output=True, text=True, **kw)
+
+
+def with_values(demo, tmp, wall, cpu, mem_json):
+    """The demo log with its last DONE SUCCESS task's wall and CPU time (and
+    memory, as written) replaced."""
+    lines = open(demo).read().split("\n")
+    i = max(k for k, l in enumerate(lines) if " DONE SUCCESS " in l)
+    l = re.sub(r'"wall_time":\[[0-9.]+,"s"\]', '"wall_time":[%s,"s"]' % wall, lines[i])
+    l = re.sub(r'"cpu_time":\[[0-9.]+,"s"\]', '"cpu_time":[%s,"s"]' % cpu, l)
+    l = re.sub(r'"memory":\[[0-9.]+,"MB"\]', '"memory":%s' % mem_json, l)
+    lines[i] = l
+    path = os.path.join(tmp, "edited.log")
+    open(path, "w").write("\n".join(lines))
+    return path, i + 1, re.search(r" TASK (\d+) ", l).group(1)
+
+
+def main():
+    tasklens, demo, repo = sys.argv[1:4]
+    shared = sys.argv[4] if len(sys.argv) > 4 else os.path.join(repo, "..", "shared")
+    with tempfile.TemporaryDirectory() as tmp:
+        log, lineno, task = with_values(demo, tmp, "59.97", "3599.9", "[2,\"MB\"]")
+        out = run(tasklens, "summary", "--metrics", "wall_time_s,cpu_time_s", log).stdout
+        check(" 1min" in out and " 1h" in out and "60s" not in out and "60min" not in out,
+              "59.97 s prints as 1min and 3599.9 s as 1h: %s"
+              % [l for l in out.splitlines() if l.strip().startswith(("wall", "cpu"))][:2])
+
+        r = run(tasklens, "summary", "--metrics", "max_rss", demo)
+        check(r.returncode == 2 and "max_rss_bytes" in r.stderr and "wall_time_s" in r.stderr,
+              "--metrics max_rss: refused with the names it knows")
+        r = run(tasklens, "summary", "--quantiles", ",".join(["0.5"] * 33), demo)
+        check(r.returncode == 2 and "at most 32" in r.stderr,
+              "--quantiles with 33 values: %s" % r.stderr.strip())
+
+        out = run(tasklens, "summary", demo).stdout
+        block = out.split("category=failing", 1)[1].split("category=", 1)[0] if "category=failing" in out else ""
+        check("results SUCCESS=45" in block and re.search(r"exit codes 1=15 2=15 3=15", block),
+              "the failing category's exit codes are in the text summary: %s" % block.strip().splitlines()[:3])
+
+        for value in ('"2"', "true"):
+            log, lineno, task = with_values(demo, tmp, "1.5", "1.0", value)
+            r = run(tasklens, "summary", "--format", "json", log)
+            rej = r.stdout and __import__("json").loads(r.stdout)["inputs"][0]["rejected_by"]
+            check(rej == {"bad_value": 1} and "%s:%d:" % (log, lineno) in r.stderr and "not a number" in r.stderr,
+                  "memory given as %s: rejected with file:line and counted (%s; %s)"
+                  % (value, rej, r.stderr.strip().splitlines()[:1]))
+
+        lsst = os.path.join(tmp, "lsst", "run", "isr_metadata")
+        os.makedirs(lsst)
+        src = next((os.path.join(d, f) for d, _, fs in os.walk(os.path.join(repo, "tests", "data", "lsst"))
+                    for f in fs if "_metadata" in f and f.endswith((".yaml", ".json"))), None)
+        if src:
+            open(os.path.join(lsst, os.path.basename(src)), "w").write(open(src).read())
+            r = run(tasklens, "summary", "--lsst-summary", os.path.join(tmp, "lsst"))
+            check(re.search(r"\b1 metadata file, 1 quantum\b", r.stderr) and "1 quanta" not in r.stderr,
+                  "one LSST quantum is 1 quantum: %s" % r.stderr.strip())
+        colmena = os.path.join(shared, "wq", "samples",
+                               "ccl_taskvine-logs__taskvine_paper_colmena_transactions_peer_enabled")
+        if os.path.exists(colmena):
+            page = os.path.join(tmp, "r.html")
+            run(tasklens, "report", "-q", colmena, "-o", page)
+            html = open(page).read() if os.path.exists(page) else ""
+            every = re.findall(r"attempts drawn \(every ([^)]*)\)", html)
+            check(every and all(re.fullmatch(r"\d+(st|nd|rd|th)", e) for e in every) and "-th" not in html,
+                  "sampled scatters say the ordinal in English: %s" % sorted(set(every)))
+        else:
+            print("SKIP the report's ordinal: the Colmena sample is absent")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
