@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/path.h"
 #include "sinks/influx/http.h"
@@ -46,8 +47,9 @@ static const struct tl_option influx_options[] = {
      "influx-create-db"},
     {"batch_lines", TL_OPT_INT, "5000", "points per request at most", IC(batch_lines)},
     {"batch_bytes", TL_OPT_SIZE, "1M", "bytes per request at most", IC(batch_bytes)},
-    {"spool_dir", TL_OPT_STRING, "tasklens-spool",
-     "where batches wait while InfluxDB is unavailable", IC(spool_dir), "spool-dir"},
+    {"spool_dir", TL_OPT_STRING, NULL,
+     "where batches wait while InfluxDB is unavailable (none: $XDG_STATE_HOME/tasklens/spool, "
+     "else ~/.local/state/tasklens/spool; never the working directory)", IC(spool_dir), "spool-dir"},
     {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", IC(spool_max),
      "spool-max"},
     {"spool_drop_oldest", TL_OPT_BOOL, "false",
@@ -62,6 +64,31 @@ struct influx_plugin {
     char spool_dir[4096];
 };
 
+/* The spool's directory: the one configured, else the user's state
+ * directory (XDG), never the working directory a command happened to run
+ * in. */
+static const char *spool_dir_of(const struct influx_config *c, char *buf, size_t cap)
+{
+    if (c->spool_dir) return c->spool_dir;
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (state && *state) snprintf(buf, cap, "%s/tasklens/spool", state);
+    else snprintf(buf, cap, "%s/.local/state/tasklens/spool", home && *home ? home : "/tmp");
+    return buf;
+}
+
+/* mkdir -p of the default spool's parents (the spool makes its own). */
+static void make_parents(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        mkdir(path, 0750);
+        *p = '/';
+    }
+}
+
 static enum tl_err influx_validate(const void *config, const char **key, char *err, size_t errlen)
 {
     const struct influx_config *c = config;
@@ -70,7 +97,7 @@ static enum tl_err influx_validate(const void *config, const char **key, char *e
         snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");
         return TL_ERR_USAGE;
     }
-    if (!c->spool_dir || !*c->spool_dir) {
+    if (c->spool_dir && !*c->spool_dir) {
         *key = "spool_dir";
         snprintf(err, errlen, "empty");
         return TL_ERR_USAGE;
@@ -103,7 +130,7 @@ static bool influx_configured(const void *config)
 
 /* The settings as the sink takes them. */
 static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *env,
-                     struct tl_influx_sink_cfg *sc)
+                     struct tl_influx_sink_cfg *sc, const char *spool_dir)
 {
     tl_influx_sink_cfg_default(sc);
     sc->http.url = k->url;
@@ -122,7 +149,7 @@ static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *en
     sc->create_db = k->create_db;
     sc->batch_lines = (uint32_t)k->batch_lines;
     sc->batch_bytes = (uint32_t)k->batch_bytes;
-    sc->spool.dir = k->spool_dir;
+    sc->spool.dir = spool_dir;
     sc->spool.max_bytes = k->spool_max;
     sc->spool.drop_oldest = k->spool_drop_oldest;
     if (env) {
@@ -138,15 +165,17 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
     const struct influx_config *c = config;
     struct influx_plugin *p = calloc(1, sizeof *p);
     if (!p) return TL_ERR_NOMEM;
+    char dir[4096];
+    snprintf(p->spool_dir, sizeof p->spool_dir, "%s", spool_dir_of(c, dir, sizeof dir));
+    if (!c->spool_dir) make_parents(p->spool_dir);
     struct tl_influx_sink_cfg sc;
-    sink_cfg(c, env, &sc);
+    sink_cfg(c, env, &sc, p->spool_dir);
     enum tl_err rc = tl_influx_sink_new(&sc, &p->sink, err, errlen);
     if (rc) {
         free(p);
         return rc;
     }
     p->log = env->log;
-    snprintf(p->spool_dir, sizeof p->spool_dir, "%s", c->spool_dir);
     *state = p;
     return TL_OK;
 }
@@ -239,7 +268,9 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
 {
     const struct influx_config *k = config;
     struct tl_influx_sink_cfg sc;
-    sink_cfg(k, NULL, &sc);
+    char buf[4096];
+    const char *spool = spool_dir_of(k, buf, sizeof buf);
+    sink_cfg(k, NULL, &sc, spool);
     struct tl_influx_cfg c = sc.http;
     c.gzip = false;
     c.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
@@ -274,8 +305,8 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
             r.status, r.message[0] ? r.message : "no reason given");
     tl_influx_free(h);
     char why[512];
-    bool w = tl_dir_writable(k->spool_dir, true, why, sizeof why);
-    say(ctx, w, "sinks[%d] spool_dir %s: %s", i, k->spool_dir, w ? "writable" : why);
+    bool w = tl_dir_writable(spool, true, why, sizeof why);
+    say(ctx, w, "sinks[%d] spool_dir %s: %s", i, spool, w ? "writable" : why);
 }
 
 const struct tl_sink_type tl_sink_influxdb = {

@@ -11,6 +11,9 @@
    file:line and counted, not dropped from the task without a word.
 5. Words: "1 quantum", never "1 quanta"; a report's sampled scatter says
    "every 3rd", never "every 3-th".
+6. `lines` to an InfluxDB that is down writes nothing into the working
+   directory: the spool goes to the user's state directory (XDG), and the
+   message names it.
 
 usage: edges.py TASKLENS DEMO_LOG REPO_DIR [SHARED_DIR]
 """
@@ -43,7 +46,7 @@ def with_values(demo, tmp, wall, cpu, mem_json):
 
 
 def main():
-    tasklens, demo, repo = sys.argv[1:4]
+    tasklens, demo, repo = (os.path.abspath(a) for a in sys.argv[1:4])
     shared = sys.argv[4] if len(sys.argv) > 4 else os.path.join(repo, "..", "shared")
     with tempfile.TemporaryDirectory() as tmp:
         log, lineno, task = with_values(demo, tmp, "59.97", "3599.9", "[2,\"MB\"]")
@@ -71,6 +74,17 @@ def main():
             check(rej == {"bad_value": 1} and "%s:%d:" % (log, lineno) in r.stderr and "not a number" in r.stderr,
                   "memory given as %s: rejected with file:line and counted (%s; %s)"
                   % (value, rej, r.stderr.strip().splitlines()[:1]))
+
+        cwd, home = os.path.join(tmp, "cwd"), os.path.join(tmp, "home")
+        os.makedirs(cwd)
+        env = dict(os.environ, HOME=home)
+        env.pop("XDG_STATE_HOME", None)
+        r = run(tasklens, "lines", "--influx-db", "x", "--influx-url", "http://127.0.0.1:1",
+                "--drain-timeout", "0", demo, cwd=cwd, env=env)
+        spool = os.path.join(home, ".local", "state", "tasklens", "spool")
+        check(not os.listdir(cwd) and os.path.isdir(spool) and spool in r.stderr,
+              "lines to a down InfluxDB: nothing in the working directory (%s), the spool in %s"
+              % (os.listdir(cwd), spool))
 
         lsst = os.path.join(tmp, "lsst", "run", "isr_metadata")
         os.makedirs(lsst)
