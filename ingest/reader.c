@@ -44,6 +44,37 @@ static enum tl_err fill_raw(struct tl_reader *r, char *err, size_t errlen)
     return TL_OK;
 }
 
+/* A compression tasklens does not decode, known by its magic bytes, with
+ * what to do instead; NULL for anything else. Spark writes its event logs
+ * with the codec of spark.eventLog.compression.codec: zstd (read here) by
+ * default since 3.0, lz4 (LZ4BlockOutputStream), snappy (snappy-java) or
+ * lzf before. */
+static const char *other_codec(const unsigned char *m, size_t n)
+{
+    static const struct {
+        const char *magic;
+        size_t len;
+        const char *say;
+    } codecs[] = {
+        {"LZ4Block", 8, "compressed with Spark's lz4 codec (LZ4Block), which tasklens does not "
+                        "decode: have Spark write zstd (spark.eventLog.compression.codec=zstd) or "
+                        "no compression, which tasklens reads"},
+        {"\x04\x22\x4d\x18", 4, "an LZ4 frame, which tasklens does not decode: decompress it "
+                                "first (lz4 -d), or write zstd or gzip, which tasklens reads"},
+        {"\x82SNAPPY", 7, "compressed with Spark's snappy codec (snappy-java), which tasklens does "
+                          "not decode: have Spark write zstd (spark.eventLog.compression.codec=zstd)"},
+        {"\xff\x06\x00\x00sNaPpY", 10, "a snappy frame stream, which tasklens does not decode: "
+                                         "write zstd or gzip instead, which tasklens reads"},
+        {"ZV", 2, "compressed with Spark's lzf codec, which tasklens does not decode: have Spark "
+                  "write zstd (spark.eventLog.compression.codec=zstd)"},
+    };
+    for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++)
+        if (n >= codecs[i].len && !memcmp(m, codecs[i].magic, codecs[i].len) &&
+            (codecs[i].len > 2 || (n > 2 && m[2] <= 1))) /* "ZV" then block type 0 or 1 */
+            return codecs[i].say;
+    return NULL;
+}
+
 enum tl_err tl_reader_open(const char *path, struct tl_reader **out, char *err, size_t errlen)
 {
     struct tl_reader *r = calloc(1, sizeof *r);
@@ -90,6 +121,12 @@ enum tl_err tl_reader_open(const char *path, struct tl_reader **out, char *err, 
     if (rc) {
         tl_reader_close(r);
         return rc;
+    }
+    const char *other = other_codec(r->raw, r->raw_len);
+    if (other) {
+        snprintf(err, errlen, "%s: %s", path ? path : "stdin", other);
+        tl_reader_close(r);
+        return TL_ERR_FORMAT;
     }
     const unsigned char *m = r->raw;
     if (r->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {

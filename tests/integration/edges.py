@@ -14,6 +14,9 @@
 6. `lines` to an InfluxDB that is down writes nothing into the working
    directory: the spool goes to the user's state directory (XDG), and the
    message names it.
+7. A Spark event log compressed with lz4, snappy or lzf (codecs tasklens
+   does not decode) is named by its codec, with what to do, not "format not
+   recognized".
 
 usage: edges.py TASKLENS DEMO_LOG REPO_DIR [SHARED_DIR]
 """
@@ -85,6 +88,15 @@ def main():
         check(not os.listdir(cwd) and os.path.isdir(spool) and spool in r.stderr,
               "lines to a down InfluxDB: nothing in the working directory (%s), the spool in %s"
               % (os.listdir(cwd), spool))
+
+        for name, magic, codec in (("app.lz4", b"LZ4Block\x10\x00\x00\x00", "lz4"),
+                                   ("app.snappy", b"\x82SNAPPY\x00\x00\x00\x00\x01", "snappy"),
+                                   ("app.lzf", b"ZV\x00\x00\x05hello", "lzf")):
+            path = os.path.join(tmp, name)
+            open(path, "wb").write(magic + b"\x00" * 64)
+            r = run(tasklens, "summary", path)
+            check(r.returncode != 0 and ("Spark's %s codec" % codec) in r.stderr and "zstd" in r.stderr,
+                  "%s: named by its codec, with what to do: %s" % (name, r.stderr.strip()[:160]))
 
         lsst = os.path.join(tmp, "lsst", "run", "isr_metadata")
         os.makedirs(lsst)
