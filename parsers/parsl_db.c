@@ -103,29 +103,49 @@ static double parse_time(const struct parsl_state *st, const unsigned char *s)
     return (double)timegm(&tm) + frac - st->cfg.utc_offset * 3600;
 }
 
-/* The finished tries, with their task's facts and their samples. */
-static const char QUERY[] =
-    "SELECT y.run_id, y.task_id, y.try_id, t.task_func_name, y.hostname, y.task_executor, "
-    "       y.task_try_time_launched, y.task_try_time_running, y.task_try_time_returned, "
-    "       (SELECT max(z.try_id) FROM try z WHERE z.task_id = y.task_id AND z.run_id = y.run_id), "
-    "       t.task_time_returned, "
-    "       (SELECT s.task_status_name FROM status s WHERE s.task_id = y.task_id AND "
-    "          s.run_id = y.run_id AND s.try_id = y.try_id ORDER BY s.timestamp DESC LIMIT 1), "
-    "       r.n, r.rss, r.vms, r.cpu1 - r.cpu0, r.rd1 - r.rd0, r.wr1 - r.wr0, r.cs1 - r.cs0, "
-    "       (SELECT w.time_completed FROM workflow w WHERE w.run_id = y.run_id) "
-    "FROM try y JOIN task t ON t.task_id = y.task_id AND t.run_id = y.run_id "
-    "LEFT JOIN (SELECT run_id, task_id, try_id, count(*) AS n, "
-    "    max(psutil_process_memory_resident) AS rss, max(psutil_process_memory_virtual) AS vms, "
-    "    min(psutil_process_time_user + psutil_process_time_system) AS cpu0, "
-    "    max(psutil_process_time_user + psutil_process_time_system) AS cpu1, "
-    "    min(psutil_process_disk_read) AS rd0, max(psutil_process_disk_read) AS rd1, "
+/* The finished tries, with their task's facts and their samples. Older
+ * Parsl databases (and Parsl's own test databases) have no context-switch
+ * columns: then they are NULL, absent from the records, not a refusal. */
+#define QUERY_HEAD                                                                                 \
+    "SELECT y.run_id, y.task_id, y.try_id, t.task_func_name, y.hostname, y.task_executor, "      \
+    "       y.task_try_time_launched, y.task_try_time_running, y.task_try_time_returned, "       \
+    "       (SELECT max(z.try_id) FROM try z WHERE z.task_id = y.task_id AND z.run_id = y.run_id), " \
+    "       t.task_time_returned, "                                                              \
+    "       (SELECT s.task_status_name FROM status s WHERE s.task_id = y.task_id AND "          \
+    "          s.run_id = y.run_id AND s.try_id = y.try_id ORDER BY s.timestamp DESC LIMIT 1), " \
+    "       r.n, r.rss, r.vms, r.cpu1 - r.cpu0, r.rd1 - r.rd0, r.wr1 - r.wr0, r.cs1 - r.cs0, "   \
+    "       (SELECT w.time_completed FROM workflow w WHERE w.run_id = y.run_id) "                \
+    "FROM try y JOIN task t ON t.task_id = y.task_id AND t.run_id = y.run_id "                   \
+    "LEFT JOIN (SELECT run_id, task_id, try_id, count(*) AS n, "                                 \
+    "    max(psutil_process_memory_resident) AS rss, max(psutil_process_memory_virtual) AS vms, " \
+    "    min(psutil_process_time_user + psutil_process_time_system) AS cpu0, "                  \
+    "    max(psutil_process_time_user + psutil_process_time_system) AS cpu1, "                  \
+    "    min(psutil_process_disk_read) AS rd0, max(psutil_process_disk_read) AS rd1, "          \
     "    min(psutil_process_disk_write) AS wr0, max(psutil_process_disk_write) AS wr1, "
+#define QUERY_TAIL                                                                                 \
+    "  FROM resource GROUP BY run_id, task_id, try_id) r "                                       \
+    "  ON r.run_id = y.run_id AND r.task_id = y.task_id AND r.try_id = y.try_id "                \
+    "WHERE y.task_try_time_returned IS NOT NULL "                                                \
+    "ORDER BY y.task_try_time_returned, y.run_id, y.task_id, y.try_id"
+static const char QUERY[] = QUERY_HEAD
     "    min(psutil_process_num_ctx_switches_voluntary + psutil_process_num_ctx_switches_involuntary) AS cs0, "
     "    max(psutil_process_num_ctx_switches_voluntary + psutil_process_num_ctx_switches_involuntary) AS cs1 "
-    "  FROM resource GROUP BY run_id, task_id, try_id) r "
-    "  ON r.run_id = y.run_id AND r.task_id = y.task_id AND r.try_id = y.try_id "
-    "WHERE y.task_try_time_returned IS NOT NULL "
-    "ORDER BY y.task_try_time_returned, y.run_id, y.task_id, y.try_id";
+    QUERY_TAIL;
+static const char QUERY_NO_CS[] = QUERY_HEAD "    NULL AS cs0, NULL AS cs1 " QUERY_TAIL;
+static const char HAS_CS[] =
+    "SELECT count(*) FROM pragma_table_info('resource') "
+    "WHERE name IN ('psutil_process_num_ctx_switches_voluntary', "
+    "'psutil_process_num_ctx_switches_involuntary')";
+
+/* Whether the resource table has both context-switch columns. */
+static bool has_ctx_switches(sqlite3 *db)
+{
+    sqlite3_stmt *q = NULL;
+    bool yes = sqlite3_prepare_v2(db, HAS_CS, -1, &q, NULL) == SQLITE_OK &&
+               sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 2;
+    sqlite3_finalize(q);
+    return yes;
+}
 
 enum { C_RUN, C_TASK, C_TRY, C_APP, C_HOST, C_EXECUTOR, C_LAUNCHED, C_RUNNING, C_RETURNED,
        C_LAST_TRY, C_TASK_RETURNED, C_STATUS, C_SAMPLES, C_RSS, C_VMS, C_CPU, C_READ, C_WRITE,
@@ -230,7 +250,8 @@ static void read_db(struct parsl_state *st)
         newest = parse_time(st, sqlite3_column_text(q, 0));
     sqlite3_finalize(q);
     q = NULL;
-    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, QUERY, -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, has_ctx_switches(db) ? QUERY : QUERY_NO_CS, -1, &q, NULL);
     if (rc != SQLITE_OK) {
         char detail[200];
         snprintf(detail, sizeof detail, "not a Parsl monitoring database: %s", sqlite3_errmsg(db));

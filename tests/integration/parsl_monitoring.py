@@ -21,6 +21,7 @@ usage: parsl_monitoring.py TASKLENS REPO_DIR
 import datetime
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -202,6 +203,26 @@ def main():
               "a half-written database is rejected as a bad document (%s)" % err.strip()[-200:])
         check(sorted(got) == sorted(want) and all(len(v) == 1 for v in got.values()),
               "then read whole when it changed: every try, once (%d of %d)" % (len(got), len(want)))
+
+        # an older schema (Parsl's own test databases): no context-switch
+        # columns; read with those values absent, every other value the same
+        old_db = os.path.join(tmp, "older.db")
+        shutil.copy(db, old_db)
+        con = sqlite3.connect(old_db)
+        for col in ("psutil_process_num_ctx_switches_voluntary",
+                    "psutil_process_num_ctx_switches_involuntary"):
+            con.execute("ALTER TABLE resource DROP COLUMN %s" % col)
+        con.commit()
+        con.close()
+        r = subprocess.run([tasklens, "lines", "--window", "0", old_db], capture_output=True, text=True)
+        older = task_points(r.stdout)
+        strip = lambda f: {k: v for k, v in f.items() if k != "context_switches"}
+        same = sorted(older) == sorted(batch) and all(
+            strip(older[k][0][1]) == strip(batch[k][0][1]) and "context_switches" not in older[k][0][1]
+            for k in batch)
+        check(r.returncode == 0 and same and "not a Parsl" not in r.stderr,
+              "a database without the context-switch columns: every try, context switches absent, "
+              "the rest equal (%d of %d; %s)" % (len(older), len(batch), r.stderr.strip()[:200]))
 
         r = subprocess.run([tasklens, "formats"], capture_output=True, text=True)
         check("parsl" in r.stdout and "parsl.utc_offset" in r.stdout,
