@@ -245,7 +245,8 @@ int tl_cmd_advise(int argc, char **argv)
         return TL_EXIT_USAGE;
     }
     struct tl_task_rows rs = {0};
-    int status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens advise");
+    int ninputs = tl_inputs_once(argv + optind, argc - optind, "tasklens advise");
+    int status = read_all(&co, ninputs, argv + optind, &rs, "tasklens advise");
     if (rs.process_wide_rss) /* their memory recommendations rest on upper bounds */
         fprintf(stderr, "tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
                         "categories is from those bounds\n",
@@ -262,7 +263,7 @@ int tl_cmd_advise(int argc, char **argv)
         int written = 0;
         char pct[16];
         snprintf(pct, sizeof pct, "p%02.0f", o.quantile * 100);
-        if (emit) advise_emit(&b, emit, &rs, ca, &o, argv + optind, argc - optind);
+        if (emit) advise_emit(&b, emit, &rs, ca, &o, argv + optind, ninputs);
         else advise_header(&b, co.fmt, &o, pct);
         for (size_t k = 0; !emit && k < rs.cats.n; k++) {
             if (co.fmt == F_TABLE) advise_table(&b, rs.cats.s[k], &ca[k], pct);

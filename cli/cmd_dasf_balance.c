@@ -61,6 +61,7 @@ int tl_cmd_dasf_balance(int argc, char **argv)
     }
     struct tl_dasf_balance *b = tl_dasf_balance_new();
     int status = b ? TL_EXIT_OK : TL_EXIT_INPUT;
+    argc = optind + tl_inputs_once(argv + optind, argc - optind, "tasklens summary");
     for (int i = optind; status == TL_EXIT_OK && i < argc; i++) {
         struct tl_summary_input info;
         memset(&info, 0, sizeof info);

@@ -114,6 +114,7 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
         return orc == TL_ERR_OPEN ? TL_EXIT_INPUT : TL_EXIT_USAGE; /* -o FILE: not writable */
     }
     status = TL_EXIT_OK;
+    argc = optind + tl_inputs_once(argv + optind, argc - optind, "tasklens lines");
     for (int i = optind; i < argc; i++) {
         struct tl_summary_input info;
         enum tl_err rc = tl_read_input(argv[i], &k->io, tl_output_record, &o, &info);

@@ -183,7 +183,7 @@ int tl_cmd_report(int argc, char **argv)
             return TL_EXIT_USAGE;
         }
     }
-    int n = argc - optind;
+    int n = tl_inputs_once(argv + optind, argc - optind, "tasklens report");
     if (n <= 0 || !ro.out_path) {
         if (!ro.out_path) fprintf(stderr, "tasklens report: name the page with -o FILE\n");
         report_usage(stderr);

@@ -186,7 +186,7 @@ int tl_cmd_summary(int argc, char **argv)
     tl_summary_opts_default(&k.so);
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
-    int ninputs = argc - optind;
+    int ninputs = tl_inputs_once(argv + optind, argc - optind, "tasklens summary");
     struct tl_summary *s = tl_summary_new(&k.so);
     struct tl_summary_input *infos = calloc((size_t)ninputs, sizeof *infos);
     if (!s || !infos) {

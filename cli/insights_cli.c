@@ -67,6 +67,7 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
 {
     co->io.settings = co->settings;
     co->io.kinds = TL_KIND(TL_REC_TASK); /* the rows keep finished attempts only */
+    n = tl_inputs_once(args, n, cmd);
     int status = TL_EXIT_OK;
     struct tl_file_list fl = {0};
     for (int i = 0; i < n; i++) {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/path.h"
 #include "ingest/dirlist.h"
 #include "ingest/reader.h"
 #include "parsers/drive.h"
@@ -311,4 +312,27 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
         return read_dir(path, opts, on_record, ctx, info);
     }
     return read_file(path, NULL, opts, on_record, ctx, info, false);
+}
+
+int tl_inputs_once(char **paths, int n, const char *cmd)
+{
+    char **canon = calloc((size_t)n + 1, sizeof *canon);
+    if (!canon) return n; /* out of memory: read what was given */
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        char *c = strcmp(paths[i], "-") ? tl_canonical_path(paths[i]) : NULL;
+        int twin = -1;
+        for (int j = 0; c && j < kept && twin < 0; j++)
+            if (canon[j] && !strcmp(canon[j], c)) twin = j;
+        if (twin >= 0) {
+            fprintf(stderr, "%s: %s is %s, given twice: read once\n", cmd, paths[i], paths[twin]);
+            free(c);
+            continue;
+        }
+        canon[kept] = c;
+        paths[kept++] = paths[i];
+    }
+    for (int j = 0; j < kept; j++) free(canon[j]);
+    free(canon);
+    return kept;
 }

@@ -33,6 +33,12 @@ enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
                           void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
                           struct tl_summary_input *info);
 
+/* The inputs of a command, each once: a path named twice (a.log and
+ * ./a.log, or through a link) is read once, and said ("cmd: B is A, given
+ * twice: read once"). Compacts paths in place; returns how many stay.
+ * "-" (stdin) is kept as given. */
+int tl_inputs_once(char **paths, int n, const char *cmd);
+
 /* Frees what tl_read_input allocated in info. */
 void tl_input_info_free(struct tl_summary_input *info);
 

@@ -17,6 +17,8 @@
 7. A Spark event log compressed with lz4, snappy or lzf (codecs tasklens
    does not decode) is named by its codec, with what to do, not "format not
    recognized".
+8. The same input named twice (as a path, through ../, through a link) is
+   read once, and said; its tasks are not counted twice.
 
 usage: edges.py TASKLENS DEMO_LOG REPO_DIR [SHARED_DIR]
 """
@@ -97,6 +99,17 @@ def main():
             r = run(tasklens, "summary", path)
             check(r.returncode != 0 and ("Spark's %s codec" % codec) in r.stderr and "zstd" in r.stderr,
                   "%s: named by its codec, with what to do: %s" % (name, r.stderr.strip()[:160]))
+
+        link = os.path.join(tmp, "again.log")
+        os.symlink(demo, link)
+        twice = os.path.join(os.path.dirname(demo), "..", os.path.basename(os.path.dirname(demo)),
+                             os.path.basename(demo))
+        r = run(tasklens, "summary", "--format", "json", demo, twice, link)
+        doc = __import__("json").loads(r.stdout) if r.stdout else {"inputs": [], "groups": []}
+        tasks = sum(g["tasks"] for g in doc["groups"])
+        check(len(doc["inputs"]) == 1 and tasks == 207 and r.stderr.count("given twice: read once") == 2,
+              "one input named three ways: read once, 207 tasks (%d inputs, %d tasks; %s)"
+              % (len(doc["inputs"]), tasks, r.stderr.strip()[:160]))
 
         lsst = os.path.join(tmp, "lsst", "run", "isr_metadata")
         os.makedirs(lsst)
