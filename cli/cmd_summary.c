@@ -55,11 +55,33 @@ static void summary_usage(FILE *out)
             "rejected), 2 usage error.\n");
 }
 
+/* What reading adds to: the summary, its first error, and the names of
+ * the extra tags the records carried (data ids), so that a --by tag no
+ * record has can be told from one some records lack. */
+#define MAX_SEEN_TAGS 64
+struct reading {
+    struct tl_summary *s;
+    enum tl_err rc;
+    char *seen[MAX_SEEN_TAGS]; /* owned: a parser's names end with its input */
+    int nseen;
+};
+
+static void note_tags(struct reading *rd, const struct tl_record *r)
+{
+    for (int i = 0; i < r->n_tags; i++) {
+        int j = 0;
+        while (j < rd->nseen && strcmp(rd->seen[j], r->tags[i].key)) j++;
+        if (j == rd->nseen && rd->nseen < MAX_SEEN_TAGS && (rd->seen[j] = strdup(r->tags[i].key)))
+            rd->nseen++;
+    }
+}
+
 static void add_record(void *ctx, const struct tl_record *r)
 {
-    enum tl_err *rc = (enum tl_err *)((void **)ctx)[1];
-    enum tl_err e = tl_summary_add(((void **)ctx)[0], r);
-    if (e && !*rc) *rc = e;
+    struct reading *rd = ctx;
+    if (r->n_tags) note_tags(rd, r);
+    enum tl_err e = tl_summary_add(rd->s, r);
+    if (e && !rd->rc) rd->rc = e;
 }
 
 /* What the flags ask for. */
@@ -177,6 +199,27 @@ static int parse_flags(int argc, char **argv, struct summary_cmd *k)
     return -1;
 }
 
+/* Every --by tag is a record field or a tag some record carried; else it
+ * is refused with the names there are (it used to group everything under
+ * node=-). */
+static bool tags_known(const struct summary_cmd *k, const struct reading *rd)
+{
+    static const char *const fields[] = {"category", "host", "worker", "workflow", "result", "source"};
+    bool ok = true;
+    for (int b = 0; b < k->so.nby; b++) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) known |= !strcmp(k->so.by[b], fields[i]);
+        for (int i = 0; i < rd->nseen; i++) known |= !strcmp(k->so.by[b], rd->seen[i]);
+        if (known) continue;
+        fprintf(stderr, "tasklens summary: --by %s: no record has this tag (known: category, host, "
+                        "worker, workflow, result, source", k->so.by[b]);
+        for (int i = 0; i < rd->nseen; i++) fprintf(stderr, ", %s", rd->seen[i]);
+        fprintf(stderr, ")\n");
+        ok = false;
+    }
+    return ok;
+}
+
 int tl_cmd_summary(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* a different table: its own options */
@@ -196,19 +239,19 @@ int tl_cmd_summary(int argc, char **argv)
         return TL_EXIT_INPUT;
     }
     status = TL_EXIT_OK;
-    enum tl_err add_rc = TL_OK;
-    void *ctx[2] = {s, &add_rc};
+    struct reading rd = {.s = s};
     for (int i = 0; i < ninputs; i++) {
         k.io.progress = !k.io.quiet && isatty(2); /* a progress line for big inputs */
-        enum tl_err rc = tl_read_input(argv[optind + i], &k.io, add_record, ctx, &infos[i]);
+        enum tl_err rc = tl_read_input(argv[optind + i], &k.io, add_record, &rd, &infos[i]);
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
         if (k.strict && infos[i].rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
     }
-    if (add_rc) {
-        fprintf(stderr, "tasklens: %s\n", tl_strerror(add_rc));
+    if (rd.rc) {
+        fprintf(stderr, "tasklens: %s\n", tl_strerror(rd.rc));
         status = TL_EXIT_INPUT;
     }
+    if (!tags_known(&k, &rd)) status = TL_EXIT_USAGE;
     if (status != TL_EXIT_USAGE) {
         enum tl_err rc = tl_summary_write(s, k.fmt, infos, (size_t)ninputs, stdout);
         if (rc || fflush(stdout)) {
@@ -217,6 +260,7 @@ int tl_cmd_summary(int argc, char **argv)
         }
     }
     for (int i = 0; i < ninputs; i++) tl_input_info_free(&infos[i]);
+    for (int i = 0; i < rd.nseen; i++) free(rd.seen[i]);
     free(infos);
     tl_summary_free(s);
     return status;

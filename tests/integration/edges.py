@@ -19,6 +19,9 @@
    recognized".
 8. The same input named twice (as a path, through ../, through a link) is
    read once, and said; its tasks are not counted twice.
+9. `summary --by` a tag no record has is refused with the names there are
+   (it grouped everything under node=-); a record field (host) groups
+   whatever the inputs.
 
 usage: edges.py TASKLENS DEMO_LOG REPO_DIR [SHARED_DIR]
 """
@@ -63,6 +66,11 @@ def main():
         r = run(tasklens, "summary", "--metrics", "max_rss", demo)
         check(r.returncode == 2 and "max_rss_bytes" in r.stderr and "wall_time_s" in r.stderr,
               "--metrics max_rss: refused with the names it knows")
+        r = run(tasklens, "summary", "--by", "node", demo)
+        check(r.returncode == 2 and "--by node" in r.stderr and "category" in r.stderr and not r.stdout,
+              "--by node: refused with the tags there are: %s" % r.stderr.strip())
+        r = run(tasklens, "summary", "--by", "host", os.path.join(repo, "tests", "data", "lsst"))
+        check(r.returncode == 0 and "host=" in r.stdout, "--by host (a record field) on LSST quanta: grouped")
         r = run(tasklens, "summary", "--quantiles", ",".join(["0.5"] * 33), demo)
         check(r.returncode == 2 and "at most 32" in r.stderr,
               "--quantiles with 33 values: %s" % r.stderr.strip())
