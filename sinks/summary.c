@@ -475,6 +475,11 @@ static void put_failed_exits(struct tl_buf *b, struct tl_agg_group *g)
 static void write_table(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
                         struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
+    int name_width = 18;
+    for (int mi = 0; mi < s->opts.nmetrics; mi++) {
+        int n = (int)strlen(tl_metric_info[s->opts.metrics[mi]].name);
+        if (n > name_width) name_width = n;
+    }
     char part[4096], cell[64];
     for (size_t gi = 0; gi < ngroups; gi++) {
         struct tl_agg_group *g = order[gi];
@@ -504,10 +509,11 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             if (!k->count) continue;
             const struct tl_metric_info *info = &tl_metric_info[s->opts.metrics[mi]];
             struct stats st = sketch_stats(k);
-            /* 2 + 18 + 1 + 6 + 9 x 8 = 99 columns: fits a 100-column terminal.
-             * The mean is in csv and json. */
+            /* 2 + 18 + 1 + 6 + 9 x 8 = 99 columns: fits a 100-column terminal
+             * with the default metrics; a longer name widens the column, never
+             * cut (virtual_memory_bytes). The mean is in csv and json. */
             if (!header) {
-                tl_buf_printf(b, "  %-18s %6s", "metric", "n");
+                tl_buf_printf(b, "  %-*s %6s", name_width, "metric", "n");
                 for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
                     quantile_column(cell, sizeof cell, s->opts.q[qi]);
                     tl_buf_printf(b, " %7s", cell);
@@ -515,7 +521,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
                 tl_buf_putc(b, '\n');
                 header = true;
             }
-            tl_buf_printf(b, "  %-18.18s %6zu", info->name, st.count);
+            tl_buf_printf(b, "  %-*s %6zu", name_width, info->name, st.count);
             for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
                 tl_summary_human(cell, sizeof cell, tl_sketch_quantile(k, s->opts.q[qi]), info->unit);
                 tl_buf_printf(b, " %7s", cell);

@@ -19,6 +19,8 @@
    recognized".
 8. The same input named twice (as a path, through ../, through a link) is
    read once, and said; its tasks are not counted twice.
+10. A metric's name is never cut in the text summary (virtual_memory_bytes,
+    not virtual_memory_byt); the default table stays within 100 columns.
 9. `summary --by` a tag no record has is refused with the names there are
    (it grouped everything under node=-); a record field (host) groups
    whatever the inputs.
@@ -66,6 +68,12 @@ def main():
         r = run(tasklens, "summary", "--metrics", "max_rss", demo)
         check(r.returncode == 2 and "max_rss_bytes" in r.stderr and "wall_time_s" in r.stderr,
               "--metrics max_rss: refused with the names it knows")
+        out = run(tasklens, "summary", "--metrics", "wall_time_s,virtual_memory_bytes", demo).stdout
+        default = run(tasklens, "summary", demo).stdout
+        check(re.search(r"^  virtual_memory_bytes +\d", out, re.M) and
+              max(len(l) for l in default.splitlines()) < 100,
+              "metric names whole, the default table under 100 columns (%d)"
+              % max(len(l) for l in default.splitlines()))
         r = run(tasklens, "summary", "--by", "node", demo)
         check(r.returncode == 2 and "--by node" in r.stderr and "category" in r.stderr and not r.stdout,
               "--by node: refused with the tags there are: %s" % r.stderr.strip())
