@@ -7,6 +7,7 @@
  * shared by two inputs. Reads the bundled real cctools log
  * (tests/data/wq/demo-cctools-9.9.log). */
 #include "check.h"
+#include "collect.h"
 #include "core/buf.h"
 #include "parsers/drive.h"
 
@@ -38,23 +39,6 @@ static struct tl_drive_cfg cfg_for(struct tally *t, const struct tl_parser *name
 {
     return (struct tl_drive_cfg){.parser = named, .record = count, .record_ctx = t,
                                  .budget = &quiet_budget};
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
 }
 
 /* The log through a drive in pieces of `step` bytes. */
@@ -177,7 +161,7 @@ int main(void)
     char path[4096];
     snprintf(path, sizeof path, "%s/wq/demo-cctools-9.9.log", dir ? dir : "tests/data");
     size_t len;
-    char *log = read_all(path, &len);
+    char *log = slurp(path, &len);
     if (!log) check_skip("the bundled demo log is not readable");
     struct tally whole = feed_in_steps(log, len, len);
     CHECK_EQ_INT(whole.tasks, 207); /* the log's task attempts */
