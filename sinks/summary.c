@@ -413,6 +413,15 @@ uint64_t tl_summary_counter(const struct tl_summary_input *in, size_t n, const c
 }
 
 /* Human units in at most 7 characters: 6.01s 12.3min 1.5h 243ms 1.1GiB */
+/* v in a unit; when it rounds to 60 of it (full), the next unit's 1 (next). */
+static void roll_over(char *out, size_t cap, const char *fmt, double v, const char *full,
+                      const char *next)
+{
+    snprintf(out, cap, fmt, v);
+    const char *digits = out[0] == '-' ? out + 1 : out;
+    if (!strcmp(digits, full)) snprintf(out, cap, "%s%s", v < 0 ? "-" : "", next);
+}
+
 void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
 {
     if (!isfinite(v)) {
@@ -428,9 +437,9 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
         else if (a < 999.5e-6) snprintf(out, cap, "%.3gus", v * 1e6);
         else if (a < 0.9995) snprintf(out, cap, "%.3gms", v * 1e3);
         /* and a value that rounds up to 60 at three digits is the next
-         * unit: 59.97 s is 1min, not 60s */
-        else if (a < 59.95) snprintf(out, cap, "%.3gs", v);
-        else if (a < 59.95 * 60) snprintf(out, cap, "%.3gmin", v / 60);
+         * unit: 59.97 s is 1min, not 60s (nor 0.999min) */
+        else if (a < 60) roll_over(out, cap, "%.3gs", v, "60s", "1min");
+        else if (a < 3600) roll_over(out, cap, "%.3gmin", v / 60, "60min", "1h");
         else if (a < 999.5 * 3600) snprintf(out, cap, "%.3gh", v / 3600);
         else snprintf(out, cap, "%.0fh", v / 3600);
         return;
