@@ -247,6 +247,17 @@ static void write_json_inputs(const struct tl_summary_input *in, size_t nin, str
     }
 }
 
+/* "name":n pairs of a result or exit-code count, most first. */
+static void put_json_counts(struct tl_buf *b, struct tl_count *c, size_t n)
+{
+    sort_counts(c, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i) tl_buf_putc(b, ',');
+        tl_buf_put_json_string(b, c[i].name);
+        tl_buf_printf(b, ":%llu", (unsigned long long)c[i].n);
+    }
+}
+
 /* One group of the JSON: its key, counts, results, exit codes and metrics. */
 static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g, struct tl_buf *b)
 {
@@ -266,19 +277,9 @@ static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g,
                   "\"results\":{",
                   (unsigned long long)g->tasks, (unsigned long long)g->attempts,
                   (unsigned long long)g->open, (unsigned long long)g->samples);
-    sort_counts(g->results, g->nresults);
-    for (size_t i = 0; i < g->nresults; i++) {
-        if (i) tl_buf_putc(b, ',');
-        tl_buf_put_json_string(b, g->results[i].name);
-        tl_buf_printf(b, ":%llu", (unsigned long long)g->results[i].n);
-    }
+    put_json_counts(b, g->results, g->nresults);
     tl_buf_puts(b, "},\"exit_codes\":{");
-    sort_counts(g->exits, g->nexits);
-    for (size_t i = 0; i < g->nexits; i++) {
-        if (i) tl_buf_putc(b, ',');
-        tl_buf_put_json_string(b, g->exits[i].name);
-        tl_buf_printf(b, ":%llu", (unsigned long long)g->exits[i].n);
-    }
+    put_json_counts(b, g->exits, g->nexits);
     tl_buf_puts(b, "},\"integrated_runtime_hrs\":");
     put_json_number(b, tl_summary_runtime_hours(g));
     tl_buf_puts(b, ",\"metrics\":{");

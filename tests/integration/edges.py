@@ -87,6 +87,25 @@ def main():
         block = out.split("category=failing", 1)[1].split("category=", 1)[0] if "category=failing" in out else ""
         check("results SUCCESS=45" in block and re.search(r"exit codes 1=15 2=15 3=15", block),
               "the failing category's exit codes are in the text summary: %s" % block.strip().splitlines()[:3])
+        # every category's line against the log itself: the exit code of each
+        # task's DONE, by the category its WAITING named; a line only where
+        # one is not 0
+        cat, want = {}, {}
+        for l in open(demo):
+            w = l.split()
+            if len(w) > 5 and w[2] == "TASK" and w[4] == "WAITING" and w[3] not in cat:
+                cat[w[3]] = " ".join(w[5:]).rsplit(" ", 2)[0]
+            elif len(w) > 6 and w[2] == "TASK" and w[4] == "DONE" and w[6].lstrip("-").isdigit():
+                c = want.setdefault(cat.get(w[3]), {})
+                c[w[6]] = c.get(w[6], 0) + 1
+        got = {}
+        for chunk in out.split("category=")[1:]:
+            name = chunk.split("\n", 1)[0]
+            m = re.search(r"^  exit codes (.*)$", chunk, re.M)
+            got[name] = dict(kv.split("=") for kv in m.group(1).split()) if m else None
+        expect = {k: ({c: str(n) for c, n in v.items()} if set(v) - {"0"} else None) for k, v in want.items()}
+        check(got == {k: expect.get(k) for k in got} and set(expect) <= set(got),
+              "exit codes in the text summary = the log's DONE lines, per category (%s)" % expect)
 
         for value in ('"2"', "true"):
             log, lineno, task = with_values(demo, tmp, "1.5", "1.0", value)
