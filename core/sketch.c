@@ -89,6 +89,9 @@ enum tl_err tl_sketch_init(struct tl_sketch *s, const struct tl_sketch_opts *o)
 
 void tl_sketch_free(struct tl_sketch *s)
 {
+    if (s->neg) tl_sketch_free(s->neg);
+    free(s->neg);
+    s->neg = NULL;
     free(s->counts);
     free(s->exact);
     s->counts = NULL;
@@ -262,13 +265,47 @@ __attribute__((noinline)) static void add_exact(struct tl_sketch *s, double v)
     s->exact_sorted = false;
 }
 
+/* The negative part, made on first use: same accuracy, no verbatim values
+ * (the parent keeps those for every value). */
+static struct tl_sketch *negative_part(struct tl_sketch *s)
+{
+    if (s->neg) return s->neg;
+    struct tl_sketch_opts o = {s->alpha0, s->floor, s->max_buckets, 0};
+    struct tl_sketch *n = malloc(sizeof *n);
+    if (!n || tl_sketch_init(n, &o)) {
+        free(n);
+        return NULL;
+    }
+    return s->neg = n;
+}
+
+/* A negative v: its magnitude into the negative part's buckets, which keep
+ * their own count, min and max of magnitudes. */
+__attribute__((noinline)) static enum tl_err add_negative(struct tl_sketch *s, double v)
+{
+    struct tl_sketch *n = negative_part(s);
+    if (!n) return TL_ERR_NOMEM;
+    enum tl_err rc = add_bucket_count(n, -v, 1);
+    if (rc) return rc;
+    n->count++;
+    add_sum(n, -v);
+    n->min = -v < n->min ? -v : n->min;
+    n->max = -v > n->max ? -v : n->max;
+    return TL_OK;
+}
+
 enum tl_err tl_sketch_add(struct tl_sketch *s, double v)
 {
+    enum tl_err rc;
     if (__builtin_expect(!(v >= 0 && v <= 1.7976931348623157e308), 0)) { /* <0, NaN, inf */
-        s->rejected++;
-        return TL_ERR_USAGE;
+        if (!(v < 0 && v >= -1.7976931348623157e308)) {
+            s->rejected++;
+            return TL_ERR_USAGE;
+        }
+        rc = add_negative(s, v);
+    } else {
+        rc = add_bucket_count(s, v, 1);
     }
-    enum tl_err rc = add_bucket_count(s, v, 1);
     if (__builtin_expect(rc != TL_OK, 0)) return rc;
     s->count++;
     add_sum(s, v);
@@ -325,6 +362,10 @@ enum tl_err tl_sketch_merge(struct tl_sketch *dst, const struct tl_sketch *src)
             }
         }
     }
+    if (src->neg) {
+        if (!negative_part(dst)) return TL_ERR_NOMEM;
+        if ((rc = tl_sketch_merge(dst->neg, src->neg))) return rc;
+    }
     dst->count += src->count;
     dst->rejected += src->rejected;
     add_sum(dst, src->sum);
@@ -342,15 +383,36 @@ bool tl_sketch_is_exact(const struct tl_sketch *s)
 double tl_sketch_alpha(const struct tl_sketch *s)
 {
     if (!s->exact_dropped) return 0;
-    if (!s->collapses) return s->alpha0;
+    uint32_t c = s->neg && s->neg->collapses > s->collapses ? s->neg->collapses : s->collapses;
+    if (!c) return s->alpha0;
     double g = (1 + s->alpha0) / (1 - s->alpha0);
-    double gc = pow(g, ldexp(1.0, (int)s->collapses));
+    double gc = pow(g, ldexp(1.0, (int)c));
     return (gc - 1) / (gc + 1);
 }
 
 double tl_sketch_sum(const struct tl_sketch *s)
 {
     return s->sum + s->sum_c;
+}
+
+/* The value at sorted position `rank` of the zero bucket and the buckets
+ * (not the negative part): in the first bucket whose cumulative count
+ * passes it, within the exact min and max. */
+static double value_at_rank(const struct tl_sketch *s, uint64_t rank)
+{
+    double lo = s->neg ? 0 : s->min; /* with negatives, s->min is one of them */
+    uint64_t cum = s->zero_count;
+    if (rank < cum) return lo < s->floor ? lo : 0;
+    for (uint32_t i = 0; i < s->nbuckets; i++) {
+        cum += s->counts[i];
+        if (rank < cum) {
+            double v = bucket_value(s, s->offset + i);
+            if (v < lo) v = lo;
+            if (v > s->max) v = s->max;
+            return v;
+        }
+    }
+    return s->max;
 }
 
 double tl_sketch_quantile(struct tl_sketch *s, double q)
@@ -365,21 +427,13 @@ double tl_sketch_quantile(struct tl_sketch *s, double q)
         }
         return tl_quantile_sorted(s->exact, s->nexact, q);
     }
-    /* The value at sorted position floor(q (n-1)) lies in the first bucket
-     * whose cumulative count exceeds that position. */
+    /* The value at sorted position floor(q (n-1)): the negative values
+     * first (the largest magnitude first), then the zero bucket and the
+     * positive buckets. */
     uint64_t target = (uint64_t)floor(q * (double)(s->count - 1));
-    uint64_t cum = s->zero_count;
-    if (target < cum) return s->min < s->floor ? s->min : 0;
-    for (uint32_t i = 0; i < s->nbuckets; i++) {
-        cum += s->counts[i];
-        if (target < cum) {
-            double v = bucket_value(s, s->offset + i);
-            if (v < s->min) v = s->min;
-            if (v > s->max) v = s->max;
-            return v;
-        }
-    }
-    return s->max;
+    uint64_t nneg = s->neg ? s->neg->count : 0;
+    if (target < nneg) return -value_at_rank(s->neg, nneg - 1 - target);
+    return value_at_rank(s, target - nneg);
 }
 
 /* ---------------------------------------------------------------- bytes */
@@ -388,7 +442,7 @@ enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out)
 {
     tl_buf_append(out, SKETCH_MAGIC, 4);
     tl_put_u8(out, SKETCH_VERSION);
-    tl_put_u8(out, (uint8_t)((s->exact_dropped ? 0 : 1) | (s->exact_sorted ? 2 : 0)));
+    tl_put_u8(out, (uint8_t)((s->exact_dropped ? 0 : 1) | (s->exact_sorted ? 2 : 0) | (s->neg ? 4 : 0)));
     tl_put_f64(out, s->alpha0);
     tl_put_f64(out, s->floor);
     tl_put_varint(out, s->max_buckets);
@@ -431,6 +485,7 @@ enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out)
         tl_put_varint(out, s->nexact);
         for (uint32_t i = 0; i < s->nexact; i++) tl_put_f64(out, s->exact[i]);
     }
+    if (s->neg) return tl_sketch_serialize(s->neg, out); /* flags & 4 */
     return out->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
@@ -520,10 +575,29 @@ static enum tl_err read_exact(struct tl_sketch *s, const uint8_t **pp, const uin
     if (n && !s->exact) return TL_ERR_NOMEM;
     for (uint64_t i = 0; i < n; i++) {
         tl_get_f64(&p, end, &s->exact[i]);
-        if (!(s->exact[i] >= 0) || !isfinite(s->exact[i])) return TL_ERR_CORRUPT;
+        if (!((s->exact[i] >= 0 || flags & 4) && isfinite(s->exact[i]))) return TL_ERR_CORRUPT;
     }
     s->exact_sorted = (flags & 2) != 0;
     *pp = p;
+    return TL_OK;
+}
+
+/* The negative part (flags & 4): a sketch of its own, with the parent's
+ * accuracy, no verbatim values and no part of its own. */
+static enum tl_err read_negative(struct tl_sketch *s, const uint8_t **pp, const uint8_t *end)
+{
+    if (end - *pp < 6 || (*pp)[5] & 4) return TL_ERR_CORRUPT; /* no part in a part: no recursion */
+    if (!(s->neg = malloc(sizeof *s->neg))) return TL_ERR_NOMEM;
+    enum tl_err rc = tl_sketch_deserialize(s->neg, pp, end);
+    if (rc) {
+        free(s->neg);
+        s->neg = NULL;
+        return rc;
+    }
+    struct tl_sketch *n = s->neg;
+    if (n->neg || !n->exact_dropped || n->alpha0 != s->alpha0 || n->floor != s->floor ||
+        !n->count || n->count > s->count || n->min < 0)
+        return TL_ERR_CORRUPT;
     return TL_OK;
 }
 
@@ -537,7 +611,7 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
     if (end - p < 4 || memcmp(p, SKETCH_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
     if (!tl_get_u8(&p, end, &version) || version != SKETCH_VERSION || !tl_get_u8(&p, end, &flags) ||
-        (flags & ~3u) || !tl_get_f64(&p, end, &alpha) || !tl_get_f64(&p, end, &floor_v) ||
+        (flags & ~7u) || !tl_get_f64(&p, end, &alpha) || !tl_get_f64(&p, end, &floor_v) ||
         !tl_get_varint(&p, end, &max_buckets) || !tl_get_varint(&p, end, &exact_limit) ||
         !tl_get_varint(&p, end, &collapses) || !tl_get_varint(&p, end, &count) ||
         !tl_get_varint(&p, end, &rejected) || !tl_get_f64(&p, end, &sum) ||
@@ -550,7 +624,7 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
         return TL_ERR_CORRUPT;
     enum tl_err rc = TL_ERR_CORRUPT;
     if (!isfinite(sum) || !isfinite(sum_c) || nonempty > max_buckets || zero > count ||
-        (count && !(min >= 0 && min <= max && isfinite(max))) ||
+        (count && !((min >= 0 || flags & 4) && min <= max && isfinite(min) && isfinite(max))) ||
         (!count && (min != INFINITY || max != -INFINITY)))
         goto fail;
     s->collapses = (uint32_t)collapses;
@@ -564,7 +638,10 @@ enum tl_err tl_sketch_deserialize(struct tl_sketch *s, const uint8_t **pp, const
     uint64_t total = zero;
     if (nonempty && (rc = read_buckets(s, &p, end, nonempty, max_buckets, &total))) goto fail;
     rc = TL_ERR_CORRUPT;
-    if (total != count || (rc = read_exact(s, &p, end, flags, exact_limit))) goto fail;
+    if (total > count || (rc = read_exact(s, &p, end, flags, exact_limit))) goto fail;
+    if (flags & 4 && (rc = read_negative(s, &p, end))) goto fail;
+    rc = TL_ERR_CORRUPT;
+    if (total + (s->neg ? s->neg->count : 0) != count) goto fail;
     *pp = p;
     return TL_OK;
 fail:

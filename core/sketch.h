@@ -17,7 +17,10 @@
  *    (k -> floor(k/2), i.e. M -> M/2, gamma -> gamma^2). The bound loosens to
  *    alpha' = (gamma^2 - 1)/(gamma^2 + 1) and tl_sketch_alpha() reports it.
  *  - Count, sum, min and max are exact. Values in [0, floor) count in a
- *    zero bucket. Negative, NaN and infinite inputs are rejected and counted.
+ *    zero bucket. Negative values (a sample can be: a counter's free) go to
+ *    a second sketch of their magnitudes, made on the first one, so they
+ *    keep the same relative guarantee (DDSketch's negative store). NaN and
+ *    infinite inputs are rejected and counted.
  *  - Up to exact_limit values are also kept verbatim: while a sketch holds
  *    no more, quantiles are exact (linear interpolation, as numpy), so tables
  *    for small groups match pandas exactly. Past it, the sketch answers.
@@ -67,13 +70,17 @@ struct tl_sketch {
     uint32_t nexact, cap_exact;
     bool exact_sorted;
     bool exact_dropped;   /* exact_limit was passed: the sketch answers */
+
+    struct tl_sketch *neg; /* the magnitudes of the negative values; NULL: none yet */
 };
 
 enum tl_err tl_sketch_init(struct tl_sketch *s, const struct tl_sketch_opts *o);
 void tl_sketch_free(struct tl_sketch *s);
 void tl_sketch_reset(struct tl_sketch *s); /* empty, same options */
 
-/* TL_OK, or TL_ERR_USAGE for a rejected value (counted in s->rejected). */
+/* TL_OK, or TL_ERR_USAGE for a rejected value: NaN or infinite (counted in
+ * s->rejected). Task resources are never negative (parsers reject them
+ * before); a sample may be. */
 enum tl_err tl_sketch_add(struct tl_sketch *s, double v);
 /* dst += src. Both must share alpha and floor (else TL_ERR_USAGE). */
 enum tl_err tl_sketch_merge(struct tl_sketch *dst, const struct tl_sketch *src);

@@ -207,12 +207,74 @@ static void exact_mode(void)
     CHECK(tl_sketch_alpha(&s) > 0);
     CHECK(s.exact == NULL);
     /* rejected inputs are counted, not bucketed */
-    CHECK_EQ_INT(tl_sketch_add(&s, -1), TL_ERR_USAGE);
     CHECK_EQ_INT(tl_sketch_add(&s, NAN), TL_ERR_USAGE);
     CHECK_EQ_INT(tl_sketch_add(&s, INFINITY), TL_ERR_USAGE);
+    CHECK_EQ_INT(tl_sketch_add(&s, -INFINITY), TL_ERR_USAGE);
     CHECK_EQ_INT(s.rejected, 3);
     CHECK_EQ_INT(s.count, 1001);
     tl_sketch_free(&s);
+}
+
+/* Values of both signs (a memory counter's allocations and frees): every
+ * one kept, exact while few, within alpha of the true rank's value past
+ * that, through a merge and through bytes. */
+static void signed_values(void)
+{
+    struct tl_sketch_opts o = {0.005, 1e-9, 4096, 100};
+    enum { N = 20000 };
+    static double x[N];
+    struct tl_sketch a, b, whole;
+    tl_sketch_init(&a, &o);
+    tl_sketch_init(&b, &o);
+    tl_sketch_init(&whole, &o);
+    for (int i = 0; i < N; i++) {
+        x[i] = (i % 2 ? -1 : 1) * draw(LOGNORMAL) * 4096;
+        if (i % 7 == 0) x[i] = 0;
+        CHECK_EQ_INT(tl_sketch_add(i < N / 3 ? &a : &b, x[i]), TL_OK);
+        tl_sketch_add(&whole, x[i]);
+        if (i == 50) { /* still exact: numpy's linear quantiles of what came */
+            double y[51];
+            memcpy(y, x, sizeof y);
+            tl_sort_doubles(y, 51);
+            for (size_t k = 0; k < NQ; k++) CHECK(tl_sketch_quantile(&a, Q[k]) == tl_quantile_sorted(y, 51, Q[k]));
+        }
+    }
+    tl_sort_doubles(x, N);
+    CHECK_EQ_INT(tl_sketch_merge(&a, &b), TL_OK);
+    CHECK_EQ_INT(a.count, N);
+    CHECK_EQ_INT(a.rejected, 0);
+    CHECK(a.min == x[0] && a.max == x[N - 1]);
+    int bad = 0;
+    for (size_t k = 0; k < NQ; k++) {
+        double r = Q[k] * (N - 1), lo = x[(size_t)floor(r)], hi = x[(size_t)ceil(r)];
+        double est = tl_sketch_quantile(&a, Q[k]), tol = tl_sketch_alpha(&a) + 1e-12;
+        bad += !(fabs(est - lo) <= tol * fabs(lo) || fabs(est - hi) <= tol * fabs(hi));
+        bad += tl_sketch_quantile(&whole, Q[k]) != est; /* merged = one sketch of all */
+    }
+    CHECK_EQ_INT(bad, 0);
+    struct tl_buf buf = {0};
+    CHECK_EQ_INT(tl_sketch_serialize(&a, &buf), TL_OK);
+    const uint8_t *p = (const uint8_t *)buf.data;
+    struct tl_sketch c;
+    CHECK_EQ_INT(tl_sketch_deserialize(&c, &p, p + buf.len), TL_OK);
+    for (size_t k = 0; k < NQ; k++) CHECK(tl_sketch_quantile(&c, Q[k]) == tl_sketch_quantile(&a, Q[k]));
+    int accepted = 0;
+    for (size_t cut = 0; cut < buf.len; cut++) {
+        struct tl_sketch t;
+        const uint8_t *q = (const uint8_t *)buf.data;
+        if (tl_sketch_deserialize(&t, &q, q + cut) == TL_OK) {
+            accepted++;
+            tl_sketch_free(&t);
+        }
+    }
+    CHECK_EQ_INT(accepted, 0);
+    printf("  signed: %d values, half negative, exact then within alpha %.4g; merge and bytes agree\n",
+           N, tl_sketch_alpha(&a));
+    tl_buf_free(&buf);
+    tl_sketch_free(&a);
+    tl_sketch_free(&b);
+    tl_sketch_free(&c);
+    tl_sketch_free(&whole);
 }
 
 static void collapse_bound(void)
@@ -338,6 +400,7 @@ int main(void)
     merges(10, 128); /* parts collapse at different moments */
     printf("exact mode, collapse, bytes:\n");
     exact_mode();
+    signed_values();
     collapse_bound();
     bytes();
     return check_done("test_sketch");
