@@ -110,6 +110,35 @@ static bool find_run(const char *const *comp, const size_t *clen, int D, const c
     return false;
 }
 
+/* What the name holds after its directory values: the detector's full
+ * name, then the skymap when the quantum has a tract. Without a tract, a
+ * detector name ending it (R22_S11, 1_53, a number) is the detector, and
+ * what stands before it is left untagged: values the layout did not put
+ * in directories, which cannot be told apart without the dimensions. */
+static void tail_ids(const char *rem, size_t remn, bool tract, struct tl_span ids[TL_BID_COUNT])
+{
+    if (!remn) return;
+    size_t det = detector_at(rem, remn);
+    if (tract) {
+        if (det == remn) set(ids, TL_BID_DETECTOR, rem, remn);
+        else if (det && rem[det] == '_') { /* detector, then skymap */
+            set(ids, TL_BID_DETECTOR, rem, det);
+            set(ids, TL_BID_SKYMAP, rem + det + 1, remn - det - 1);
+        } else {
+            set(ids, TL_BID_SKYMAP, rem, remn);
+        }
+        return;
+    }
+    for (size_t at = 0; at < remn; at++) {
+        if (at && rem[at - 1] != '_') continue;
+        size_t n = remn - at;
+        if (detector_at(rem + at, n) == n || (at == 0 && all_digits(rem, n))) {
+            set(ids, TL_BID_DETECTOR, rem + at, n);
+            return;
+        }
+    }
+}
+
 void tl_butler_path_ids(const char *path, struct tl_span ids[TL_BID_COUNT])
 {
     for (int i = 0; i < TL_BID_COUNT; i++) ids[i] = (struct tl_span){NULL, 0};
@@ -166,26 +195,18 @@ void tl_butler_path_ids(const char *path, struct tl_span ids[TL_BID_COUNT])
     }
     const char *rem = mid + pos;
     size_t remn = pos < mlen ? mlen - pos : 0;
-    size_t det = detector_at(rem, remn);
-    bool skymap = remn && det != remn;
-    if (skymap) {
-        if (det && rem[det] == '_') { /* detector, then skymap */
-            set(ids, TL_BID_DETECTOR, rem, det);
-            set(ids, TL_BID_SKYMAP, rem + det + 1, remn - det - 1);
-        } else {
-            set(ids, TL_BID_SKYMAP, rem, remn);
-        }
-    } else if (remn) {
-        set(ids, TL_BID_DETECTOR, rem, remn);
-    }
+    /* A skymap comes only with a tract (its first directory, a number
+     * before any word): never a guess from what is left. */
+    bool tract = nin && all_digits(comp[in_name[0]], clen[in_name[0]]);
+    tail_ids(rem, remn, tract, ids);
     /* tract, patch, band, physical_filter, visit, obs_id: in that order */
     int words = 0;
     for (int k = 0; k < nin; k++) {
         const char *v = comp[in_name[k]];
         size_t n = clen[in_name[k]];
         if (all_digits(v, n)) {
-            if (!words && skymap && !ids[TL_BID_TRACT].p) set(ids, TL_BID_TRACT, v, n);
-            else if (!words && skymap && !ids[TL_BID_PATCH].p) set(ids, TL_BID_PATCH, v, n);
+            if (!words && tract && !ids[TL_BID_TRACT].p) set(ids, TL_BID_TRACT, v, n);
+            else if (!words && tract && !ids[TL_BID_PATCH].p) set(ids, TL_BID_PATCH, v, n);
             else set(ids, TL_BID_VISIT, v, n);
         } else if (words++ == 0) {
             set(ids, TL_BID_BAND, v, n);

@@ -18,9 +18,12 @@
  * directories after it are found in the rest of the name, in order. A
  * directory value that is not in the name is a day_obs or subfilter. What
  * comes before the first one is the instrument; what comes after the last
- * is the detector's full name, or the skymap when the quantum has one
- * (then numbers before any band are tract and patch, else the number is
- * the visit). Gen2 paths (`.../HSC-R/singleFrameDriver_metadata/
+ * is the detector's full name, then the skymap when the quantum has a
+ * tract (a number before any word: then numbers before the band are tract
+ * and patch, else a number is the visit). Without a tract there is no
+ * skymap: a detector name ending the rest is the detector, and values a
+ * layout kept out of the directories are left untagged, never guessed
+ * into a concatenation. Gen2 paths (`.../HSC-R/singleFrameDriver_metadata/
  * 0903334.boost`) give the filter and the visit. */
 #ifndef TL_BUTLER_PATH_H
 #define TL_BUTLER_PATH_H

@@ -60,6 +60,18 @@ int main(void)
     CHECK_STR(ids_of("/repo/u/me/calib/cpBiasCombine_metadata/"
                      "cpBiasCombine_metadata_LSSTCam_R22_S11_u_me_calib.yaml"),
               "label=cpBiasCombine run=u/me/calib instrument=LSSTCam detector=R22_S11");
+    /* a layout that keeps physical_filter and the exposure out of the
+     * directories (the project's own fixture): the detector ends the name
+     * and is tagged; what stands before it cannot be split without the
+     * dimensions and is left untagged -- never a skymap without a tract */
+    CHECK_STR(ids_of("u/demo/run1/isr_metadata/20240101/i/"
+                     "isr_metadata_LSSTCam_i_i_39_2024010100042_R22_S11_u_demo_run1.yaml"),
+              "label=isr run=u/demo/run1 instrument=LSSTCam band=i detector=R22_S11");
+    /* HSC with a numeric detector */
+    CHECK_STR(ids_of("/repo/HSC/runs/RC2/calibrate_metadata/i/HSC-I/30012/"
+                     "calibrate_metadata_HSC_i_HSC-I_30012_98_HSC_runs_RC2.yaml"),
+              "label=calibrate run=HSC/runs/RC2 instrument=HSC band=i physical_filter=HSC-I "
+              "visit=30012 detector=98");
     /* no data id at all */
     CHECK_STR(ids_of("/repo/run9/init_metadata/init_metadata_run9.json"), "label=init run=run9");
     /* Gen2: pointing/filter/label/visit */
