@@ -272,13 +272,23 @@ SUMMARY = [("mem_GB", "max_rss_bytes", 1 / GIB, "(1.0 / 1073741824.0)"),
 
 
 def summary_influxql(prefix, metric, scale):
+    """Nine quantiles of one metric per category. PERCENTILE's rank
+    round(q*n) is below 1 for a low quantile of few tasks (p001 of fewer
+    than 50), and it returns nothing there; the outer max() over the union
+    with the min gives the rank-1 value, the min, as the nearest-rank rule
+    (rank at least 1) does: never a blank cell where the tasks have values."""
     s = " / %d" % GIB if scale != 1 else ""
-    cols = []
+    inner, low, outer = [], [], []
     for p, c in zip(PCT, COLS):
+        a = "%s_%s" % (prefix, c)
         fn = 'min("%s")' % metric if p == 0 else 'max("%s")' % metric if p == 100 else \
             'percentile("%s", %d)' % (metric, p)
-        cols.append('%s%s AS "%s_%s"' % (fn, s, prefix, c))
-    return 'SELECT %s FROM "task" WHERE %s AND $timeFilter GROUP BY "category"' % (", ".join(cols), FINAL)
+        inner.append('%s AS "%s"' % (fn, a))
+        low.append('min("%s") AS "%s"' % (metric, a))
+        outer.append('max("%s")%s AS "%s"' % (a, s, a))
+    where = 'FROM "task" WHERE %s AND $timeFilter GROUP BY "category"' % FINAL
+    return 'SELECT %s FROM (SELECT %s %s), (SELECT %s %s) WHERE $timeFilter GROUP BY "category"' % (
+        ", ".join(outer), ", ".join(inner), where, ", ".join(low), where)
 
 
 def summary_flux():
@@ -294,7 +304,7 @@ def summary_check():
     want = {"quanta": ("cpu_time_s", "count", 1), "integrated_runtime_hrs": ("cpu_time_s", "sum", 1 / 3600)}
     for prefix, metric, scale, _ in SUMMARY:
         for p, c in zip(PCT, COLS):
-            want["%s_%s" % (prefix, c)] = (metric, ("q", p), scale)
+            want["%s_%s" % (prefix, c)] = (metric, ("q1", p), scale)  # InfluxQL: rank at least 1
     return ("range", want)
 
 
@@ -368,8 +378,8 @@ def task_resources():
               "integrated_runtime_hrs (sum of CPU time / 3600), mem_GB_pXXX (GiB = bytes / "
               "1024^3), runtime_s_pXXX (CPU time), walltime_s_pXXX, from the raw `task` points. "
               "Flux (2.x): linear interpolation, the numbers of `tasklens summary --lsst-summary` "
-              "on the same tasks. InfluxQL: nearest rank (PERCENTILE), blank where the rank is "
-              "below 1.", "none",
+              "on the same tasks. InfluxQL: nearest rank (PERCENTILE), the rank at least 1 (the "
+              "minimum where q x n rounds to 0, as for p001 of fewer than 50 tasks).", "none",
               ['SELECT count("cpu_time_s") AS "quanta", sum("cpu_time_s") / 3600 AS '
                '"integrated_runtime_hrs" FROM "task" WHERE %s AND $timeFilter GROUP BY "category"'
                % FINAL] + [summary_influxql(p, m, s) for p, m, s, _ in SUMMARY],

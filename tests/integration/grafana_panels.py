@@ -196,10 +196,13 @@ SCENARIOS = [
 
 
 # ---------------------------------------------------------------- independent numbers
-def nearest_rank(vals, p):
-    """InfluxQL's PERCENTILE: rank floor(n p / 100 + 0.5), none below 1."""
+def nearest_rank(vals, p, at_least_1=False):
+    """InfluxQL's PERCENTILE: rank floor(n p / 100 + 0.5), none below 1 (or,
+    as the ResourceUsageSummary panel shows it, rank 1: the minimum)."""
     s = sorted(vals)
     i = int(math.floor(len(s) * p / 100.0 + 0.5)) - 1
+    if at_least_1 and s:
+        i = max(i, 0)
     return s[i] if 0 <= i < len(s) else None
 
 
@@ -222,6 +225,8 @@ def aggregate(lang, fn, vals):
         return float(sum(vals)) if vals else None
     if fn == "median":
         return float(np.median(np.array(vals))) if vals else None
+    if fn[0] == "q1" and lang == "influxql" and 0 < fn[1] < 100:  # the summary table: rank >= 1
+        return nearest_rank(vals, fn[1], True)
     return quantile(lang, vals, fn[1])
 
 
@@ -607,9 +612,14 @@ def summary_equals(label, lang, runner, rng, run_dir, expect):
             row = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
             for prefix, vs in vals.items():
                 for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
-                    row["%s_%s" % (prefix, c)] = quantile("influxql", vs, pc)
+                    row["%s_%s" % (prefix, c)] = nearest_rank(vs, pc, True) if 0 < pc < 100 else \
+                        quantile("influxql", vs, pc)
             want[lbl] = row
-        source = "nearest-rank numbers from the generator"
+        source = "nearest-rank numbers from the generator (rank at least 1: no blank cell)"
+        blank = [(lbl, k) for lbl, row in want.items() for k, v in row.items() if v is None]
+        check(not blank and any(len(items) < 50 for items in expect.values()),
+              "%s: every ResourceUsageSummary cell has a value, p001 of a category of fewer than 50 "
+              "tasks included (%s)" % (label, blank[:3]))
     compared, diffs = 0, []
     for cat, w in want.items():
         g = got.get(((("category", cat),), None), {})
