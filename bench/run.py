@@ -279,6 +279,40 @@ def bench_wq(tl, runs, tel, tmp, copies):
         bench_telegraf(tl, runs, tel, tmp)
 
 
+def bench_records(tl, runs):
+    """`tasklens records` on a 1 GiB log beside `lines` (the floor it must
+    meet) and the notebook's pandas recipe; then the table into pandas and
+    polars (the notebook venv of tests/integration/records.py)."""
+    big = os.path.join(OUT, "wq-1g.log")
+    if not os.path.exists(big):
+        subprocess.run([os.path.join(HERE, "make_wq_mix.sh"), big + ".tmp"], check=True)
+        os.rename(big + ".tmp", big)
+    nb = os.path.expanduser("~/.cache/tasklens/notebook-venv/bin/python")
+    lines, size = count_lines(big), os.path.getsize(big)
+    table = os.path.join(OUT, "wq-1g.csv")
+    subprocess.run([tl, "records", "-q", "-o", table, big], check=True)
+    rows = count_lines(table) - 1
+    md("### `tasklens records` (issue 43)")
+    md()
+    md("`%s`: %.0f MB, %d lines; %d task attempts, a %.0f MB CSV of %d columns."
+       % (shorten(big), size / 1e6, lines, rows, os.path.getsize(table) / 1e6,
+          open(table).readline().count(",") + 1))
+    md()
+    cat(big)
+    tools = [
+        ("tasklens lines", [tl, "lines", "-q", "-o", "/dev/null", big]),
+        ("tasklens records (csv)", [tl, "records", "-q", "-o", "/dev/null", big]),
+        ("tasklens records -f ndjson", [tl, "records", "-q", "-f", "ndjson", "-o", "/dev/null", big]),
+        ("python: list, one DataFrame", [nb, os.path.join(HERE, "peers", "wq_pandas.py"), "list", big]),
+    ]
+    group("The log into per-task rows, one core", tools, runs, {"lines": lines, "MB": size / 1e6, "records": rows})
+    tools = [
+        ("pandas.read_csv", [nb, os.path.join(HERE, "peers", "read_table.py"), "pandas", table]),
+        ("polars.read_csv", [nb, os.path.join(HERE, "peers", "read_table.py"), "polars", table]),
+    ]
+    group("records' CSV into a DataFrame", tools, runs, {"MB": os.path.getsize(table) / 1e6, "records": rows})
+
+
 def bench_telegraf(tl, runs, tel, tmp):
     """Telegraf reads about 10 k lines/s here: it gets the 1x file, beside
     tasklens on the same file, interleaved."""
@@ -522,6 +556,8 @@ def main():
             bench_influx(tl, tel, tmp, 10)
         if "rss" in only:
             bench_rss(tl, tmp, (1, 10, 100))
+        if "records" in only:
+            bench_records(tl, a.runs)
     text = "\n".join(report) + "\n"
     with open(os.path.join(OUT, "run-results.md"), "w") as f:
         f.write(text)

@@ -59,7 +59,7 @@ static void evidence(struct tl_buf *b, const char *lead, const char *name,
     const struct tl_advice *m = &ca->a[TL_RES_MEM];
     tl_buf_puts(b, lead);
     for (const char *p = name; *p; p++) tl_buf_putc(b, *p == '\n' || *p == '\r' ? ' ' : *p);
-    tl_buf_printf(b, ": %zu attempts", ca->attempts);
+    tl_buf_printf(b, ": %zu attempt%s", ca->attempts, ca->attempts == 1 ? "" : "s");
     if (m->n_used)
         tl_buf_printf(b, "; peak RSS max %.4g MiB; %.1f %% of attempts above the recommendation",
                       m->used_max / MIB, 100.0 * (double)m->exceed / (double)m->n_used);

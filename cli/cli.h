@@ -9,6 +9,7 @@
 
 int tl_cmd_summary(int argc, char **argv);
 int tl_cmd_lines(int argc, char **argv);
+int tl_cmd_records(int argc, char **argv);
 int tl_cmd_run(int argc, char **argv);
 int tl_cmd_check(int argc, char **argv);
 int tl_cmd_lsst_summary(int argc, char **argv);

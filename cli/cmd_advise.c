@@ -70,6 +70,21 @@ static void advise_header(struct tl_buf *b, enum fmt fmt, const struct tl_advise
     }
 }
 
+/* hours of something as "12.5 core-s", "3.2 GiB-min", "1.5 h": the unit
+ * that keeps the number readable, never an exponent. */
+static const char *amount(char *buf, size_t cap, double hours, const char *what)
+{
+    char num[24];
+    const char *unit = "h";
+    double v = hours;
+    if (hours < 1.0 / 60) unit = "s", v = hours * 3600;
+    else if (hours < 1) unit = "min", v = hours * 60;
+    plain(num, sizeof num, v);
+    if (*what) snprintf(buf, cap, "%s %s-%s", num, what, unit);
+    else snprintf(buf, cap, "%s %s", num, unit);
+    return buf;
+}
+
 static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat_advice *x,
                          const char *pct)
 {
@@ -97,11 +112,16 @@ static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat
         tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %11s %9s %7s %11s\n", tl_res_name[res], c1, c2,
                       c3, c4, c5, c6, c7, c8, c9);
     }
-    if (x->exhausted)
-        tl_buf_printf(b,
-                      "  RESOURCE_EXHAUSTION: %zu attempts cost %.3g core-hours, %.3g GiB-hours "
-                      "(%.3g h wall); the recommendation covers %zu of them\n",
-                      x->exhausted, x->ex_core_h, x->ex_gib_h, x->ex_wall_h, x->avoided);
+    if (x->exhausted) {
+        char core[32], gib[32], wall[32];
+        tl_buf_printf(b, "  RESOURCE_EXHAUSTION: %zu attempt%s cost %s, %s (%s wall); ", x->exhausted,
+                      x->exhausted == 1 ? "" : "s", amount(core, sizeof core, x->ex_core_h, "core"),
+                      amount(gib, sizeof gib, x->ex_gib_h, "GiB"), amount(wall, sizeof wall, x->ex_wall_h, ""));
+        if (x->exhausted == 1)
+            tl_buf_printf(b, "the recommendation %s it\n", x->avoided ? "avoids" : "does not avoid");
+        else
+            tl_buf_printf(b, "the recommendation avoids %zu of them\n", x->avoided);
+    }
 }
 
 static void advise_json(struct tl_buf *b, size_t k, const char *name,

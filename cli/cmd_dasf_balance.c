@@ -62,12 +62,15 @@ int tl_cmd_dasf_balance(int argc, char **argv)
     struct tl_dasf_balance *b = tl_dasf_balance_new();
     int status = b ? TL_EXIT_OK : TL_EXIT_INPUT;
     argc = optind + tl_inputs_once(argv + optind, argc - optind, "tasklens summary");
+    struct tl_reject_budget budget;
+    tl_input_budget(&io, &budget);
     for (int i = optind; status == TL_EXIT_OK && i < argc; i++) {
         struct tl_summary_input info;
         memset(&info, 0, sizeof info);
         if (tl_read_input(argv[i], &io, tl_dasf_balance_add, b, &info)) status = TL_EXIT_INPUT;
         tl_input_info_free(&info);
     }
+    tl_reject_budget_end(&budget, "tasklens summary");
     if (b && tl_dasf_balance_failed(b)) {
         fprintf(stderr, "tasklens summary --dasf-task-balance: out of memory\n");
         status = TL_EXIT_INPUT;

@@ -14,10 +14,7 @@ static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const
 {
     double kwh = (e->cpu_kwh + e->mem_kwh) * pw->pue;
     double kg = kwh * pw->g_kwh / 1000;
-    if (fmt == F_TABLE) {
-        tl_buf_printf(b, "  %-24s %9zu %12.4g %12.4g %12.4g %12.4g\n", name, e->attempts, e->cpu_kwh * pw->pue,
-                      e->mem_kwh * pw->pue, kwh, kg);
-    } else if (fmt == F_JSON) {
+    if (fmt == F_JSON) {
         tl_buf_puts(b, *first_json ? "{\"" : ",{\"");
         *first_json = false;
         tl_buf_puts(b, scope);
@@ -84,8 +81,6 @@ static void energy_head(struct tl_buf *b, enum fmt fmt, const struct tl_power *p
             tl_buf_printf(b, "coverage: %zu of %zu attempts without CPU time, %zu without memory and wall time "
                              "(counted as zero)\n",
                           total->no_cpu, total->attempts, total->no_mem);
-        tl_buf_printf(b, "\n  %-24s %9s %12s %12s %12s %12s\n", "category", "attempts", "kWh cpu", "kWh memory",
-                      "kWh", "kgCO2eq");
     } else if (fmt == F_JSON) {
         tl_buf_puts(b, "{\"assumptions\":{\"w_per_core\":");
         json_num(b, pw->w_core);
@@ -99,29 +94,82 @@ static void energy_head(struct tl_buf *b, enum fmt fmt, const struct tl_power *p
     }
 }
 
+/* The table's units: one per column, chosen from the total so its numbers
+ * read without an exponent (a test run's energy is milliwatt-hours). */
+struct energy_units {
+    const char *energy, *carbon;
+    double energy_per_kwh, carbon_per_kg;
+    int width; /* of the name column */
+};
+
+static struct energy_units units_for(const struct tl_energy *total, const struct tl_power *pw,
+                                     const struct tl_task_rows *rs)
+{
+    double kwh = (total->cpu_kwh + total->mem_kwh) * pw->pue, kg = kwh * pw->g_kwh / 1000;
+    struct energy_units u = {"kWh", "kgCO2eq", 1, 1, 8};
+    if (kwh < 1e-3) u = (struct energy_units){"mWh", "kgCO2eq", 1e6, 1, 8};
+    else if (kwh < 1) u = (struct energy_units){"Wh", "kgCO2eq", 1e3, 1, 8};
+    if (kg < 1e-3) u.carbon = "mgCO2eq", u.carbon_per_kg = 1e6;
+    else if (kg < 1) u.carbon = "gCO2eq", u.carbon_per_kg = 1e3;
+    int wc = name_width((const char *const *)rs->cats.s, rs->cats.n, 8);
+    int ww = name_width((const char *const *)rs->wfs.s, rs->wfs.n, 8);
+    u.width = wc > ww ? wc : ww;
+    return u;
+}
+
+static void energy_table_head(struct tl_buf *b, const char *what, const struct energy_units *u)
+{
+    char cpu[24], mem[24];
+    snprintf(cpu, sizeof cpu, "%s cpu", u->energy);
+    snprintf(mem, sizeof mem, "%s memory", u->energy);
+    tl_buf_putc(b, '\n');
+    name_cell(b, what, u->width);
+    tl_buf_printf(b, " %9s %12s %12s %12s %12s\n", "attempts", cpu, mem, u->energy, u->carbon);
+}
+
+static void energy_table_row(struct tl_buf *b, const char *name, const struct tl_energy *e,
+                             const struct tl_power *pw, const struct energy_units *u)
+{
+    double f = pw->pue * u->energy_per_kwh, kwh = (e->cpu_kwh + e->mem_kwh) * pw->pue;
+    char c[24], m[24], t[24], g[24];
+    name_cell(b, name, u->width);
+    tl_buf_printf(b, " %9zu %12s %12s %12s %12s\n", e->attempts, plain(c, sizeof c, e->cpu_kwh * f),
+                  plain(m, sizeof m, e->mem_kwh * f), plain(t, sizeof t, kwh * u->energy_per_kwh),
+                  plain(g, sizeof g, kwh * pw->g_kwh / 1000 * u->carbon_per_kg));
+}
+
+static void energy_table(struct tl_buf *b, const struct tl_power *pw, const struct tl_task_rows *rs,
+                         const struct tl_energy *ec, const struct tl_energy *ew,
+                         const struct tl_energy *total)
+{
+    struct energy_units u = units_for(total, pw, rs);
+    energy_head(b, F_TABLE, pw, total);
+    energy_table_head(b, "category", &u);
+    for (size_t k = 0; k < rs->cats.n; k++) energy_table_row(b, rs->cats.s[k], &ec[k], pw, &u);
+    energy_table_head(b, "workflow", &u);
+    for (size_t k = 0; k < rs->wfs.n; k++) energy_table_row(b, rs->wfs.s[k], &ew[k], pw, &u);
+    tl_buf_putc(b, '\n');
+    energy_table_row(b, "total", total, pw, &u);
+}
+
 /* Per category, per workflow and in total. */
 static void energy_write(struct tl_buf *b, enum fmt fmt, const struct tl_power *pw,
                          const struct tl_task_rows *rs, const struct tl_energy *ec,
                          const struct tl_energy *ew, const struct tl_energy *total)
 {
+    if (fmt == F_TABLE) return energy_table(b, pw, rs, ec, ew, total);
     int written = 0;
     bool first = true;
     energy_head(b, fmt, pw, total);
     for (size_t k = 0; k < rs->cats.n; k++)
         energy_emit(b, fmt, "category", rs->cats.s[k], &ec[k], pw, rs->newest_ns, &first, &written);
-    if (fmt == F_TABLE)
-        tl_buf_printf(b, "\n  %-24s %9s %12s %12s %12s %12s\n", "workflow", "attempts", "kWh cpu", "kWh memory",
-                      "kWh", "kgCO2eq");
-    else if (fmt == F_JSON) {
+    if (fmt == F_JSON) {
         tl_buf_puts(b, "],\"workflows\":[");
         first = true;
     }
     for (size_t k = 0; k < rs->wfs.n; k++)
         energy_emit(b, fmt, "workflow", rs->wfs.s[k], &ew[k], pw, rs->newest_ns, &first, &written);
-    if (fmt == F_TABLE) {
-        tl_buf_puts(b, "\n");
-        energy_emit(b, fmt, "total", "total", total, pw, rs->newest_ns, &first, &written);
-    } else if (fmt == F_JSON) {
+    if (fmt == F_JSON) {
         tl_buf_puts(b, "],\"total\":");
         first = true;
         energy_emit(b, fmt, "total", "total", total, pw, rs->newest_ns, &first, &written);

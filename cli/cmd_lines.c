@@ -37,7 +37,7 @@ static void lines_usage(FILE *out)
             "  --instance NAME     `instance` tag of the tasklens self-metrics (default: host)\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
-            "  --max-errors N      rejected lines to print per input (default 10)\n"
+            "  --max-errors N      rejected lines to print in the run (default 10)\n"
             "  --strict            exit 1 if any line was rejected\n"
             "  -q, --quiet         do not print rejected lines\n"
             "\n"
@@ -115,6 +115,8 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
     }
     status = TL_EXIT_OK;
     argc = optind + tl_inputs_once(argv + optind, argc - optind, "tasklens lines");
+    struct tl_reject_budget budget;
+    tl_input_budget(&k->io, &budget);
     for (int i = optind; i < argc; i++) {
         struct tl_summary_input info;
         enum tl_err rc = tl_read_input(argv[i], &k->io, tl_output_record, &o, &info);
@@ -124,6 +126,7 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
         tl_output_self(&o, k->instance, &info, 0); /* the `tasklens` measurement */
         tl_input_info_free(&info);
     }
+    tl_reject_budget_end(&budget, "tasklens lines");
     tl_output_finish(&o);
     if (tl_output_close(&o, k->drain_timeout_s * 1000, k->stats_path) && status == TL_EXIT_OK)
         status = TL_EXIT_INPUT;

@@ -58,7 +58,19 @@ struct plan_out {
     const char *pct;
     int64_t ns;
     int written;
+    int width;         /* of the category column */
+    const char *unit;  /* the table's node-time column: node-hours, node-min or node-s */
+    double per_hour;   /* that unit per node-hour */
 };
+
+/* The node-time unit of one node's table, from its total, so a small
+ * workload reads "12.5 node-s", not "<0.001" node-hours. */
+static void choose_unit(struct plan_out *po, double total_h)
+{
+    po->unit = "node-hours", po->per_hour = 1;
+    if (total_h < 1.0 / 60) po->unit = "node-s", po->per_hour = 3600;
+    else if (total_h < 1) po->unit = "node-min", po->per_hour = 60;
+}
 
 static void plan_node_head(struct plan_out *po, int ni, const struct tl_node *nd)
 {
@@ -69,8 +81,9 @@ static void plan_node_head(struct plan_out *po, int ni, const struct tl_node *nd
         tl_buf_printf(b, "%snode cores=%g mem=%s; time = %s %s time, memory = %s peak RSS\n",
                       ni ? "\n" : "", nd->cores, memh, po->pct, po->o->use_cpu ? "CPU" : "wall",
                       po->pct);
-        tl_buf_printf(b, "  %-20s %10s %9s %9s %6s %12s %8s %12s %10s\n", "category", "tasks", "time",
-                      "memory", "cores", "jobs/node", "binds", "node-hours", "node-days");
+        name_cell(b, "category", po->width);
+        tl_buf_printf(b, " %10s %9s %9s %6s %12s %8s %12s %10s\n", "tasks", "time", "memory", "cores",
+                      "jobs/node", "binds", po->unit, "node-days");
     } else if (po->fmt == F_JSON) {
         tl_buf_printf(b, "%s{\"node\":{\"cores\":", ni ? "," : "");
         json_num(b, nd->cores);
@@ -91,9 +104,10 @@ static void plan_row(struct plan_out *po, size_t k, const char *name, const stru
         tl_summary_human(m, sizeof m, p->m_q, TL_UNIT_BYTES);
         if (f->jobs < 1) snprintf(j, sizeof j, "does not fit");
         else snprintf(j, sizeof j, "%.0f", f->jobs);
-        tl_buf_printf(b, "  %-20s %10.0f %9s %9s %6g %12s %8s %12s %10s\n", name, p->tasks, t, m,
-                      p->cpt, j, !isfinite(p->t_q) ? "-" : binds, cell(h, sizeof h, f->hours),
-                      cell(d, sizeof d, f->hours / 24));
+        name_cell(b, name, po->width);
+        tl_buf_printf(b, " %10.0f %9s %9s %6g %12s %8s %12s %10s\n", p->tasks, t, m, p->cpt, j,
+                      !isfinite(p->t_q) ? "-" : binds, plain(h, sizeof h, f->hours * po->per_hour),
+                      plain(d, sizeof d, f->hours / 24));
     } else if (po->fmt == F_JSON) {
         tl_buf_puts(b, k ? ",{\"category\":" : "{\"category\":");
         tl_buf_put_json_string(b, name);
@@ -138,8 +152,10 @@ static void plan_node_total(struct plan_out *po, const struct tl_node *nd, doubl
 {
     struct tl_buf *b = po->b;
     if (po->fmt == F_TABLE) {
-        tl_buf_printf(b, "  %-20s %10.0f %9s %9s %6s %12s %8s %12.4g %10.4g\n", "total", total_tasks,
-                      "", "", "", "", "", total_h, total_h / 24);
+        char h[24], d[24];
+        name_cell(b, "total", po->width);
+        tl_buf_printf(b, " %10.0f %9s %9s %6s %12s %8s %12s %10s\n", total_tasks, "", "", "", "", "",
+                      plain(h, sizeof h, total_h * po->per_hour), plain(d, sizeof d, total_h / 24));
     } else if (po->fmt == F_JSON) {
         tl_buf_puts(b, "],\"node_hours\":");
         json_num(b, total_h);
@@ -167,7 +183,8 @@ static void plan_write(struct tl_buf *b, enum fmt fmt, const struct tl_plan_opts
 {
     char pct[16];
     snprintf(pct, sizeof pct, "p%02.0f", o->quantile * 100);
-    struct plan_out po = {b, fmt, o, pct, rs->newest_ns, 0};
+    struct plan_out po = {b, fmt, o, pct, rs->newest_ns, 0,
+                          name_width((const char *const *)rs->cats.s, rs->cats.n, 8)};
     if (fmt == F_JSON) {
         tl_buf_puts(b, "{\"quantile\":");
         json_num(b, o->quantile);
@@ -177,6 +194,13 @@ static void plan_write(struct tl_buf *b, enum fmt fmt, const struct tl_plan_opts
     }
     for (int ni = 0; ni < nnodes; ni++) {
         double total_h = 0, total_tasks = 0;
+        for (size_t k = 0; k < rs->cats.n; k++) {
+            struct tl_plan_fit f;
+            tl_plan_fit(&nodes[ni], &cp[k], &f);
+            if (isfinite(f.hours)) total_h += f.hours;
+        }
+        choose_unit(&po, total_h);
+        total_h = 0;
         plan_node_head(&po, ni, &nodes[ni]);
         for (size_t k = 0; k < rs->cats.n; k++) {
             struct tl_plan_fit f;

@@ -69,12 +69,16 @@ static int read_inputs(char **paths, int n, struct tl_input_opts *io, struct fan
                        struct tl_summary_input *infos)
 {
     int status = TL_EXIT_OK;
+    struct tl_reject_budget budget;
+    tl_input_budget(io, &budget);
     for (int i = 0; i < n; i++) {
         io->progress = !io->quiet && isatty(2);
         enum tl_err rc = tl_read_input(paths[i], io, fan_record, f, &infos[i]);
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
     }
+    tl_reject_budget_end(&budget, "tasklens report");
+    io->budget = NULL;
     if (f->rc) {
         fprintf(stderr, "tasklens report: %s\n", tl_strerror(f->rc));
         status = TL_EXIT_INPUT;

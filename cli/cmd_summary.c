@@ -38,7 +38,7 @@ static void summary_usage(FILE *out)
             "  --format FMT        table (default), csv or json\n"
             "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
             "  -O PARSER.KEY=VAL   parser option, e.g. -O wq.max_line=4M\n"
-            "  --max-errors N      rejected lines to print per input (default 10)\n"
+            "  --max-errors N      rejected lines to print in the run (default 10)\n"
             "  --max-groups N      groups kept (default 1000000); the records of later ones\n"
             "                      go to the group _other, counted and said\n"
             "  --exact-limit N     exact quantiles while a group has at most N values of a\n"
@@ -230,6 +230,8 @@ int tl_cmd_summary(int argc, char **argv)
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
     int ninputs = tl_inputs_once(argv + optind, argc - optind, "tasklens summary");
+    struct tl_reject_budget budget;
+    tl_input_budget(&k.io, &budget);
     struct tl_summary *s = tl_summary_new(&k.so);
     struct tl_summary_input *infos = calloc((size_t)ninputs, sizeof *infos);
     if (!s || !infos) {
@@ -247,6 +249,7 @@ int tl_cmd_summary(int argc, char **argv)
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
         if (k.strict && infos[i].rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
     }
+    tl_reject_budget_end(&budget, "tasklens summary");
     if (rd.rc) {
         fprintf(stderr, "tasklens: %s\n", tl_strerror(rd.rc));
         status = TL_EXIT_INPUT;

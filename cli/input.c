@@ -41,3 +41,9 @@ int tl_input_option(int c, char *arg, struct tl_input_opts *io,
     default: return 0;
     }
 }
+
+void tl_input_budget(struct tl_input_opts *io, struct tl_reject_budget *b)
+{
+    *b = (struct tl_reject_budget){.max = io->max_reports, .quiet = io->quiet};
+    io->budget = b;
+}

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "ingest/dirlist.h"
+#include "parsers/drive.h"
 #include "pipeline/batch.h"
 
 /* Parses "-O wq.max_line=2M" style settings; false with a message on error. */
@@ -18,5 +19,9 @@ bool tl_parse_setting(char *arg, struct tl_parser_setting *out);
  * max entries. */
 int tl_input_option(int c, char *arg, struct tl_input_opts *io,
                     struct tl_parser_setting *settings, int max, const char *cmd);
+
+/* The run's one budget of rejected lines (--max-errors, -q), into io:
+ * call after the flags; tl_reject_budget_end says what it left unsaid. */
+void tl_input_budget(struct tl_input_opts *io, struct tl_reject_budget *b);
 
 #endif

@@ -87,6 +87,8 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
         fl.n = 0;
     }
     struct with_requests wr = {co->requests, rs};
+    struct tl_reject_budget budget;
+    tl_input_budget(&co->io, &budget);
     for (size_t i = 0; i < fl.n; i++) {
         struct tl_summary_input info;
         memset(&info, 0, sizeof info);
@@ -100,6 +102,8 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
         free(fl.paths[i]);
     }
     free(fl.paths);
+    tl_reject_budget_end(&budget, cmd);
+    co->io.budget = NULL;
     if (co->requests) say_defaulted(co, cmd);
     tl_requests_free(co->requests);
     co->requests = NULL;
@@ -167,4 +171,40 @@ const char *cell(char *buf, size_t cap, double v)
     if (!isfinite(v)) snprintf(buf, cap, "-");
     else snprintf(buf, cap, "%.3g", v);
     return buf;
+}
+
+const char *plain(char *buf, size_t cap, double v)
+{
+    if (!isfinite(v)) snprintf(buf, cap, "-");
+    else if (v == 0) snprintf(buf, cap, "0");
+    else if (fabs(v) < 0.001) snprintf(buf, cap, "%s<0.001", v < 0 ? "-" : "");
+    else if (fabs(v) < 1e7) snprintf(buf, cap, "%.4g", v);
+    else snprintf(buf, cap, "%.0f", v);
+    if (strchr(buf, 'e')) snprintf(buf, cap, "%.0f", v); /* %.4g of 1e4..1e7 */
+    return buf;
+}
+
+/* Characters of a UTF-8 string: its bytes that do not continue one. */
+static int chars(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+int name_width(const char *const *names, size_t n, int min)
+{
+    int w = min;
+    for (size_t i = 0; i < n; i++) {
+        int c = chars(names[i]);
+        if (c > w) w = c;
+    }
+    return w > TL_NAME_MAX ? TL_NAME_MAX : w;
+}
+
+void name_cell(struct tl_buf *b, const char *name, int width)
+{
+    int c = chars(name);
+    if (c > width) tl_buf_printf(b, "  %s\n  %*s", name, width, "");
+    else tl_buf_printf(b, "  %s%*s", name, width - c, "");
 }

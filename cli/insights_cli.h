@@ -58,5 +58,16 @@ bool parse_num(const char *s, double lo, double hi, double *out);
 void json_num(struct tl_buf *b, double v);
 /* A number for the table: 3 significant digits, '-' when absent. */
 const char *cell(char *buf, size_t cap, double v);
+/* A number for the table without an exponent: 4 significant digits from
+ * 0.001 up to 1e7, "<0.001" below (the exact value is in --format json). */
+const char *plain(char *buf, size_t cap, double v);
+
+/* The width of a table's name column: the longest of names (in characters,
+ * not bytes), at least min and at most TL_NAME_MAX. */
+#define TL_NAME_MAX 40
+int name_width(const char *const *names, size_t n, int min);
+/* "  name" padded to width; a longer name on a line of its own, the row's
+ * numbers on the next, under the column. */
+void name_cell(struct tl_buf *b, const char *name, int width);
 
 #endif

@@ -17,6 +17,7 @@ static void usage(FILE *out)
             "commands:\n"
             "  summary INPUT...   per-category task counts, results and resource quantiles\n"
             "  lines INPUT...     InfluxDB line protocol (task and task_quantiles points)\n"
+            "  records INPUT...   one row per task attempt (CSV, TSV, NDJSON) for a notebook\n"
             "  run -c FILE        the daemon: follow logs, push points continuously\n"
             "  run --follow PATH  the same, configured by flags\n"
             "  advise INPUT...    right-sizing: waste and a recommended allocation per category\n"
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "summary")) return tl_cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "lines")) return tl_cmd_lines(argc - 1, argv + 1);
+    if (!strcmp(cmd, "records")) return tl_cmd_records(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return tl_cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "advise")) return tl_cmd_advise(argc - 1, argv + 1);

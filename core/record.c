@@ -1,3 +1,5 @@
+/* The record's metric table (names, units, help) and the small helpers every
+ * room uses on a record: names to metrics, tags by name, impossible values. */
 #include "core/record.h"
 
 #include <stdio.h>
@@ -20,6 +22,27 @@ int tl_metric_by_name(const char *name, size_t len)
     return -1;
 }
 
+int tl_metric_list(const char *list, int *out, char *err, size_t errlen)
+{
+    int n_out = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        int m = tl_metric_by_name(p, n);
+        if (m < 0) {
+            int at = snprintf(err, errlen, "unknown metric '%.*s' (known:", (int)n, p);
+            for (int k = 0; k < TL_M_COUNT && at > 0 && (size_t)at < errlen; k++)
+                at += snprintf(err + at, errlen - (size_t)at, " %s", tl_metric_info[k].name);
+            if (at > 0 && (size_t)at < errlen) snprintf(err + at, errlen - (size_t)at, ")");
+            return 0;
+        }
+        if (n_out < TL_M_COUNT) out[n_out++] = m;
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (!n_out) snprintf(err, errlen, "no metric named");
+    return n_out;
+}
+
 const char *tl_record_kind_str(enum tl_record_kind k)
 {
     static const char *const names[TL_REC_KIND_COUNT] = {
@@ -35,6 +58,7 @@ void tl_record_init(struct tl_record *r, enum tl_record_kind kind)
     memset(r, 0, offsetof(struct tl_record, v));
     r->kind = kind;
     r->task_id = -1;
+    r->start_ns = TL_NO_TIME;
     r->n_tags = 0;
 }
 

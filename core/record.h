@@ -103,6 +103,12 @@ extern const struct tl_metric_info tl_metric_info[TL_M_COUNT];
 /* Metric by name, or -1. */
 int tl_metric_by_name(const char *name, size_t len);
 
+/* "wall_time_s,max_rss_bytes" into out[] (room for TL_M_COUNT); the count,
+ * or 0 with err saying which name is unknown and listing the known ones. */
+int tl_metric_list(const char *list, int *out, char *err, size_t errlen);
+
+#define TL_NO_TIME INT64_MIN
+
 enum tl_record_kind {
     TL_REC_TASK,      /* a finished task attempt */
     TL_REC_TASK_OPEN, /* a task still unfinished at end of input (censored) */
@@ -140,6 +146,9 @@ struct tl_record {
     bool has_exit_code;
     bool final; /* the task's last attempt (WQ: the DONE line) */
     int64_t time_ns;   /* event time (task end) in ns since the Unix epoch; 0 if unknown */
+    int64_t start_ns;  /* a task attempt's start in ns since the epoch (a trace's own clock
+                        * for Chrome), as its source writes it (a start time, or a span's end
+                        * and duration); TL_NO_TIME if it does not (0 is a time: a trace's) */
     uint64_t line;     /* input line that completed the record */
     uint64_t present;  /* bit (1 << metric) set when v[metric] holds a value */
     double v[TL_M_COUNT];

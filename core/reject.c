@@ -15,7 +15,7 @@ static const struct {
     [TL_REJ_BAD_DOCUMENT] = {"bad_document", "document does not parse"},
     [TL_REJ_NO_RESOURCES] = {"no_resources", "document lacks the resource usage keys"},
     [TL_REJ_TOO_LARGE] = {"too_large", "document over the size or depth limit"},
-    [TL_REJ_BAD_VALUE] = {"bad_value", "negative or overflowing resource value"},
+    [TL_REJ_BAD_VALUE] = {"bad_value", "impossible resource value"},
 };
 
 const char *tl_reject_str(enum tl_reject r)

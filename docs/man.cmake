@@ -45,7 +45,7 @@ string(APPEND page ".SH DESCRIPTION\n"
   "report, or a live stream of InfluxDB line protocol.\n")
 string(APPEND page ".PP\n${top_block}")
 string(APPEND page ".SH COMMANDS\n")
-foreach(cmd summary lines run check advise plan energy report)
+foreach(cmd summary records lines run check advise plan energy report)
   help_of(text ${cmd} --help)
   roff_block(block "${text}")
   string(APPEND page ".SS ${cmd}\n${block}")

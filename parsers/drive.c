@@ -31,6 +31,7 @@ static void tell_reject(struct tl_drive *d, uint64_t line, const char *reason, c
         return;
     }
     b->told++;
+    d->told_any = true;
     char where[512], msg[1024];
     if (d->cfg.where) d->cfg.where(d->cfg.where_ctx, line, where, sizeof where);
     else snprintf(where, sizeof where, "%s:%llu", d->name ? d->name : "stdin",
@@ -223,10 +224,39 @@ size_t tl_drive_counters(const struct tl_drive *d, const char *const **names,
     return d->inst.p->counters(d->inst.state, names, values);
 }
 
+/* An input's count the spent budget cannot say: kept for the end. */
+static void keep_unsaid(struct tl_reject_budget *b, const char *name, uint64_t rejected)
+{
+    if (b->files_unsaid < TL_BUDGET_NAMED)
+        snprintf(b->named[b->files_unsaid], sizeof b->named[0], "%s (%llu)", name,
+                 (unsigned long long)rejected);
+    b->files_unsaid++;
+    b->rejected_unsaid += rejected;
+}
+
+void tl_reject_budget_end(struct tl_reject_budget *b, const char *cmd)
+{
+    if (!b->files_unsaid || b->quiet) return;
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "%s: %llu %sinput%s with %llu rejected line%s:", cmd,
+                     (unsigned long long)b->files_unsaid, b->told ? "more " : "",
+                     b->files_unsaid == 1 ? "" : "s",
+                     (unsigned long long)b->rejected_unsaid, b->rejected_unsaid == 1 ? "" : "s");
+    for (uint64_t i = 0; i < b->files_unsaid && i < TL_BUDGET_NAMED && n > 0 && (size_t)n < sizeof msg; i++)
+        n += snprintf(msg + n, sizeof msg - (size_t)n, "%s %s", i ? "," : "", b->named[i]);
+    if (n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n, "%s (--max-errors N says more)",
+                 b->files_unsaid > TL_BUDGET_NAMED ? ", ..." : "");
+    tell(b, msg);
+}
+
 void tl_drive_say_rejects(const struct tl_drive *d)
 {
     struct tl_parse_stats st = tl_drive_stats(d);
-    if (!st.rejected || !d->cfg.budget || d->cfg.budget->quiet) return;
+    struct tl_reject_budget *b = d->cfg.budget;
+    if (!st.rejected || !b || b->quiet) return;
+    if (!d->told_any && b->told >= b->max)
+        return keep_unsaid(b, d->name ? d->name : "stdin", st.rejected);
     char msg[1024];
     int n = snprintf(msg, sizeof msg, "%s: %llu of %llu lines rejected:", d->name ? d->name : "stdin",
                      (unsigned long long)st.rejected, (unsigned long long)st.lines);

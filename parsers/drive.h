@@ -33,9 +33,12 @@
 /* How many first bytes an unnamed input may take to be recognized. */
 #define TL_DRIVE_DETECT_BYTES (64 * 1024)
 
-/* Where rejected lines are told, and how many: one budget can serve every
+/* Where rejected lines are told, and how many: one budget serves every
  * input of a run, so a tree of 2,000 files says `max` lines, not 2,000 x
- * max. Lines past it are counted (`untold`). */
+ * max. Lines past it are counted (`untold`); so are the inputs whose own
+ * count could not be said once it was spent (tl_reject_budget_end says
+ * them in one line, naming the first few). */
+#define TL_BUDGET_NAMED 3
 struct tl_reject_budget {
     int max;
     int told;
@@ -44,7 +47,16 @@ struct tl_reject_budget {
     /* one line, without newline; NULL: stderr */
     void (*say)(void *ctx, const char *line);
     void *ctx;
+    /* inputs with rejects whose count line was not said, their rejects, and
+     * the first TL_BUDGET_NAMED of them as "name (N)" */
+    uint64_t files_unsaid, rejected_unsaid;
+    char named[TL_BUDGET_NAMED][160];
 };
+
+/* The run's closing line when inputs' counts went unsaid: "cmd: 1958 more
+ * inputs with 1958 rejected lines: a.yaml (1), b.yaml (1), c.yaml (1), ...
+ * (--max-errors N says more)". Nothing otherwise. */
+void tl_reject_budget_end(struct tl_reject_budget *b, const char *cmd);
 
 struct tl_drive_cfg {
     const struct tl_parser *parser; /* NULL: detect from the first bytes */
@@ -72,6 +84,7 @@ struct tl_drive {
     uint64_t unrecognized; /* inputs or messages no parser recognized */
     bool finished;      /* the parser's finish() ran */
     bool events_open;   /* Kafka events one per message: the stream is an open array */
+    bool told_any;      /* a rejected unit of this input was told */
     char error[256];    /* why the drive stopped (TL_ERR_FORMAT, a bad option) */
 };
 
@@ -114,7 +127,9 @@ struct tl_parse_stats tl_drive_stats(const struct tl_drive *d);
 size_t tl_drive_counters(const struct tl_drive *d, const char *const **names,
                          const uint64_t **values);
 /* "path: 3 of 120 lines rejected: bad_fields=2 bad_json=1", told through
- * the budget (not counted against it); nothing when none was rejected. */
+ * the budget when some of its lines were told or the budget lasts (not
+ * counted against it), else kept for tl_reject_budget_end; nothing when
+ * none was rejected. */
 void tl_drive_say_rejects(const struct tl_drive *d);
 
 /* Checkpoints: the parser's state (TL_ERR_USAGE when it cannot save; the

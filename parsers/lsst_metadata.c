@@ -439,6 +439,7 @@ static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, 
     bool no_work = !q->has[START][F_CPU] && !q->has[INIT][F_CPU];
     r.result = no_work ? "NO_WORK" : "SUCCESS";
     r.time_ns = q->utc_ns[END];
+    if (q->has_utc[PREP]) r.start_ns = q->utc_ns[PREP]; /* where the wall time starts */
     /* analysis_tools: missing init/start count as end */
     for (int f = 0; f < NFIELD; f++)
         for (int ph = INIT; ph <= START; ph++)

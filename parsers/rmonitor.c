@@ -253,6 +253,7 @@ static void summary(struct rm_state *st, json_t *d)
     value_of(json_object_get(d, "start"), SECONDS, &start, &bad);
     if (value_of(json_object_get(d, "end"), SECONDS, &end, &bad) && end > 0)
         r.time_ns = (int64_t)llround(end * 1e6) * 1000; /* cctools' clock counts microseconds */
+    if (start > 0) r.start_ns = (int64_t)llround(start * 1e6) * 1000;
     r.result = result_of(st, d, &r);
     json_t *snaps = json_object_get(d, "snapshots");
     if (json_is_array(snaps)) st->counters[RC_SNAPSHOTS] += json_array_size(snaps);

@@ -154,6 +154,8 @@ static void task_end(struct spark_state *st, json_t *ev)
     r.worker = intern(st, json_string_value(json_object_get(info, "Executor ID")));
     r.line = st->stats.lines;
     r.time_ns = (int64_t)finish * 1000000;
+    double launch;
+    if (num(info, "Launch Time", &launch) && launch > 0) r.start_ns = (int64_t)launch * 1000000;
     if ((int64_t)finish > st->last_ms) st->last_ms = (int64_t)finish;
     double v, a;
     if (num(m, "Executor Run Time", &v)) tl_record_set(&r, TL_M_WALL_TIME_S, v / 1e3);

@@ -4,8 +4,8 @@
  * files in name order, those of no known format skipped and counted), or
  * a directory a format writes as one input in parts (its parser's
  * dir_whole and dir_part: a rolling Spark event log). Rejected lines are
- * said as `path:line: reason` (the first max_reports per input, then a
- * total per reason). */
+ * said as `path:line: reason` (the first max_reports of the run, then a
+ * total per input, and one line for the inputs past that budget). */
 #include "pipeline/batch.h"
 
 #include <errno.h>
@@ -147,10 +147,11 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
     }
     info->codec = tl_reader_codec(rd);
     char *buf = malloc(TL_READ_CHUNK);
-    struct tl_reject_budget budget = {.max = opts->max_reports, .quiet = opts->quiet}; /* stderr */
+    struct tl_reject_budget own = {.max = opts->max_reports, .quiet = opts->quiet}; /* stderr */
     struct tl_drive_cfg dc = {.parser = opts->forced, .configure = apply_settings,
                               .configure_ctx = (void *)opts, .record = on_record,
-                              .record_ctx = ctx, .kinds = opts->kinds, .budget = &budget};
+                              .record_ctx = ctx, .kinds = opts->kinds,
+                              .budget = opts->budget ? opts->budget : &own};
     struct tl_drive d;
     if (!buf || tl_drive_init(&d, &dc, path)) {
         free(buf);

@@ -10,6 +10,8 @@
 #include "parsers/parser.h"
 #include "sinks/summary.h"
 
+struct tl_reject_budget;
+
 struct tl_parser_setting {
     const char *parser; /* "wq" */
     const char *key;    /* "max_line" */
@@ -24,6 +26,9 @@ struct tl_input_opts {
     bool quiet;
     bool progress; /* a progress line on stderr for inputs over 100 MB */
     uint32_t kinds; /* record kinds the command uses (struct tl_emit); 0 = all */
+    /* the run's one budget of rejected lines told (parsers/drive.h); NULL:
+     * one per input, of max_reports */
+    struct tl_reject_budget *budget;
 };
 
 /* Reads path through its parser, passing records to on_record. Fills info

@@ -39,23 +39,7 @@ void tl_summary_opts_default(struct tl_summary_opts *o)
 bool tl_summary_opts_set_metrics(struct tl_summary_opts *o, const char *list, char *err,
                                  size_t errlen)
 {
-    o->nmetrics = 0;
-    const char *p = list;
-    while (*p) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        int m = tl_metric_by_name(p, n);
-        if (m < 0) {
-            int at = snprintf(err, errlen, "unknown metric '%.*s' (known:", (int)n, p);
-            for (int k = 0; k < TL_M_COUNT && at > 0 && (size_t)at < errlen; k++)
-                at += snprintf(err + at, errlen - (size_t)at, " %s", tl_metric_info[k].name);
-            if (at > 0 && (size_t)at < errlen) snprintf(err + at, errlen - (size_t)at, ")");
-            return false;
-        }
-        if (o->nmetrics < TL_M_COUNT) o->metrics[o->nmetrics++] = m;
-        p += n;
-        if (*p == ',') p++;
-    }
+    o->nmetrics = tl_metric_list(list, o->metrics, err, errlen);
     return o->nmetrics > 0;
 }
 

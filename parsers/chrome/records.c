@@ -141,6 +141,7 @@ static void emit_duration(struct chrome_state *st, const struct event *ev, const
     r.attempt = 1;
     r.final = true;
     r.time_ns = start_ns + dur_ns;
+    r.start_ns = start_ns;
     tl_record_set(&r, TL_M_WALL_TIME_S, (double)dur_ns / 1e9);
     st->counters[CC_DURATIONS]++;
     st->stats.records++;

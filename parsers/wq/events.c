@@ -265,6 +265,7 @@ static struct tl_record *task_record(struct wq_state *st, struct task *t,
     r->has_exit_code = t->has_exit;
     r->exit_code = t->exit_code;
     r->time_ns = end_us * 1000;
+    if (t->t_running) r->start_ns = t->t_running * 1000; /* the manager's RUNNING line */
     r->state = task_state_names[t->state];
 
     if (t->measured) {

@@ -52,8 +52,8 @@ expect_exit 0 "--quiet" "$TL" summary --quiet "$tmp/bad.log"
 sed -e '232s/"wall_time":\[0.004144/"wall_time":[-1.5/' -e '241s/"memory":\[3,"MB"\]/"memory":[1e400,"MB"]/' \
     "$LOG" >"$tmp/impossible.log"
 expect_exit 0 "impossible values" "$TL" summary --format json "$tmp/impossible.log"
-grep -q "^$tmp/impossible.log:232: negative or overflowing resource value (wall_time_s=-1.5)" "$tmp/err" &&
-    grep -q "^$tmp/impossible.log:241: negative or overflowing resource value (max_rss_bytes=inf)" "$tmp/err" &&
+grep -q "^$tmp/impossible.log:232: impossible resource value (wall_time_s=-1.5)" "$tmp/err" &&
+    grep -q "^$tmp/impossible.log:241: impossible resource value (max_rss_bytes=inf)" "$tmp/err" &&
     ok || { bad "impossible values not reported as file:line"; cat "$tmp/err"; }
 mv "$tmp/out" "$tmp/impossible.json"
 "$TL" summary --format json "$LOG" >"$tmp/clean.json" 2>/dev/null

@@ -140,7 +140,7 @@ with tempfile.TemporaryDirectory(prefix="tl-insights-") as tmp:
           "advise big at p50, margin 1, 1 MiB steps: 685 MiB, which the killed attempt exceeded (%r)"
           % big2["resources"]["memory"]["recommend"])
     table = run("advise", log)
-    check("RESOURCE_EXHAUSTION: 1 attempts" in table and "category=sim" in table and "recommend" in table,
+    check("RESOURCE_EXHAUSTION: 1 attempt " in table and "category=sim" in table and "recommend" in table,
           "advise table names the categories, the recommendation and the exhausted attempt")
     lp = run("advise", "--format", "lp", log).splitlines()
     check(len(lp) == 6 and all(re.match(r"^task_advice,category=\w+,resource=\w+ \S+ \d+$", x) for x in lp),

@@ -408,7 +408,7 @@ def impossible_values(tasklens):
     task = [l for l in lp.splitlines() if l.startswith("task,")]
     check(d["inputs"][0]["rejected_by"] == {"bad_value": 1} and g["tasks"] == 1 and
           all(g["metrics"].get(m, {}).get("count", 0) == 0 for m in ("cpu_time_s", "max_rss_bytes")) and
-          "%s:1: negative or overflowing resource value (cpu_time_s=-3.75 max_rss_bytes=inf)" % path in r.stderr and
+          "%s:1: impossible resource value (cpu_time_s=-3.75 max_rss_bytes=inf)" % path in r.stderr and
           len(task) == 1 and "cpu_time_s" not in task[0] and "inf" not in task[0],
           "impossible values rejected with their file, the quantum kept: %s %s" %
           (d["inputs"][0]["rejected_by"], r.stderr.strip()[:200]))

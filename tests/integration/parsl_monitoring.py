@@ -19,6 +19,7 @@ one that fails and is retried):
 usage: parsl_monitoring.py TASKLENS REPO_DIR
 """
 import datetime
+import json
 import os
 import re
 import shutil
@@ -77,13 +78,14 @@ def expected(db):
         status = c.execute("SELECT task_status_name FROM status WHERE run_id=? AND task_id=? AND "
                            "try_id=? ORDER BY timestamp DESC LIMIT 1", (run, task, tr)).fetchone()[0]
         rows = c.execute("SELECT psutil_process_memory_resident, psutil_process_time_user + "
-                         "psutil_process_time_system, psutil_process_disk_read FROM resource "
+                         "psutil_process_time_system, psutil_process_disk_read, psutil_process_memory_virtual FROM resource "
                          "WHERE run_id=? AND task_id=? AND try_id=?", (run, task, tr)).fetchall()
         f = {"wall_time_s": ts(returned) - ts(running or launched)}
         if running:
             f["queue_time_s"] = ts(running) - ts(launched)
         if rows:
             f["max_rss_bytes"] = max(r[0] for r in rows)
+            f["virtual_memory_bytes"] = max(r[3] for r in rows)
         if len(rows) > 1:
             f["cpu_time_s"] = max(r[1] for r in rows) - min(r[1] for r in rows)
             f["bytes_read"] = max(r[2] for r in rows) - min(r[2] for r in rows)
@@ -159,6 +161,25 @@ def main():
                 bad.append((key, "a value without samples", sorted(k for k in extra if k in f)))
         check(not bad, "every try = Python's sqlite3 reading: app, status, attempt, last try, "
               "wall, queue, peak memory, counter increases (differ: %s)" % bad[:3])
+        rows = [json.loads(l) for l in subprocess.run([tasklens, "records", "-q", "-f", "ndjson", db],
+                                                      capture_output=True, text=True).stdout.splitlines()]
+        bad = []
+        for r in rows:
+            key = (r.get("task_id"), r.get("attempt"))
+            if key not in want:
+                bad.append((key, "not a finished try"))
+                continue
+            app, status, final, fields = want[key]
+            values = {k: v for k, v in r.items() if k.endswith(("_s", "_bytes", "bytes_read")) and
+                      k not in ("start_epoch_s", "end_epoch_s")}
+            if (r["category"], r["result"], r["final"]) != (app, status, final) or set(values) != set(fields):
+                bad.append((key, r["category"], r["result"], r["final"], sorted(set(values) ^ set(fields))))
+            bad += [(key, k, values.get(k), v) for k, v in fields.items()
+                    if abs(values.get(k, -1) - v) > 1e-6 * max(1, abs(v))]
+            if abs(r["end_epoch_s"] - r["start_epoch_s"] - fields["wall_time_s"]) > 1e-5:
+                bad.append((key, "start/end", r["start_epoch_s"], r["end_epoch_s"]))
+        check(len(rows) == len(want) and not bad, "records: one row per finished try, every value = "
+              "Python's sqlite3 reading, no other (differ: %s)" % bad[:3])
         retried = [k for k, v in want.items() if k[1] == 2]
         check(retried and want[(retried[0][0], 1)][1] == "fail_retryable",
               "the failing app's first try is fail_retryable, its retry the last")

@@ -136,6 +136,30 @@ def compare(files, pts, what, keyed=True):
           "summaries, field for field (differ: %s)" % (what, len(files), bad[:3]))
 
 
+def records(tasklens, files, tmp):
+    """`tasklens records` rows (NDJSON) against Python's reading of the summaries:
+    every value, the start and end times, the key; absent stays absent."""
+    rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson", tmp]).stdout.splitlines()]
+    by_key, bad = {r.get("task_key"): r for r in rows}, []
+    for path in files:
+        cat, key, result, want, end = expected(path)
+        want = {("bandwidth_bit_per_s" if k == "bandwidth_mbps" else k): v * (1e6 if k == "bandwidth_mbps" else 1)
+                for k, v in want.items()}
+        start = round(read_summary(path)["start"][0] * 1e6) / 1e6
+        r = by_key.get(key, {})
+        metrics = {k: v for k, v in r.items() if k not in (
+            "source", "workflow", "category", "task_id", "task_key", "attempt", "final", "result",
+            "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s", "data_id")}
+        if r.get("category") != cat or r.get("result") != result or \
+                abs(r.get("end_epoch_s", 0) - end / 1e9) > 1e-6 or abs(r.get("start_epoch_s", 0) - start) > 1e-6:
+            bad.append((key, r.get("category"), r.get("result"), r.get("start_epoch_s"), start))
+        if set(metrics) != set(want) or any(not same(metrics[k], v) for k, v in want.items()):
+            bad.append((key, sorted(set(metrics) ^ set(want)), [(k, metrics.get(k), v) for k, v in want.items()
+                                                                  if not same(metrics.get(k, -1), v)][:3]))
+    check(len(rows) == len(files) and not bad, "records: one row per summary, every column = Python's "
+          "reading of it, nothing more (differ: %s)" % bad[:3])
+
+
 def main():
     tasklens, repo = sys.argv[1:3]
     if not shutil.which("resource_monitor"):
@@ -151,6 +175,7 @@ def main():
         check(hold and hold[0]["max_rss_bytes"] >= 150 * MB,
               "the held 150 MB was measured (%.0f MB)" % (hold[0]["max_rss_bytes"] / MB if hold else 0))
         compare(files, task_points(tasklens, [tmp]), "a directory of summaries")
+        records(tasklens, files, tmp)
         cat = "".join(open(f).read() for f in files)
         compare(files, task_points(tasklens, ["--format-in", "rmonitor", "-"], stdin=cat),
                 "the same concatenated on stdin", keyed=False)
