@@ -22,6 +22,15 @@ int tl_metric_by_name(const char *name, size_t len)
     return -1;
 }
 
+bool tl_result_ok(const char *result)
+{
+    static const char *const ok[] = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done"};
+    if (!result) return false;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!strcmp(result, ok[i])) return true;
+    return false;
+}
+
 int tl_metric_list(const char *list, int *out, char *err, size_t errlen)
 {
     int n_out = 0;

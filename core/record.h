@@ -218,6 +218,11 @@ static inline bool tl_record_drop_bad_values(struct tl_record *r, char *detail, 
     return true;
 }
 
+/* Whether a result means the attempt did its work: SUCCESS (Work Queue,
+ * LSST), Success (Spark), NO_WORK (LSST's NoWorkFound), exec_done and
+ * memo_done (Parsl). Everything else is a failure of some kind. */
+bool tl_result_ok(const char *result);
+
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */
 const char *tl_record_tag(const struct tl_record *r, const char *key);

@@ -26,9 +26,14 @@ static const char *const res_title[TL_REPORT_NRES] = {"cores", "memory"};
 
 static const char CSS[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;background:#fff}"
-    "h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #999}h3{margin:1.5em 0 .3em}"
+    "h1{font-size:1.5em;overflow-wrap:anywhere}h2{margin-top:2em;border-bottom:1px solid #999}h3{margin:1.5em 0 .3em}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
     "text-align:right;white-space:nowrap}th{background:#eee}td.n,th.n{text-align:left}"
+    "td.n{max-width:30em}td.long{white-space:normal;overflow-wrap:anywhere;min-width:12em}"
+    "th[colspan]{text-align:center}"
+    ".card{display:flex;flex-wrap:wrap;gap:6px 10px;margin:1em 0}.stat{border:1px solid #bbb;"
+    "padding:4px 10px;min-width:7em}.stat b{display:block;font-size:1.25em}.stat span{"
+    "font-size:.85em;color:#444}"
     ".approx{font-style:italic}.shift{background:#222;color:#fff;font-weight:bold}"
     ".bad{background:#ddd;font-weight:bold}.note{color:#444;font-size:.9em}"
     ".wide{overflow-x:auto;max-width:100%}nav a{margin-right:1em}.row{display:flex;flex-wrap:wrap;gap:8px}"
@@ -134,9 +139,8 @@ static void group_row(FILE *o, const struct view *v, const struct tl_agg_group *
     const char *name = group_name(v, g, buf);
     fputs("<tr data-g=\"", o);
     tl_html_esc(o, name);
-    fputs("\"><td class=\"n\">", o);
-    tl_html_esc(o, name);
-    fputs("</td>", o);
+    fputs("\">", o);
+    tl_html_name_cell(o, name);
 }
 
 /* A summary group's tasks, attempts, open tasks and core-hours, as cells. */
@@ -164,7 +168,7 @@ static void head(FILE *o, const struct tl_report_page *pg)
     fputs(". One file, no network: every plot is inline SVG. Hover a mark or a number for its "
           "exact value. Quantiles are exact (linear interpolation, as numpy) unless marked "
           "<span class=\"approx\">≈</span>, which are within the sketch's relative error "
-          "alpha.</p>\n<nav><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
+          "alpha.</p>\n<nav><a href=\"#rightsizing\">right-sizing</a><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
           "<a href=\"#workflows\">workflows</a><a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
           "<a href=\"#failures\">failures</a>",
           o);
@@ -180,9 +184,9 @@ static void inputs_section(FILE *o, const struct tl_report_page *pg)
           o);
     for (size_t i = 0; i < pg->ninputs; i++) {
         const struct tl_summary_input *in = &pg->inputs[i];
-        fputs("<tr><td class=\"n\">", o);
-        tl_html_esc(o, in->path);
-        fputs("</td><td class=\"n\">", o);
+        fputs("<tr>", o);
+        tl_html_name_cell(o, in->path);
+        fputs("<td class=\"n\">", o);
         tl_html_esc(o, in->format ? in->format : in->error ? in->error : "-");
         fprintf(o, "</td><td data-v=\"%llu\">%llu</td><td data-v=\"%llu\">%llu</td>"
                    "<td data-v=\"%llu\">%llu</td><td class=\"n\">",
@@ -343,11 +347,9 @@ static void outliers_section(FILE *o, const struct tl_report_page *pg)
                 r, rank_title[r], r == TL_RANK_RETRIES ? "attempts" : "value");
         for (size_t i = 0; i < pg->ntop[r]; i++) {
             const struct tl_report_outlier *t = &pg->top[r][i];
-            fputs("<tr><td class=\"n\">", o);
-            tl_html_esc(o, t->id);
-            fputs("</td><td class=\"n\">", o);
-            tl_html_esc(o, t->group);
-            fputs("</td>", o);
+            fputs("<tr>", o);
+            tl_html_name_cell(o, t->id);
+            tl_html_name_cell(o, t->group);
             num_cell(o, t->value, r == TL_RANK_WALL ? TL_UNIT_SECONDS
                                   : r == TL_RANK_MEM ? TL_UNIT_BYTES
                                                      : TL_UNIT_COUNT,
@@ -380,11 +382,9 @@ static void workflows_section(FILE *o, const struct view *wf)
         tl_html_esc(o, src ? src : "");
         fputc('|', o);
         tl_html_esc(o, name ? name : "");
-        fputs("\"><td class=\"n\">", o);
-        tl_html_esc(o, src ? src : "-");
-        fputs("</td><td class=\"n\">", o);
-        tl_html_esc(o, name ? name : "-");
-        fputs("</td>", o);
+        fputs("\">", o);
+        tl_html_name_cell(o, src ? src : "-");
+        tl_html_name_cell(o, name ? name : "-");
         group_counts(o, g);
         struct tl_sketch *m = metric_of(wf, g, TL_M_WALL_TIME_S);
         num_cell(o, quantile_of(m, 0.5), TL_UNIT_SECONDS, approx_of(m),
@@ -404,22 +404,21 @@ static void workflows_section(FILE *o, const struct view *wf)
 static void failures_section(FILE *o, const struct view *v)
 {
     fputs("<h2 id=\"failures\">Results and exit codes</h2><table data-table=\"failures\"><tr>"
-          "<th class=\"n\">category</th><th class=\"n\">results (attempts)</th>"
+          "<th class=\"n\">category</th><th class=\"n\">results (last attempts)</th>"
           "<th class=\"n\">exit codes</th></tr>\n",
           o);
     for (size_t i = 0; i < v->n; i++) {
         const struct tl_agg_group *g = v->g[i];
         char buf[NAME_CAP];
-        fputs("<tr><td class=\"n\">", o);
-        tl_html_esc(o, group_name(v, g, buf));
-        fputs("</td>", o);
+        fputs("<tr>", o);
+        tl_html_name_cell(o, group_name(v, g, buf));
         for (int w = 0; w < 2; w++) { /* results, then exit codes */
             fputs("<td class=\"n\">", o);
             const struct tl_count *c = w ? g->exits : g->results;
             size_t nc = w ? g->nexits : g->nresults;
             for (size_t j = 0; j < nc; j++) {
                 const char *k = c[j].name;
-                bool bad = w == 0 ? strcmp(k, "SUCCESS") != 0 : strcmp(k, "0") != 0;
+                bool bad = w == 0 ? !tl_result_ok(k) : strcmp(k, "0") != 0;
                 fprintf(o, "<span data-%s=\"", w ? "exit" : "result");
                 tl_html_esc(o, k);
                 fprintf(o, "\" data-v=\"%llu\"%s>", (unsigned long long)c[j].n,
@@ -713,6 +712,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
               (!pg->workflows || view_open(&wf, pg->workflows));
     if (ok) {
         head(o, pg);
+        tl_report_glance(o, pg);
         inputs_section(o, pg);
         summary_section(o, &doc);
         if (pg->workflows) workflows_section(o, &wf);

@@ -349,6 +349,8 @@ static void advice_of(const struct tl_report_model *m, const char *name,
         if (strcmp(m->rows.cats.s[k], rows_name)) continue;
         struct tl_cat_advice ca;
         tl_advise_category(&m->rows, (int32_t)k, ao, tmp, &ca);
+        out->ca = ca;
+        out->has_ca = true;
         static const int res[TL_REPORT_NRES] = {TL_RES_CORES, TL_RES_MEM};
         for (int r = 0; r < TL_REPORT_NRES; r++) {
             const struct tl_advice *a = &ca.a[res[r]];

@@ -60,6 +60,8 @@ struct tl_report_group {
     struct tl_report_dist dist[TL_REPORT_NDIST];
     struct tl_report_scatter scatter[TL_REPORT_NRES];
     struct tl_report_advice advice[TL_REPORT_NRES];
+    struct tl_cat_advice ca; /* `advise`'s whole view: cores, memory, disk */
+    bool has_ca;
 };
 
 /* Over time, in bins from the first submission to the last end. */
@@ -100,6 +102,10 @@ struct tl_report_page {
     struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
     size_t ntop[TL_RANK_COUNT];
 };
+
+/* The first screen (glance.c): the run card and the categories ranked by
+ * what right-sizing saves, each with its recommendation. */
+void tl_report_glance(FILE *o, const struct tl_report_page *pg);
 
 /* Writes the page; TL_ERR_IO when out failed, TL_ERR_NOMEM. */
 enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);

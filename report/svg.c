@@ -6,6 +6,19 @@
 
 #include "sinks/summary.h"
 
+void tl_html_name_cell(FILE *out, const char *name)
+{
+    if (strlen(name) <= 40) {
+        fputs("<td class=\"n\">", out);
+    } else {
+        fputs("<td class=\"n long\" title=\"", out);
+        tl_html_esc(out, name);
+        fputs("\">", out);
+    }
+    tl_html_esc(out, name);
+    fputs("</td>", out);
+}
+
 void tl_html_esc(FILE *out, const char *s)
 {
     for (; s && *s; s++) {
@@ -20,13 +33,40 @@ void tl_html_esc(FILE *out, const char *s)
     }
 }
 
+void tl_fmt_count(char *buf, size_t cap, double v)
+{
+    double a = fabs(v);
+    if (!isfinite(v)) snprintf(buf, cap, "-");
+    else if (a == 0) snprintf(buf, cap, "0");
+    else if (a < 0.001) snprintf(buf, cap, "%s<0.001", v < 0 ? "-" : "");
+    else snprintf(buf, cap, "%.4g", v);
+    if (!strchr(buf, 'e') && !(a >= 1e4 && isfinite(v))) return;
+    /* a whole number with thousands separators: 13,510 */
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%.0f", a), at = 0;
+    if (v < 0 && (size_t)at + 1 < cap) buf[at++] = '-';
+    for (int i = 0; i < n && (size_t)at + 2 < cap; i++) {
+        if (i && (n - i) % 3 == 0) buf[at++] = ',';
+        buf[at++] = digits[i];
+    }
+    buf[at] = '\0';
+}
+
+void tl_fmt_amount(char *buf, size_t cap, double hours, const char *what)
+{
+    double a = fabs(hours), v = hours;
+    const char *unit = "h";
+    if (a < 1.0 / 60) unit = "s", v = hours * 3600;
+    else if (a < 1) unit = "min", v = hours * 60;
+    char num[40];
+    tl_fmt_count(num, sizeof num, v);
+    if (!isfinite(hours)) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%s %s-%s", num, what, unit);
+}
+
 void tl_plot_fmt(char *buf, size_t cap, double v, enum tl_unit unit)
 {
-    if (unit == TL_UNIT_COUNT) {
-        if (!isfinite(v)) snprintf(buf, cap, "-");
-        else snprintf(buf, cap, "%.4g", v);
-        return;
-    }
+    if (unit == TL_UNIT_COUNT) return tl_fmt_count(buf, cap, v);
     tl_summary_human(buf, cap, v, unit);
 }
 

@@ -28,8 +28,18 @@ void tl_plot_end(struct tl_plot *p);
 /* Data to pixel coordinates (clamped to the frame). */
 double tl_plot_x(const struct tl_plot *p, double x);
 double tl_plot_y(const struct tl_plot *p, double y);
+/* A count for people: 4 significant digits, whole numbers past 10,000 with
+ * thousands separators, "<0.001" below: never an exponent. */
+void tl_fmt_count(char *buf, size_t cap, double v);
+/* An amount of resource-time given in hours, in the unit that keeps it
+ * readable: "0.41 core-s", "3.2 GiB-min", "1,345 GiB-h". */
+void tl_fmt_amount(char *buf, size_t cap, double hours, const char *what);
 /* A value as the axes write it (human units). */
 void tl_plot_fmt(char *buf, size_t cap, double v, enum tl_unit unit);
+/* <td class="n">name</td>: a name that wraps at its spaces; one longer
+ * than a table column should be (a 657-character kernel name) may wrap
+ * anywhere, with the whole name as its tooltip. */
+void tl_html_name_cell(FILE *out, const char *name);
 /* Text escaped for HTML/SVG content and attributes. */
 void tl_html_esc(FILE *out, const char *s);
 

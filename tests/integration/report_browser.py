@@ -21,6 +21,14 @@ independent computation from the same input.
 7. LSST metadata, a Chrome trace, a DASF trace, a Spark event log, a
    resource_monitor summary and a mix of formats: a page with marks, no error,
    and the summary's numbers, for each.
+8. The first screen (issue 42), on every one of those pages and on the
+   TaskVine Colmena run: at 1400 x 1000 the run card and the right-sizing
+   ranking start within the first 1000 px; the card's tasks, attempts,
+   success rate and CPU time equal sums over `summary --format json`, its
+   unused allocations and every ranked cell (allocated, recommend, saves per
+   resource) equal `advise --format json`; the ranking is by each
+   category's largest share of the run's savings; no number in it is in
+   exponent notation; the page is no wider than the window.
 
 usage: report_browser.py TASKLENS REPO_DIR [SCREENSHOT_OUT]
 (SCREENSHOT_OUT: also write the top of the demo page there, as docs/report-demo.png was made)
@@ -202,6 +210,75 @@ def advice_checks(facts, advise):
     check(n and not bad, "advice cells equal advise --format json (%d; differ: %s)" % (n, bad[:3]))
 
 
+GLANCE_FACTS = """(() => {
+  const g = document.querySelector('#glance');
+  const t = document.querySelector('table[data-table=rightsizing]');
+  return {
+    card: Object.fromEntries([...document.querySelectorAll('[data-card=run] .stat')]
+      .map(s => [s.dataset.k, s.dataset.v])),
+    rows: [...document.querySelectorAll('table[data-table=rightsizing] tr[data-g]')].map(tr =>
+      [tr.dataset.g, Object.fromEntries([...tr.querySelectorAll('td[data-k]')]
+        .map(td => [td.dataset.k, td.dataset.v]))]),
+    none: !!document.querySelector('[data-none=rightsizing]'),
+    top: (t || document.querySelector('[data-none=rightsizing]') || g).getBoundingClientRect().top + scrollY,
+    text: g ? g.innerText : '',
+    width: document.documentElement.scrollWidth,
+  };
+})()"""
+
+OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done")
+
+
+def glance_checks(c, tasklens, inputs, what):
+    f = c.eval(GLANCE_FACTS)
+    s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+    a = json.loads(run([tasklens, "advise", "-q", "--format", "json"] + inputs).stdout)
+    card = {k: num(v) for k, v in f["card"].items()}
+    groups = s["groups"]
+    results = [(k, n) for g in groups for k, n in g.get("results", {}).items() if k != "(none)"]
+    want = {"tasks": sum(g["tasks"] for g in groups), "attempts": sum(g["attempts"] for g in groups),
+            "inputs": len(s["inputs"])}
+    if results:
+        want["success_rate"] = sum(n for k, n in results if k in OK_RESULTS) / sum(n for _, n in results)
+    cpu = [g["metrics"]["cpu_time_s"] for g in groups if g["metrics"].get("cpu_time_s", {}).get("count")]
+    if cpu:
+        want["cpu_hours"] = sum(m["sum"] for m in cpu) / 3600
+    for res, key in (("cores", "waste_core_hours"), ("memory", "waste_mem_gib_hours"),
+                     ("disk", "waste_disk_gib_hours")):
+        w = sum(x["resources"][res]["waste"] or 0 for x in a["categories"])
+        if w > 0:
+            want[key] = w
+    bad = [(k, card.get(k), v) for k, v in want.items() if not same(card.get(k), v)]
+    bad += [(k, "extra") for k in card if k not in want and k not in ("start", "end", "makespan")]
+    check(not bad, "%s: the run card equals sums over summary and advise JSON (%d figures; differ: %s)"
+          % (what, len(card), bad[:3]))
+    cats = {x["category"]: x["resources"] for x in a["categories"]}
+    totals = {r: sum(x[r]["saves"] for x in cats.values() if x[r]["saves"] is not None) for r in
+              ("cores", "memory", "disk")}
+    bad, scores = [], []
+    for g, cells in f["rows"]:
+        res = cats.get(g)
+        if res is None:
+            bad.append((g, "not in advise"))
+            continue
+        for r in ("cores", "memory", "disk"):
+            for k, jk in (("allocated", "allocated_p50"), ("recommend", "recommend"), ("saves", "saves")):
+                got = cells.get("%s_%s" % (k, r))
+                wantv = res[r][jk] if res[r]["measured"] else None
+                if not same(None if got == "null" else num(got), wantv):
+                    bad.append((g, k, r, got, wantv))
+        scores.append(max([res[r]["saves"] / totals[r] for r in totals
+                           if res[r]["saves"] is not None and totals[r] > 0] or [0]))
+    ordered = all(x >= y - 1e-12 for x, y in zip(scores, scores[1:]))
+    check(not bad and ordered and (f["rows"] or f["none"]),
+          "%s: %d ranked categories, every cell = advise JSON, by largest share of the savings "
+          "(differ: %s; order %s)" % (what, len(f["rows"]), bad[:3], [round(x, 3) for x in scores[:5]]))
+    exps = re.findall(r"\d[eE][+-]?\d", f["text"])
+    check(f["top"] < 1000 and f["width"] <= 1400 and not exps,
+          "%s: the ranking starts at y=%d (first screen: < 1000), page %d px wide in 1400, no "
+          "exponent in the first screen (%s)" % (what, f["top"], f["width"], exps[:3]))
+
+
 def screenshot_checks(c, shot, facts):
     c.screenshot(shot)
     w, h, rows = png_pixels(shot)
@@ -223,7 +300,7 @@ def main():
         print("SKIP: chromium is not installed (scripts/install-deps.sh installs it)")
         return 77
     demo = os.path.join(repo, "tests", "data", "wq", "demo-cctools-9.9.log")
-    with tempfile.TemporaryDirectory() as tmp, Chromium() as c:
+    with tempfile.TemporaryDirectory() as tmp, Chromium(width=1400, height=1000) as c:
         html = os.path.join(tmp, "demo.html")
         r = run([tasklens, "report", demo, "-o", html])
         if not check(r.returncode == 0, "report on the demo log exits 0 (%s)" % r.stderr[-300:]):
@@ -236,6 +313,7 @@ def main():
         time_and_outlier_checks(facts, tasks)
         advise = json.loads(run([tasklens, "advise", "--format", "json", demo], check=True).stdout)
         advice_checks(facts, advise)
+        glance_checks(c, tasklens, [demo], "demo")
         screenshot_checks(c, os.path.join(tmp, "demo.png"), facts)
         if shot_out:
             c.screenshot(shot_out, max_height=2300)
@@ -301,7 +379,13 @@ def main():
         else:
             print("SKIP: %s absent; the mix uses the bundled files only" % chrome)
             cases.append(("a mix of formats", [demo, os.path.join(repo, "tests", "data", "chrome", "edge.json")]))
-        for what, path in (("DASF trace", os.path.join(shared, "dasf", "samples",
+        for what, path in (("TaskVine Colmena run", os.path.join(
+                               shared, "wq", "samples",
+                               "ccl_taskvine-logs__taskvine_paper_colmena_transactions_peer_enabled")),
+                           ("PyTorch Kineto trace", os.path.join(
+                               shared, "chrome", "samples",
+                               "pytorch_kineto_tbplugin_resnet50_worker0.1623143566756.pt.trace.json.gz")),
+                           ("DASF trace", os.path.join(shared, "dasf", "samples",
                                                        "Tutorial_5_Profile-TracePlugin-vm.msgpack")),
                            ("Spark event log", os.path.join(shared, "spark", "samples",
                                                             "local-1795570335358"))):
@@ -323,6 +407,7 @@ def main():
             s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
             summary_checks(facts, s)
             workflow_checks(facts, tasklens, inputs)
+            glance_checks(c, tasklens, inputs, what)
     return finish()
 
 

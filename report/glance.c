@@ -1,0 +1,231 @@
+/* The report's first screen: what people open it for, before any plot.
+ *
+ * A run card (inputs, span, makespan, tasks, attempts, success rate,
+ * CPU-hours, and what the allocations wasted) and the categories ranked
+ * by what right-sizing saves, each with `advise`'s recommendation for
+ * cores, memory and disk. Every number is the one `summary --format json`
+ * or `advise --format json` prints for the same inputs (the card's sums
+ * are of those), and carries its exact value in data-v and a tooltip.
+ *
+ * Ranked by share, not by a price: a category's score is its largest
+ * share of the run's savings in any one resource, so a category that
+ * holds most of the wasted disk comes first without converting GiB-hours
+ * into core-hours at a rate the page would have to invent. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/aggregate.h"
+#include "core/sketch.h"
+#include "report/report.h"
+#include "report/svg.h"
+
+#define GLANCE_TOP 10
+
+/* ---------------------------------------------------------------- the card */
+
+struct card {
+    size_t tasks, attempts, ok_attempts, with_result, with_cpu;
+    double cpu_hours;
+    double waste[TL_NRES], saves[TL_NRES];
+};
+
+static void add_summary(struct card *c, const struct tl_report_page *pg)
+{
+    struct tl_agg_group **g = NULL;
+    size_t n = tl_summary_groups(pg->summary, &g);
+    for (size_t i = 0; g && i < n; i++) {
+        c->tasks += g[i]->tasks;
+        c->attempts += g[i]->attempts;
+        for (size_t j = 0; j < g[i]->nresults; j++) {
+            if (!strcmp(g[i]->results[j].name, "(none)")) continue; /* the summary's word for none */
+            c->with_result += g[i]->results[j].n;
+            if (tl_result_ok(g[i]->results[j].name)) c->ok_attempts += g[i]->results[j].n;
+        }
+        struct tl_sketch *cpu = tl_summary_sketch(pg->summary, g[i], TL_M_CPU_TIME_S);
+        if (cpu && cpu->count) {
+            c->cpu_hours += tl_sketch_sum(cpu) / 3600;
+            c->with_cpu += cpu->count;
+        }
+    }
+    free(g);
+}
+
+static void add_advice(struct card *c, const struct tl_report_page *pg)
+{
+    for (size_t i = 0; i < pg->ngroups; i++) {
+        const struct tl_report_group *g = &pg->groups[i];
+        for (int r = 0; g->has_ca && r < TL_NRES; r++) {
+            const struct tl_advice *a = &g->ca.a[r];
+            if (!a->n_waste) continue;
+            c->waste[r] += a->waste;
+            c->saves[r] += a->waste - a->waste_rec;
+        }
+    }
+}
+
+/* One figure of the card: its label, its human text, its exact value. */
+static void stat(FILE *o, const char *key, const char *label, const char *text, double exact)
+{
+    fprintf(o, "<div class=\"stat\" data-k=\"%s\" data-v=\"%.17g\" title=\"%.17g\"><b>", key, exact,
+            exact);
+    tl_html_esc(o, text);
+    fputs("</b><span>", o);
+    tl_html_esc(o, label);
+    fputs("</span></div>", o);
+}
+
+static void time_stat(FILE *o, const char *key, const char *label, double t)
+{
+    char iso[40] = "-";
+    time_t s = (time_t)floor(t);
+    struct tm tm;
+    if (isfinite(t) && gmtime_r(&s, &tm)) strftime(iso, sizeof iso, "%Y-%m-%d %H:%M UTC", &tm);
+    stat(o, key, label, iso, t);
+}
+
+static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
+{
+    char t[64];
+    const struct tl_report_series *s = &pg->series;
+    fputs("<div class=\"card\" data-card=\"run\">", o);
+    snprintf(t, sizeof t, "%zu", pg->ninputs);
+    stat(o, "inputs", pg->ninputs == 1 ? "input" : "inputs", t, (double)pg->ninputs);
+    if (s->nbins) {
+        time_stat(o, "start", "first submission", s->t0);
+        time_stat(o, "end", "last end", s->t0 + s->dt * (double)s->nbins);
+        tl_plot_fmt(t, sizeof t, s->dt * (double)s->nbins, TL_UNIT_SECONDS);
+        stat(o, "makespan", "makespan", t, s->dt * (double)s->nbins);
+    }
+    tl_fmt_count(t, sizeof t, (double)c->tasks);
+    stat(o, "tasks", "tasks", t, (double)c->tasks);
+    tl_fmt_count(t, sizeof t, (double)c->attempts);
+    stat(o, "attempts", "attempts", t, (double)c->attempts);
+    if (c->with_result) { /* a trace's slices have no result: no rate to show */
+        double rate = (double)c->ok_attempts / (double)c->with_result;
+        snprintf(t, sizeof t, "%.1f %%", rate * 100);
+        stat(o, "success_rate", "of tasks succeeded (last attempt)", t, rate);
+    }
+    if (c->with_cpu) {
+        tl_fmt_amount(t, sizeof t, c->cpu_hours, "CPU");
+        stat(o, "cpu_hours", "CPU time, all attempts", t, c->cpu_hours);
+    }
+    static const char *const waste_key[TL_NRES] = {"waste_core_hours", "waste_mem_gib_hours",
+                                                   "waste_disk_gib_hours"};
+    static const char *const waste_label[TL_NRES] = {"of cores allocated, unused",
+                                                     "of memory allocated, unused",
+                                                     "of disk allocated, unused"};
+    for (int r = 0; r < TL_NRES; r++) {
+        if (!(c->waste[r] > 0)) continue;
+        tl_fmt_amount(t, sizeof t, c->waste[r], r == TL_RES_CORES ? "core" : "GiB");
+        stat(o, waste_key[r], waste_label[r], t, c->waste[r]);
+    }
+    fputs("</div>\n", o);
+}
+
+/* ---------------------------------------------------------------- the ranking */
+
+struct ranked {
+    const struct tl_report_group *g;
+    double score; /* the largest share of the run's savings in one resource */
+};
+
+static int by_score(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    return strcmp(x->g->name, y->g->name);
+}
+
+/* A cell with its key and exact value ("null" when absent, shown "-"). */
+static void value_cell(FILE *o, const char *key, int r, double v)
+{
+    char h[48];
+    if (!isfinite(v)) {
+        fprintf(o, "<td data-k=\"%s_%s\" data-v=\"null\">-</td>", key, tl_res_name[r]);
+        return;
+    }
+    if (r == TL_RES_CORES) tl_fmt_count(h, sizeof h, v);
+    else tl_plot_fmt(h, sizeof h, v, TL_UNIT_BYTES);
+    fprintf(o, "<td data-k=\"%s_%s\" data-v=\"%.17g\" title=\"%.17g\">%s</td>", key, tl_res_name[r], v,
+            v, h);
+}
+
+/* allocated -> recommended, and what it saves, for one resource */
+static void resource_cells(FILE *o, const struct tl_advice *a, int r)
+{
+    value_cell(o, "allocated", r, a->n_used ? a->alloc : NAN);
+    value_cell(o, "recommend", r, a->n_used ? a->rec : NAN);
+    double saves = a->n_waste ? a->waste - a->waste_rec : NAN;
+    char h[48];
+    tl_fmt_amount(h, sizeof h, saves, r == TL_RES_CORES ? "core" : "GiB");
+    if (!isfinite(saves)) fprintf(o, "<td data-k=\"saves_%s\" data-v=\"null\">-</td>", tl_res_name[r]);
+    else fprintf(o, "<td data-k=\"saves_%s\" data-v=\"%.17g\" title=\"%.17g %s\">%s</td>", tl_res_name[r],
+                 saves, saves, tl_res_waste_unit[r], h);
+}
+
+static void ranking(FILE *o, const struct tl_report_page *pg, const struct card *c)
+{
+    struct ranked *v = calloc(pg->ngroups + 1, sizeof *v);
+    if (!v) return;
+    size_t n = 0;
+    for (size_t i = 0; i < pg->ngroups; i++) {
+        const struct tl_report_group *g = &pg->groups[i];
+        bool any = false;
+        for (int r = 0; g->has_ca && r < TL_NRES; r++) any |= g->ca.a[r].n_used > 0;
+        if (!any) continue; /* nothing measured against an allocation */
+        double score = 0;
+        for (int r = 0; r < TL_NRES; r++) {
+            const struct tl_advice *a = &g->ca.a[r];
+            if (a->n_waste && c->saves[r] > 0) score = fmax(score, (a->waste - a->waste_rec) / c->saves[r]);
+        }
+        v[n++] = (struct ranked){g, score};
+    }
+    qsort(v, n, sizeof *v, by_score);
+    fputs("<h2 id=\"rightsizing\">What right-sizing saves</h2>", o);
+    if (!n) {
+        fputs("<p class=\"note\" data-none=\"rightsizing\">Nothing to right-size: these inputs "
+              "record no cores, memory or disk used by their tasks.</p>\n", o);
+        free(v);
+        return;
+    }
+    fputs("<p class=\"note\">Per category, "
+          "what was allocated (median of the attempts) and what <code>tasklens advise</code> "
+          "recommends (the used p95, x 1.2 for memory and disk, rounded up), and the hours of "
+          "unused allocation that recommendation saves. Ranked by the largest share a category "
+          "holds of the run's savings in any one resource.</p><div class=\"wide\">"
+          "<table data-table=\"rightsizing\"><tr><th class=\"n\" rowspan=\"2\">category</th>"
+          "<th rowspan=\"2\">tasks</th><th colspan=\"3\">cores</th><th colspan=\"3\">memory</th>"
+          "<th colspan=\"3\">disk</th></tr><tr>",
+          o);
+    for (int r = 0; r < TL_NRES; r++)
+        fputs("<th>allocated</th><th>recommend</th><th>saves</th>", o);
+    fputs("</tr>\n", o);
+    for (size_t i = 0; i < n && i < GLANCE_TOP; i++) {
+        fputs("<tr data-g=\"", o);
+        tl_html_esc(o, v[i].g->name);
+        fputs("\">", o);
+        tl_html_name_cell(o, v[i].g->name);
+        fprintf(o, "<td data-v=\"%zu\">%zu</td>", v[i].g->ca.tasks, v[i].g->ca.tasks);
+        for (int r = 0; r < TL_NRES; r++) resource_cells(o, &v[i].g->ca.a[r], r);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table></div>\n", o);
+    if (n > GLANCE_TOP)
+        fprintf(o, "<p class=\"note\">%zu more categories below, in <a href=\"#groups\">per "
+                   "category</a>.</p>\n",
+                n - GLANCE_TOP);
+    free(v);
+}
+
+void tl_report_glance(FILE *o, const struct tl_report_page *pg)
+{
+    struct card c = {0};
+    add_summary(&c, pg);
+    add_advice(&c, pg);
+    fputs("<section id=\"glance\">", o);
+    card(o, pg, &c);
+    ranking(o, pg, &c);
+    fputs("</section>\n", o);
+}
