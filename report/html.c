@@ -253,14 +253,19 @@ static void series_bins(FILE *o, const struct tl_plot *p, const struct tl_report
 {
     double bw = (p->w - p->ml - p->mr) / (double)s->nbins;
     for (size_t i = 0; i < s->nbins; i++) {
+        char from[32], to[32], w[32], r[32], c[32];
+        tl_summary_human(from, sizeof from, s->dt * (double)i, TL_UNIT_SECONDS);
+        tl_summary_human(to, sizeof to, s->dt * (double)(i + 1), TL_UNIT_SECONDS);
+        tl_fmt_count(w, sizeof w, s->waiting[i]);
+        tl_fmt_count(r, sizeof r, s->running[i]);
+        tl_fmt_count(c, sizeof c, s->cores[i]);
         fprintf(o, "<rect class=\"bin\" x=\"%.1f\" y=\"%d\" width=\"%.2f\" height=\"%d\"><title>"
-                   "+%.6g s to +%.6g s: on average %.4g tasks waiting, %.4g running, %.4g cores "
-                   "in use",
-                tl_plot_x(p, s->dt * (double)i), p->mt, bw, p->h - p->mt - p->mb,
-                s->dt * (double)i, s->dt * (double)(i + 1), s->waiting[i], s->running[i],
-                s->cores[i]);
-        if (conn && isfinite(s->cores_connected[i]))
-            fprintf(o, ", %.4g cores connected", s->cores_connected[i]);
+                   "+%s to +%s: on average %s tasks waiting, %s running, %s cores in use",
+                tl_plot_x(p, s->dt * (double)i), p->mt, bw, p->h - p->mt - p->mb, from, to, w, r, c);
+        if (conn && isfinite(s->cores_connected[i])) {
+            tl_fmt_count(c, sizeof c, s->cores_connected[i]);
+            fprintf(o, ", %s cores connected", c);
+        }
         fprintf(o, "; %.0f tasks finished by its end</title></rect>", s->done[i]);
     }
 }
@@ -286,11 +291,13 @@ static void time_section(FILE *o, const struct tl_report_page *pg)
         }
     }
     double span = s->dt * (double)s->nbins;
-    fprintf(o, "<p class=\"note\">%zu bins of %.4g s from the first submission; each bin shows "
+    char bin[32];
+    tl_summary_human(bin, sizeof bin, s->dt, TL_UNIT_SECONDS);
+    fprintf(o, "<p class=\"note\">%zu bins of %s from the first submission; each bin shows "
                "the average over the bin. A task waits from its submission (end - wall - queue "
                "time) to its start (end - wall), and runs from there to its end; cores in use "
                "are its allocation, else its measured cores, else 1.</p>",
-            s->nbins, s->dt);
+            s->nbins, bin);
     fprintf(o, "<p class=\"note\"><span class=\"key\" style=\"border-top:2px solid #3b6ea8\">"
                "</span>tasks running <span class=\"key\" style=\"border-top:1px solid #000\">"
                "</span>cores in use%s</p>",
@@ -332,10 +339,12 @@ static void time_section(FILE *o, const struct tl_report_page *pg)
     }
     series_bins(o, &d, s, conn);
     tl_plot_end(&d);
-    fprintf(o, "<p>Time to 50 %% of the tasks done: <b data-done=\"50\">+%.4g s</b>, 90 %%: "
-               "<b data-done=\"90\">+%.4g s</b>, 99 %%: <b data-done=\"99\">+%.4g s</b> "
-               "(of %.0f tasks).</p>\n",
-            s->t_done[0], s->t_done[1], s->t_done[2], s->total_tasks);
+    char t[3][32], n[32];
+    for (int k = 0; k < 3; k++) tl_summary_human(t[k], sizeof t[k], s->t_done[k], TL_UNIT_SECONDS);
+    tl_fmt_count(n, sizeof n, s->total_tasks);
+    fprintf(o, "<p>Time to 50 %% of the tasks done: <b data-v=\"%.17g\">+%s</b>, 90 %%: "
+               "<b data-v=\"%.17g\">+%s</b>, 99 %%: <b data-v=\"%.17g\">+%s</b> (of %s tasks).</p>\n",
+            s->t_done[0], t[0], s->t_done[1], t[1], s->t_done[2], t[2], n);
 }
 
 static void outliers_section(FILE *o, const struct tl_report_page *pg)

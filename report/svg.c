@@ -91,9 +91,23 @@ double tl_plot_y(const struct tl_plot *p, double y)
     return p->h - p->mb - axis_pos(y, p->y0, p->y1, p->logy) * (p->h - p->mt - p->mb);
 }
 
+/* A step for a time axis near raw seconds: one a person counts in (15 s,
+ * 1 min, 6 h, 1 d), never +3.33min. */
+static double time_step(double raw)
+{
+    static const double steps[] = {1,    2,    5,    10,    15,    30,    60,    120,    300,
+                                   600,  900,  1800, 3600,  7200,  10800, 21600, 43200, 86400,
+                                   172800, 604800};
+    if (raw < 1) return 0; /* below a second: the decimal steps */
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+        if (raw <= steps[i] * 1.25) return steps[i];
+    return ceil(raw / 604800) * 604800; /* weeks */
+}
+
 /* Up to ~6 tick values in [lo, hi]: powers of ten on a log axis, 1-2-5
- * steps on a linear one. */
-static int ticks(double lo, double hi, bool logs, double *t, int max)
+ * steps on a linear one (time: steps of the clock; a count: whole steps
+ * once the span is over one). */
+static int ticks(double lo, double hi, bool logs, bool time, bool whole, double *t, int max)
 {
     int n = 0;
     if (logs) {
@@ -118,6 +132,8 @@ static int ticks(double lo, double hi, bool logs, double *t, int max)
     }
     double raw = span / 5, mag = pow(10, floor(log10(raw)));
     double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+    if (time && time_step(raw) > 0) step = time_step(raw);
+    if (whole && span >= 1 && step < 1) step = 1;
     for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step) t[n++] = v;
     return n;
 }
@@ -141,7 +157,7 @@ static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
     int x0 = p->ml, x1 = p->w - p->mr, y0 = p->mt, y1 = p->h - p->mb;
     fprintf(o, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", x0, y0,
             x1 - x0, y1 - y0);
-    int n = ticks(p->x0, p->x1, p->logx, t, 16);
+    int n = ticks(p->x0, p->x1, p->logx, p->xtime, p->xunit == TL_UNIT_COUNT, t, 16);
     for (int i = 0; i < n; i++) {
         double x = tl_plot_x(p, t[i]);
         tick_label(lab, sizeof lab, t[i], p->xunit, p->xtime);
@@ -149,7 +165,7 @@ static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
                    "<text class=\"tl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
                 x, y1, x, y1 + 4, x, y1 + 15, lab);
     }
-    n = ticks(p->y0, p->y1, p->logy, t, 16);
+    n = ticks(p->y0, p->y1, p->logy, false, p->yunit == TL_UNIT_COUNT, t, 16);
     for (int i = 0; i < n; i++) {
         double y = tl_plot_y(p, t[i]);
         tl_plot_fmt(lab, sizeof lab, t[i], p->yunit);
