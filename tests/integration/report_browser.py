@@ -222,10 +222,13 @@ GLANCE_FACTS = """(() => {
     none: !!document.querySelector('[data-none=rightsizing]'),
     top: (t || document.querySelector('[data-none=rightsizing]') || g).getBoundingClientRect().top + scrollY,
     text: g ? g.innerText : '',
+    page: document.body.innerText + ' ' + [...document.querySelectorAll('svg text')]
+      .map(x => x.textContent).join(' '),
     width: document.documentElement.scrollWidth,
   };
 })()"""
 
+EXPONENT = r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)"
 OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done")
 
 
@@ -273,10 +276,13 @@ def glance_checks(c, tasklens, inputs, what):
     check(not bad and ordered and (f["rows"] or f["none"]),
           "%s: %d ranked categories, every cell = advise JSON, by largest share of the savings "
           "(differ: %s; order %s)" % (what, len(f["rows"]), bad[:3], [round(x, 3) for x in scores[:5]]))
-    exps = re.findall(r"\d[eE][+-]?\d", f["text"])
+    exps = re.findall(EXPONENT, f["text"])
     check(f["top"] < 1000 and f["width"] <= 1400 and not exps,
           "%s: the ranking starts at y=%d (first screen: < 1000), page %d px wide in 1400, no "
           "exponent in the first screen (%s)" % (what, f["top"], f["width"], exps[:3]))
+    exps = re.findall(EXPONENT, f["page"])
+    check(not exps, "%s: no number on the page, text or plot label, in exponent notation (%s)"
+          % (what, exps[:3]))
 
 
 def screenshot_checks(c, shot, facts):
