@@ -34,6 +34,7 @@ struct tl_task_row {
     double v[TL_NV];
     int32_t cat, wf;
     bool exhausted, final;
+    bool failed; /* a result that is not a success, or a nonzero exit code */
 };
 
 /* Distinct names (categories, workflows): interned while reading, ids in

@@ -1,4 +1,6 @@
 /* The report's first screen: what people open it for, before any plot.
+ * (Succeeded: the tasks whose last attempt did not fail for good, as the
+ * failures table counts them: a success result and exit code 0.)
  *
  * A run card (inputs, span, makespan, tasks, attempts, success rate,
  * CPU-hours, and what the allocations wasted) and the categories ranked
@@ -26,7 +28,7 @@
 /* ---------------------------------------------------------------- the card */
 
 struct card {
-    size_t tasks, attempts, ok_attempts, with_result, with_cpu;
+    size_t tasks, attempts, with_result, with_cpu, finals, failed;
     double cpu_hours;
     double waste[TL_NRES], saves[TL_NRES];
 };
@@ -38,11 +40,9 @@ static void add_summary(struct card *c, const struct tl_report_page *pg)
     for (size_t i = 0; g && i < n; i++) {
         c->tasks += g[i]->tasks;
         c->attempts += g[i]->attempts;
-        for (size_t j = 0; j < g[i]->nresults; j++) {
-            if (!strcmp(g[i]->results[j].name, "(none)")) continue; /* the summary's word for none */
-            c->with_result += g[i]->results[j].n;
-            if (tl_result_ok(g[i]->results[j].name)) c->ok_attempts += g[i]->results[j].n;
-        }
+        for (size_t j = 0; j < g[i]->nresults; j++) /* "(none)": the summary's word for none */
+            if (strcmp(g[i]->results[j].name, "(none)")) c->with_result += g[i]->results[j].n;
+        if (g[i]->nexits) c->with_result += g[i]->tasks; /* an exit code says how it went too */
         struct tl_sketch *cpu = tl_summary_sketch(pg->summary, g[i], TL_M_CPU_TIME_S);
         if (cpu && cpu->count) {
             c->cpu_hours += tl_sketch_sum(cpu) / 3600;
@@ -56,6 +56,8 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
 {
     for (size_t i = 0; i < pg->ngroups; i++) {
         const struct tl_report_group *g = &pg->groups[i];
+        c->finals += g->finals;
+        c->failed += g->failed;
         for (int r = 0; g->has_ca && r < TL_NRES; r++) {
             const struct tl_advice *a = &g->ca.a[r];
             if (!a->n_waste) continue;
@@ -102,10 +104,10 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
     stat(o, "tasks", "tasks", t, (double)c->tasks);
     tl_fmt_count(t, sizeof t, (double)c->attempts);
     stat(o, "attempts", "attempts", t, (double)c->attempts);
-    if (c->with_result) { /* a trace's slices have no result: no rate to show */
-        double rate = (double)c->ok_attempts / (double)c->with_result;
+    if (c->with_result && c->finals) { /* a trace's slices have no result: no rate to show */
+        double rate = (double)(c->finals - c->failed) / (double)c->finals;
         snprintf(t, sizeof t, "%.1f %%", rate * 100);
-        stat(o, "success_rate", "of tasks succeeded (last attempt)", t, rate);
+        stat(o, "success_rate", "of tasks succeeded (result and exit code)", t, rate);
     }
     if (c->with_cpu) {
         tl_fmt_amount(t, sizeof t, c->cpu_hours, "CPU");

@@ -410,36 +410,74 @@ static void workflows_section(FILE *o, const struct view *wf)
     fputs("</table></div>\n", o);
 }
 
-static void failures_section(FILE *o, const struct view *v)
+/* "SUCCESS 1,000 · SIGNAL 3": a group's results or exit codes, each with
+ * its count, failures set off. */
+static void count_list(FILE *o, const struct tl_count *c, size_t n, bool exits)
 {
-    fputs("<h2 id=\"failures\">Results and exit codes</h2><table data-table=\"failures\"><tr>"
-          "<th class=\"n\">category</th><th class=\"n\">results (last attempts)</th>"
-          "<th class=\"n\">exit codes</th></tr>\n",
+    for (size_t j = 0; j < n; j++) {
+        const char *k = c[j].name;
+        bool bad = exits ? strcmp(k, "0") != 0 : !tl_result_ok(k) && strcmp(k, "(none)");
+        char h[32];
+        tl_fmt_count(h, sizeof h, (double)c[j].n);
+        fprintf(o, "%s<span data-%s=\"", j ? " · " : "", exits ? "exit" : "result");
+        tl_html_esc(o, k);
+        fprintf(o, "\" data-v=\"%llu\"%s>", (unsigned long long)c[j].n, bad ? " class=\"bad\"" : "");
+        tl_html_esc(o, k);
+        fprintf(o, " %s</span>", h);
+    }
+}
+
+/* Per category: tasks, how many failed for good (their last attempt's
+ * result is not a success) and the rate, the attempts that were retries,
+ * then the results and exit codes with their counts. */
+static const struct tl_report_group *report_group(const struct tl_report_page *pg, const char *name)
+{
+    for (size_t i = 0; i < pg->ngroups; i++)
+        if (!strcmp(pg->groups[i].name, name)) return &pg->groups[i];
+    return NULL;
+}
+
+static void failures_section(FILE *o, const struct tl_report_page *pg, const struct view *v)
+{
+    fputs("<h2 id=\"failures\">Results and exit codes</h2><p class=\"note\">Per category, over "
+          "each task's last attempt: how many failed for good (a result that is not SUCCESS, "
+          "Spark's Success, LSST's NO_WORK or Parsl's exec_done, or an exit code other than 0) and "
+          "their share; retried = "
+          "attempts that were not a task's last.</p><div class=\"wide\"><table data-table=\"failures\">"
+          "<tr><th class=\"n\">category</th><th>tasks</th><th>failed</th><th>failure rate</th>"
+          "<th>retried</th><th class=\"n\">results (last attempts)</th><th class=\"n\">exit codes"
+          "</th></tr>\n",
           o);
     for (size_t i = 0; i < v->n; i++) {
         const struct tl_agg_group *g = v->g[i];
+        if (!g->tasks) continue; /* a sample series */
         char buf[NAME_CAP];
-        fputs("<tr>", o);
+        const struct tl_report_group *rg = report_group(pg, group_name(v, g, buf));
+        uint64_t failed = rg ? rg->failed : 0, known = 0;
+        for (size_t j = 0; j < g->nresults; j++) known += strcmp(g->results[j].name, "(none)") ? g->results[j].n : 0;
+        if (!known) known = g->nexits ? g->tasks : 0; /* an exit code without a result */
+        fputs("<tr data-g=\"", o);
+        tl_html_esc(o, group_name(v, g, buf));
+        fputs("\">", o);
         tl_html_name_cell(o, group_name(v, g, buf));
-        for (int w = 0; w < 2; w++) { /* results, then exit codes */
-            fputs("<td class=\"n\">", o);
-            const struct tl_count *c = w ? g->exits : g->results;
-            size_t nc = w ? g->nexits : g->nresults;
-            for (size_t j = 0; j < nc; j++) {
-                const char *k = c[j].name;
-                bool bad = w == 0 ? !tl_result_ok(k) : strcmp(k, "0") != 0;
-                fprintf(o, "<span data-%s=\"", w ? "exit" : "result");
-                tl_html_esc(o, k);
-                fprintf(o, "\" data-v=\"%llu\"%s>", (unsigned long long)c[j].n,
-                        bad ? " class=\"bad\"" : "");
-                tl_html_esc(o, k);
-                fprintf(o, " %llu</span> ", (unsigned long long)c[j].n);
-            }
-            fputs("</td>", o);
+        count_cell(o, g->tasks, "tasks");
+        if (known) {
+            count_cell(o, failed, "failed");
+            fprintf(o, "<td data-k=\"failure_rate\" data-v=\"%.17g\"%s>%.1f %%</td>",
+                    (double)failed / (double)known, failed ? " class=\"bad\"" : "",
+                    100.0 * (double)failed / (double)known);
+        } else {
+            fputs("<td data-k=\"failed\" data-v=\"null\">-</td><td data-k=\"failure_rate\" "
+                  "data-v=\"null\">-</td>", o);
         }
-        fputs("</tr>\n", o);
+        count_cell(o, g->attempts - g->tasks, "retried");
+        fputs("<td class=\"n\">", o);
+        count_list(o, g->results, g->nresults, false);
+        fputs("</td><td class=\"n\">", o);
+        count_list(o, g->exits, g->nexits, true);
+        fputs("</td></tr>\n", o);
     }
-    fputs("</table>\n", o);
+    fputs("</table></div>\n", o);
 }
 
 /* Per category and metric, p50 and p95 against the baseline's; a shift
@@ -727,7 +765,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         if (pg->workflows) workflows_section(o, &wf);
         time_section(o, pg);
         outliers_section(o, pg);
-        failures_section(o, &doc);
+        failures_section(o, pg, &doc);
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
         groups_section(o, pg, &doc);
         fputs("</body></html>\n", o);

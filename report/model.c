@@ -351,6 +351,11 @@ static void advice_of(const struct tl_report_model *m, const char *name,
         tl_advise_category(&m->rows, (int32_t)k, ao, tmp, &ca);
         out->ca = ca;
         out->has_ca = true;
+        for (size_t j = m->rows.at[k]; j < m->rows.at[k + 1]; j++) {
+            const struct tl_task_row *row = &m->rows.r[m->rows.by_cat[j]];
+            out->finals += row->final;
+            out->failed += row->final && row->failed;
+        }
         static const int res[TL_REPORT_NRES] = {TL_RES_CORES, TL_RES_MEM};
         for (int r = 0; r < TL_REPORT_NRES; r++) {
             const struct tl_advice *a = &ca.a[res[r]];

@@ -62,6 +62,7 @@ struct tl_report_group {
     struct tl_report_advice advice[TL_REPORT_NRES];
     struct tl_cat_advice ca; /* `advise`'s whole view: cores, memory, disk */
     bool has_ca;
+    size_t finals, failed; /* tasks (last attempts), and those that failed for good */
 };
 
 /* Over time, in bins from the first submission to the last end. */

@@ -29,6 +29,11 @@ independent computation from the same input.
    resource) equal `advise --format json`; the ranking is by each
    category's largest share of the run's savings; no number in it is in
    exponent notation; the page is no wider than the window.
+9. Failures: per category the tasks that failed for good (their last
+   attempt's result is not a success, or its exit code is not 0), the
+   rate and the retried attempts equal what Python counts from `tasklens
+   records` (NDJSON) of the same inputs; the results and exit codes with
+   their counts equal `summary --format json`.
 
 usage: report_browser.py TASKLENS REPO_DIR [SCREENSHOT_OUT]
 (SCREENSHOT_OUT: also write the top of the demo page there, as docs/report-demo.png was made)
@@ -241,8 +246,11 @@ def glance_checks(c, tasklens, inputs, what):
     results = [(k, n) for g in groups for k, n in g.get("results", {}).items() if k != "(none)"]
     want = {"tasks": sum(g["tasks"] for g in groups), "attempts": sum(g["attempts"] for g in groups),
             "inputs": len(s["inputs"])}
-    if results:
-        want["success_rate"] = sum(n for k, n in results if k in OK_RESULTS) / sum(n for _, n in results)
+    finals = [r for r in (json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs)
+                                             .stdout.splitlines()) if r["final"]]
+    if results or any("exit_code" in r for r in finals):
+        ok = [r for r in finals if r.get("result", "SUCCESS") in OK_RESULTS and r.get("exit_code", 0) == 0]
+        want["success_rate"] = len(ok) / len(finals)
     cpu = [g["metrics"]["cpu_time_s"] for g in groups if g["metrics"].get("cpu_time_s", {}).get("count")]
     if cpu:
         want["cpu_hours"] = sum(m["sum"] for m in cpu) / 3600
@@ -285,6 +293,42 @@ def glance_checks(c, tasklens, inputs, what):
           % (what, exps[:3]))
 
 
+FAILURE_FACTS = """[...document.querySelectorAll('table[data-table=failures] tr[data-g]')].map(tr => [
+  tr.dataset.g,
+  Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v])),
+  [...tr.querySelectorAll('span[data-result]')].map(x => [x.dataset.result, +x.dataset.v]),
+  [...tr.querySelectorAll('span[data-exit]')].map(x => [x.dataset.exit, +x.dataset.v])])"""
+
+
+def failure_checks(c, tasklens, inputs, what):
+    rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
+    s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+    groups = {(g["key"]["category"] if g["key"]["category"] is not None else "(none)"): g for g in s["groups"]}
+    want = {}
+    for r in rows:
+        w = want.setdefault(r.get("category", "(none)"), {"tasks": 0, "failed": 0, "retried": 0})
+        if not r["final"]:
+            w["retried"] += 1
+            continue
+        w["tasks"] += 1
+        w["failed"] += ("result" in r and r["result"] not in OK_RESULTS) or r.get("exit_code", 0) != 0
+    bad = []
+    got = c.eval(FAILURE_FACTS)
+    for g, cells, results, exits in got:
+        w = want.get(g, {})
+        for k in ("tasks", "retried", "failed"):
+            if cells.get(k) != "null" and num(cells.get(k)) != w.get(k):
+                bad.append((g, k, cells.get(k), w.get(k)))
+        if cells.get("failure_rate") not in (None, "null") and not same(
+                num(cells["failure_rate"]), w["failed"] / w["tasks"]):
+            bad.append((g, "rate", cells["failure_rate"]))
+        if dict(results) != groups[g].get("results", {}) or dict(exits) != groups[g].get("exit_codes", {}):
+            bad.append((g, "counts", results[:3], exits[:3]))
+    check(got and not bad and len(got) == len([g for g in want if want[g]["tasks"]]),
+          "%s: failures per category (failed for good, rate, retried) = Python over `records`, "
+          "results and exit codes = summary JSON (%d rows; differ: %s)" % (what, len(got), bad[:3]))
+
+
 def screenshot_checks(c, shot, facts):
     c.screenshot(shot)
     w, h, rows = png_pixels(shot)
@@ -320,6 +364,7 @@ def main():
         advise = json.loads(run([tasklens, "advise", "--format", "json", demo], check=True).stdout)
         advice_checks(facts, advise)
         glance_checks(c, tasklens, [demo], "demo")
+        failure_checks(c, tasklens, [demo], "demo")
         screenshot_checks(c, os.path.join(tmp, "demo.png"), facts)
         if shot_out:
             c.screenshot(shot_out, max_height=2300)
@@ -414,6 +459,7 @@ def main():
             summary_checks(facts, s)
             workflow_checks(facts, tasklens, inputs)
             glance_checks(c, tasklens, inputs, what)
+            failure_checks(c, tasklens, inputs, what)
     return finish()
 
 
