@@ -204,33 +204,45 @@ static void inputs_section(FILE *o, const struct tl_report_page *pg)
     fputs("</table>\n", o);
 }
 
+/* One metric's p50, p95 and p99 in one cell (a table of four metrics
+ * then fits the window), each with its exact value in data-v. */
+static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
+{
+    static const char *const qs[] = {"0.5", "0.95", "0.99"};
+    static const double qv[] = {0.5, 0.95, 0.99};
+    bool approx = approx_of(m);
+    fputs("<td>", o);
+    for (int k = 0; k < 3; k++) {
+        double v = quantile_of(m, qv[k]);
+        char h[48], exact[48];
+        tl_plot_fmt(h, sizeof h, v, tl_metric_info[metric].unit);
+        if (isfinite(v)) snprintf(exact, sizeof exact, "%.17g", v);
+        else snprintf(exact, sizeof exact, "null");
+        fprintf(o, "%s<span data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" title=\"p%s %s%s\"%s>%s%s</span>",
+                k ? " · " : "", tl_metric_info[metric].name, qs[k], exact, k ? (k == 1 ? "95" : "99") : "50",
+                approx ? "within alpha: " : "", exact, approx ? " class=\"approx\"" : "",
+                approx && isfinite(v) ? "≈" : "", h);
+    }
+    fputs("</td>", o);
+}
+
 static void summary_section(FILE *o, const struct view *v)
 {
     fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
           "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
-          "(unfinished at the end of the input), and per metric its p50, p95 and p99 over the "
+          "(unfinished at the end of the input), and per metric its p50 · p95 · p99 over the "
           "tasks' last attempts.</p><div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
           "</th><th>tasks</th><th>attempts</th><th>open</th><th>core-hours</th>",
           o);
     for (int d = 0; d < TL_REPORT_NDIST; d++)
-        fprintf(o, "<th>%s p50</th><th>p95</th><th>p99</th>", dist_label[d]);
+        fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", dist_label[d]);
     fputs("</tr>\n", o);
     for (size_t i = 0; i < v->n; i++) {
         const struct tl_agg_group *g = v->g[i];
         group_row(o, v, g);
         group_counts(o, g);
-        for (int d = 0; d < TL_REPORT_NDIST; d++) {
-            struct tl_sketch *m = metric_of(v, g, tl_report_dist_metric[d]);
-            static const char *const qs[] = {"0.5", "0.95", "0.99"};
-            static const double qv[] = {0.5, 0.95, 0.99};
-            for (int k = 0; k < 3; k++) {
-                char attrs[96];
-                snprintf(attrs, sizeof attrs, "data-m=\"%s\" data-q=\"%s\"",
-                         tl_metric_info[tl_report_dist_metric[d]].name, qs[k]);
-                num_cell(o, quantile_of(m, qv[k]), tl_metric_info[tl_report_dist_metric[d]].unit,
-                         approx_of(m), attrs);
-            }
-        }
+        for (int d = 0; d < TL_REPORT_NDIST; d++) quantiles_cell(o, metric_of(v, g, tl_report_dist_metric[d]),
+                                                                 tl_report_dist_metric[d]);
         fputs("</tr>\n", o);
     }
     fputs("</table></div>\n", o);

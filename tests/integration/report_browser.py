@@ -72,7 +72,7 @@ PAGE_FACTS = """(() => {
   const cells = [...document.querySelectorAll('table[data-table=summary] tr[data-g]')].map(tr => ({
     g: tr.dataset.g,
     counts: Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v])),
-    q: [...tr.querySelectorAll('td[data-m]')].map(td => [td.dataset.m, td.dataset.q, td.dataset.v]),
+    q: [...tr.querySelectorAll('[data-m]')].map(td => [td.dataset.m, td.dataset.q, td.dataset.v]),
   }));
   const plots = [...document.querySelectorAll('svg.plot')].map(s => ({
     name: s.dataset.plot,
@@ -230,6 +230,8 @@ GLANCE_FACTS = """(() => {
     page: document.body.innerText + ' ' + [...document.querySelectorAll('svg text')]
       .map(x => x.textContent).join(' '),
     width: document.documentElement.scrollWidth,
+    wide: [...document.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > innerWidth)
+      .map(t => [t.dataset.table, Math.round(t.getBoundingClientRect().width)]),
   };
 })()"""
 
@@ -288,6 +290,8 @@ def glance_checks(c, tasklens, inputs, what):
     check(f["top"] < 1000 and f["width"] <= 1400 and not exps,
           "%s: the ranking starts at y=%d (first screen: < 1000), page %d px wide in 1400, no "
           "exponent in the first screen (%s)" % (what, f["top"], f["width"], exps[:3]))
+    check(not f["wide"], "%s: no table wider than the 1400 px window, none behind a scroll (%s)"
+          % (what, f["wide"][:3]))
     exps = re.findall(EXPONENT, f["page"])
     check(not exps, "%s: no number on the page, text or plot label, in exponent notation (%s)"
           % (what, exps[:3]))
