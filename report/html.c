@@ -226,26 +226,88 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
     fputs("</td>", o);
 }
 
-static void summary_section(FILE *o, const struct view *v)
+#define SUMMARY_TOP 20
+
+/* Groups by what they cost: core-hours, then tasks, then name. */
+static int by_cost(const void *a, const void *b)
 {
-    fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
-          "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
-          "(unfinished at the end of the input), and per metric its p50 · p95 · p99 over the "
-          "tasks' last attempts.</p><div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
+    const struct tl_agg_group *x = *(const struct tl_agg_group *const *)a,
+                              *y = *(const struct tl_agg_group *const *)b;
+    double hx = tl_summary_runtime_hours(x), hy = tl_summary_runtime_hours(y);
+    if (hx != hy) return hx < hy ? 1 : -1;
+    if (x->tasks != y->tasks) return x->tasks < y->tasks ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+static void summary_head(FILE *o)
+{
+    fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
           "</th><th>tasks</th><th>attempts</th><th>open</th><th>core-hours</th>",
           o);
     for (int d = 0; d < TL_REPORT_NDIST; d++)
         fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", dist_label[d]);
     fputs("</tr>\n", o);
-    for (size_t i = 0; i < v->n; i++) {
-        const struct tl_agg_group *g = v->g[i];
-        group_row(o, v, g);
-        group_counts(o, g);
-        for (int d = 0; d < TL_REPORT_NDIST; d++) quantiles_cell(o, metric_of(v, g, tl_report_dist_metric[d]),
-                                                                 tl_report_dist_metric[d]);
+}
+
+static void summary_rows(FILE *o, const struct view *v, struct tl_agg_group *const *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        group_row(o, v, g[i]);
+        group_counts(o, g[i]);
+        for (int d = 0; d < TL_REPORT_NDIST; d++)
+            quantiles_cell(o, metric_of(v, g[i], tl_report_dist_metric[d]), tl_report_dist_metric[d]);
         fputs("</tr>\n", o);
     }
+}
+
+/* The categories that cost most first; past SUMMARY_TOP, one "others" row
+ * with their sums, and their own rows in a collapsed section (no script:
+ * <details>). */
+static void summary_section(FILE *o, const struct view *v)
+{
+    fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
+          "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
+          "(unfinished at the end of the input), and per metric its p50 · p95 · p99 over the "
+          "tasks' last attempts; the categories that cost most core-hours first.</p>",
+          o);
+    struct tl_agg_group **g = malloc((v->n + 1) * sizeof *g);
+    if (!g) return;
+    size_t n = 0, series = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct tl_agg_group *x = v->g[i];
+        if (!x->tasks && !x->attempts && !x->open && x->samples) series++; /* not tasks */
+        else g[n++] = v->g[i];
+    }
+    qsort(g, n, sizeof *g, by_cost);
+    size_t top = n > SUMMARY_TOP + 1 ? SUMMARY_TOP : n;
+    summary_head(o);
+    summary_rows(o, v, g, top);
+    if (top < n) {
+        uint64_t t = 0, a = 0, op = 0;
+        double h = 0;
+        for (size_t i = top; i < n; i++) {
+            t += g[i]->tasks, a += g[i]->attempts, op += g[i]->open;
+            h += tl_summary_runtime_hours(g[i]);
+        }
+        char hs[32];
+        tl_fmt_count(hs, sizeof hs, h);
+        fprintf(o, "<tr data-others=\"%zu\"><td class=\"n\"><i>%zu others</i></td><td>%llu</td><td>%llu</td>"
+                   "<td>%llu</td><td data-v=\"%.17g\">%s</td><td colspan=\"%d\"></td></tr>\n",
+                n - top, n - top, (unsigned long long)t, (unsigned long long)a, (unsigned long long)op, h,
+                hs, TL_REPORT_NDIST);
+    }
     fputs("</table></div>\n", o);
+    if (series)
+        fprintf(o, "<p class=\"note\" data-series=\"%zu\">%zu sample series (resource counters, "
+                   "not tasks) are left out of this table; <code>tasklens summary --format json</code> "
+                   "has their values.</p>\n", series, series);
+    if (top < n) {
+        fprintf(o, "<details><summary>the %zu other categories</summary>", n - top);
+        summary_head(o);
+        summary_rows(o, v, g + top, n - top);
+        fputs("</table></div></details>\n", o);
+    }
+    free(g);
 }
 
 /* A line over the bins (NAN bins skipped). */

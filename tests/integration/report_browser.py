@@ -122,9 +122,14 @@ def open_page(c, html, what):
     return facts, t
 
 
+def is_series(g):
+    """A group of samples only (a resource counter): not a row of task tables."""
+    return not g["tasks"] and not g["attempts"] and not g["open"] and g["samples"]
+
+
 def summary_checks(facts, summary):
     groups = {(g["key"]["category"] if g["key"]["category"] is not None else "(none)"): g
-              for g in summary["groups"]}
+              for g in summary["groups"] if not is_series(g)}
     check(sorted(c["g"] for c in facts["cells"]) == sorted(groups),
           "summary rows: one per category of `summary` (%d)" % len(groups))
     bad = []
@@ -304,6 +309,38 @@ FAILURE_FACTS = """[...document.querySelectorAll('table[data-table=failures] tr[
   [...tr.querySelectorAll('span[data-exit]')].map(x => [x.dataset.exit, +x.dataset.v])])"""
 
 
+TOP_FACTS = """(() => {
+  const t = document.querySelector('table[data-table=summary]');
+  const o = t.querySelector('tr[data-others]');
+  return {top: [...t.querySelectorAll('tr[data-g]')].map(tr => tr.dataset.g),
+          others: o ? [...o.querySelectorAll('td')].slice(0, 5).map(td => td.dataset.v || td.textContent) : null,
+          collapsed: [...document.querySelectorAll('details table[data-table=summary] tr[data-g]')].map(tr => tr.dataset.g)};
+})()"""
+
+
+def top_checks(c, tasklens, inputs, what):
+    """The summary table: the categories that cost most core-hours first, 20 of
+    them when there are more than 21, the rest as one "others" row whose sums
+    are theirs, and their own rows collapsed below."""
+    s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+    gs = [((g["key"]["category"] if g["key"]["category"] is not None else "(none)"), g) for g in s["groups"]
+          if not is_series(g)]
+    gs.sort(key=lambda x: (-x[1]["integrated_runtime_hrs"], -x[1]["tasks"], x[0]))
+    f = c.eval(TOP_FACTS)
+    top = 20 if len(gs) > 21 else len(gs)
+    ok = f["top"] == [n for n, _ in gs[:top]] and f["collapsed"] == [n for n, _ in gs[top:]]
+    rest = [g for _, g in gs[top:]]
+    if rest:
+        want = ["%d others" % len(rest), sum(g["tasks"] for g in rest), sum(g["attempts"] for g in rest),
+                sum(g["open"] for g in rest), sum(g["integrated_runtime_hrs"] for g in rest)]
+        got = f["others"] or [None] * 5
+        ok = ok and got[0] == want[0] and [int(x) for x in got[1:4]] == want[1:4] and same(float(got[4]), want[4])
+    else:
+        ok = ok and f["others"] is None
+    check(ok, "%s: summary rows by core-hours, %d shown, %d as one others row and collapsed (%s / %s)"
+          % (what, top, len(rest), f["top"][:3], f["others"]))
+
+
 def failure_checks(c, tasklens, inputs, what):
     rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
@@ -464,6 +501,7 @@ def main():
             workflow_checks(facts, tasklens, inputs)
             glance_checks(c, tasklens, inputs, what)
             failure_checks(c, tasklens, inputs, what)
+            top_checks(c, tasklens, inputs, what)
     return finish()
 
 
