@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/input.h"
 #include "core/aggregate.h"
+#include "core/requests.h"
 #include "insights/insights.h"
 #include "report/report.h"
 #include "sinks/summary.h"
@@ -43,12 +44,17 @@ static void report_usage(FILE *out)
             "                      beyond (default 400)\n"
             "  --bins N            time bins of the concurrency plots (default 300)\n"
             "  --quantile Q        of use, for the recommendations, as `advise` (default 0.95)\n"
+            "  --requests BPS.yaml LSST quanta were allocated what this BPS submit YAML requests\n"
+            "                      (as `advise --requests`): their waste and savings are shown\n"
+            "  --metrics LIST      more metrics in the summary table (p50 · p95 · p99), e.g.\n"
+            "                      bytes_read,virtual_memory_bytes"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
             "  -q, --quiet         do not print rejected lines\n");
 }
 
 struct fan {
+    struct tl_requests *requests; /* --requests: LSST quanta's allocations, or NULL */
     struct tl_summary *sum;
     struct tl_summary *by_workflow; /* NULL for the baseline */
     struct tl_report_model *model; /* NULL for the baseline */
@@ -61,7 +67,14 @@ static void fan_record(void *ctx, const struct tl_record *r)
     enum tl_err e = tl_summary_add(f->sum, r);
     if (!e && f->by_workflow) e = tl_summary_add(f->by_workflow, r);
     if (e && !f->rc) f->rc = e;
-    if (f->model) tl_report_model_add(f->model, r);
+    if (!f->model) return;
+    if (f->requests && r->kind == TL_REC_TASK && r->source && !strcmp(r->source, "lsst")) {
+        struct tl_record copy = *r; /* allocated what the BPS file requests */
+        tl_requests_apply(f->requests, &copy);
+        tl_report_model_add(f->model, &copy);
+        return;
+    }
+    tl_report_model_add(f->model, r);
 }
 
 /* Reads the inputs into f; their infos into *infos (n of them). */
@@ -101,6 +114,8 @@ struct report_opts {
     int nbaseline;
     double threshold, quantile;
     long max_plots, scatter_max, bins;
+    const char *requests_path;
+    int extra[TL_M_COUNT], nextra; /* --metrics */
 };
 
 /* 1 parsed, 0 not ours, -1 bad value (said). */
@@ -115,6 +130,13 @@ static int report_option(int c, char *arg, struct report_opts *ro)
         ro->baseline[ro->nbaseline++] = arg;
         return 1;
     case 'T': ro->title = arg; return 1;
+    case 'r': ro->requests_path = arg; return 1;
+    case 'm': {
+        char err[2048];
+        if ((ro->nextra = tl_metric_list(arg, ro->extra, err, sizeof err))) return 1;
+        fprintf(stderr, "tasklens report: --metrics: %s\n", err);
+        return -1;
+    }
     case 't':
         ro->threshold = strtod(arg, &end) / 100;
         if (*end || !(ro->threshold >= 0)) {
@@ -167,6 +189,7 @@ int tl_cmd_report(int argc, char **argv)
         {"bins", required_argument, NULL, 'N'},       {"quantile", required_argument, NULL, 'Q'},
         {"format-in", required_argument, NULL, 'i'},  {"max-errors", required_argument, NULL, 'e'},
         {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+        {"requests", required_argument, NULL, 'r'},   {"metrics", required_argument, NULL, 'm'},
         {0}};
     struct report_opts ro = {.threshold = 0.10, .quantile = 0.95, .max_plots = 40,
                              .scatter_max = 400, .bins = 300};
@@ -197,18 +220,29 @@ int tl_cmd_report(int argc, char **argv)
     io.kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW);
     struct tl_summary_opts so;
     tl_summary_opts_default(&so);
+    for (int i = 0; i < ro.nextra; i++) { /* --metrics: added to the summary's */
+        bool have = false;
+        for (int k = 0; k < so.nmetrics; k++) have |= so.metrics[k] == ro.extra[i];
+        if (!have && so.nmetrics < TL_M_COUNT) so.metrics[so.nmetrics++] = ro.extra[i];
+    }
     struct tl_summary_opts wo = so; /* per source and workflow: counts and wall time */
     wo.by[0] = "source";
     wo.by[1] = "workflow";
     wo.nby = 2;
     wo.metrics[0] = TL_M_WALL_TIME_S;
     wo.nmetrics = 1;
-    struct fan main_fan = {tl_summary_new(&so), tl_summary_new(&wo),
-                           tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins), TL_OK};
-    struct fan base_fan = {ro.nbaseline ? tl_summary_new(&so) : NULL, NULL, NULL, TL_OK};
+    struct fan main_fan = {.sum = tl_summary_new(&so), .by_workflow = tl_summary_new(&wo),
+                           .model = tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins)};
+    struct fan base_fan = {.sum = ro.nbaseline ? tl_summary_new(&so) : NULL};
     struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
     struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
     int status = TL_EXIT_INPUT;
+    char rerr[512];
+    if (ro.requests_path && tl_requests_load(ro.requests_path, &main_fan.requests, rerr, sizeof rerr)) {
+        fprintf(stderr, "tasklens report: --requests: %s\n", rerr);
+        status = TL_EXIT_USAGE;
+        goto out;
+    }
     if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model || (ro.nbaseline && !base_fan.sum) || !infos || !binfos) {
         fprintf(stderr, "tasklens report: out of memory\n");
         goto out;
@@ -231,7 +265,8 @@ int tl_cmd_report(int argc, char **argv)
                                 .inputs = infos, .ninputs = (size_t)n,
                                 .baseline_label = ro.nbaseline ? ro.baseline[0] : NULL,
                                 .threshold = ro.threshold, .groups_drawn_cap = (size_t)ro.max_plots,
-                                .scatter_cap = (size_t)ro.scatter_max};
+                                .scatter_cap = (size_t)ro.scatter_max,
+                                .extra = ro.extra, .nextra = (size_t)ro.nextra};
     pg.summary = main_fan.sum;
     pg.baseline = base_fan.sum;
     pg.workflows = main_fan.by_workflow;
@@ -250,5 +285,6 @@ out:
     tl_summary_free(main_fan.by_workflow);
     tl_summary_free(base_fan.sum);
     tl_report_model_free(main_fan.model);
+    tl_requests_free(main_fan.requests);
     return status;
 }

@@ -228,6 +228,14 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
 
 #define SUMMARY_TOP 20
 
+/* One of the four metrics the page always shows. */
+static bool drawn_metric(int m)
+{
+    for (int d = 0; d < TL_REPORT_NDIST; d++)
+        if ((int)tl_report_dist_metric[d] == m) return true;
+    return false;
+}
+
 /* Groups by what they cost: core-hours, then tasks, then name. */
 static int by_cost(const void *a, const void *b)
 {
@@ -239,23 +247,30 @@ static int by_cost(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-static void summary_head(FILE *o)
+static void summary_head(FILE *o, const struct tl_report_page *pg)
 {
     fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
           "</th><th>tasks</th><th>attempts</th><th>open</th><th>core-hours</th>",
           o);
     for (int d = 0; d < TL_REPORT_NDIST; d++)
         fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", dist_label[d]);
+    for (size_t k = 0; k < pg->nextra; k++)
+        if (!drawn_metric(pg->extra[k]))
+            fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", tl_metric_info[pg->extra[k]].name);
     fputs("</tr>\n", o);
 }
 
-static void summary_rows(FILE *o, const struct view *v, struct tl_agg_group *const *g, size_t n)
+static void summary_rows(FILE *o, const struct tl_report_page *pg, const struct view *v,
+                         struct tl_agg_group *const *g, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         group_row(o, v, g[i]);
         group_counts(o, g[i]);
         for (int d = 0; d < TL_REPORT_NDIST; d++)
             quantiles_cell(o, metric_of(v, g[i], tl_report_dist_metric[d]), tl_report_dist_metric[d]);
+        for (size_t k = 0; k < pg->nextra; k++)
+            if (!drawn_metric(pg->extra[k]))
+                quantiles_cell(o, metric_of(v, g[i], (enum tl_metric)pg->extra[k]), (enum tl_metric)pg->extra[k]);
         fputs("</tr>\n", o);
     }
 }
@@ -263,7 +278,7 @@ static void summary_rows(FILE *o, const struct view *v, struct tl_agg_group *con
 /* The categories that cost most first; past SUMMARY_TOP, one "others" row
  * with their sums, and their own rows in a collapsed section (no script:
  * <details>). */
-static void summary_section(FILE *o, const struct view *v)
+static void summary_section(FILE *o, const struct tl_report_page *pg, const struct view *v)
 {
     fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
           "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
@@ -280,8 +295,8 @@ static void summary_section(FILE *o, const struct view *v)
     }
     qsort(g, n, sizeof *g, by_cost);
     size_t top = n > SUMMARY_TOP + 1 ? SUMMARY_TOP : n;
-    summary_head(o);
-    summary_rows(o, v, g, top);
+    summary_head(o, pg);
+    summary_rows(o, pg, v, g, top);
     if (top < n) {
         uint64_t t = 0, a = 0, op = 0;
         double h = 0;
@@ -292,9 +307,9 @@ static void summary_section(FILE *o, const struct view *v)
         char hs[32];
         tl_fmt_count(hs, sizeof hs, h);
         fprintf(o, "<tr data-others=\"%zu\"><td class=\"n\"><i>%zu others</i></td><td>%llu</td><td>%llu</td>"
-                   "<td>%llu</td><td data-v=\"%.17g\">%s</td><td colspan=\"%d\"></td></tr>\n",
+                   "<td>%llu</td><td data-v=\"%.17g\">%s</td><td colspan=\"%zu\"></td></tr>\n",
                 n - top, n - top, (unsigned long long)t, (unsigned long long)a, (unsigned long long)op, h,
-                hs, TL_REPORT_NDIST);
+                hs, (size_t)TL_REPORT_NDIST + pg->nextra);
     }
     fputs("</table></div>\n", o);
     if (series)
@@ -303,8 +318,8 @@ static void summary_section(FILE *o, const struct view *v)
                    "has their values.</p>\n", series, series);
     if (top < n) {
         fprintf(o, "<details><summary>the %zu other categories</summary>", n - top);
-        summary_head(o);
-        summary_rows(o, v, g + top, n - top);
+        summary_head(o, pg);
+        summary_rows(o, pg, v, g + top, n - top);
         fputs("</table></div></details>\n", o);
     }
     free(g);
@@ -835,7 +850,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         head(o, pg);
         tl_report_glance(o, pg);
         inputs_section(o, pg);
-        summary_section(o, &doc);
+        summary_section(o, pg, &doc);
         if (pg->workflows) workflows_section(o, &wf);
         time_section(o, pg);
         outliers_section(o, pg);

@@ -97,6 +97,8 @@ struct tl_report_page {
     struct tl_report_group *groups;
     size_t ngroups;
     size_t groups_drawn_cap;   /* plots for at most this many groups (most tasks first) */
+    const int *extra;          /* more metrics for the summary table (--metrics) */
+    size_t nextra;
     size_t scatter_cap;        /* points drawn per scatter */
     double advise_quantile;
     struct tl_report_series series;

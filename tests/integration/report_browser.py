@@ -50,6 +50,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 from browser import Chromium, find_chromium, png_pixels  # noqa: E402
 from checks import check, finish  # noqa: E402
+import advise_emit  # noqa: E402  (its BPS submit file)
 
 DRAWN = ["wall_time_s", "cpu_time_s", "max_rss_bytes", "queue_time_s"]
 
@@ -244,10 +245,10 @@ EXPONENT = r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)"
 OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done")
 
 
-def glance_checks(c, tasklens, inputs, what):
+def glance_checks(c, tasklens, inputs, what, advise_args=()):
     f = c.eval(GLANCE_FACTS)
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
-    a = json.loads(run([tasklens, "advise", "-q", "--format", "json"] + inputs).stdout)
+    a = json.loads(run([tasklens, "advise", "-q", "--format", "json", *advise_args] + inputs).stdout)
     card = {k: num(v) for k, v in f["card"].items()}
     groups = s["groups"]
     results = [(k, n) for g in groups for k, n in g.get("results", {}).items() if k != "(none)"]
@@ -490,6 +491,32 @@ def main():
             subprocess.run(["resource_monitor", "-O", rm, "--", "sleep", "0.2"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             cases.append(("resource_monitor summary", [rm + ".summary"]))
+        # --requests (LSST quanta allocated what a BPS file requests) and --metrics
+        bps = os.path.join(tmp, "submit.yaml")
+        with open(bps, "w") as f:
+            f.write(advise_emit.BPS)
+        lsst = os.path.join(repo, "tests", "data", "lsst")
+        html = os.path.join(tmp, "req.html")
+        run([tasklens, "report", "-q", "--requests", bps, lsst, "-o", html], check=True)
+        open_page(c, html, "LSST with --requests")
+        glance_checks(c, tasklens, [lsst], "LSST with --requests", ["--requests", bps])
+        saves = c.eval("[...document.querySelectorAll('table[data-table=rightsizing] td[data-k^=saves_]')]"
+                       ".filter(td => td.dataset.v !== 'null').length")
+        check(saves > 0, "LSST with --requests: the savings the BPS allocation allows are on the page (%d)" % saves)
+        html = os.path.join(tmp, "metrics.html")
+        run([tasklens, "report", "-q", "--metrics", "bytes_read,virtual_memory_bytes", demo, "-o", html], check=True)
+        facts, _ = open_page(c, html, "demo with --metrics")
+        extra = json.loads(run([tasklens, "summary", "-q", "--format", "json", "--metrics",
+                                "bytes_read,virtual_memory_bytes", demo]).stdout)
+        merged = json.loads(json.dumps(summary))
+        for g, e in zip(merged["groups"], extra["groups"]):
+            g["metrics"].update(e["metrics"])
+        summary_checks(facts, merged)
+        shown = {m for cell in facts["cells"] for m, _, _ in cell["q"]}
+        check({"bytes_read", "virtual_memory_bytes"} <= shown,
+              "--metrics bytes_read,virtual_memory_bytes: their p50 · p95 · p99 in the summary table (%s)"
+              % sorted(shown))
+
         for what, inputs in cases:
             html = os.path.join(tmp, "case.html")
             r = run([tasklens, "report", "-q"] + inputs + ["-o", html])
