@@ -360,15 +360,10 @@ static void series_bins(FILE *o, const struct tl_plot *p, const struct tl_report
 }
 
 /* Tasks running and cores in use against cores connected; tasks waiting
- * and finished, with the times 50/90/99 % were. */
-static void time_section(FILE *o, const struct tl_report_page *pg)
+ * and finished, with the times 50/90/99 % were: one series (a run's, or
+ * every task's) on its own clock. */
+static void time_plots(FILE *o, const struct tl_report_series *s)
 {
-    const struct tl_report_series *s = &pg->series;
-    fputs("<h2 id=\"time\">Over time</h2>", o);
-    if (!s->nbins) {
-        fputs("<p>No task has a time: nothing to draw.</p>\n", o);
-        return;
-    }
     double ymax = 1, wmax = 1;
     bool conn = false;
     for (size_t i = 0; i < s->nbins; i++) {
@@ -434,6 +429,35 @@ static void time_section(FILE *o, const struct tl_report_page *pg)
     fprintf(o, "<p>Time to 50 %% of the tasks done: <b data-v=\"%.17g\">+%s</b>, 90 %%: "
                "<b data-v=\"%.17g\">+%s</b>, 99 %%: <b data-v=\"%.17g\">+%s</b> (of %s tasks).</p>\n",
             s->t_done[0], t[0], s->t_done[1], t[1], s->t_done[2], t[2], n);
+}
+
+/* Over time: every task on one clock, or, when the inputs hold several
+ * runs (a log with manager runs appended, inputs weeks apart), each run on
+ * its own clock from its first submission, most tasks first -- never
+ * squashed into one span where a run is a spike. */
+static void time_section(FILE *o, const struct tl_report_page *pg)
+{
+    fputs("<h2 id=\"time\">Over time</h2>", o);
+    if (!pg->series.nbins) {
+        fputs("<p>No task has a time: nothing to draw.</p>\n", o);
+        return;
+    }
+    if (pg->nruns < 2) return time_plots(o, &pg->series);
+    fprintf(o, "<p class=\"note\" data-runs=\"%zu\">%zu runs, each on its own clock (time since "
+               "its first submission)%s.</p>\n",
+            pg->nruns, pg->nruns + pg->runs_more,
+            pg->runs_more ? "; the ones with fewest tasks are not drawn apart" : "");
+    for (size_t i = 0; i < pg->nruns; i++) {
+        char n[32];
+        tl_fmt_count(n, sizeof n, (double)pg->run_tasks[i]);
+        fputs("<section class=\"run\" data-run=\"", o);
+        tl_html_esc(o, pg->run_names[i]);
+        fputs("\"><h3>run ", o);
+        tl_html_esc(o, pg->run_names[i]);
+        fprintf(o, " <small>(%s tasks)</small></h3>", n);
+        time_plots(o, &pg->runs[i]);
+        fputs("</section>\n", o);
+    }
 }
 
 static void outliers_section(FILE *o, const struct tl_report_page *pg)

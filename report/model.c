@@ -32,7 +32,15 @@ struct mgroup {
 
 struct span { /* one attempt on the clock */
     double submit, start, end, cores;
+    int run; /* index into the model's runs; -1 beyond them */
 };
+
+struct fend { /* a task's last attempt's end, and its run */
+    double end;
+    int run;
+};
+
+#define MAX_RUN_NAMES 4096 /* runs told apart; more are counted, not drawn */
 
 struct tl_report_model {
     size_t scatter_cap, nbins;
@@ -42,7 +50,13 @@ struct tl_report_model {
     struct tl_task_rows rows; /* for advise */
     struct span *spans;
     size_t nspans, capspans;
-    struct darr final_ends;     /* end times of the tasks' last attempts */
+    struct fend *final_ends;    /* end times of the tasks' last attempts */
+    size_t nends, capends;
+    char *run_names[MAX_RUN_NAMES]; /* "source workflow", first seen first */
+    size_t run_tasks[MAX_RUN_NAMES];
+    int nruns;
+    bool runs_overflow;
+    int last_run; /* run_of's last answer */
     struct conn { /* the log's cores connected: (time, workflow, cores) */
         double t, v;
         int wf;
@@ -50,7 +64,8 @@ struct tl_report_model {
     size_t nconn, capconn;
     char *wf_names[64]; /* workflows that said how many cores they had */
     int nwf;
-    double *series_mem;
+    double *series_mem[TL_REPORT_MAX_RUNS + 1];
+    int nseries;
     struct tl_report_group *out;
     struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
     size_t ntop[TL_RANK_COUNT];
@@ -157,9 +172,43 @@ static void add_point(struct tl_report_model *m, struct mgroup *g, int res,
     g->pts_requested[res] |= requested;
 }
 
+/* The run of r: its source and workflow, interned in first-seen order. */
+static int find_run(struct tl_report_model *m, const struct tl_record *r)
+{
+    char key[512];
+    snprintf(key, sizeof key, "%s %s", r->source ? r->source : "-", r->workflow ? r->workflow : "-");
+    for (int i = m->nruns - 1; i >= 0; i--) /* the last one first: runs come in bursts */
+        if (!strcmp(m->run_names[i], key)) return i;
+    if (m->nruns == MAX_RUN_NAMES) {
+        m->runs_overflow = true;
+        return -1;
+    }
+    if (!(m->run_names[m->nruns] = strdup(key))) return -1;
+    return m->nruns++;
+}
+
+/* Whether run name ("source workflow") is r's, without building it. */
+static bool is_run_of(const char *name, const struct tl_record *r)
+{
+    const char *src = r->source ? r->source : "-", *wf = r->workflow ? r->workflow : "-";
+    size_t n = strlen(src);
+    return !strncmp(name, src, n) && name[n] == ' ' && !strcmp(name + n + 1, wf);
+}
+
+/* find_run, the record before's run tried first: a whole log is one run,
+ * so most tasks cost one compare here, not a snprintf and a search. */
+static int run_of(struct tl_report_model *m, const struct tl_record *r)
+{
+    if (m->last_run >= 0 && m->last_run < m->nruns && is_run_of(m->run_names[m->last_run], r))
+        return m->last_run;
+    m->last_run = find_run(m, r);
+    return m->last_run;
+}
+
 static void add_span(struct tl_report_model *m, const struct tl_record *r)
 {
     if (!r->time_ns) return;
+    int run = run_of(m, r);
     double end = (double)r->time_ns / 1e9;
     double wall = tl_record_has(r, TL_M_WALL_TIME_S) ? r->v[TL_M_WALL_TIME_S] : 0;
     double queue = tl_record_has(r, TL_M_QUEUE_TIME_S) ? r->v[TL_M_QUEUE_TIME_S] : 0;
@@ -170,8 +219,14 @@ static void add_span(struct tl_report_model *m, const struct tl_record *r)
         m->oom = true;
         return;
     }
-    m->spans[m->nspans++] = (struct span){end - wall - queue, end - wall, end, cores};
-    if (r->final) dpush(m, &m->final_ends, end);
+    m->spans[m->nspans++] = (struct span){end - wall - queue, end - wall, end, cores, run};
+    if (!r->final) return;
+    if (!grow((void **)&m->final_ends, &m->capends, m->nends, sizeof *m->final_ends)) {
+        m->oom = true;
+        return;
+    }
+    m->final_ends[m->nends++] = (struct fend){end, run};
+    if (run >= 0) m->run_tasks[run]++;
 }
 
 /* The cores a workflow's workers had, when its log says. */
@@ -262,9 +317,10 @@ static int cmp_conn(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Cores connected at each bin's middle: the sum over workflows of the
- * last value each had said by then (NAN before any said). */
-static void connected(struct tl_report_model *m, struct tl_report_series *s)
+/* Cores connected at each bin's middle: the sum over workflows (or the
+ * one of `only`) of the last value each had said by then (NAN before any
+ * said). */
+static void connected(struct tl_report_model *m, struct tl_report_series *s, const char *only)
 {
     double last[64], sum = 0;
     bool any = false;
@@ -274,6 +330,7 @@ static void connected(struct tl_report_model *m, struct tl_report_series *s)
     for (size_t i = 0; i < s->nbins; i++) {
         double mid = s->t0 + s->dt * ((double)i + 0.5);
         for (; c < m->nconn && m->conn[c].t <= mid; c++) {
+            if (only && strcmp(m->wf_names[m->conn[c].wf], only)) continue;
             sum += m->conn[c].v - last[m->conn[c].wf];
             last[m->conn[c].wf] = m->conn[c].v;
             any = true;
@@ -282,20 +339,28 @@ static void connected(struct tl_report_model *m, struct tl_report_series *s)
     }
 }
 
-static bool series(struct tl_report_model *m, struct tl_report_series *s)
+static int cmp_fend(const void *a, const void *b)
+{
+    double x = ((const struct fend *)a)->end, y = ((const struct fend *)b)->end;
+    return x < y ? -1 : x > y;
+}
+
+/* The series of one run (run < 0: of every task), on its own clock. */
+static bool series(struct tl_report_model *m, struct tl_report_series *s, int run)
 {
     memset(s, 0, sizeof *s);
-    if (!m->nspans) return true;
     double t0 = INFINITY, t1 = -INFINITY;
     for (size_t i = 0; i < m->nspans; i++) {
+        if (run >= 0 && m->spans[i].run != run) continue;
         t0 = fmin(t0, fmin(m->spans[i].submit, m->spans[i].end));
         t1 = fmax(t1, m->spans[i].end);
     }
+    if (!(t1 >= t0) || m->nseries > TL_REPORT_MAX_RUNS) return true;
     s->nbins = m->nbins;
     s->t0 = t0;
     s->dt = t1 > t0 ? (t1 - t0) / (double)s->nbins : 1;
     size_t n = s->nbins;
-    double *all = m->series_mem = calloc(8 * n + 1, sizeof *all);
+    double *all = m->series_mem[m->nseries++] = calloc(8 * n + 1, sizeof *all);
     if (!all) return false;
     s->waiting = all;
     s->running = all + n;
@@ -305,6 +370,7 @@ static bool series(struct tl_report_model *m, struct tl_report_series *s)
     double *dw = all + 5 * n, *dr = all + 6 * n, *dc = all + 7 * n;
     for (size_t i = 0; i < m->nspans; i++) {
         const struct span *sp = &m->spans[i];
+        if (run >= 0 && sp->run != run) continue;
         spread(s->waiting, dw, s, sp->submit, sp->start, 1);
         spread(s->running, dr, s, sp->start, sp->end, 1);
         spread(s->cores, dc, s, sp->start, sp->end, sp->cores);
@@ -312,21 +378,57 @@ static bool series(struct tl_report_model *m, struct tl_report_series *s)
     finish_prefix(s->waiting, dw, n);
     finish_prefix(s->running, dr, n);
     finish_prefix(s->cores, dc, n);
-    struct darr *e = &m->final_ends;
-    tl_sort_doubles(e->v, e->n);
-    s->total_tasks = (double)e->n;
+    /* the run's final ends, in order (sorted once, all runs together) */
+    double *ends = malloc((m->nends + 1) * sizeof *ends);
+    if (!ends) return false;
+    size_t ne = 0;
+    for (size_t i = 0; i < m->nends; i++)
+        if (run < 0 || m->final_ends[i].run == run) ends[ne++] = m->final_ends[i].end;
+    s->total_tasks = (double)ne;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) { /* finished by the end of bin i */
         double edge = t0 + s->dt * (double)(i + 1);
-        while (k < e->n && e->v[k] <= edge) k++;
-        s->done[i] = (double)(i + 1 == n ? e->n : k);
+        while (k < ne && ends[k] <= edge) k++;
+        s->done[i] = (double)(i + 1 == n ? ne : k);
     }
     static const double pct[3] = {0.5, 0.9, 0.99};
     for (int j = 0; j < 3; j++) { /* the ceil(p n)-th task to finish */
-        size_t idx = e->n ? (size_t)ceil(pct[j] * (double)e->n - 1e-9) : 0;
-        s->t_done[j] = e->n ? e->v[(idx ? idx : 1) - 1] - t0 : NAN;
+        size_t idx = ne ? (size_t)ceil(pct[j] * (double)ne - 1e-9) : 0;
+        s->t_done[j] = ne ? ends[(idx ? idx : 1) - 1] - t0 : NAN;
     }
-    connected(m, s);
+    free(ends);
+    /* a run's cores connected: its workflow's (the run key is "source workflow") */
+    const char *wf = run >= 0 ? strchr(m->run_names[run], ' ') + 1 : NULL;
+    connected(m, s, wf);
+    return true;
+}
+
+static int cmp_run_tasks(const void *a, const void *b, void *ctx)
+{
+    const size_t *t = ctx;
+    int x = *(const int *)a, y = *(const int *)b;
+    return t[x] != t[y] ? (t[x] < t[y] ? 1 : -1) : x - y;
+}
+
+/* Every task's series, and each run's when there are several: the runs
+ * with most tasks, on their own clocks. */
+static bool all_series(struct tl_report_model *m, struct tl_report_page *pg)
+{
+    if (m->nends) qsort(m->final_ends, m->nends, sizeof *m->final_ends, cmp_fend);
+    if (!series(m, &pg->series, -1)) return false;
+    if (m->nruns < 2) return true;
+    int order[MAX_RUN_NAMES];
+    for (int i = 0; i < m->nruns; i++) order[i] = i;
+    qsort_r(order, (size_t)m->nruns, sizeof *order, cmp_run_tasks, m->run_tasks);
+    for (int i = 0; i < m->nruns && pg->nruns < TL_REPORT_MAX_RUNS; i++) {
+        if (!m->run_tasks[order[i]]) continue;
+        if (!series(m, &pg->runs[pg->nruns], order[i])) return false;
+        pg->run_names[pg->nruns] = m->run_names[order[i]];
+        pg->run_tasks[pg->nruns++] = m->run_tasks[order[i]];
+    }
+    for (int i = 0; i < m->nruns; i++) pg->runs_more += m->run_tasks[i] > 0;
+    pg->runs_more -= pg->nruns;
+    if (m->runs_overflow) pg->runs_more++;
     return true;
 }
 
@@ -399,7 +501,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     memcpy(pg->top, m->top, sizeof pg->top);
     memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
     pg->advise_quantile = ao->quantile;
-    return series(m, &pg->series);
+    return all_series(m, pg);
 }
 
 void tl_report_model_free(struct tl_report_model *m)
@@ -412,10 +514,11 @@ void tl_report_model_free(struct tl_report_model *m)
     free(m->g);
     free(m->out);
     free(m->spans);
-    free(m->final_ends.v);
+    free(m->final_ends);
+    for (int i = 0; i < m->nruns; i++) free(m->run_names[i]);
     free(m->conn);
     for (int w = 0; w < m->nwf; w++) free(m->wf_names[w]);
-    free(m->series_mem);
+    for (int i = 0; i < m->nseries; i++) free(m->series_mem[i]);
     tl_task_rows_free(&m->rows);
     tl_intern_free(m->names);
     free(m);

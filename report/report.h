@@ -84,6 +84,10 @@ struct tl_report_outlier {
 
 enum tl_report_rank { TL_RANK_WALL, TL_RANK_MEM, TL_RANK_RETRIES, TL_RANK_COUNT };
 
+/* Runs (workflows: a manager run, an LSST run, a trace) drawn on their own
+ * time axes when an input holds several, or several inputs are given. */
+#define TL_REPORT_MAX_RUNS 8
+
 struct tl_report_page {
     const char *title;
     const char *generated; /* an ISO date, or NULL */
@@ -101,7 +105,11 @@ struct tl_report_page {
     size_t nextra;
     size_t scatter_cap;        /* points drawn per scatter */
     double advise_quantile;
-    struct tl_report_series series;
+    struct tl_report_series series; /* all tasks, from the first submission to the last end */
+    struct tl_report_series runs[TL_REPORT_MAX_RUNS]; /* each run's own, most tasks first */
+    const char *run_names[TL_REPORT_MAX_RUNS];
+    size_t run_tasks[TL_REPORT_MAX_RUNS];
+    size_t nruns, runs_more; /* drawn; and runs beyond TL_REPORT_MAX_RUNS, not drawn apart */
     struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
     size_t ntop[TL_RANK_COUNT];
 };

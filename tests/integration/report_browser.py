@@ -29,6 +29,9 @@ independent computation from the same input.
    resource) equal `advise --format json`; the ranking is by each
    category's largest share of the run's savings; no number in it is in
    exponent notation; the page is no wider than the window.
+10. Runs are runs: when the inputs hold several (the mix of formats), each
+   is drawn on its own clock, its 50/90/99 % done times as Python computes
+   them from `records` for that run alone.
 9. Failures: per category the tasks that failed for good (their last
    attempt's result is not a success, or its exit code is not 0), the
    rate and the retried attempts equal what Python counts from `tasklens
@@ -342,6 +345,36 @@ def top_checks(c, tasklens, inputs, what):
           % (what, top, len(rest), f["top"][:3], f["others"]))
 
 
+RUN_FACTS = """[...document.querySelectorAll('section.run')].map(r => [r.dataset.run,
+  Object.fromEntries([...r.querySelectorAll('line[data-done]')].map(l => [l.dataset.done, +l.dataset.v]))])"""
+
+
+def run_checks(c, tasklens, inputs, what):
+    """Several runs in the inputs: each drawn on its own clock, its 50/90/99 %
+    done times as Python computes them from `records` for that run alone."""
+    rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
+    by = {}
+    for r in rows:
+        if "end_epoch_s" in r:
+            by.setdefault("%s %s" % (r.get("source", "-"), r.get("workflow", "-")), []).append(r)
+    runs = c.eval(RUN_FACTS)
+    bad = []
+    for name, done in runs:
+        rs = by.get(name, [])
+        t0 = min(min(r["end_epoch_s"] - r.get("wall_time_s", 0) - r.get("queue_time_s", 0), r["end_epoch_s"])
+                 for r in rs)
+        ends = sorted(r["end_epoch_s"] for r in rs if r["final"])
+        for p in ("50", "90", "99"):
+            k = max(1, math.ceil(int(p) / 100 * len(ends) - 1e-9))
+            want = ends[k - 1] - t0
+            if abs(done.get(p, float("nan")) - want) > 1e-6 * max(1, abs(want)):
+                bad.append((name, p, done.get(p), want))
+    with_tasks = [n for n, rs in by.items() if any(r["final"] for r in rs)]
+    check(len(runs) == min(len(with_tasks), 8) and not bad if len(with_tasks) > 1 else not runs,
+          "%s: %d runs, each on its own clock, its 50/90/99 %% done times = Python over its records "
+          "(differ: %s)" % (what, len(runs), bad[:3]))
+
+
 def failure_checks(c, tasklens, inputs, what):
     rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
@@ -529,6 +562,7 @@ def main():
             glance_checks(c, tasklens, inputs, what)
             failure_checks(c, tasklens, inputs, what)
             top_checks(c, tasklens, inputs, what)
+            run_checks(c, tasklens, inputs, what)
     return finish()
 
 
