@@ -414,12 +414,15 @@ static void time_plots(FILE *o, const struct tl_report_series *s)
         double x = tl_plot_x(&d, s->t_done[k]);
         char h[32];
         tl_summary_human(h, sizeof h, s->t_done[k], TL_UNIT_SECONDS);
+        /* left of its line, unless that runs over the y axis's labels: then right of it
+         * (a 10 px label is under 6 px a character) */
+        bool right = x - 2 - 6.0 * (double)(strlen(h) + 5) < d.ml;
         fprintf(o, "<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
                    "data-done=\"%s\" data-v=\"%.17g\"><title>%s %% of the tasks finished +%.17g s "
                    "after the first submission</title></line>"
-                   "<text class=\"ql\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\">%s%% +%s</text>",
+                   "<text class=\"ql\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s%% +%s</text>",
                 qcls[k], x, d.mt, x, d.h - d.mb, pcts[k], s->t_done[k], pcts[k], s->t_done[k],
-                x - 2, d.mt + 10 + 11 * k, pcts[k], h);
+                right ? x + 2 : x - 2, d.mt + 10 + 11 * k, right ? "start" : "end", pcts[k], h);
     }
     series_bins(o, &d, s, conn);
     tl_plot_end(&d);
@@ -757,7 +760,9 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
     snprintf(plot, sizeof plot, "scatter %s %s", res_title[r], g->name);
     snprintf(xl, sizeof xl, "%s %s", sc->requested ? "requested" : "allocated", res_title[r]);
     snprintf(yl, sizeof yl, "used %s (peak)", res_title[r]);
-    struct tl_plot p = {o, 300, 220, 52, 22, 8, 32, lo, hi, lo, hi, true, true, unit, unit, false};
+    /* bytes tick labels ("256MiB") need more room than the axis title leaves at 52 */
+    int ml = unit == TL_UNIT_BYTES ? 62 : 52;
+    struct tl_plot p = {o, 300 + ml - 52, 220, ml, 22, 8, 32, lo, hi, lo, hi, true, true, unit, unit, false};
     tl_plot_begin(&p, plot, label, xl, yl);
     fprintf(o, "<line class=\"diag\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>used "
                "= %s</title></line>",

@@ -107,9 +107,20 @@ static double time_step(double raw)
 /* Up to ~6 tick values in [lo, hi]: powers of ten on a log axis, 1-2-5
  * steps on a linear one (time: steps of the clock; a count: whole steps
  * once the span is over one). */
-static int ticks(double lo, double hi, bool logs, bool time, bool whole, double *t, int max)
+static int ticks(double lo, double hi, bool logs, bool time, enum tl_unit unit, double *t, int max)
 {
     int n = 0;
+    bool whole = unit == TL_UNIT_COUNT;
+    if (logs && unit == TL_UNIT_BYTES && hi / lo >= 4) { /* powers of two: 1MiB, 4MiB, 16MiB */
+        double a = floor(log2(lo)), b = ceil(log2(hi));
+        double step = ceil((b - a) / 6);
+        for (double e = a; e <= b && n < max; e += step) {
+            double v = ldexp(1.0, (int)e);
+            if (v >= lo * 0.999 && v <= hi * 1.001) t[n++] = v;
+        }
+        if (n >= 2) return n;
+        n = 0;
+    }
     if (logs) {
         double a = floor(log10(lo)), b = ceil(log10(hi));
         double step = ceil((b - a) / 6);
@@ -157,7 +168,7 @@ static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
     int x0 = p->ml, x1 = p->w - p->mr, y0 = p->mt, y1 = p->h - p->mb;
     fprintf(o, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", x0, y0,
             x1 - x0, y1 - y0);
-    int n = ticks(p->x0, p->x1, p->logx, p->xtime, p->xunit == TL_UNIT_COUNT, t, 16);
+    int n = ticks(p->x0, p->x1, p->logx, p->xtime, p->xunit, t, 16);
     for (int i = 0; i < n; i++) {
         double x = tl_plot_x(p, t[i]);
         tick_label(lab, sizeof lab, t[i], p->xunit, p->xtime);
@@ -165,7 +176,7 @@ static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
                    "<text class=\"tl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
                 x, y1, x, y1 + 4, x, y1 + 15, lab);
     }
-    n = ticks(p->y0, p->y1, p->logy, false, p->yunit == TL_UNIT_COUNT, t, 16);
+    n = ticks(p->y0, p->y1, p->logy, false, p->yunit, t, 16);
     for (int i = 0; i < n; i++) {
         double y = tl_plot_y(p, t[i]);
         tl_plot_fmt(lab, sizeof lab, t[i], p->yunit);

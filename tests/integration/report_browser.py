@@ -239,6 +239,15 @@ GLANCE_FACTS = """(() => {
     page: document.body.innerText + ' ' + [...document.querySelectorAll('svg text')]
       .map(x => x.textContent).join(' '),
     width: document.documentElement.scrollWidth,
+    collide: (() => { const out = [];
+      for (const svg of document.querySelectorAll('svg.plot')) {
+        const t = [...svg.querySelectorAll('text')].map(x => [x.textContent, x.getBoundingClientRect()]);
+        for (let i = 0; i < t.length; i++) for (let j = i + 1; j < t.length; j++) {
+          const a = t[i][1], b = t[j][1];
+          if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+            out.push([svg.dataset.plot, t[i][0], t[j][0]]);
+        }
+      } return out; })(),
     wide: [...document.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > innerWidth)
       .map(t => [t.dataset.table, Math.round(t.getBoundingClientRect().width)]),
   };
@@ -301,6 +310,8 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
           "exponent in the first screen (%s)" % (what, f["top"], f["width"], exps[:3]))
     check(not f["wide"], "%s: no table wider than the 1400 px window, none behind a scroll (%s)"
           % (what, f["wide"][:3]))
+    check(not f["collide"], "%s: no two labels of a plot overlap, by the browser's own boxes (%d: %s)"
+          % (what, len(f["collide"]), f["collide"][:3]))
     exps = re.findall(EXPONENT, f["page"])
     check(not exps, "%s: no number on the page, text or plot label, in exponent notation (%s)"
           % (what, exps[:3]))
