@@ -38,6 +38,8 @@ static void report_usage(FILE *out)
             "  --baseline INPUT    a second run to compare with (repeatable): per category\n"
             "                      the shift of p50 and p95 of each drawn metric\n"
             "  --threshold PCT     shifts beyond PCT %% are highlighted (default 10)\n"
+            "  --exact-names       match baseline categories by exact name (default: a run of\n"
+            "                      8+ hex digits, a hash or an address, matches any other)\n"
             "  --title TEXT        the page's title (default: the first input's name)\n"
             "  --max-plots N       categories drawn, those with most tasks first (default 40)\n"
             "  --scatter-max N     points per requested-vs-used plot, sampled evenly\n"
@@ -116,6 +118,7 @@ struct report_opts {
     long max_plots, scatter_max, bins;
     const char *requests_path;
     int extra[TL_M_COUNT], nextra; /* --metrics */
+    bool exact_names;
 };
 
 /* 1 parsed, 0 not ours, -1 bad value (said). */
@@ -131,6 +134,7 @@ static int report_option(int c, char *arg, struct report_opts *ro)
         return 1;
     case 'T': ro->title = arg; return 1;
     case 'r': ro->requests_path = arg; return 1;
+    case 'x': ro->exact_names = true; return 1;
     case 'm': {
         char err[2048];
         if ((ro->nextra = tl_metric_list(arg, ro->extra, err, sizeof err))) return 1;
@@ -190,6 +194,7 @@ int tl_cmd_report(int argc, char **argv)
         {"format-in", required_argument, NULL, 'i'},  {"max-errors", required_argument, NULL, 'e'},
         {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
         {"requests", required_argument, NULL, 'r'},   {"metrics", required_argument, NULL, 'm'},
+        {"exact-names", no_argument, NULL, 'x'},
         {0}};
     struct report_opts ro = {.threshold = 0.10, .quantile = 0.95, .max_plots = 40,
                              .scatter_max = 400, .bins = 300};
@@ -233,7 +238,8 @@ int tl_cmd_report(int argc, char **argv)
     wo.nmetrics = 1;
     struct fan main_fan = {.sum = tl_summary_new(&so), .by_workflow = tl_summary_new(&wo),
                            .model = tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins)};
-    struct fan base_fan = {.sum = ro.nbaseline ? tl_summary_new(&so) : NULL};
+    struct fan base_fan = {.sum = ro.nbaseline ? tl_summary_new(&so) : NULL,
+                           .model = ro.nbaseline ? tl_report_model_new((size_t)ro.scatter_max, 1) : NULL};
     struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
     struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
     int status = TL_EXIT_INPUT;
@@ -243,7 +249,7 @@ int tl_cmd_report(int argc, char **argv)
         status = TL_EXIT_USAGE;
         goto out;
     }
-    if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model || (ro.nbaseline && !base_fan.sum) || !infos || !binfos) {
+    if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model || (ro.nbaseline && (!base_fan.sum || !base_fan.model)) || !infos || !binfos) {
         fprintf(stderr, "tasklens report: out of memory\n");
         goto out;
     }
@@ -269,6 +275,17 @@ int tl_cmd_report(int argc, char **argv)
                                 .extra = ro.extra, .nextra = (size_t)ro.nextra};
     pg.summary = main_fan.sum;
     pg.baseline = base_fan.sum;
+    pg.baseline_inputs = binfos;
+    pg.nbaseline_inputs = (size_t)ro.nbaseline;
+    pg.exact_names = ro.exact_names;
+    struct tl_report_page bpg = {0}; /* the baseline's distributions, drawn under the run's */
+    if (base_fan.model && !tl_report_model_finish(base_fan.model, &ao, &bpg)) {
+        fprintf(stderr, "tasklens report: out of memory\n");
+        status = TL_EXIT_INPUT;
+        goto out;
+    }
+    pg.base_groups = bpg.groups;
+    pg.nbase_groups = bpg.ngroups;
     pg.workflows = main_fan.by_workflow;
     if (!tl_report_model_finish(main_fan.model, &ao, &pg)) {
         fprintf(stderr, "tasklens report: out of memory\n");
@@ -285,6 +302,7 @@ out:
     tl_summary_free(main_fan.by_workflow);
     tl_summary_free(base_fan.sum);
     tl_report_model_free(main_fan.model);
+    tl_report_model_free(base_fan.model);
     tl_requests_free(main_fan.requests);
     return status;
 }

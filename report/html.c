@@ -40,7 +40,7 @@ static const char CSS[] =
     "svg.plot{background:#fff}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
     ".tick{stroke:#888}.tl{font-size:10px;fill:#333}.al{font-size:11px;fill:#111}"
     ".bar{fill:#3b6ea8}.bar:hover,.pt:hover{fill:#000}.cdf{fill:none;stroke:#111;stroke-width:1.5}"
-    ".q50,.q95,.q99{stroke-width:1.5}.q50{stroke:#555;stroke-dasharray:2 2}"
+    ".cdf.base{stroke:#999;stroke-dasharray:4 2}.q50,.q95,.q99{stroke-width:1.5}.q50{stroke:#555;stroke-dasharray:2 2}"
     ".q95{stroke:#000;stroke-dasharray:6 3}.q99{stroke:#000}.ql{font-size:10px}"
     ".pt{fill:#d9822b;fill-opacity:.6;stroke:#7a3f00;stroke-width:.5}.diag{stroke:#999;"
     "stroke-dasharray:4 3}.rec{stroke:#000;stroke-width:1.5}"
@@ -85,6 +85,57 @@ static struct tl_agg_group *find_group(const struct view *v, const char *name)
     char buf[NAME_CAP];
     for (size_t i = 0; i < v->n; i++)
         if (!strcmp(group_name(v, v->g[i], buf), name)) return v->g[i];
+    return NULL;
+}
+
+/* A category name as runs share it: every run of 8 or more hexadecimal
+ * digits (with its 0x) becomes '#', so "subgraph_callable-3f2a...9c",
+ * "<function f at 0x7f3a2b1c4d50>" and a Dask key's token match the same
+ * category of another run. */
+static void normalized(const char *name, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = name; *p && o + 2 < cap;) {
+        const char *q = p + (p[0] == '0' && p[1] == 'x' ? 2 : 0);
+        size_t h = strspn(q, "0123456789abcdefABCDEF");
+        if (h >= 8) {
+            out[o++] = '#';
+            p = q + h;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* The baseline's group for a category of the run: the same name, or with
+ * --exact-names off (the default) the same normalized name. */
+static struct tl_agg_group *baseline_group(const struct tl_report_page *pg, const struct view *base,
+                                           const char *name)
+{
+    struct tl_agg_group *g = find_group(base, name);
+    if (g || pg->exact_names) return g;
+    char want[NAME_CAP], buf[NAME_CAP], got[NAME_CAP];
+    normalized(name, want, sizeof want);
+    for (size_t i = 0; i < base->n; i++) {
+        normalized(group_name(base, base->g[i], buf), got, sizeof got);
+        if (!strcmp(got, want)) return base->g[i];
+    }
+    return NULL;
+}
+
+/* The baseline's distributions of a category, found the same way. */
+static const struct tl_report_group *baseline_dists(const struct tl_report_page *pg, const char *name)
+{
+    char want[NAME_CAP], got[NAME_CAP];
+    for (size_t i = 0; i < pg->nbase_groups; i++)
+        if (!strcmp(pg->base_groups[i].name, name)) return &pg->base_groups[i];
+    if (pg->exact_names) return NULL;
+    normalized(name, want, sizeof want);
+    for (size_t i = 0; i < pg->nbase_groups; i++) {
+        normalized(pg->base_groups[i].name, got, sizeof got);
+        if (!strcmp(got, want)) return &pg->base_groups[i];
+    }
     return NULL;
 }
 
@@ -176,16 +227,19 @@ static void head(FILE *o, const struct tl_report_page *pg)
     fputs("<a href=\"#groups\">per category</a></nav>\n", o);
 }
 
-static void inputs_section(FILE *o, const struct tl_report_page *pg)
+/* One row per input; a baseline's marked so. */
+static void input_rows(FILE *o, const struct tl_summary_input *inputs, size_t n, bool baseline)
 {
-    fputs("<h2 id=\"inputs\">Inputs</h2><table data-table=\"inputs\"><tr><th class=\"n\">input"
-          "</th><th class=\"n\">format</th><th>lines</th><th>records</th><th>rejected</th>"
-          "<th class=\"n\">rejected, by reason</th></tr>\n",
-          o);
-    for (size_t i = 0; i < pg->ninputs; i++) {
-        const struct tl_summary_input *in = &pg->inputs[i];
-        fputs("<tr>", o);
-        tl_html_name_cell(o, in->path);
+    for (size_t i = 0; i < n; i++) {
+        const struct tl_summary_input *in = &inputs[i];
+        if (baseline) {
+            fputs("<tr data-baseline=\"1\"><td class=\"n\"><i>baseline</i> ", o);
+            tl_html_esc(o, in->path);
+            fputs("</td>", o);
+        } else {
+            fputs("<tr>", o);
+            tl_html_name_cell(o, in->path);
+        }
         fputs("<td class=\"n\">", o);
         tl_html_esc(o, in->format ? in->format : in->error ? in->error : "-");
         fprintf(o, "</td><td data-v=\"%llu\">%llu</td><td data-v=\"%llu\">%llu</td>"
@@ -201,6 +255,16 @@ static void inputs_section(FILE *o, const struct tl_report_page *pg)
                         (unsigned long long)in->rejected_by[r]);
         fputs("</td></tr>\n", o);
     }
+}
+
+static void inputs_section(FILE *o, const struct tl_report_page *pg)
+{
+    fputs("<h2 id=\"inputs\">Inputs</h2><table data-table=\"inputs\"><tr><th class=\"n\">input"
+          "</th><th class=\"n\">format</th><th>lines</th><th>records</th><th>rejected</th>"
+          "<th class=\"n\">rejected, by reason</th></tr>\n",
+          o);
+    input_rows(o, pg->inputs, pg->ninputs, false);
+    input_rows(o, pg->baseline_inputs, pg->nbaseline_inputs, true);
     fputs("</table>\n", o);
 }
 
@@ -603,51 +667,55 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, const str
 {
     fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
     tl_html_esc(o, pg->baseline_label);
-    fprintf(o, ". Shift = this run / baseline - 1; beyond ±%.3g %% it is "
-               "<span class=\"shift\">highlighted</span>.</p><table data-table=\"baseline\"><tr>"
-               "<th class=\"n\">category</th><th>tasks</th><th>baseline</th>",
-            pg->threshold * 100);
-    for (int d = 0; d < TL_REPORT_NDIST; d++)
-        fprintf(o, "<th>%s p50 shift</th><th>p95 shift</th>", dist_label[d]);
-    fputs("</tr>\n", o);
+    fprintf(o, ". Per category and metric, the baseline's p50 and p95 beside this run's; shift = "
+               "this run / baseline - 1, beyond ±%.3g %% <span class=\"shift\">highlighted</span>. "
+               "%s</p><div class=\"wide\"><table data-table=\"baseline\"><tr><th class=\"n\">category</th>"
+               "<th>tasks</th><th>baseline</th><th class=\"n\">metric</th><th>p50 baseline</th>"
+               "<th>p50 now</th><th>shift</th><th>p95 baseline</th><th>p95 now</th><th>shift</th></tr>\n",
+            pg->threshold * 100,
+            pg->exact_names ? "Categories match by exact name."
+                            : "Categories match by name, a run of 8 or more hex digits (a hash, an "
+                              "address) matching any other (<code>--exact-names</code>: exact).");
     for (size_t i = 0; i < v->n; i++) {
         const struct tl_agg_group *g = v->g[i];
+        if (!g->tasks) continue;
         char buf[NAME_CAP];
-        const struct tl_agg_group *b = find_group(base, group_name(v, g, buf));
-        group_row(o, v, g);
-        count_cell(o, g->tasks, "tasks");
+        const struct tl_agg_group *b = baseline_group(pg, base, group_name(v, g, buf));
         if (!b) {
-            fprintf(o, "<td colspan=\"%d\" class=\"n\">not in the baseline</td></tr>\n",
-                    1 + 2 * TL_REPORT_NDIST);
+            group_row(o, v, g);
+            count_cell(o, g->tasks, "tasks");
+            fputs("<td colspan=\"8\" class=\"n\">not in the baseline</td></tr>\n", o);
             continue;
         }
-        count_cell(o, b->tasks, "baseline_tasks");
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
-            struct tl_sketch *m = metric_of(v, g, tl_report_dist_metric[d]);
-            struct tl_sketch *mb = metric_of(base, b, tl_report_dist_metric[d]);
+            enum tl_metric metric = tl_report_dist_metric[d];
+            group_row(o, v, g);
+            count_cell(o, g->tasks, "tasks");
+            count_cell(o, b->tasks, "baseline_tasks");
+            fprintf(o, "<td class=\"n\">%s</td>", dist_label[d]);
             static const char *const qs[] = {"0.5", "0.95"};
             static const double qv[] = {0.5, 0.95};
             for (int k = 0; k < 2; k++) {
-                double now = quantile_of(m, qv[k]), was = quantile_of(mb, qv[k]);
+                double now = quantile_of(metric_of(v, g, metric), qv[k]);
+                double was = quantile_of(metric_of(base, b, metric), qv[k]);
                 double shift = was > 0 && isfinite(now) ? now / was - 1 : NAN;
                 bool hl = isfinite(shift) && fabs(shift) > pg->threshold;
-                char was_h[32], now_h[32];
-                tl_plot_fmt(was_h, sizeof was_h, was, tl_metric_info[tl_report_dist_metric[d]].unit);
-                tl_plot_fmt(now_h, sizeof now_h, now, tl_metric_info[tl_report_dist_metric[d]].unit);
-                char sv[32] = "null";
+                char was_h[32], now_h[32], sv[32] = "null";
+                tl_plot_fmt(was_h, sizeof was_h, was, tl_metric_info[metric].unit);
+                tl_plot_fmt(now_h, sizeof now_h, now, tl_metric_info[metric].unit);
                 if (isfinite(shift)) snprintf(sv, sizeof sv, "%.17g", shift);
-                fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\" "
-                           "title=\"baseline %s, now %s\"%s>",
-                        tl_metric_info[tl_report_dist_metric[d]].name, qs[k], sv, hl, was_h,
-                        now_h, hl ? " class=\"shift\"" : "");
+                fprintf(o, "<td data-was=\"%.17g\">%s</td><td data-now=\"%.17g\">%s</td>", was, was_h,
+                        now, now_h);
+                fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\"%s>",
+                        tl_metric_info[metric].name, qs[k], sv, hl, hl ? " class=\"shift\"" : "");
                 if (isfinite(shift)) fprintf(o, "%+.1f %%", shift * 100);
                 else fputs("-", o);
                 fputs("</td>", o);
             }
+            fputs("</tr>\n", o);
         }
-        fputs("</tr>\n", o);
     }
-    fputs("</table>\n", o);
+    fputs("</table></div>\n", o);
 }
 
 /* ---------------------------------------------------------------- per category */
@@ -695,8 +763,21 @@ static void histogram(FILE *o, const char *gname, int d, const struct tl_report_
 }
 
 /* The CDF with p50/p95/p99 marked (the summary's numbers). */
+/* A CDF's polyline over the sorted positive values (every k-th past 400). */
+static void cdf_line(FILE *o, const struct tl_plot *p, const struct tl_report_dist *ds, const char *cls)
+{
+    size_t zeros = 0;
+    while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
+    fprintf(o, "<polyline class=\"%s\" points=\"", cls);
+    size_t step = ds->n > 400 ? ds->n / 400 : 1;
+    for (size_t i = zeros; i < ds->n; i += step)
+        fprintf(o, "%.1f,%.1f ", tl_plot_x(p, ds->v[i]), tl_plot_y(p, (double)(i + 1) / (double)ds->n));
+    if (ds->n > zeros) fprintf(o, "%.1f,%.1f", tl_plot_x(p, ds->v[ds->n - 1]), tl_plot_y(p, 1));
+    fputs("\"/>", o);
+}
+
 static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *ds,
-                struct tl_sketch *m)
+                struct tl_sketch *m, const struct tl_report_dist *base)
 {
     enum tl_unit unit = tl_metric_info[tl_report_dist_metric[d]].unit;
     size_t zeros = 0;
@@ -709,13 +790,8 @@ static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *
     struct tl_plot p = {o, 300, 170, 46, 22, 8, 32, lo, hi > lo ? hi : lo * 2, 0, 1, true, false,
                         unit, TL_UNIT_COUNT, false};
     tl_plot_begin(&p, plot, label, dist_label[d], "fraction of tasks");
-    fputs("<polyline class=\"cdf\" points=\"", o);
-    size_t step = ds->n > 400 ? ds->n / 400 : 1;
-    for (size_t i = zeros; i < ds->n; i += step)
-        fprintf(o, "%.1f,%.1f ", tl_plot_x(&p, ds->v[i]), tl_plot_y(&p, (double)(i + 1) / (double)ds->n));
-    if (ds->n > zeros)
-        fprintf(o, "%.1f,%.1f", tl_plot_x(&p, ds->v[ds->n - 1]), tl_plot_y(&p, 1));
-    fputs("\"/>", o);
+    if (base && base->n) cdf_line(o, &p, base, "cdf base"); /* under the run's, gray */
+    cdf_line(o, &p, ds, "cdf");
     static const char *const qs[] = {"0.5", "0.95", "0.99"}, *const qn[] = {"p50", "p95", "p99"},
                              *const qcls[] = {"q50", "q95", "q99"};
     static const double qv[] = {0.5, 0.95, 0.99};
@@ -859,7 +935,9 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
                 continue;
             }
             histogram(o, g->name, d, ds);
-            cdf(o, g->name, d, &g->dist[d], metric_of(sum, sg, tl_report_dist_metric[d]));
+            const struct tl_report_group *bg = pg->base_groups ? baseline_dists(pg, g->name) : NULL;
+            cdf(o, g->name, d, &g->dist[d], metric_of(sum, sg, tl_report_dist_metric[d]),
+                bg ? &bg->dist[d] : NULL);
         }
         fputs("</div><div class=\"row\">", o);
         for (int r = 0; r < TL_REPORT_NRES; r++) scatter(o, pg, g, r);

@@ -97,6 +97,11 @@ struct tl_report_page {
     struct tl_summary *workflows; /* the same by source and workflow, or NULL */
     struct tl_summary *baseline;  /* of the --baseline inputs, or NULL */
     const char *baseline_label;
+    const struct tl_summary_input *baseline_inputs;
+    size_t nbaseline_inputs;
+    const struct tl_report_group *base_groups; /* the baseline's distributions, for overlays */
+    size_t nbase_groups;
+    bool exact_names; /* match baseline categories by their exact names, not normalized */
     double threshold;          /* a quantile shift beyond it (fraction) is highlighted */
     struct tl_report_group *groups;
     size_t ngroups;

@@ -386,6 +386,55 @@ def run_checks(c, tasklens, inputs, what):
           "(differ: %s)" % (what, len(runs), bad[:3]))
 
 
+BASE_FACTS = """(() => ({
+  pairs: [...document.querySelectorAll('table[data-table=baseline] tr[data-g]')].map(tr => [tr.dataset.g,
+    [...tr.querySelectorAll('td[data-was]')].map(td => +td.dataset.was),
+    [...tr.querySelectorAll('td[data-now]')].map(td => +td.dataset.now),
+    [...tr.querySelectorAll('td[data-m]')].map(td => td.dataset.m)]),
+  inputs: [...document.querySelectorAll('table[data-table=inputs] tr[data-baseline]')].map(tr =>
+    [...tr.querySelectorAll('td[data-v]')].map(td => +td.dataset.v)),
+  overlays: [...document.querySelectorAll('svg.plot[data-plot^="cdf "]')].filter(s =>
+    s.querySelector('polyline.cdf.base')).map(s => s.dataset.plot),
+  missing: [...document.querySelectorAll('table[data-table=baseline] tr[data-g]')].filter(tr =>
+    tr.textContent.includes('not in the baseline')).map(tr => tr.dataset.g),
+}))()"""
+
+
+def baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text):
+    """--baseline: both runs' p50 and p95 side by side (equal each summary's),
+    the baseline's inputs in the Inputs table, its CDFs drawn under the run's;
+    categories named with a per-run hash match, unless --exact-names."""
+    f = c.eval(BASE_FACTS)
+    bad = []
+    for g, was, now, metrics in f["pairs"]:
+        m = metrics[0] if metrics else None
+        for k, q in enumerate(("0.5", "0.95")):
+            if m and not (same(was[k], old[g]["metrics"][m]["quantiles"][q]) and
+                          same(now[k], new[g]["metrics"][m]["quantiles"][q])):
+                bad.append((g, m, q, was[k], now[k]))
+    b = json.loads(run([tasklens, "summary", "-q", "--format", "json", base_log]).stdout)["inputs"][0]
+    check(f["pairs"] and not bad and f["inputs"] == [[b["lines"], b["records"], b["rejected"]]],
+          "baseline: each metric's p50 and p95 of both runs side by side = the two summaries; the "
+          "baseline's input in the Inputs table (differ: %s; %s)" % (bad[:2], f["inputs"]))
+    check(len(f["overlays"]) >= 4, "baseline: the baseline's CDFs drawn under the run's (%d plots)"
+          % len(f["overlays"]))
+    # a category named with a per-run hash, as Dask and TaskVine name them
+    hashed = os.path.join(tmp, "hashed.log")
+    hashed_base = os.path.join(tmp, "hashed-base.log")
+    open(hashed, "w").write("".join(text).replace(" compute ", " compute-0f8bcde2b85e69eeb8e595ae20b0a367 "))
+    open(hashed_base, "w").write("".join(text[: len(text) * 2 // 3]).replace(
+        " compute ", " compute-7fa71a94910c03e2b248a00601700085 "))
+    html = os.path.join(tmp, "hashed.html")
+    for extra, want_missing in (([], []), (["--exact-names"], ["compute-0f8bcde2b85e69eeb8e595ae20b0a367"])):
+        run([tasklens, "report", "-q", hashed, "--baseline", hashed_base, *extra, "-o", html], check=True)
+        c.open(html)
+        f = c.eval(BASE_FACTS)
+        check(sorted(set(f["missing"])) == want_missing,
+              "baseline%s: a category whose name carries a per-run hash %s (not matched: %s)"
+              % (" --exact-names" if extra else "", "stays apart" if extra else "matches its baseline",
+                 sorted(set(f["missing"]))))
+
+
 def failure_checks(c, tasklens, inputs, what):
     rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
@@ -506,6 +555,7 @@ def main():
                 bad.append((g, m, q, "highlight", h))
         check(facts["base"] and not bad, "baseline: %d shifts = new/old - 1, %d highlighted beyond "
               "10 %% (differ: %s)" % (len(facts["base"]), hl, bad[:3]))
+        baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text)
 
         shared = os.path.join(repo, "..", "shared")
         cases = [("LSST metadata", [os.path.join(repo, "tests", "data", "lsst")]),
