@@ -40,7 +40,8 @@ static const char CSS[] =
     "svg.plot{background:#fff}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
     ".tick{stroke:#888}.tl{font-size:10px;fill:#333}.al{font-size:11px;fill:#111}"
     ".bar{fill:#3b6ea8}.bar:hover,.pt:hover{fill:#000}.cdf{fill:none;stroke:#111;stroke-width:1.5}"
-    ".cdf.base{stroke:#999;stroke-dasharray:4 2}.q50,.q95,.q99{stroke-width:1.5}.q50{stroke:#555;stroke-dasharray:2 2}"
+    ".cdf.base{stroke:#999;stroke-dasharray:4 2}.whisk{stroke:#555}.box{fill:#3b6ea8;fill-opacity:.55;"
+    "stroke:#1d3d63}.med{stroke:#000;stroke-width:2}.alloc{fill:#d9822b;stroke:#7a3f00}.q50,.q95,.q99{stroke-width:1.5}.q50{stroke:#555;stroke-dasharray:2 2}"
     ".q95{stroke:#000;stroke-dasharray:6 3}.q99{stroke:#000}.ql{font-size:10px}"
     ".pt{fill:#d9822b;fill-opacity:.6;stroke:#7a3f00;stroke-width:.5}.diag{stroke:#999;"
     "stroke-dasharray:4 3}.rec{stroke:#000;stroke-width:1.5}"
@@ -221,7 +222,7 @@ static void head(FILE *o, const struct tl_report_page *pg)
           "<span class=\"approx\">≈</span>, which are within the sketch's relative error "
           "alpha.</p>\n<nav><a href=\"#rightsizing\">right-sizing</a><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
           "<a href=\"#workflows\">workflows</a><a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
-          "<a href=\"#failures\">failures</a>",
+          "<a href=\"#failures\">failures</a><a href=\"#strips\">side by side</a>",
           o);
     if (pg->baseline) fputs("<a href=\"#baseline\">against the baseline</a>", o);
     fputs("<a href=\"#groups\">per category</a></nav>\n", o);
@@ -300,17 +301,6 @@ static bool drawn_metric(int m)
     return false;
 }
 
-/* Groups by what they cost: core-hours, then tasks, then name. */
-static int by_cost(const void *a, const void *b)
-{
-    const struct tl_agg_group *x = *(const struct tl_agg_group *const *)a,
-                              *y = *(const struct tl_agg_group *const *)b;
-    double hx = tl_summary_runtime_hours(x), hy = tl_summary_runtime_hours(y);
-    if (hx != hy) return hx < hy ? 1 : -1;
-    if (x->tasks != y->tasks) return x->tasks < y->tasks ? 1 : -1;
-    return strcmp(x->key, y->key);
-}
-
 static void summary_head(FILE *o, const struct tl_report_page *pg)
 {
     fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
@@ -349,15 +339,9 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
           "(unfinished at the end of the input), and per metric its p50 · p95 · p99 over the "
           "tasks' last attempts; the categories that cost most core-hours first.</p>",
           o);
-    struct tl_agg_group **g = malloc((v->n + 1) * sizeof *g);
+    struct tl_agg_group **g;
+    size_t n = tl_report_by_cost(pg->summary, &g), series = v->n - n;
     if (!g) return;
-    size_t n = 0, series = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const struct tl_agg_group *x = v->g[i];
-        if (!x->tasks && !x->attempts && !x->open && x->samples) series++; /* not tasks */
-        else g[n++] = v->g[i];
-    }
-    qsort(g, n, sizeof *g, by_cost);
     size_t top = n > SUMMARY_TOP + 1 ? SUMMARY_TOP : n;
     summary_head(o, pg);
     summary_rows(o, pg, v, g, top);
@@ -963,6 +947,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         outliers_section(o, pg);
         failures_section(o, pg, &doc);
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
+        tl_report_strips(o, pg);
         groups_section(o, pg, &doc);
         fputs("</body></html>\n", o);
     }

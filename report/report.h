@@ -123,6 +123,13 @@ struct tl_report_page {
  * what right-sizing saves, each with its recommendation. */
 void tl_report_glance(FILE *o, const struct tl_report_page *pg);
 
+/* Categories side by side (strips.c): per drawn metric, a row per
+ * category with its p5-p95, p32-p68 and p50, and memory's allocation. */
+void tl_report_strips(FILE *o, const struct tl_report_page *pg);
+/* The summary's task groups (sample series left out), those that cost
+ * most core-hours first; *out to free. */
+size_t tl_report_by_cost(struct tl_summary *s, struct tl_agg_group ***out);
+
 /* Writes the page; TL_ERR_IO when out failed, TL_ERR_NOMEM. */
 enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
 

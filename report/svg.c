@@ -121,6 +121,18 @@ static int ticks(double lo, double hi, bool logs, bool time, enum tl_unit unit, 
         if (n >= 2) return n;
         n = 0;
     }
+    if (logs && unit == TL_UNIT_SECONDS && hi >= 60) { /* past a minute, the clock's units */
+        static const double c[] = {1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10, 60, 600, 3600,
+                                   36000, 86400, 864000};
+        double cand[16];
+        int m = 0;
+        for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+            if (c[i] >= lo * 0.999 && c[i] <= hi * 1.001) cand[m++] = c[i];
+        int step = (m + 6) / 7;
+        for (int i = 0; i < m && n < max; i += step ? step : 1) t[n++] = cand[i];
+        if (n >= 2) return n;
+        n = 0;
+    }
     if (logs) {
         double a = floor(log10(lo)), b = ceil(log10(hi));
         double step = ceil((b - a) / 6);
@@ -176,7 +188,7 @@ static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
                    "<text class=\"tl\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
                 x, y1, x, y1 + 4, x, y1 + 15, lab);
     }
-    n = ticks(p->y0, p->y1, p->logy, false, p->yunit, t, 16);
+    n = p->no_yticks ? 0 : ticks(p->y0, p->y1, p->logy, false, p->yunit, t, 16);
     for (int i = 0; i < n; i++) {
         double y = tl_plot_y(p, t[i]);
         tl_plot_fmt(lab, sizeof lab, t[i], p->yunit);

@@ -18,6 +18,7 @@ struct tl_plot {
     bool logx, logy;
     enum tl_unit xunit, yunit;
     bool xtime;                 /* x is seconds after the start: "+12 min" */
+    bool no_yticks;             /* y is not a number (rows of categories) */
 };
 
 /* Opens <svg> with its frame, axes and labels; data-plot names it for tests,

@@ -29,6 +29,9 @@ independent computation from the same input.
    resource) equal `advise --format json`; the ranking is by each
    category's largest share of the run's savings; no number in it is in
    exponent notation; the page is no wider than the window.
+11. Categories side by side: per metric a row per category (twenty at
+   most, by cost) whose p5/p32/p50/p68/p95 equal summary JSON and whose
+   memory diamond is advise's allocated p50.
 10. Runs are runs: when the inputs hold several (the mix of formats), each
    is drawn on its own clock, its 50/90/99 % done times as Python computes
    them from `records` for that run alone.
@@ -80,7 +83,7 @@ PAGE_FACTS = """(() => {
   }));
   const plots = [...document.querySelectorAll('svg.plot')].map(s => ({
     name: s.dataset.plot,
-    marks: s.querySelectorAll('rect.bar, circle.pt').length +
+    marks: s.querySelectorAll('rect.bar, circle.pt, rect.box, line.med').length +
            [...s.querySelectorAll('polyline')].filter(p => p.getAttribute('points').trim()).length,
   }));
   const cdfmarks = [...document.querySelectorAll('svg.plot[data-plot^="cdf "] line[data-q]')].map(l =>
@@ -435,6 +438,35 @@ def baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text):
                  sorted(set(f["missing"]))))
 
 
+STRIP_FACTS = """[...document.querySelectorAll('svg[data-plot^="strips "] g[data-g]')].map(g => [g.dataset.g,
+  g.dataset.m, ['q05', 'q32', 'q50', 'q68', 'q95'].map(k => g.dataset[k]), g.dataset.alloc])"""
+
+
+def strip_checks(c, tasklens, inputs, what):
+    """Categories side by side: each row's p5/p32/p50/p68/p95 = summary JSON,
+    memory's diamond = advise's allocated p50; twenty rows at most, by cost."""
+    s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+    a = {x["category"]: x["resources"] for x in json.loads(
+        run([tasklens, "advise", "-q", "--format", "json"] + inputs).stdout)["categories"]}
+    groups = {(g["key"]["category"] if g["key"]["category"] is not None else "(none)"): g
+              for g in s["groups"] if not is_series(g)}
+    rows, bad = c.eval(STRIP_FACTS), []
+    for g, m, qs, alloc in rows:
+        want = groups[g]["metrics"][m]["quantiles"]
+        for got, q in zip(qs, ("0.05", "0.32", "0.5", "0.68", "0.95")):
+            if not same(num(got), want.get(q)):
+                bad.append((g, m, q, got, want.get(q)))
+        wa = a.get(g, {}).get("memory", {}) if m == "max_rss_bytes" else {}
+        wa = wa.get("allocated_p50") if wa.get("measured") else None
+        if not same(num(alloc), wa):
+            bad.append((g, m, "alloc", alloc, wa))
+    per = {}
+    for g, m, _, _ in rows:
+        per[m] = per.get(m, 0) + 1
+    check(rows and not bad and max(per.values()) <= 20, "%s: categories side by side, %d rows: quantiles "
+          "= summary JSON, memory's allocation = advise (differ: %s)" % (what, len(rows), bad[:3]))
+
+
 def failure_checks(c, tasklens, inputs, what):
     rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
@@ -500,6 +532,7 @@ def main():
         advice_checks(facts, advise)
         glance_checks(c, tasklens, [demo], "demo")
         failure_checks(c, tasklens, [demo], "demo")
+        strip_checks(c, tasklens, [demo], "demo")
         screenshot_checks(c, os.path.join(tmp, "demo.png"), facts)
         if shot_out:
             c.screenshot(shot_out, max_height=2300)
@@ -624,6 +657,7 @@ def main():
             failure_checks(c, tasklens, inputs, what)
             top_checks(c, tasklens, inputs, what)
             run_checks(c, tasklens, inputs, what)
+            strip_checks(c, tasklens, inputs, what)
     return finish()
 
 
