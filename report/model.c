@@ -30,6 +30,16 @@ struct mgroup {
     bool pts_requested[TL_REPORT_NRES]; /* a point's x was a request */
 };
 
+struct sseries { /* a sample series: every value's time and value */
+    char *name;
+    double *t, *v;
+    size_t n, cap;
+    double min, max;
+    struct tl_report_point *pts; /* drawn, once finished */
+};
+
+#define MAX_SAMPLE_SERIES 256 /* told apart; more are counted, not kept */
+
 struct span { /* one attempt on the clock */
     double submit, start, end, cores;
     int run; /* index into the model's runs; -1 beyond them */
@@ -57,6 +67,8 @@ struct tl_report_model {
     int nruns;
     bool runs_overflow;
     int last_run; /* run_of's last answer */
+    struct sseries ss[MAX_SAMPLE_SERIES];
+    size_t nss, ss_more;
     struct conn { /* the log's cores connected: (time, workflow, cores) */
         double t, v;
         int wf;
@@ -247,10 +259,50 @@ static void add_connected(struct tl_report_model *m, const struct tl_record *r)
     m->conn[m->nconn++] = (struct conn){(double)r->time_ns / 1e9, r->v[TL_M_WORKER_CORES], w};
 }
 
+/* A resource sample: kept in its series (the first MAX_SAMPLE_SERIES). */
+static void add_sample(struct tl_report_model *m, const struct tl_record *r)
+{
+    if (!r->time_ns || !tl_record_has(r, TL_M_SAMPLE_VALUE) || !r->category) return;
+    size_t i = 0;
+    while (i < m->nss && strcmp(m->ss[i].name, r->category)) i++;
+    if (i == m->nss) {
+        if (m->nss == MAX_SAMPLE_SERIES) {
+            m->ss_more++;
+            return;
+        }
+        if (!(m->ss[i].name = strdup(r->category))) return;
+        m->ss[i].min = INFINITY;
+        m->ss[i].max = -INFINITY;
+        m->nss++;
+    }
+    struct sseries *s = &m->ss[i];
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        double *t = realloc(s->t, cap * sizeof *t);
+        if (t) s->t = t;
+        double *v = t ? realloc(s->v, cap * sizeof *v) : NULL;
+        if (!v) {
+            m->oom = true;
+            return;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    double x = r->v[TL_M_SAMPLE_VALUE];
+    s->t[s->n] = (double)r->time_ns / 1e9;
+    s->v[s->n++] = x;
+    s->min = fmin(s->min, x);
+    s->max = fmax(s->max, x);
+}
+
 void tl_report_model_add(void *ctx, const struct tl_record *r)
 {
     struct tl_report_model *m = ctx;
     if (m->oom) return;
+    if (r->kind == TL_REC_SAMPLE) {
+        add_sample(m, r);
+        return;
+    }
     if (r->kind == TL_REC_WORKFLOW) {
         add_connected(m, r);
         return;
@@ -469,6 +521,64 @@ static void advice_of(const struct tl_report_model *m, const char *name,
     }
 }
 
+static int cmp_ss(const void *a, const void *b)
+{
+    const struct sseries *x = *(const struct sseries *const *)a, *y = *(const struct sseries *const *)b;
+    return x->n != y->n ? (x->n < y->n ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+struct tv {
+    double t, v;
+};
+
+static int cmp_tv(const void *a, const void *b)
+{
+    double x = ((const struct tv *)a)->t, y = ((const struct tv *)b)->t;
+    return x < y ? -1 : x > y;
+}
+
+/* One series' points in time order, every k-th past TL_REPORT_SERIES_POINTS
+ * (the first and the last kept), in s after its first sample. */
+static bool series_points(struct sseries *s, size_t *npts)
+{
+    struct tv *a = malloc(s->n * sizeof *a);
+    size_t k = (s->n + TL_REPORT_SERIES_POINTS - 1) / TL_REPORT_SERIES_POINTS, n = 0;
+    s->pts = malloc((s->n / k + 2) * sizeof *s->pts);
+    if (!a || !s->pts) {
+        free(a);
+        return false;
+    }
+    for (size_t j = 0; j < s->n; j++) a[j] = (struct tv){s->t[j], s->v[j]};
+    qsort(a, s->n, sizeof *a, cmp_tv);
+    for (size_t j = 0; j < s->n; j += k)
+        s->pts[n++] = (struct tl_report_point){(float)(a[j].t - a[0].t), (float)a[j].v};
+    if ((s->n - 1) % k)
+        s->pts[n++] = (struct tl_report_point){(float)(a[s->n - 1].t - a[0].t), (float)a[s->n - 1].v};
+    free(a);
+    *npts = n;
+    return true;
+}
+
+/* The sample series with most samples, as points over time. */
+static bool sample_series(struct tl_report_model *m, struct tl_report_page *pg)
+{
+    struct sseries *order[MAX_SAMPLE_SERIES];
+    for (size_t i = 0; i < m->nss; i++) order[i] = &m->ss[i];
+    qsort(order, m->nss, sizeof *order, cmp_ss);
+    for (size_t i = 0; i < m->nss && pg->nsamples < TL_REPORT_MAX_SAMPLE_SERIES; i++) {
+        struct sseries *s = order[i];
+        size_t n;
+        if (!s->n || s->min == s->max) { /* constant: said, not drawn */
+            pg->samples_constant += s->n > 0;
+            continue;
+        }
+        if (!series_points(s, &n)) return false;
+        pg->samples[pg->nsamples++] = (struct tl_report_samples){s->name, s->pts, n, s->n, s->min, s->max};
+    }
+    pg->samples_more = m->nss - pg->nsamples - pg->samples_constant + m->ss_more;
+    return true;
+}
+
 bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
                             struct tl_report_page *pg)
 {
@@ -501,7 +611,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     memcpy(pg->top, m->top, sizeof pg->top);
     memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
     pg->advise_quantile = ao->quantile;
-    return all_series(m, pg);
+    return all_series(m, pg) && sample_series(m, pg);
 }
 
 void tl_report_model_free(struct tl_report_model *m)
@@ -520,6 +630,12 @@ void tl_report_model_free(struct tl_report_model *m)
     for (int w = 0; w < m->nwf; w++) free(m->wf_names[w]);
     for (int i = 0; i < m->nseries; i++) free(m->series_mem[i]);
     tl_task_rows_free(&m->rows);
+    for (size_t i = 0; i < m->nss; i++) {
+        free(m->ss[i].name);
+        free(m->ss[i].t);
+        free(m->ss[i].v);
+        free(m->ss[i].pts);
+    }
     tl_intern_free(m->names);
     free(m);
 }

@@ -76,6 +76,19 @@ struct tl_report_series {
     double t_done[3]; /* s after t0 when 50, 90, 99 % of the tasks had finished */
 };
 
+/* A resource sample series (a Spark executor's memory, DASF's managed
+ * memory): its values over time, every k-th past TL_REPORT_SERIES_POINTS,
+ * with the count, min and max of all of them. */
+#define TL_REPORT_SERIES_POINTS 600
+#define TL_REPORT_MAX_SAMPLE_SERIES 12
+struct tl_report_samples {
+    const char *name;
+    const struct tl_report_point *p; /* (s after the series' first, value) */
+    size_t n;
+    size_t count;
+    double min, max;
+};
+
 struct tl_report_outlier {
     char id[200];      /* task id / key, data id, or event name with pid/tid */
     const char *group; /* its category */
@@ -115,6 +128,8 @@ struct tl_report_page {
     const char *run_names[TL_REPORT_MAX_RUNS];
     size_t run_tasks[TL_REPORT_MAX_RUNS];
     size_t nruns, runs_more; /* drawn; and runs beyond TL_REPORT_MAX_RUNS, not drawn apart */
+    struct tl_report_samples samples[TL_REPORT_MAX_SAMPLE_SERIES]; /* most samples first */
+    size_t nsamples, samples_more, samples_constant;
     struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
     size_t ntop[TL_RANK_COUNT];
 };

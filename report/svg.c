@@ -161,10 +161,21 @@ static int ticks(double lo, double hi, bool logs, bool time, enum tl_unit unit, 
     return n;
 }
 
+/* A count on an axis, short: 950, 12k, 1.5M, 2G (a table spells it whole). */
+static void tick_count(char *buf, size_t cap, double v)
+{
+    static const char *const sfx[] = {"", "k", "M", "G", "T"};
+    int k = 0;
+    while (fabs(v) >= 1000 && k < 4) v /= 1000, k++;
+    if (k) snprintf(buf, cap, "%.3g%s", v, sfx[k]);
+    else tl_fmt_count(buf, cap, v);
+}
+
 static void tick_label(char *buf, size_t cap, double v, enum tl_unit unit, bool time)
 {
     if (!time) {
-        tl_plot_fmt(buf, cap, v, unit);
+        if (unit == TL_UNIT_COUNT) tick_count(buf, cap, v);
+        else tl_plot_fmt(buf, cap, v, unit);
         return;
     }
     char h[32];
@@ -191,7 +202,7 @@ static void axes(struct tl_plot *p, const char *xlabel, const char *ylabel)
     n = p->no_yticks ? 0 : ticks(p->y0, p->y1, p->logy, false, p->yunit, t, 16);
     for (int i = 0; i < n; i++) {
         double y = tl_plot_y(p, t[i]);
-        tl_plot_fmt(lab, sizeof lab, t[i], p->yunit);
+        tick_label(lab, sizeof lab, t[i], p->yunit, false);
         fprintf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
                    "<text class=\"tl\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
                 x0, y, x1, y, x0 - 4, y + 3, lab);

@@ -29,6 +29,9 @@ independent computation from the same input.
    resource) equal `advise --format json`; the ranking is by each
    category's largest share of the run's savings; no number in it is in
    exponent notation; the page is no wider than the window.
+12. Sample series (Spark executors, DASF managed memory, Chrome counters)
+   are drawn over time, not as task rows: each one's count, min and max
+   equal summary JSON's.
 11. Categories side by side: per metric a row per category (twenty at
    most, by cost) whose p5/p32/p50/p68/p95 equal summary JSON and whose
    memory diamond is advise's allocated p50.
@@ -467,6 +470,33 @@ def strip_checks(c, tasklens, inputs, what):
           "= summary JSON, memory's allocation = advise (differ: %s)" % (what, len(rows), bad[:3]))
 
 
+SAMPLE_FACTS = """({series: [...document.querySelectorAll('[data-samples]')].map(d => [d.dataset.samples,
+  +d.dataset.count, +d.dataset.min, +d.dataset.max, d.querySelector('polyline').getAttribute('points').trim()
+  .split(/\\s+/).length]),
+  constant: +((document.querySelector('[data-constant]') || {dataset: {constant: 0}}).dataset.constant)})"""
+
+
+def sample_checks(c, tasklens, inputs, what):
+    """Sample series (not tasks) drawn over time: each one's count, min and max
+    = summary JSON's for that series; constant ones counted, not drawn."""
+    s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+    series = {g["key"]["category"]: g for g in s["groups"] if g["samples"]}
+    f = c.eval(SAMPLE_FACTS)
+    bad = []
+    for name, count, lo, hi, points in f["series"]:
+        v = series[name]["metrics"]["value"]
+        if count != series[name]["samples"] or not same(lo, v["min"]) or not same(hi, v["max"]) or \
+                points > 602:
+            bad.append((name, count, lo, hi, points))
+    varying = [n for n, g in series.items() if g["metrics"]["value"]["min"] != g["metrics"]["value"]["max"]]
+    want_drawn = min(len(varying), 12)
+    constant = len(series) - len(varying)
+    said_ok = f["constant"] == constant if len(varying) <= 12 else f["constant"] <= constant
+    check(not bad and len(f["series"]) == want_drawn and said_ok,
+          "%s: %d sample series drawn over time (count, min, max = summary JSON), %d constant said "
+          "(differ: %s)" % (what, len(f["series"]), f["constant"], bad[:3]))
+
+
 def failure_checks(c, tasklens, inputs, what):
     rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
@@ -658,6 +688,7 @@ def main():
             top_checks(c, tasklens, inputs, what)
             run_checks(c, tasklens, inputs, what)
             strip_checks(c, tasklens, inputs, what)
+            sample_checks(c, tasklens, inputs, what)
     return finish()
 
 
