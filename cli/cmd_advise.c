@@ -91,7 +91,7 @@ static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat
     tl_buf_printf(b, "\ncategory=%s  attempts %zu  tasks %zu\n", name, x->attempts, x->tasks);
     char usedq[24];
     snprintf(usedq, sizeof usedq, "used %s", pct);
-    tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %11s %9s %7s %11s\n", "resource", "requested",
+    tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %14s\n", "resource", "requested",
                   "allocated", "used p50", usedq, "used max", "waste", "recommend", "exceed",
                   "saves");
     for (int res = 0; res < TL_NRES; res++) {
@@ -102,14 +102,14 @@ static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat
         fmt_res(c3, sizeof c3, a->used_p50, res);
         fmt_res(c4, sizeof c4, a->used_q, res);
         fmt_res(c5, sizeof c5, a->used_max, res);
-        if (a->n_waste) snprintf(c6, sizeof c6, "%.3g %s", a->waste, res == TL_RES_CORES ? "c-h" : "G-h");
+        if (a->n_waste) amount(c6, sizeof c6, a->waste, res == TL_RES_CORES ? "core" : "GiB");
         else snprintf(c6, sizeof c6, "-");
         fmt_res(c7, sizeof c7, a->rec, res);
         if (a->n_used) snprintf(c8, sizeof c8, "%.1f%%", 100.0 * (double)a->exceed / (double)a->n_used);
         else snprintf(c8, sizeof c8, "-");
-        if (a->n_waste) snprintf(c9, sizeof c9, "%.3g %s", a->waste - a->waste_rec, res == TL_RES_CORES ? "c-h" : "G-h");
+        if (a->n_waste) amount(c9, sizeof c9, a->waste - a->waste_rec, res == TL_RES_CORES ? "core" : "GiB");
         else snprintf(c9, sizeof c9, "-");
-        tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %11s %9s %7s %11s\n", tl_res_name[res], c1, c2,
+        tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %14s\n", tl_res_name[res], c1, c2,
                       c3, c4, c5, c6, c7, c8, c9);
     }
     if (x->exhausted) {

@@ -37,6 +37,8 @@
     concatenation: the fixture's isr quanta carry instrument, band and
     detector (R22_S11, R22_S12), and no skymap (only a quantum with a tract
     has one); the coadd keeps tract, patch, band and skymap.
+15. No number a person reads is in exponent notation: summary, advise,
+    plan and energy tables on the bundled log and every real sample.
 9. `summary --by` a tag no record has is refused with the names there are
    (it grouped everything under node=-); a record field (host) groups
    whatever the inputs.
@@ -269,6 +271,21 @@ def main():
 
         negative_samples(tasklens, repo, shared)
         insight_tables(tasklens, demo, tmp)
+        samples = [demo, os.path.join(repo, "tests", "data", "lsst"), os.path.join(repo, "tests", "data", "chrome", "edge.json")]
+        for fmt in ("wq", "chrome", "spark", "dasf"):
+            d = os.path.join(shared, fmt, "samples")
+            if os.path.isdir(d):
+                samples += [os.path.join(d, f) for f in sorted(os.listdir(d))
+                            if not f.endswith((".md", ".txt", ".expected", ".py", ".sh", ".csv", ".log"))
+                            or f.endswith("_tr.log")]
+        found = []
+        for cmd in (["summary"], ["advise"], ["plan", "--node", "cores=64,mem=256GiB"], ["energy"]):
+            for path in samples:
+                out = run(tasklens, *cmd, "-q", path).stdout
+                found += [(cmd[0], os.path.basename(path), m) for m in re.findall(
+                    r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)", out.replace("3.6e6", ""))]
+        check(not found, "no exponent notation in summary, advise, plan, energy on %d inputs (%s)"
+              % (len(samples), found[:3]))
         r = run(tasklens, "records", "-f", "ndjson", "--tags", "instrument,band,physical_filter,visit,detector,"
                 "tract,patch,skymap", os.path.join(repo, "tests", "data", "lsst"))
         ids = sorted(tuple(sorted((k, v) for k, v in __import__("json").loads(l).items() if k in (
