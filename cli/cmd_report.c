@@ -184,7 +184,9 @@ static int write_page(const struct report_opts *ro, struct tl_report_page *pg)
     return TL_EXIT_OK;
 }
 
-int tl_cmd_report(int argc, char **argv)
+/* The flags into ro and io; -1 to go on, else the exit status. */
+static int report_flags(int argc, char **argv, struct report_opts *ro, struct tl_input_opts *io,
+                        struct tl_parser_setting *settings)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},     {"baseline", required_argument, NULL, 'B'},
@@ -196,10 +198,6 @@ int tl_cmd_report(int argc, char **argv)
         {"requests", required_argument, NULL, 'r'},   {"metrics", required_argument, NULL, 'm'},
         {"exact-names", no_argument, NULL, 'x'},
         {0}};
-    struct report_opts ro = {.threshold = 0.10, .quantile = 0.95, .max_plots = 40,
-                             .scatter_max = 400, .bins = 300};
-    struct tl_input_opts io = {.max_reports = 10};
-    struct tl_parser_setting settings[MAX_SETTINGS];
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:O:qh", longopts, NULL)) != -1) {
@@ -207,93 +205,111 @@ int tl_cmd_report(int argc, char **argv)
             report_usage(stdout);
             return TL_EXIT_OK;
         }
-        int r = report_option(c, optarg, &ro);
-        if (!r) r = tl_input_option(c, optarg, &io, settings, MAX_SETTINGS, "tasklens report");
+        int r = report_option(c, optarg, ro);
+        if (!r) r = tl_input_option(c, optarg, io, settings, MAX_SETTINGS, "tasklens report");
         if (r < 0) return TL_EXIT_USAGE;
         if (r == 0) {
             report_usage(stderr);
             return TL_EXIT_USAGE;
         }
     }
+    io->settings = settings;
+    io->kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW);
+    return -1;
+}
+
+/* The summaries' options: the default metrics plus --metrics; per source
+ * and workflow, counts and wall time. */
+static void summary_options(const struct report_opts *ro, struct tl_summary_opts *so,
+                            struct tl_summary_opts *wo)
+{
+    tl_summary_opts_default(so);
+    for (int i = 0; i < ro->nextra; i++) {
+        bool have = false;
+        for (int k = 0; k < so->nmetrics; k++) have |= so->metrics[k] == ro->extra[i];
+        if (!have && so->nmetrics < TL_M_COUNT) so->metrics[so->nmetrics++] = ro->extra[i];
+    }
+    *wo = *so;
+    wo->by[0] = "source";
+    wo->by[1] = "workflow";
+    wo->nby = 2;
+    wo->metrics[0] = TL_M_WALL_TIME_S;
+    wo->nmetrics = 1;
+}
+
+/* The page from what was read, written; the exit status. */
+static int make_page(const struct report_opts *ro, const char *first, int n, struct fan *main_fan,
+                     struct fan *base_fan, const struct tl_summary_input *infos,
+                     const struct tl_summary_input *binfos)
+{
+    struct tl_advise_opts ao;
+    tl_advise_opts_default(&ao);
+    ao.quantile = ro->quantile;
+    char when[32], title[512];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    snprintf(title, sizeof title, "tasklens report: %s%s", first, n > 1 ? " and more" : "");
+    struct tl_report_page pg = {.title = ro->title ? ro->title : title, .generated = when,
+                                .inputs = infos, .ninputs = (size_t)n,
+                                .baseline_label = ro->nbaseline ? ro->baseline[0] : NULL,
+                                .threshold = ro->threshold, .groups_drawn_cap = (size_t)ro->max_plots,
+                                .scatter_cap = (size_t)ro->scatter_max,
+                                .extra = ro->extra, .nextra = (size_t)ro->nextra,
+                                .summary = main_fan->sum, .baseline = base_fan->sum,
+                                .workflows = main_fan->by_workflow, .baseline_inputs = binfos,
+                                .nbaseline_inputs = (size_t)ro->nbaseline,
+                                .exact_names = ro->exact_names};
+    struct tl_report_page bpg = {0}; /* the baseline's distributions, drawn under the run's */
+    if ((base_fan->model && !tl_report_model_finish(base_fan->model, &ao, &bpg)) ||
+        !tl_report_model_finish(main_fan->model, &ao, &pg)) {
+        fprintf(stderr, "tasklens report: out of memory\n");
+        return TL_EXIT_INPUT;
+    }
+    pg.base_groups = bpg.groups;
+    pg.nbase_groups = bpg.ngroups;
+    return write_page(ro, &pg);
+}
+
+int tl_cmd_report(int argc, char **argv)
+{
+    struct report_opts ro = {.threshold = 0.10, .quantile = 0.95, .max_plots = 40,
+                             .scatter_max = 400, .bins = 300};
+    struct tl_input_opts io = {.max_reports = 10};
+    struct tl_parser_setting settings[MAX_SETTINGS];
+    int status = report_flags(argc, argv, &ro, &io, settings);
+    if (status >= 0) return status;
     int n = tl_inputs_once(argv + optind, argc - optind, "tasklens report");
     if (n <= 0 || !ro.out_path) {
         if (!ro.out_path) fprintf(stderr, "tasklens report: name the page with -o FILE\n");
         report_usage(stderr);
         return TL_EXIT_USAGE;
     }
-    io.settings = settings;
-    io.kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW);
-    struct tl_summary_opts so;
-    tl_summary_opts_default(&so);
-    for (int i = 0; i < ro.nextra; i++) { /* --metrics: added to the summary's */
-        bool have = false;
-        for (int k = 0; k < so.nmetrics; k++) have |= so.metrics[k] == ro.extra[i];
-        if (!have && so.nmetrics < TL_M_COUNT) so.metrics[so.nmetrics++] = ro.extra[i];
-    }
-    struct tl_summary_opts wo = so; /* per source and workflow: counts and wall time */
-    wo.by[0] = "source";
-    wo.by[1] = "workflow";
-    wo.nby = 2;
-    wo.metrics[0] = TL_M_WALL_TIME_S;
-    wo.nmetrics = 1;
+    struct tl_summary_opts so, wo;
+    summary_options(&ro, &so, &wo);
     struct fan main_fan = {.sum = tl_summary_new(&so), .by_workflow = tl_summary_new(&wo),
                            .model = tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins)};
     struct fan base_fan = {.sum = ro.nbaseline ? tl_summary_new(&so) : NULL,
                            .model = ro.nbaseline ? tl_report_model_new((size_t)ro.scatter_max, 1) : NULL};
     struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
     struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
-    int status = TL_EXIT_INPUT;
+    status = TL_EXIT_INPUT;
     char rerr[512];
     if (ro.requests_path && tl_requests_load(ro.requests_path, &main_fan.requests, rerr, sizeof rerr)) {
         fprintf(stderr, "tasklens report: --requests: %s\n", rerr);
         status = TL_EXIT_USAGE;
-        goto out;
-    }
-    if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model || (ro.nbaseline && (!base_fan.sum || !base_fan.model)) || !infos || !binfos) {
+    } else if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model ||
+               (ro.nbaseline && (!base_fan.sum || !base_fan.model)) || !infos || !binfos) {
         fprintf(stderr, "tasklens report: out of memory\n");
-        goto out;
+    } else {
+        status = read_inputs(argv + optind, n, &io, &main_fan, infos);
+        if (status == TL_EXIT_OK && ro.nbaseline) {
+            struct tl_input_opts bio = io;
+            bio.kinds = TL_AGG_KINDS;
+            status = read_inputs(ro.baseline, ro.nbaseline, &bio, &base_fan, binfos);
+        }
+        if (status == TL_EXIT_OK)
+            status = make_page(&ro, argv[optind], n, &main_fan, &base_fan, infos, binfos);
     }
-    status = read_inputs(argv + optind, n, &io, &main_fan, infos);
-    if (status == TL_EXIT_OK && ro.nbaseline) {
-        struct tl_input_opts bio = io;
-        bio.kinds = TL_AGG_KINDS;
-        status = read_inputs(ro.baseline, ro.nbaseline, &bio, &base_fan, binfos);
-    }
-    if (status != TL_EXIT_OK) goto out;
-    struct tl_advise_opts ao;
-    tl_advise_opts_default(&ao);
-    ao.quantile = ro.quantile;
-    char when[32], title[512];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    snprintf(title, sizeof title, "tasklens report: %s%s", argv[optind], n > 1 ? " and more" : "");
-    struct tl_report_page pg = {.title = ro.title ? ro.title : title, .generated = when,
-                                .inputs = infos, .ninputs = (size_t)n,
-                                .baseline_label = ro.nbaseline ? ro.baseline[0] : NULL,
-                                .threshold = ro.threshold, .groups_drawn_cap = (size_t)ro.max_plots,
-                                .scatter_cap = (size_t)ro.scatter_max,
-                                .extra = ro.extra, .nextra = (size_t)ro.nextra};
-    pg.summary = main_fan.sum;
-    pg.baseline = base_fan.sum;
-    pg.baseline_inputs = binfos;
-    pg.nbaseline_inputs = (size_t)ro.nbaseline;
-    pg.exact_names = ro.exact_names;
-    struct tl_report_page bpg = {0}; /* the baseline's distributions, drawn under the run's */
-    if (base_fan.model && !tl_report_model_finish(base_fan.model, &ao, &bpg)) {
-        fprintf(stderr, "tasklens report: out of memory\n");
-        status = TL_EXIT_INPUT;
-        goto out;
-    }
-    pg.base_groups = bpg.groups;
-    pg.nbase_groups = bpg.ngroups;
-    pg.workflows = main_fan.by_workflow;
-    if (!tl_report_model_finish(main_fan.model, &ao, &pg)) {
-        fprintf(stderr, "tasklens report: out of memory\n");
-        status = TL_EXIT_INPUT;
-        goto out;
-    }
-    status = write_page(&ro, &pg);
-out:
     for (int i = 0; infos && i < n; i++) tl_input_info_free(&infos[i]);
     for (int i = 0; binfos && i < ro.nbaseline; i++) tl_input_info_free(&binfos[i]);
     free(infos);
