@@ -224,6 +224,13 @@ static void summary_options(const struct report_opts *ro, struct tl_summary_opts
                             struct tl_summary_opts *wo)
 {
     tl_summary_opts_default(so);
+    /* I/O and virtual memory: drawn side by side where measured */
+    static const enum tl_metric io[] = {TL_M_BYTES_READ, TL_M_BYTES_WRITTEN, TL_M_VIRTUAL_MEMORY_BYTES};
+    for (size_t i = 0; i < 3; i++) {
+        bool have = false;
+        for (int k = 0; k < so->nmetrics; k++) have |= so->metrics[k] == (int)io[i];
+        if (!have && so->nmetrics < TL_M_COUNT) so->metrics[so->nmetrics++] = io[i];
+    }
     for (int i = 0; i < ro->nextra; i++) {
         bool have = false;
         for (int k = 0; k < so->nmetrics; k++) have |= so->metrics[k] == ro->extra[i];

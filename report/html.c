@@ -571,7 +571,10 @@ static void outliers_section(FILE *o, const struct tl_report_page *pg)
         }
         if (!pg->ntop[r])
             fprintf(o, "<tr><td colspan=\"3\">%s</td></tr>",
-                    r == TL_RANK_RETRIES ? "no task needed a second attempt" : "none measured");
+                    r == TL_RANK_RETRIES               ? "no task needed a second attempt"
+                    : r == TL_RANK_MEM && pg->nsamples ? "not per task: measured as <a href=\"#samples\">"
+                                                         "resource samples</a>"
+                                                       : "none measured");
         fputs("</table>", o);
     }
     fputs("</div>\n", o);
@@ -641,47 +644,98 @@ static const struct tl_report_group *report_group(const struct tl_report_page *p
     return NULL;
 }
 
+struct failing {
+    const struct tl_agg_group *g;
+    uint64_t failed, known; /* failed for good; tasks whose result or exit code is known */
+    size_t cost_rank;       /* its place in the cost order */
+};
+
+static int by_failed(const void *a, const void *b)
+{
+    const struct failing *x = a, *y = b;
+    if (x->failed != y->failed) return x->failed < y->failed ? 1 : -1;
+    return (x->cost_rank > y->cost_rank) - (x->cost_rank < y->cost_rank);
+}
+
+static void failures_head(FILE *o)
+{
+    fputs("<div class=\"wide\"><table data-table=\"failures\"><tr><th class=\"n\">category</th>"
+          "<th>tasks</th><th>failed</th><th>failure rate</th><th>retried</th><th class=\"n\">"
+          "results (last attempts)</th><th class=\"n\">exit codes</th></tr>\n",
+          o);
+}
+
+static void failure_row(FILE *o, const struct view *v, const struct failing *f)
+{
+    const struct tl_agg_group *g = f->g;
+    char buf[NAME_CAP];
+    fputs("<tr data-g=\"", o);
+    tl_html_esc(o, group_name(v, g, buf));
+    fputs("\">", o);
+    tl_html_name_cell(o, group_name(v, g, buf));
+    count_cell(o, g->tasks, "tasks");
+    if (f->known) {
+        count_cell(o, f->failed, "failed");
+        fprintf(o, "<td data-k=\"failure_rate\" data-v=\"%.17g\"%s>%.1f %%</td>",
+                (double)f->failed / (double)f->known, f->failed ? " class=\"bad\"" : "",
+                100.0 * (double)f->failed / (double)f->known);
+    } else {
+        fputs("<td data-k=\"failed\" data-v=\"null\">-</td><td data-k=\"failure_rate\" "
+              "data-v=\"null\">-</td>", o);
+    }
+    count_cell(o, g->attempts - g->tasks, "retried");
+    fputs("<td class=\"n\">", o);
+    count_list(o, g->results, g->nresults, false);
+    fputs("</td><td class=\"n\">", o);
+    count_list(o, g->exits, g->nexits, true);
+    fputs("</td></tr>\n", o);
+}
+
+/* Per category: tasks, how many failed for good and the rate, the retried
+ * attempts, the results and exit codes. The categories with most failures
+ * first (then by cost); past twenty, one "others" row and the rest
+ * collapsed. */
 static void failures_section(FILE *o, const struct tl_report_page *pg, const struct view *v)
 {
     fputs("<h2 id=\"failures\">Results and exit codes</h2><p class=\"note\">Per category, over "
           "each task's last attempt: how many failed for good (a result that is not SUCCESS, "
           "Spark's Success, LSST's NO_WORK or Parsl's exec_done, or an exit code other than 0) and "
-          "their share; retried = "
-          "attempts that were not a task's last.</p><div class=\"wide\"><table data-table=\"failures\">"
-          "<tr><th class=\"n\">category</th><th>tasks</th><th>failed</th><th>failure rate</th>"
-          "<th>retried</th><th class=\"n\">results (last attempts)</th><th class=\"n\">exit codes"
-          "</th></tr>\n",
+          "their share; retried = attempts that were not a task's last. Most failures first.</p>",
           o);
-    for (size_t i = 0; i < v->n; i++) {
-        const struct tl_agg_group *g = v->g[i];
-        if (!g->tasks) continue; /* a sample series */
+    struct tl_agg_group **g;
+    size_t n = tl_report_by_cost(pg->summary, &g), k = 0;
+    struct failing *f = g ? calloc(n + 1, sizeof *f) : NULL;
+    for (size_t i = 0; f && i < n; i++) {
+        if (!g[i]->tasks) continue; /* a sample series */
         char buf[NAME_CAP];
-        const struct tl_report_group *rg = report_group(pg, group_name(v, g, buf));
-        uint64_t failed = rg ? rg->failed : 0, known = 0;
-        for (size_t j = 0; j < g->nresults; j++) known += strcmp(g->results[j].name, "(none)") ? g->results[j].n : 0;
-        if (!known) known = g->nexits ? g->tasks : 0; /* an exit code without a result */
-        fputs("<tr data-g=\"", o);
-        tl_html_esc(o, group_name(v, g, buf));
-        fputs("\">", o);
-        tl_html_name_cell(o, group_name(v, g, buf));
-        count_cell(o, g->tasks, "tasks");
-        if (known) {
-            count_cell(o, failed, "failed");
-            fprintf(o, "<td data-k=\"failure_rate\" data-v=\"%.17g\"%s>%.1f %%</td>",
-                    (double)failed / (double)known, failed ? " class=\"bad\"" : "",
-                    100.0 * (double)failed / (double)known);
-        } else {
-            fputs("<td data-k=\"failed\" data-v=\"null\">-</td><td data-k=\"failure_rate\" "
-                  "data-v=\"null\">-</td>", o);
-        }
-        count_cell(o, g->attempts - g->tasks, "retried");
-        fputs("<td class=\"n\">", o);
-        count_list(o, g->results, g->nresults, false);
-        fputs("</td><td class=\"n\">", o);
-        count_list(o, g->exits, g->nexits, true);
-        fputs("</td></tr>\n", o);
+        const struct tl_report_group *rg = report_group(pg, group_name(v, g[i], buf));
+        uint64_t known = 0;
+        for (size_t j = 0; j < g[i]->nresults; j++)
+            known += strcmp(g[i]->results[j].name, "(none)") ? g[i]->results[j].n : 0;
+        if (!known) known = g[i]->nexits ? g[i]->tasks : 0; /* an exit code without a result */
+        f[k] = (struct failing){g[i], rg ? rg->failed : 0, known, k};
+        k++;
+    }
+    if (f) qsort(f, k, sizeof *f, by_failed);
+    size_t top = k > SUMMARY_TOP + 1 ? SUMMARY_TOP : k;
+    failures_head(o);
+    for (size_t i = 0; i < top; i++) failure_row(o, v, &f[i]);
+    if (top < k) {
+        uint64_t t = 0, fl = 0, r = 0;
+        for (size_t i = top; i < k; i++) t += f[i].g->tasks, fl += f[i].failed, r += f[i].g->attempts - f[i].g->tasks;
+        fprintf(o, "<tr data-others=\"%zu\"><td class=\"n\"><i>%zu others</i></td><td>%llu</td><td>%llu"
+                   "</td><td></td><td>%llu</td><td colspan=\"2\"></td></tr>\n",
+                k - top, k - top, (unsigned long long)t, (unsigned long long)fl, (unsigned long long)r);
     }
     fputs("</table></div>\n", o);
+    if (top < k) {
+        fprintf(o, "<details><summary>the %zu other categories</summary>", k - top);
+        failures_head(o);
+        for (size_t i = top; i < k; i++) failure_row(o, v, &f[i]);
+        fputs("</table></div></details>\n", o);
+    }
+    free(f);
+    free(g);
 }
 
 /* Per category and metric, p50 and p95 against the baseline's; a shift

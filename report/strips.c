@@ -105,9 +105,9 @@ static void strip_row(FILE *o, const struct tl_plot *p, int row, const char *nam
     fputs("</g>", o);
 }
 
-static void strips_of(FILE *o, const struct tl_report_page *pg, struct tl_agg_group **g, size_t n, int d)
+static void strips_of(FILE *o, const struct tl_report_page *pg, struct tl_agg_group **g, size_t n,
+                      enum tl_metric m)
 {
-    enum tl_metric m = tl_report_dist_metric[d];
     double q[STRIPS_TOP][5], alloc[STRIPS_TOP], lo = INFINITY, hi = 0;
     char names[STRIPS_TOP][1024];
     size_t rows = 0;
@@ -147,12 +147,24 @@ void tl_report_strips(FILE *o, const struct tl_report_page *pg)
         free(g);
         return;
     }
-    fprintf(o, "<h2 id=\"strips\">Categories side by side</h2><p class=\"note\">Per metric, the %s "
+    fprintf(o, "<h2 id=\"strips\">Categories side by side</h2><p class=\"note\">Per metric (I/O and "
+               "virtual memory where the inputs measure them), the %s "
                "categories that cost most core-hours: a line from p5 to p95, a box from p32 to "
                "p68, a tick at p50 (the summary's quantiles over each task's last attempt), and for "
                "memory a diamond at what was allocated (median, as <code>advise</code> says). "
                "Log axes.</p>\n",
             n > STRIPS_TOP ? "twenty" : "");
-    for (int d = 0; d < TL_REPORT_NDIST; d++) strips_of(o, pg, g, n, d);
+    for (int d = 0; d < TL_REPORT_NDIST; d++) strips_of(o, pg, g, n, tl_report_dist_metric[d]);
+    /* I/O and virtual memory where measured, and what --metrics asked for */
+    int more[TL_M_COUNT + 3], nmore = 0;
+    static const enum tl_metric io[] = {TL_M_BYTES_READ, TL_M_BYTES_WRITTEN, TL_M_VIRTUAL_MEMORY_BYTES};
+    for (size_t i = 0; i < 3; i++) more[nmore++] = io[i];
+    for (size_t i = 0; i < pg->nextra; i++) more[nmore++] = pg->extra[i];
+    for (int i = 0; i < nmore; i++) {
+        bool seen = false;
+        for (int d = 0; d < TL_REPORT_NDIST; d++) seen |= (int)tl_report_dist_metric[d] == more[i];
+        for (int j = 0; j < i; j++) seen |= more[j] == more[i];
+        if (!seen) strips_of(o, pg, g, n, (enum tl_metric)more[i]);
+    }
     free(g);
 }

@@ -448,12 +448,14 @@ STRIP_FACTS = """[...document.querySelectorAll('svg[data-plot^="strips "] g[data
 def strip_checks(c, tasklens, inputs, what):
     """Categories side by side: each row's p5/p32/p50/p68/p95 = summary JSON,
     memory's diamond = advise's allocated p50; twenty rows at most, by cost."""
-    s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
+    rows, bad = c.eval(STRIP_FACTS), []
+    metrics = sorted({m for _, m, _, _ in rows} | {"bytes_read", "bytes_written", "virtual_memory_bytes"})
+    s = json.loads(run([tasklens, "summary", "-q", "--format", "json", "--metrics", ",".join(metrics)]
+                       + inputs).stdout)
     a = {x["category"]: x["resources"] for x in json.loads(
         run([tasklens, "advise", "-q", "--format", "json"] + inputs).stdout)["categories"]}
     groups = {(g["key"]["category"] if g["key"]["category"] is not None else "(none)"): g
               for g in s["groups"] if not is_series(g)}
-    rows, bad = c.eval(STRIP_FACTS), []
     for g, m, qs, alloc in rows:
         want = groups[g]["metrics"][m]["quantiles"]
         for got, q in zip(qs, ("0.05", "0.32", "0.5", "0.68", "0.95")):
@@ -466,8 +468,11 @@ def strip_checks(c, tasklens, inputs, what):
     per = {}
     for g, m, _, _ in rows:
         per[m] = per.get(m, 0) + 1
-    check(rows and not bad and max(per.values()) <= 20, "%s: categories side by side, %d rows: quantiles "
-          "= summary JSON, memory's allocation = advise (differ: %s)" % (what, len(rows), bad[:3]))
+    io = [m for m in ("bytes_read", "bytes_written", "virtual_memory_bytes")
+          if any((g["metrics"].get(m, {}).get("max") or 0) > 0 for g in groups.values())]  # all 0: no log axis
+    check(rows and not bad and max(per.values()) <= 20 and set(io) <= set(per),
+          "%s: categories side by side, %d rows: quantiles = summary JSON, memory's allocation = "
+          "advise, I/O where measured (%s) (differ: %s)" % (what, len(rows), io, bad[:3]))
 
 
 SAMPLE_FACTS = """({series: [...document.querySelectorAll('[data-samples]')].map(d => [d.dataset.samples,
