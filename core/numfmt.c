@@ -610,3 +610,15 @@ bool tl_parse_double(const char *p, const char *end, double *out)
 {
     return tl_scan_double(p, end, out) == end;
 }
+
+size_t tl_fmt_grouped(char *buf, uint64_t v)
+{
+    char d[24];
+    int n = snprintf(d, sizeof d, "%llu", (unsigned long long)v), at = 0;
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0) buf[at++] = ',';
+        buf[at++] = d[i];
+    }
+    buf[at] = '\0';
+    return (size_t)at;
+}

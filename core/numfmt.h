@@ -18,6 +18,10 @@ size_t tl_fmt_double(char *buf, size_t cap, double v);
 /* Writes v in decimal and a NUL: at most 21 bytes. Returns the length. */
 size_t tl_fmt_i64(char *buf, int64_t v);
 
+/* A count for people, "1,234,567": thousands separated by commas; buf has
+ * room for 27 bytes. Its length. */
+size_t tl_fmt_grouped(char *buf, uint64_t v);
+
 /* The same into a buffer with TL_FMT_WIDE bytes of room, of which the
  * bytes after the NUL may be overwritten: the writers copy in fixed-size
  * blocks. For encoders that reserve the room once per record. */

@@ -37,7 +37,7 @@ static const char CSS[] =
     ".approx{font-style:italic}.shift{background:#222;color:#fff;font-weight:bold}"
     ".bad{background:#ddd;font-weight:bold}.note{color:#444;font-size:.9em}"
     ".wide{overflow-x:auto;max-width:100%}nav a{margin-right:1em}.row{display:flex;flex-wrap:wrap;gap:8px}"
-    "svg.plot{background:#fff}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
+    "svg.plot{background:#fff;max-width:100%;height:auto}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
     ".tick{stroke:#888}.tl{font-size:10px;fill:#333}.al{font-size:11px;fill:#111}"
     ".bar{fill:#3b6ea8}.bar:hover,.pt:hover{fill:#000}.cdf{fill:none;stroke:#111;stroke-width:1.5}"
     ".cdf.base{stroke:#999;stroke-dasharray:4 2}.whisk{stroke:#555}.box{fill:#3b6ea8;fill-opacity:.55;"

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/numfmt.h"
 #include "sinks/summary.h"
 
 void tl_html_name_cell(FILE *out, const char *name)
@@ -42,14 +43,9 @@ void tl_fmt_count(char *buf, size_t cap, double v)
     else snprintf(buf, cap, "%.4g", v);
     if (!strchr(buf, 'e') && !(a >= 1e4 && isfinite(v))) return;
     /* a whole number with thousands separators: 13,510 */
-    char digits[32];
-    int n = snprintf(digits, sizeof digits, "%.0f", a), at = 0;
-    if (v < 0 && (size_t)at + 1 < cap) buf[at++] = '-';
-    for (int i = 0; i < n && (size_t)at + 2 < cap; i++) {
-        if (i && (n - i) % 3 == 0) buf[at++] = ',';
-        buf[at++] = digits[i];
-    }
-    buf[at] = '\0';
+    char g[32];
+    tl_fmt_grouped(g, (uint64_t)llround(fabs(v)));
+    snprintf(buf, cap, "%s%s", v < 0 ? "-" : "", g);
 }
 
 void tl_fmt_amount(char *buf, size_t cap, double hours, const char *what)

@@ -462,8 +462,11 @@ static void put_failed_exits(struct tl_buf *b, struct tl_agg_group *g)
     if (!failed) return;
     sort_counts(g->exits, g->nexits);
     tl_buf_puts(b, "\n  exit codes");
-    for (size_t i = 0; i < g->nexits; i++)
-        tl_buf_printf(b, " %s=%llu", g->exits[i].name, (unsigned long long)g->exits[i].n);
+    for (size_t i = 0; i < g->nexits; i++) {
+        char n[32];
+        tl_fmt_grouped(n, g->exits[i].n);
+        tl_buf_printf(b, " %s=%s", g->exits[i].name, n);
+    }
 }
 
 static void write_table(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
@@ -484,18 +487,29 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             tl_buf_printf(b, "%s%s=%s", k ? " " : "", s->opts.by[k], v ? v : "-");
         }
         if (g->tasks || g->attempts || g->open || !g->samples) {
-            tl_buf_printf(b, "\n  tasks %llu  attempts %llu", (unsigned long long)g->tasks,
-                          (unsigned long long)g->attempts);
-            if (g->open) tl_buf_printf(b, "  open %llu", (unsigned long long)g->open);
+            char t[32], a[32];
+            tl_fmt_grouped(t, g->tasks);
+            tl_fmt_grouped(a, g->attempts);
+            tl_buf_printf(b, "\n  tasks %s  attempts %s", t, a);
+            if (g->open) {
+                tl_fmt_grouped(t, g->open);
+                tl_buf_printf(b, "  open %s", t);
+            }
             tl_summary_human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
             tl_buf_printf(b, "  integrated runtime %s", cell);
             sort_counts(g->results, g->nresults);
             tl_buf_puts(b, "\n  results");
-            for (size_t i = 0; i < g->nresults; i++)
-                tl_buf_printf(b, " %s=%llu", g->results[i].name, (unsigned long long)g->results[i].n);
+            for (size_t i = 0; i < g->nresults; i++) {
+                tl_fmt_grouped(t, g->results[i].n);
+                tl_buf_printf(b, " %s=%s", g->results[i].name, t);
+            }
             put_failed_exits(b, g);
         }
-        if (g->samples) tl_buf_printf(b, "\n  samples %llu", (unsigned long long)g->samples);
+        if (g->samples) {
+            char n[32];
+            tl_fmt_grouped(n, g->samples);
+            tl_buf_printf(b, "\n  samples %s", n);
+        }
         tl_buf_putc(b, '\n');
         bool header = false;
         for (int mi = 0; mi < s->opts.nmetrics; mi++) {
@@ -515,6 +529,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
                 tl_buf_putc(b, '\n');
                 header = true;
             }
+            /* the n column stays plain digits: 6 of them fit the 100-column table */
             tl_buf_printf(b, "  %-*s %6zu", name_width, info->name, st.count);
             for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
                 tl_summary_human(cell, sizeof cell, tl_sketch_quantile(k, s->opts.q[qi]), info->unit);
@@ -529,8 +544,10 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         lines += in[i].lines;
         rejected += in[i].rejected;
     }
-    tl_buf_printf(b, "\n%zu input%s, %llu lines, %llu rejected\n", nin, nin == 1 ? "" : "s",
-                  (unsigned long long)lines, (unsigned long long)rejected);
+    char nl[32], nr[32];
+    tl_fmt_grouped(nl, lines);
+    tl_fmt_grouped(nr, rejected);
+    tl_buf_printf(b, "\n%zu input%s, %s lines, %s rejected\n", nin, nin == 1 ? "" : "s", nl, nr);
     uint64_t shared = tl_summary_counter(in, nin, "process_wide_rss");
     if (shared) {
         tl_buf_printf(b, "note: " TL_NOTE_PROCESS_RSS "\n", (unsigned long long)shared);

@@ -502,6 +502,21 @@ def sample_checks(c, tasklens, inputs, what):
           "(differ: %s)" % (what, len(f["series"]), f["constant"], bad[:3]))
 
 
+def narrow_check(tasklens, repo, tmp):
+    """At 1000 px the page still fits: wide tables scroll in their own box,
+    plots scale down; nothing makes the page itself wider than the window."""
+    demo = os.path.join(repo, "tests", "data", "wq", "demo-cctools-9.9.log")
+    html = os.path.join(tmp, "narrow.html")
+    run([tasklens, "report", "-q", demo, "-o", html], check=True)
+    with Chromium(width=1000, height=900) as c:
+        c.open(html)
+        w = c.eval("document.documentElement.scrollWidth")
+        over = c.eval("[...document.querySelectorAll('svg.plot')].filter(s => s.getBoundingClientRect()"
+                      ".right > innerWidth).map(s => s.dataset.plot)")
+    check(w <= 1000 and not over, "at 1000 px: the page %d px wide, no plot past the window (%s)"
+          % (w, over[:3]))
+
+
 def failure_checks(c, tasklens, inputs, what):
     rows = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
@@ -694,6 +709,8 @@ def main():
             run_checks(c, tasklens, inputs, what)
             strip_checks(c, tasklens, inputs, what)
             sample_checks(c, tasklens, inputs, what)
+    with tempfile.TemporaryDirectory() as tmp:
+        narrow_check(tasklens, repo, tmp)
     return finish()
 
 
