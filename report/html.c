@@ -767,9 +767,17 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, const str
         }
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
             enum tl_metric metric = tl_report_dist_metric[d];
-            group_row(o, v, g);
-            count_cell(o, g->tasks, "tasks");
-            count_cell(o, b->tasks, "baseline_tasks");
+            fputs("<tr data-g=\"", o);
+            tl_html_esc(o, group_name(v, g, buf));
+            fputs("\">", o);
+            if (d == 0) { /* the category and its counts, once for its four rows */
+                fprintf(o, "<td class=\"n\" rowspan=\"%d\">", TL_REPORT_NDIST);
+                tl_html_esc(o, group_name(v, g, buf));
+                fprintf(o, "</td><td rowspan=\"%d\" data-k=\"tasks\" data-v=\"%llu\">%llu</td>"
+                           "<td rowspan=\"%d\" data-k=\"baseline_tasks\" data-v=\"%llu\">%llu</td>",
+                        TL_REPORT_NDIST, (unsigned long long)g->tasks, (unsigned long long)g->tasks,
+                        TL_REPORT_NDIST, (unsigned long long)b->tasks, (unsigned long long)b->tasks);
+            }
             fprintf(o, "<td class=\"n\">%s</td>", dist_label[d]);
             static const char *const qs[] = {"0.5", "0.95"};
             static const double qv[] = {0.5, 0.95};
@@ -804,7 +812,7 @@ static void histogram(FILE *o, const char *gname, int d, const struct tl_report_
     size_t zeros = 0;
     while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
     enum tl_unit unit = tl_metric_info[tl_report_dist_metric[d]].unit;
-    char label[256], plot[256];
+    char label[NAME_CAP + 160], plot[NAME_CAP + 64];
     snprintf(label, sizeof label, "%s of %s: histogram, log axis (%zu tasks%s)", dist_label[d],
              gname, ds->n, zeros ? ", those at 0 left out" : "");
     snprintf(plot, sizeof plot, "hist %s %s", tl_metric_info[tl_report_dist_metric[d]].name, gname);
@@ -861,7 +869,7 @@ static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *
     size_t zeros = 0;
     while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
     double lo = zeros < ds->n ? ds->v[zeros] : 1, hi = ds->n ? ds->v[ds->n - 1] : 10;
-    char label[256], plot[256];
+    char label[NAME_CAP + 160], plot[NAME_CAP + 64];
     snprintf(label, sizeof label, "%s of %s: cumulative distribution, log axis, p50 p95 p99 "
              "marked", dist_label[d], gname);
     snprintf(plot, sizeof plot, "cdf %s %s", tl_metric_info[tl_report_dist_metric[d]].name, gname);
@@ -907,7 +915,7 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
     if (!isfinite(lo)) lo = hi > 0 ? hi / 10 : 1;
     lo /= 1.2;
     hi *= 1.2;
-    char label[256], plot[256], xl[64], yl[64];
+    char label[NAME_CAP + 160], plot[NAME_CAP + 64], xl[64], yl[64];
     snprintf(label, sizeof label, "%s of %s: %s against used, per attempt%s", res_title[r],
              g->name, sc->requested ? "requested" : "allocated",
              sc->n < sc->total ? " (sampled)" : "");
@@ -988,12 +996,28 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
     fputs("<h2 id=\"groups\">Per category</h2>", o);
     const struct tl_report_group **v = malloc((pg->ngroups + 1) * sizeof *v);
     if (!v) return;
-    for (size_t i = 0; i < pg->ngroups; i++) v[i] = &pg->groups[i];
-    qsort(v, pg->ngroups, sizeof *v, cmp_by_tasks);
-    size_t shown = pg->ngroups < pg->groups_drawn_cap ? pg->ngroups : pg->groups_drawn_cap;
-    if (shown < pg->ngroups)
-        fprintf(o, "<p class=\"note\">Plots for the %zu categories with the most tasks; the "
-                   "other %zu are in the tables above.</p>", shown, pg->ngroups - shown);
+    /* the tables' order (most core-hours first), then any group they lack */
+    struct tl_agg_group **cg;
+    size_t nc = tl_report_by_cost(pg->summary, &cg), k = 0;
+    bool *taken = calloc(pg->ngroups + 1, sizeof *taken);
+    for (size_t i = 0; taken && cg && i < nc; i++) {
+        char buf[NAME_CAP];
+        const struct tl_report_group *rg = report_group(pg, group_name(sum, cg[i], buf));
+        if (rg && !taken[rg - pg->groups]) {
+            taken[rg - pg->groups] = true;
+            v[k++] = rg;
+        }
+    }
+    size_t rest = k;
+    for (size_t i = 0; i < pg->ngroups; i++)
+        if (!taken || !taken[i]) v[k++] = &pg->groups[i];
+    qsort(v + rest, k - rest, sizeof *v, cmp_by_tasks);
+    free(taken);
+    free(cg);
+    size_t shown = k < pg->groups_drawn_cap ? k : pg->groups_drawn_cap;
+    if (shown < k)
+        fprintf(o, "<p class=\"note\">Plots for the %zu categories that cost most core-hours; the "
+                   "other %zu are in the tables above.</p>", shown, k - shown);
     for (size_t i = 0; i < shown; i++) {
         const struct tl_report_group *g = v[i];
         const struct tl_agg_group *sg = find_group(sum, g->name);
