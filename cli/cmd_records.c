@@ -167,11 +167,9 @@ int tl_cmd_records(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"metrics", required_argument, NULL, 'm'},
         {"tags", required_argument, NULL, 't'},
-        {"format-in", required_argument, NULL, 'i'},
-        {"max-errors", required_argument, NULL, 'e'},
         {"strict", no_argument, NULL, 's'},
-        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
+        TL_INPUT_LONGOPTS,
         {0},
     };
     struct records_cmd k = {.io = {.max_reports = 10, .kinds = TL_KIND(TL_REC_TASK)}};

@@ -194,8 +194,7 @@ static int report_flags(int argc, char **argv, struct report_opts *ro, struct tl
         {"threshold", required_argument, NULL, 't'},  {"title", required_argument, NULL, 'T'},
         {"max-plots", required_argument, NULL, 'M'},  {"scatter-max", required_argument, NULL, 'S'},
         {"bins", required_argument, NULL, 'N'},       {"quantile", required_argument, NULL, 'Q'},
-        {"format-in", required_argument, NULL, 'i'},  {"max-errors", required_argument, NULL, 'e'},
-        {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+        {"help", no_argument, NULL, 'h'},             TL_INPUT_LONGOPTS,
         {"requests", required_argument, NULL, 'r'},   {"metrics", required_argument, NULL, 'm'},
         {"exact-names", no_argument, NULL, 'x'},
         {0}};

@@ -161,15 +161,13 @@ static int parse_flags(int argc, char **argv, struct summary_cmd *k)
         {"quantiles", required_argument, NULL, 'Q'},
         {"metrics", required_argument, NULL, 'm'},
         {"format", required_argument, NULL, 'f'},
-        {"format-in", required_argument, NULL, 'i'},
-        {"max-errors", required_argument, NULL, 'e'},
         {"max-groups", required_argument, NULL, 'G'},
         {"strict", no_argument, NULL, 's'},
         {"exact-limit", required_argument, NULL, 'x'},
         {"approx", no_argument, NULL, 'a'},
         {"alpha", required_argument, NULL, 'A'},
-        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
+        TL_INPUT_LONGOPTS,
         {0},
     };
     int c;

@@ -3,11 +3,18 @@
 #ifndef TL_CLI_INPUT_H
 #define TL_CLI_INPUT_H
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include "ingest/dirlist.h"
 #include "parsers/drive.h"
 #include "pipeline/batch.h"
+
+/* The long options tl_input_option takes, for a command's option table
+ * (-O is a short option only). */
+#define TL_INPUT_LONGOPTS                                                                          \
+    {"format-in", required_argument, NULL, 'i'}, {"max-errors", required_argument, NULL, 'e'},   \
+        {"quiet", no_argument, NULL, 'q'}
 
 /* Parses "-O wq.max_line=2M" style settings; false with a message on error. */
 bool tl_parse_setting(char *arg, struct tl_parser_setting *out);

@@ -29,8 +29,7 @@ struct common {
 
 #define COMMON_LONGOPTS                                                                            \
     {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},            \
-        {"format-in", required_argument, NULL, 'i'}, {"max-errors", required_argument, NULL, 'e'}, \
-        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},                   \
+        TL_INPUT_LONGOPTS, {"help", no_argument, NULL, 'h'},                                     \
         {"requests", required_argument, NULL, 'r'}
 
 #define COMMON_HELP                                                                                \

@@ -215,6 +215,22 @@ static void exact_mode(void)
     tl_sketch_free(&s);
 }
 
+/* How many of the serialized sketch's proper prefixes deserialize: every
+ * truncation must be an error, never a crash. */
+static int truncations_accepted(const struct tl_buf *buf)
+{
+    int accepted = 0;
+    for (size_t cut = 0; cut < buf->len; cut++) {
+        struct tl_sketch t;
+        const uint8_t *q = (const uint8_t *)buf->data;
+        if (tl_sketch_deserialize(&t, &q, q + cut) == TL_OK) {
+            accepted++;
+            tl_sketch_free(&t);
+        }
+    }
+    return accepted;
+}
+
 /* Values of both signs (a memory counter's allocations and frees): every
  * one kept, exact while few, within alpha of the true rank's value past
  * that, through a merge and through bytes. */
@@ -258,16 +274,7 @@ static void signed_values(void)
     struct tl_sketch c;
     CHECK_EQ_INT(tl_sketch_deserialize(&c, &p, p + buf.len), TL_OK);
     for (size_t k = 0; k < NQ; k++) CHECK(tl_sketch_quantile(&c, Q[k]) == tl_sketch_quantile(&a, Q[k]));
-    int accepted = 0;
-    for (size_t cut = 0; cut < buf.len; cut++) {
-        struct tl_sketch t;
-        const uint8_t *q = (const uint8_t *)buf.data;
-        if (tl_sketch_deserialize(&t, &q, q + cut) == TL_OK) {
-            accepted++;
-            tl_sketch_free(&t);
-        }
-    }
-    CHECK_EQ_INT(accepted, 0);
+    CHECK_EQ_INT(truncations_accepted(&buf), 0);
     printf("  signed: %d values, half negative, exact then within alpha %.4g; merge and bytes agree\n",
            N, tl_sketch_alpha(&a));
     tl_buf_free(&buf);
@@ -325,16 +332,7 @@ static void bytes(void)
     CHECK(tl_sketch_sum(&a) == tl_sketch_sum(&b));
 
     /* every truncation is an error, never a crash */
-    int accepted = 0;
-    for (size_t cut = 0; cut < buf.len; cut++) {
-        struct tl_sketch t;
-        const uint8_t *q = (const uint8_t *)buf.data;
-        if (tl_sketch_deserialize(&t, &q, q + cut) == TL_OK) {
-            accepted++;
-            tl_sketch_free(&t);
-        }
-    }
-    CHECK_EQ_INT(accepted, 0);
+    CHECK_EQ_INT(truncations_accepted(&buf), 0);
     /* flipped bytes: error or a consistent sketch, never a crash (ASan) */
     for (int i = 0; i < 2000; i++) {
         char *copy = malloc(buf.len);
