@@ -39,6 +39,8 @@
     has one); the coadd keeps tract, patch, band and skymap.
 15. No number a person reads is in exponent notation: summary, advise,
     plan and energy tables on the bundled log and every real sample.
+16. `records` onto a full disk (/dev/full, as a file and as stdout): exit 1
+    and the write error said, never a silent short table.
 9. `summary --by` a tag no record has is refused with the names there are
    (it grouped everything under node=-); a record field (host) groups
    whatever the inputs.
@@ -271,6 +273,15 @@ def main():
 
         negative_samples(tasklens, repo, shared)
         insight_tables(tasklens, demo, tmp)
+        if os.path.exists("/dev/full"):
+            r1 = run(tasklens, "records", "-o", "/dev/full", demo)
+            with open("/dev/full", "w") as full:
+                r2 = subprocess.run([tasklens, "records", demo], stdout=full, stderr=subprocess.PIPE, text=True)
+            check(r1.returncode == 1 and "writing /dev/full: No space left on device" in r1.stderr and
+                  r2.returncode == 1 and "writing stdout: No space left on device" in r2.stderr,
+                  "records onto a full disk: exit 1, said (%s | %s)" % (r1.stderr.strip(), r2.stderr.strip()))
+        else:
+            print("SKIP records onto a full disk: no /dev/full")
         samples = [demo, os.path.join(repo, "tests", "data", "lsst"), os.path.join(repo, "tests", "data", "chrome", "edge.json")]
         for fmt in ("wq", "chrome", "spark", "dasf"):
             d = os.path.join(shared, fmt, "samples")
