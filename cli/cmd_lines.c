@@ -29,12 +29,16 @@ static void lines_usage(FILE *out)
             "usage: tasklens lines [OPTIONS] INPUT...\n"
             "\n"
             "Writes InfluxDB line protocol: a `task` point per finished attempt, and\n"
-            "`task_quantiles` points per group and metric for each window and cumulatively.\n"
+            "`task_quantiles` points per group and metric for each window and cumulatively,\n"
+            "and each closed window's `task_histogram` buckets (summed over any range by\n"
+            "the dashboards: a quantile within alpha at the cost of the windows).\n"
             "\n"
             "  -o, --output FILE   write to FILE instead of stdout (`-`: stdout)\n"
             "  --by KEYS           group quantiles by these tags (default: source,category)\n"
             "  --window SECONDS    tumbling window over record time (default 60; 0: none)\n"
-            "  --instance NAME     `instance` tag of the tasklens self-metrics (default: host)\n"
+            "  --instance NAME     `instance` tag of the self-metrics and task_histogram\n"
+            "                      points (default: host)\n"
+            "  --no-histograms     no task_histogram points\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print in the run (default 10)\n"
@@ -89,7 +93,7 @@ struct lines_cmd {
     struct tl_parser_setting settings[MAX_SETTINGS];
     const char *outpath, *stats_path, *instance;
     long drain_timeout_s, window_s;
-    bool strict;
+    bool strict, no_histograms;
     char host[256];
 };
 
@@ -107,6 +111,8 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
         fprintf(stderr, "tasklens lines: bad aggregation options\n");
         return TL_EXIT_USAGE;
     }
+    o.histograms = !k->no_histograms;
+    o.instance = k->instance;
     /* InfluxDB, a file, or both; stdout when neither */
     enum tl_err orc = open_sinks(&o, &k->sf, k->outpath, k->io.quiet);
     if (orc) {
@@ -157,6 +163,7 @@ static int lines_flag(int c, char *arg, struct lines_cmd *k)
     case 1014: k->drain_timeout_s = atol(arg); break;
     case 1015: k->stats_path = arg; break;
     case 1017: k->instance = arg; break;
+    case 1018: k->no_histograms = true; break;
     default: {
         int r = tl_sink_flag(&k->sf, c, arg, "tasklens lines");
         if (r == 0) r = tl_input_option(c, arg, &k->io, k->settings, MAX_SETTINGS, "tasklens lines");
@@ -179,6 +186,7 @@ int tl_cmd_lines(int argc, char **argv)
         {"drain-timeout", required_argument, NULL, 1014},
         {"stats", required_argument, NULL, 1015},
         {"instance", required_argument, NULL, 1017},
+        {"no-histograms", no_argument, NULL, 1018},
         {0},
     };
     struct lines_cmd k = {.io = {.max_reports = 10}, .drain_timeout_s = 300, .window_s = 60,

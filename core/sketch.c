@@ -7,6 +7,7 @@
 #include "core/sketch.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,57 @@ static double bucket_value(const struct tl_sketch *s, int64_t k)
     double lo, hi;
     tl_sketch_bucket_bounds(s, k, &lo, &hi);
     return 2 * lo * hi / (lo + hi);
+}
+
+/* The level-0 bucket holding bucket k of the current level: its middle
+ * one, where the representative value lies. */
+static void level0_bounds(const struct tl_sketch *s, int64_t k, double *lo, double *hi)
+{
+    int64_t k0 = s->collapses ? k * ((int64_t)1 << s->collapses) +
+                                    ((int64_t)1 << (s->collapses - 1))
+                              : k;
+    *lo = cubic_l_inv((double)k0 / s->m0);
+    *hi = cubic_l_inv((double)(k0 + 1) / s->m0);
+}
+
+static void each_positive(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx)
+{
+    if (s->zero_count) cb(ctx, 0, s->floor, s->zero_count);
+    for (int64_t k = s->kmin; k <= s->kmax; k++) {
+        uint64_t n = s->counts[k - s->offset];
+        if (!n) continue;
+        double lo, hi;
+        level0_bounds(s, k, &lo, &hi);
+        cb(ctx, lo, hi, n);
+    }
+}
+
+static void each_negative(const struct tl_sketch *n, tl_sketch_bucket_cb cb, void *ctx)
+{
+    for (int64_t k = n->kmax; k >= n->kmin; k--) {
+        uint64_t c = n->counts[k - n->offset];
+        if (!c) continue;
+        double lo, hi;
+        level0_bounds(n, k, &lo, &hi);
+        cb(ctx, -hi, -lo, c);
+    }
+    if (n->zero_count) cb(ctx, -n->floor, 0, n->zero_count);
+}
+
+void tl_sketch_each_bucket(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx)
+{
+    if (s->neg) each_negative(s->neg, cb, ctx);
+    each_positive(s, cb, ctx);
+}
+
+int tl_sketch_range_label(const struct tl_sketch *s, double lo, double hi, char *out, size_t cap)
+{
+    double gamma = (1 + s->alpha0) / (1 - s->alpha0);
+    int digits = (int)ceil(-log10(gamma - 1)) + 2; /* 4 at alpha 0.005 */
+    if (digits < 3) digits = 3;
+    if (digits > 15) digits = 15;
+    int n = snprintf(out, cap, "%.*e...%.*e", digits, lo, digits, hi);
+    return n < 0 ? 0 : n >= (int)cap ? (int)cap - 1 : n;
 }
 
 /* Merges buckets pairwise once: k -> floor(k/2), gamma -> gamma^2. */

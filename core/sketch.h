@@ -99,6 +99,23 @@ void tl_sketch_drop_exact(struct tl_sketch *s);
 int64_t tl_sketch_index(const struct tl_sketch *s, double v);
 void tl_sketch_bucket_bounds(const struct tl_sketch *s, int64_t k, double *lo, double *hi);
 
+/* Every non-empty bucket, in ascending order of value, with bounds that
+ * depend on alpha and floor alone: level-0 buckets [lo, hi) (the zero
+ * bucket is [0, floor); a negative value's bucket is [-hi, -lo)). So the
+ * buckets of any two sketches of the same alpha line up, whatever their
+ * values, windows, instances or restarts: what histogram series are made
+ * of. A collapsed sketch (values spanning more than max_buckets, 1e17 at
+ * the defaults) gives each merged bucket to the level-0 bucket of its
+ * representative value, within the collapsed alpha. */
+typedef void (*tl_sketch_bucket_cb)(void *ctx, double lo, double hi, uint64_t n);
+void tl_sketch_each_bucket(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx);
+
+/* A bucket's bounds as one label, "1.0000e+00...1.0100e+00" (the form of
+ * VictoriaMetrics' `vmrange`), with as many digits as alpha needs to keep
+ * neighbours apart and no more: the same text for the same bucket in every
+ * sketch of that alpha. Returns the length (< cap). */
+int tl_sketch_range_label(const struct tl_sketch *s, double lo, double hi, char *out, size_t cap);
+
 enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out);
 /* Reads one sketch from [*p, end) and advances *p. s must be uninitialized
  * or freed; on error it is left freed. */

@@ -81,9 +81,13 @@ void tl_output_pass(struct tl_output *o, bool force)
 static void window_out(struct tl_output *o, const struct tl_agg_window *w, const char *label,
                        const char *scope)
 {
-    if (o->encode)
+    if (o->encode) {
         o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby, label, scope,
                                                   &o->st);
+        if (o->histograms && !w->cumulative)
+            o->buf_lines += (uint32_t)tl_lp_histogram(&o->buf, w, o->ao.by, o->ao.nby, label,
+                                                      o->instance, &o->st);
+    }
     if (o->pass_windows)
         for (int i = 0; i < o->nsinks; i++)
             if (o->sinks[i].type->window)
@@ -114,6 +118,7 @@ enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, lo
     if (!o->agg) return TL_ERR_USAGE;
     o->ao = *tl_agg_options(o->agg); /* by[] must outlive the aggregator: its copy */
     o->last_pass_ms = tl_mono_ms();
+    o->histograms = true;
     return TL_OK;
 }
 

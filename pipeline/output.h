@@ -36,6 +36,12 @@ struct tl_output {
     int64_t last_pass_ms;
     enum tl_err agg_rc;
     bool no_wait; /* the run is ending or reloading: a full spool is not waited on */
+    /* Closed windows are also written as `task_histogram` buckets (set
+     * after init; on by default), tagged with instance when set: the
+     * instances of a Kafka consumer group write one histogram each, which
+     * queries sum. */
+    bool histograms;
+    const char *instance;
     /* The categories whose task points carry their name, up to ao.max_keys
      * (this process): later ones are written as `_other`, so the series in
      * InfluxDB stay bounded when names change every run (TaskVine's

@@ -42,6 +42,10 @@ static const struct tl_option agg_options[] = {
      "`_other`, counted (self-metrics agg_overflow_records, other_points)", AS(max_keys)},
     {"exact_limit", TL_OPT_INT, "10000", "values kept verbatim per sketch (exact quantiles)",
      AS(exact_limit)},
+    {"histograms", TL_OPT_BOOL, "true",
+     "also write each closed window as task_histogram buckets (bounds fixed by alpha), which "
+     "the dashboards sum over any range",
+     AS(histograms)},
     {0},
 };
 

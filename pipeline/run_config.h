@@ -57,6 +57,7 @@ struct agg_settings {
     double alpha;
     long long max_keys;
     long long exact_limit;
+    bool histograms;
 };
 
 struct tl_source_type; /* source.h: what reads this entry */

@@ -368,6 +368,8 @@ static enum tl_err output_open(struct tl_runtime *R)
         return TL_ERR_USAGE;
     }
     R->out.requests = rq;
+    R->out.histograms = R->cfg.agg.histograms;
+    R->out.instance = R->instance;
     return TL_OK;
 }
 

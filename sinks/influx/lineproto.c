@@ -374,6 +374,72 @@ int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char 
     return 1;
 }
 
+/* One `task_histogram` bucket point: the shared tag prefix, the bucket's
+ * range, the window tag, its count. */
+struct hist_emit {
+    struct tl_buf *b;
+    const struct tl_sketch *s;
+    const char *prefix, *window_tag; /* "task_histogram,...,metric=x", ",window=60s" */
+    size_t prefix_len, window_len;
+    int64_t time_ns;
+    int points;
+};
+
+static void hist_bucket(void *ctx, double lo, double hi, uint64_t n)
+{
+    struct hist_emit *h = ctx;
+    char label[80];
+    int len = tl_sketch_range_label(h->s, lo, hi, label, sizeof label);
+    struct tl_buf *b = h->b;
+    tl_buf_append(b, h->prefix, h->prefix_len);
+    tl_buf_puts(b, ",vmrange=");
+    tl_buf_append(b, label, (size_t)len);
+    tl_buf_append(b, h->window_tag, h->window_len);
+    tl_buf_puts(b, " bucket=");
+    tl_buf_put_i64(b, (int64_t)n); /* no `i`: a float, as histogramQuantile wants */
+    tl_buf_putc(b, ' ');
+    tl_buf_put_i64(b, h->time_ns);
+    tl_buf_putc(b, '\n');
+    h->points++;
+}
+
+int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char *const *by,
+                    int nby, const char *window_label, const char *instance,
+                    struct tl_lp_stats *st)
+{
+    struct tl_sketch *s = w->sketch;
+    if (!s->count) return 0;
+    struct tl_buf tags = {0};
+    bool ok = true;
+    char part[4096];
+    tl_buf_puts(&tags, "task_histogram");
+    for (int i = 0; ok && i < nby; i++)
+        ok = put_tag(&tags, by[i], tl_agg_key_part(w->group->key, i, part, sizeof part), st);
+    ok = ok && put_tag(&tags, "instance", instance, st) &&
+         put_tag(&tags, "metric", tl_metric_info[w->metric].name, st);
+    size_t prefix_len = tags.len;
+    ok = ok && put_tag(&tags, "window", window_label, st);
+    if (!ok || tags.oom) {
+        tl_buf_free(&tags);
+        st->rejected_unwritable++;
+        return 0;
+    }
+    struct hist_emit h = {b, s, tags.data, tags.data + prefix_len, prefix_len,
+                          tags.len - prefix_len, w->end_ns, 0};
+    tl_sketch_each_bucket(s, hist_bucket, &h);
+    /* the window's count, sum, min and max: p0 and p100 exact, means over any range */
+    tl_buf_append(b, tags.data, tags.len);
+    bool first = true;
+    put_int_field(b, &first, "count", (int64_t)s->count);
+    put_float_field(b, &first, "sum", tl_sketch_sum(s));
+    put_float_field(b, &first, "min", s->min);
+    put_float_field(b, &first, "max", s->max);
+    tl_buf_printf(b, " %lld\n", (long long)w->end_ns);
+    tl_buf_free(&tags);
+    st->points += (uint64_t)h.points + 1;
+    return h.points + 1;
+}
+
 int tl_lp_workflow(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
 {
     if (r->kind != TL_REC_WORKFLOW) return 0;

@@ -67,6 +67,15 @@ int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const cha
                     int nby, const char *window_label, const char *scope,
                     struct tl_lp_stats *st);
 
+/* Appends the `task_histogram` points of a closed window: one per bucket
+ * the window touched (tags as task_quantiles' plus instance when given and
+ * vmrange="<lo>...<hi>", bounds fixed by alpha alone; field bucket = its
+ * count, a float) and one with the window's count, sum, min and max.
+ * Returns the points written. */
+int tl_lp_histogram(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by,
+                    int nby, const char *window_label, const char *instance,
+                    struct tl_lp_stats *st);
+
 /* Appends one `workflow` point (tags source, workflow; integer fields
  * tasks_waiting tasks_running tasks_done tasks_failed workers, float cores)
  * for a TL_REC_WORKFLOW record. Returns 1 when written. */

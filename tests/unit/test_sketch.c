@@ -7,6 +7,8 @@
 #include "check.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/quantile.h"
 #include "core/sketch.h"
@@ -374,6 +376,101 @@ static void bytes(void)
     tl_sketch_free(&empty);
 }
 
+/* The histogram view: every value lies in the bucket it is counted in,
+ * counts add up, and a bucket's label is the same text in two sketches of
+ * the same alpha whatever else they hold (the fixed bounds that histogram
+ * series sum across windows and instances). */
+struct seen {
+    double lo[8192], hi[8192];
+    uint64_t n[8192];
+    size_t len;
+};
+
+static void collect(void *ctx, double lo, double hi, uint64_t n)
+{
+    struct seen *s = ctx;
+    if (s->len < 8192) {
+        s->lo[s->len] = lo;
+        s->hi[s->len] = hi;
+        s->n[s->len++] = n;
+    }
+}
+
+static uint64_t counted_in(const struct seen *s, double v)
+{
+    for (size_t i = 0; i < s->len; i++)
+        if (v >= s->lo[i] && v < s->hi[i]) return s->n[i];
+    return 0;
+}
+
+static void fixed_buckets(void)
+{
+    struct tl_sketch_opts o = {0.005, 1e-9, 4096, 0};
+    struct tl_sketch a, b;
+    tl_sketch_init(&a, &o);
+    tl_sketch_init(&b, &o);
+    double va[] = {0, 1e-3, 0.5, 1, 1, 2.5, 1e6, -3, -3e-12};
+    for (size_t i = 0; i < sizeof va / sizeof *va; i++) tl_sketch_add(&a, va[i]);
+    for (int i = 0; i < 5000; i++) tl_sketch_add(&b, draw(LOGNORMAL));
+    tl_sketch_add(&b, 2.5);
+    static struct seen sa, sb;
+    tl_sketch_each_bucket(&a, collect, &sa);
+    tl_sketch_each_bucket(&b, collect, &sb);
+    uint64_t total = 0;
+    for (size_t i = 0; i < sa.len; i++) {
+        total += sa.n[i];
+        CHECK(sa.lo[i] < sa.hi[i] && (i == 0 || sa.hi[i - 1] <= sa.lo[i]));
+    }
+    CHECK(total == a.count);
+    for (size_t i = 0; i < sizeof va / sizeof *va; i++) CHECK(counted_in(&sa, va[i]) > 0);
+    CHECK(counted_in(&sa, 1) == 2);
+    /* 2.5's bucket: the same bounds, the same label, in both */
+    char la[80], lb[80];
+    int found = 0;
+    for (size_t i = 0; i < sa.len; i++)
+        for (size_t j = 0; j < sb.len; j++)
+            if (sa.lo[i] <= 2.5 && 2.5 < sa.hi[i] && sb.lo[j] <= 2.5 && 2.5 < sb.hi[j]) {
+                CHECK(sa.lo[i] == sb.lo[j] && sa.hi[i] == sb.hi[j]);
+                tl_sketch_range_label(&a, sa.lo[i], sa.hi[i], la, sizeof la);
+                tl_sketch_range_label(&b, sb.lo[j], sb.hi[j], lb, sizeof lb);
+                CHECK(!strcmp(la, lb));
+                found++;
+            }
+    CHECK(found == 1);
+    /* neighbours' labels differ, and a label reads back within alpha */
+    for (size_t i = 1; i < sb.len; i++) {
+        tl_sketch_range_label(&b, sb.lo[i - 1], sb.hi[i - 1], la, sizeof la);
+        tl_sketch_range_label(&b, sb.lo[i], sb.hi[i], lb, sizeof lb);
+        CHECK(strcmp(la, lb) != 0);
+        double lo = strtod(lb, NULL);
+        CHECK(fabs(lo - sb.lo[i]) <= 1e-4 * sb.lo[i]);
+    }
+    printf("  fixed buckets: %zu and %zu buckets, labels like %s\n", sa.len, sb.len, lb);
+    tl_sketch_free(&a);
+    tl_sketch_free(&b);
+}
+
+/* A collapsed sketch still gives level-0 buckets: each within the
+ * collapsed bound of its values. */
+static void fixed_buckets_collapsed(void)
+{
+    struct tl_sketch_opts o = {0.005, 1e-9, 64, 0};
+    struct tl_sketch s;
+    tl_sketch_init(&s, &o);
+    for (int i = 0; i < 1000; i++) tl_sketch_add(&s, draw(WIDE));
+    CHECK(s.collapses > 0);
+    static struct seen sc;
+    tl_sketch_each_bucket(&s, collect, &sc);
+    uint64_t total = 0;
+    double gamma = (1 + 0.005) / (1 - 0.005);
+    for (size_t i = 0; i < sc.len; i++) {
+        total += sc.n[i];
+        CHECK(sc.hi[i] / sc.lo[i] <= gamma * (1 + 1e-6));
+    }
+    CHECK(total == s.count);
+    tl_sketch_free(&s);
+}
+
 int main(void)
 {
     const char *big = getenv("TL_SKETCH_BIG_N");
@@ -401,5 +498,8 @@ int main(void)
     signed_values();
     collapse_bound();
     bytes();
+    printf("histogram view:\n");
+    fixed_buckets();
+    fixed_buckets_collapsed();
     return check_done("test_sketch");
 }
