@@ -39,6 +39,8 @@ static void lines_usage(FILE *out)
             "  --instance NAME     `instance` tag of the self-metrics and task_histogram\n"
             "                      points (default: host)\n"
             "  --no-histograms     no task_histogram points\n"
+            "  --histogram-windows LIST  coarser windows also written as task_histogram\n"
+            "                      buckets, in s (default " TL_HISTOGRAM_WINDOWS ")\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print in the run (default 10)\n"
@@ -91,7 +93,7 @@ struct lines_cmd {
     struct tl_agg_opts ao;
     struct tl_input_opts io;
     struct tl_parser_setting settings[MAX_SETTINGS];
-    const char *outpath, *stats_path, *instance;
+    const char *outpath, *stats_path, *instance, *histogram_windows;
     long drain_timeout_s, window_s;
     bool strict, no_histograms;
     char host[256];
@@ -107,6 +109,14 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
         return TL_EXIT_USAGE;
     }
     struct tl_output o;
+    char err[256];
+    const char *hw = k->no_histograms ? NULL : k->histogram_windows ? k->histogram_windows
+                                                                      : TL_HISTOGRAM_WINDOWS;
+    k->ao.window_ns = k->window_s * 1000000000LL;
+    if (tl_output_coarse(&k->ao, k->window_s, hw, k->histogram_windows != NULL, err, sizeof err)) {
+        fprintf(stderr, "tasklens lines: --histogram-windows: %s\n", err);
+        return TL_EXIT_USAGE;
+    }
     if (tl_output_init(&o, &k->ao, k->window_s, NULL)) {
         fprintf(stderr, "tasklens lines: bad aggregation options\n");
         return TL_EXIT_USAGE;
@@ -164,6 +174,7 @@ static int lines_flag(int c, char *arg, struct lines_cmd *k)
     case 1015: k->stats_path = arg; break;
     case 1017: k->instance = arg; break;
     case 1018: k->no_histograms = true; break;
+    case 1019: k->histogram_windows = arg; break;
     default: {
         int r = tl_sink_flag(&k->sf, c, arg, "tasklens lines");
         if (r == 0) r = tl_input_option(c, arg, &k->io, k->settings, MAX_SETTINGS, "tasklens lines");
@@ -187,6 +198,7 @@ int tl_cmd_lines(int argc, char **argv)
         {"stats", required_argument, NULL, 1015},
         {"instance", required_argument, NULL, 1017},
         {"no-histograms", no_argument, NULL, 1018},
+        {"histogram-windows", required_argument, NULL, 1019},
         {0},
     };
     struct lines_cmd k = {.io = {.max_reports = 10}, .drain_timeout_s = 300, .window_s = 60,

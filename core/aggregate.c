@@ -15,7 +15,8 @@
 #include "core/zframe.h"
 
 #define AGG_MAGIC "TLAG"
-#define AGG_VERSION 3 /* 2: samples per group; 3: newest record time */
+#define AGG_VERSION 5 /* 2: samples per group; 3: newest record time; 4: late parts per group;
+                         5: coarse windows */
 
 struct tl_agg {
     struct tl_agg_opts o;
@@ -25,9 +26,18 @@ struct tl_agg {
     struct tl_agg_group *groups;
     size_t ngroups, cap;
     int64_t window; /* index of the open window, INT64_MIN = none yet */
+    int64_t cwindow[TL_AGG_MAX_COARSE]; /* index of each open coarse window, INT64_MIN = none */
     int64_t latest_ns; /* newest record time seen */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
+    /* late parts: records of windows already closed, per (group, window),
+     * until tl_agg_flush_late emits them */
+    struct late_part {
+        size_t group;
+        int64_t window;
+        struct tl_sketch *s; /* [nmetrics] */
+    } late[TL_AGG_LATE_PARTS];
+    size_t nlate;
     /* resolved once from o: the field each `by` tag names; for each metric
      * its place in o.metrics (ascending places in place_mask order), the
      * metrics as a presence mask; dup_metrics when one is listed twice */
@@ -61,14 +71,20 @@ struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_windo
 {
     struct tl_sketch probe;
     if (o->nby < 1 || o->nby > TL_AGG_MAX_KEYS || o->nmetrics < 1 || o->nmetrics > TL_M_COUNT ||
-        o->window_ns < 0 || o->max_keys < 1 || tl_sketch_init(&probe, &o->sketch))
+        o->window_ns < 0 || o->max_keys < 1 || tl_sketch_init(&probe, &o->sketch) ||
+        o->ncoarse < 0 || o->ncoarse > TL_AGG_MAX_COARSE || (o->ncoarse && !o->window_ns))
         return NULL;
+    for (int L = 0; L < o->ncoarse; L++) /* multiples of the window, ascending */
+        if (o->coarse_ns[L] <= (L ? o->coarse_ns[L - 1] : o->window_ns) ||
+            o->coarse_ns[L] % o->window_ns)
+            return NULL;
     struct tl_agg *a = calloc(1, sizeof *a);
     if (!a) return NULL;
     a->o = *o;
     a->on_window = on_window;
     a->ctx = ctx;
     a->window = INT64_MIN;
+    for (int L = 0; L < TL_AGG_MAX_COARSE; L++) a->cwindow[L] = INT64_MIN;
     for (int i = 0; i < o->nby; i++) a->by_field[i] = tl_tag_field(o->by[i]);
     for (int i = 0; i < o->nmetrics; i++) {
         int m = o->metrics[i];
@@ -101,13 +117,21 @@ static void group_free(struct tl_agg_group *g, int nmetrics)
     for (int m = 0; m < nmetrics; m++) {
         if (g->cum) tl_sketch_free(&g->cum[m]);
         if (g->win) tl_sketch_free(&g->win[m]);
+        for (int L = 0; L < TL_AGG_MAX_COARSE; L++)
+            if (g->coarse[L]) tl_sketch_free(&g->coarse[L][m]);
     }
     free(g->cum);
     free(g->win);
+    for (int L = 0; L < TL_AGG_MAX_COARSE; L++) free(g->coarse[L]);
 }
 
 static void groups_free(struct tl_agg *a)
 {
+    for (size_t i = 0; i < a->nlate; i++) { /* late parts not emitted: dropped with their groups */
+        for (int m = 0; m < a->o.nmetrics; m++) tl_sketch_free(&a->late[i].s[m]);
+        free(a->late[i].s);
+    }
+    a->nlate = 0;
     for (size_t i = 0; i < a->ngroups; i++) group_free(&a->groups[i], a->o.nmetrics);
     free(a->groups);
     a->groups = NULL;
@@ -180,6 +204,12 @@ static struct tl_agg_group *group_new(struct tl_agg *a, int32_t id)
             free(g->cum);
             return NULL;
         }
+    }
+    struct tl_sketch_opts co = a->o.sketch;
+    co.exact_limit = 0; /* a coarse window is only ever buckets */
+    for (int L = 0; L < a->o.ncoarse; L++) {
+        if (!(g->coarse[L] = calloc((size_t)a->o.nmetrics, sizeof *g->coarse[L]))) return NULL;
+        for (int m = 0; m < a->o.nmetrics; m++) tl_sketch_init(&g->coarse[L][m], &co);
     }
     struct tl_sketch_opts wo = a->o.sketch;
     for (int m = 0; m < a->o.nmetrics; m++) {
@@ -256,9 +286,46 @@ static void sketch_add(struct tl_agg *a, struct tl_sketch *s, double v)
     a->c.exact_values = a->c.exact_values - before + s->nexact;
 }
 
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Emits coarse level L's open window for every group that has one. */
+static void emit_coarse(struct tl_agg *a, int L)
+{
+    int64_t cw = a->cwindow[L], len = a->o.coarse_ns[L];
+    for (size_t i = 0; i < a->ngroups; i++) {
+        struct tl_agg_group *g = &a->groups[i];
+        if (!g->coarse_dirty[L]) continue;
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            struct tl_sketch *s = &g->coarse[L][m];
+            if (s->count && a->on_window) {
+                struct tl_agg_window w = {g, a->o.metrics[m], cw * len, (cw + 1) * len, false, s, 0,
+                                          L + 1};
+                a->on_window(a->ctx, &w);
+            }
+            tl_sketch_reset(s);
+        }
+        g->coarse_dirty[L] = false;
+    }
+}
+
+/* The closing window's coarse windows: a coarse window it does not fall in
+ * has closed (windows close in order). */
+static void advance_coarse(struct tl_agg *a)
+{
+    for (int L = 0; L < a->o.ncoarse; L++) {
+        int64_t cw = floor_div(a->window * a->o.window_ns, a->o.coarse_ns[L]);
+        if (a->cwindow[L] != INT64_MIN && cw != a->cwindow[L]) emit_coarse(a, L);
+        a->cwindow[L] = cw;
+    }
+}
+
 static void emit_windows(struct tl_agg *a)
 {
     if (a->window == INT64_MIN || !a->o.window_ns) return;
+    advance_coarse(a);
     for (size_t i = 0; i < a->ngroups; i++) {
         struct tl_agg_group *g = &a->groups[i];
         if (!g->win_dirty) continue;
@@ -268,6 +335,10 @@ static void emit_windows(struct tl_agg *a)
                 struct tl_agg_window w = {g, a->o.metrics[m], a->window * a->o.window_ns,
                                           (a->window + 1) * a->o.window_ns, false, s};
                 a->on_window(a->ctx, &w);
+            }
+            for (int L = 0; L < a->o.ncoarse && s->count; L++) {
+                tl_sketch_merge(&g->coarse[L][m], s);
+                g->coarse_dirty[L] = true;
             }
             a->c.exact_values -= s->nexact;
             tl_sketch_reset(s);
@@ -279,6 +350,8 @@ static void emit_windows(struct tl_agg *a)
 void tl_agg_close_window(struct tl_agg *a)
 {
     emit_windows(a);
+    for (int L = 0; L < a->o.ncoarse; L++)
+        if (a->cwindow[L] != INT64_MIN) emit_coarse(a, L);
 }
 
 void tl_agg_flush(struct tl_agg *a)
@@ -293,21 +366,70 @@ void tl_agg_flush(struct tl_agg *a)
         }
 }
 
+static void emit_late(struct tl_agg *a, struct late_part *lp)
+{
+    struct tl_agg_group *g = &a->groups[lp->group];
+    uint32_t part = (uint32_t)(g->late_seq++ % 999999) + 1; /* ns after the end: the same ms */
+    for (int m = 0; m < a->o.nmetrics; m++) {
+        /* a part of its window and of each coarse window that holds it */
+        for (int L = 0; L <= a->o.ncoarse && lp->s[m].count && a->on_window; L++) {
+            int64_t len = L ? a->o.coarse_ns[L - 1] : a->o.window_ns;
+            int64_t k = floor_div(lp->window * a->o.window_ns, len);
+            struct tl_agg_window w = {g, a->o.metrics[m], k * len, (k + 1) * len, false, &lp->s[m],
+                                      part, L};
+            a->on_window(a->ctx, &w);
+        }
+        tl_sketch_free(&lp->s[m]);
+    }
+    free(lp->s);
+    a->c.late_parts++;
+}
+
+void tl_agg_flush_late(struct tl_agg *a)
+{
+    for (size_t i = 0; i < a->nlate; i++) emit_late(a, &a->late[i]);
+    a->nlate = 0;
+}
+
+/* The late part of a group's window: the newest ones are looked at first
+ * (a late stretch of a log falls in few windows). NULL without memory. */
+static struct late_part *late_part_for(struct tl_agg *a, struct tl_agg_group *g, int64_t w)
+{
+    size_t gi = (size_t)(g - a->groups);
+    for (size_t i = a->nlate; i-- > 0;)
+        if (a->late[i].group == gi && a->late[i].window == w) return &a->late[i];
+    if (a->nlate == TL_AGG_LATE_PARTS) tl_agg_flush_late(a);
+    struct late_part *lp = &a->late[a->nlate];
+    if (!(lp->s = calloc((size_t)a->o.nmetrics, sizeof *lp->s))) return NULL;
+    struct tl_sketch_opts o = a->o.sketch;
+    o.exact_limit = 0; /* a part is only ever buckets */
+    for (int m = 0; m < a->o.nmetrics; m++) tl_sketch_init(&lp->s[m], &o);
+    lp->group = gi;
+    lp->window = w;
+    a->nlate++;
+    return lp;
+}
+
 /* The record's time moves the window; its metrics go into the group's
- * cumulative sketches and, when it falls in the open window, that one. */
+ * cumulative sketches and, when it falls in the open window, that one, or
+ * when its window has closed, that window's late part. */
 static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl_record *r)
 {
     bool in_window = false;
+    struct late_part *late = NULL;
     if (r->time_ns > a->latest_ns) a->latest_ns = r->time_ns;
     if (a->o.window_ns && r->time_ns) {
-        int64_t w = r->time_ns >= 0 ? r->time_ns / a->o.window_ns
-                                    : -((-r->time_ns + a->o.window_ns - 1) / a->o.window_ns);
+        int64_t w = floor_div(r->time_ns, a->o.window_ns);
         if (w > a->window) {
             emit_windows(a);
             a->window = w;
         }
-        if (w == a->window) in_window = true;
-        else a->c.late_records++;
+        if (w == a->window) {
+            in_window = true;
+        } else {
+            a->c.late_records++;
+            late = late_part_for(a, g, w);
+        }
     }
     /* the record's metrics that are aggregated, in the order of o.metrics
      * (that order decides which sketch meets the exact budget first) */
@@ -325,6 +447,8 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
         if (in_window) {
             sketch_add(a, &g->win[i], r->v[m]);
             g->win_dirty = true;
+        } else if (late && tl_sketch_add(&late->s[i], r->v[m])) {
+            a->c.rejected_values++;
         }
     }
 }
@@ -389,6 +513,11 @@ enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
     tl_put_varint(&raw, a->c.late_records);
     tl_put_varint(&raw, a->c.rejected_values);
     tl_put_varint(&raw, tl_zigzag(a->latest_ns));
+    tl_put_varint(&raw, (uint64_t)a->o.ncoarse);
+    for (int L = 0; L < a->o.ncoarse; L++) {
+        tl_put_varint(&raw, (uint64_t)a->o.coarse_ns[L]);
+        tl_put_varint(&raw, tl_zigzag(a->cwindow[L]));
+    }
     tl_put_varint(&raw, a->ngroups);
     for (size_t gi = 0; gi < a->ngroups; gi++) {
         const struct tl_agg_group *g = &a->groups[gi];
@@ -402,10 +531,14 @@ enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
         put_counts(&raw, g->results, g->nresults);
         put_counts(&raw, g->exits, g->nexits);
         tl_put_u8(&raw, g->win_dirty);
+        tl_put_varint(&raw, g->late_seq);
+        for (int L = 0; L < a->o.ncoarse; L++) tl_put_u8(&raw, g->coarse_dirty[L]);
         for (int m = 0; m < a->o.nmetrics; m++) {
             tl_sketch_serialize(&g->cum[m], &raw);
             if (g->win) tl_sketch_serialize(&g->win[m], &raw);
         }
+        for (int L = 0; L < a->o.ncoarse; L++)
+            for (int m = 0; m < a->o.nmetrics; m++) tl_sketch_serialize(&g->coarse[L][m], &raw);
     }
     enum tl_err rc = raw.oom ? TL_ERR_NOMEM : tl_zframe_append(out, raw.data, raw.len);
     tl_buf_free(&raw);
@@ -477,9 +610,47 @@ static enum tl_err read_sketch(const struct tl_agg *a, struct tl_sketch *k, cons
     return TL_OK;
 }
 
+/* The coarse windows a state was saved with: restored when they are the
+ * ones configured now, else read past (their open windows start empty). */
+struct saved_coarse {
+    uint64_t n;
+    uint64_t ns[TL_AGG_MAX_COARSE], cw[TL_AGG_MAX_COARSE];
+    bool match;
+};
+
+static bool read_coarse_settings(const struct tl_agg *a, const uint8_t **p, const uint8_t *end,
+                                 struct saved_coarse *sc)
+{
+    if (!tl_get_varint(p, end, &sc->n) || sc->n > TL_AGG_MAX_COARSE) return false;
+    sc->match = sc->n == (uint64_t)a->o.ncoarse;
+    for (uint64_t L = 0; L < sc->n; L++) {
+        if (!tl_get_varint(p, end, &sc->ns[L]) || !tl_get_varint(p, end, &sc->cw[L])) return false;
+        sc->match &= sc->ns[L] == (uint64_t)a->o.coarse_ns[L];
+    }
+    return true;
+}
+
+/* A group's saved coarse sketches, into its own or read past. */
+static enum tl_err read_coarse(struct tl_agg *a, struct tl_agg_group *g, const uint8_t **p,
+                               const uint8_t *end, const struct saved_coarse *sc,
+                               struct tl_agg_counters *c)
+{
+    for (uint64_t L = 0; L < sc->n; L++)
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            struct tl_sketch scratch;
+            tl_sketch_init(&scratch, &a->o.sketch);
+            struct tl_sketch *k = sc->match ? &g->coarse[L][m] : &scratch;
+            enum tl_err rc = read_sketch(a, k, p, end, &c->exact_values);
+            tl_sketch_free(&scratch);
+            if (rc) return rc;
+        }
+    return TL_OK;
+}
+
 /* One saved group (its key's id is the next): counts, then its sketches. */
 static enum tl_err read_group(struct tl_agg *a, const uint8_t **pp, const uint8_t *end,
-                              struct tl_agg_counters *c)
+                              struct tl_agg_counters *c, uint8_t version,
+                              const struct saved_coarse *sc)
 {
     const uint8_t *p = *pp;
     const char *s;
@@ -494,14 +665,21 @@ static enum tl_err read_group(struct tl_agg *a, const uint8_t **pp, const uint8_
         !tl_get_varint(&p, end, &g->open) || !tl_get_varint(&p, end, &g->samples) ||
         !tl_get_f64(&p, end, &g->runtime_s) ||
         !tl_get_f64(&p, end, &g->runtime_c) || !get_counts(&p, end, &g->results, &g->nresults) ||
-        !get_counts(&p, end, &g->exits, &g->nexits) || !tl_get_u8(&p, end, &dirty) || dirty > 1)
+        !get_counts(&p, end, &g->exits, &g->nexits) || !tl_get_u8(&p, end, &dirty) || dirty > 1 ||
+        (version >= 4 && !tl_get_varint(&p, end, &g->late_seq)))
         return TL_ERR_CORRUPT;
     g->win_dirty = dirty;
+    for (uint64_t L = 0; L < sc->n; L++) {
+        if (!tl_get_u8(&p, end, &dirty) || dirty > 1) return TL_ERR_CORRUPT;
+        if (sc->match) g->coarse_dirty[L] = dirty;
+    }
     for (int m = 0; m < a->o.nmetrics; m++) {
         enum tl_err rc = read_sketch(a, &g->cum[m], &p, end, &c->exact_values);
         if (!rc && g->win) rc = read_sketch(a, &g->win[m], &p, end, &c->exact_values);
         if (rc) return rc;
     }
+    enum tl_err rc = read_coarse(a, g, &p, end, sc, c);
+    if (rc) return rc;
     *pp = p;
     return TL_OK;
 }
@@ -516,13 +694,15 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
     uint8_t version;
     uint64_t ngroups, window, latest = 0;
     struct tl_agg_counters c = {0};
+    struct saved_coarse sc = {0};
     if ((rc = read_settings(a, &p, end, &version))) goto out;
     rc = TL_ERR_CORRUPT;
     if (!tl_get_varint(&p, end, &window) || !tl_get_varint(&p, end, &c.records) ||
         !tl_get_varint(&p, end, &c.overflow_records) || !tl_get_varint(&p, end, &c.late_records) ||
         !tl_get_varint(&p, end, &c.rejected_values) ||
-        (version >= 3 && !tl_get_varint(&p, end, &latest)) || !tl_get_varint(&p, end, &ngroups) ||
-        ngroups > a->o.max_keys + 1ULL)
+        (version >= 3 && !tl_get_varint(&p, end, &latest)) ||
+        (version >= 5 && !read_coarse_settings(a, &p, end, &sc)) ||
+        !tl_get_varint(&p, end, &ngroups) || ngroups > a->o.max_keys + 1ULL)
         goto out;
     groups_free(a);
     tl_intern_free(a->keys);
@@ -531,7 +711,7 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
         goto out;
     }
     rc = TL_OK;
-    for (uint64_t gi = 0; !rc && gi < ngroups; gi++) rc = read_group(a, &p, end, &c);
+    for (uint64_t gi = 0; !rc && gi < ngroups; gi++) rc = read_group(a, &p, end, &c, version, &sc);
     if (!rc && p != end) rc = TL_ERR_CORRUPT;
     if (rc) { /* start over: nothing of the damaged state stays */
         groups_free(a);
@@ -539,12 +719,15 @@ enum tl_err tl_agg_restore(struct tl_agg *a, const uint8_t *zp, size_t zlen)
         a->keys = tl_intern_new((size_t)1 << 30);
         a->c = (struct tl_agg_counters){0};
         a->window = INT64_MIN;
+        for (int L = 0; L < TL_AGG_MAX_COARSE; L++) a->cwindow[L] = INT64_MIN;
         a->latest_ns = 0;
         rc = rc == TL_ERR_USAGE ? TL_ERR_USAGE : TL_ERR_CORRUPT;
         goto out;
     }
     a->c = c;
     a->window = tl_unzigzag(window);
+    for (int L = 0; L < a->o.ncoarse; L++)
+        a->cwindow[L] = sc.match ? tl_unzigzag(sc.cw[L]) : INT64_MIN;
     a->latest_ns = tl_unzigzag(latest);
 out:
     free(raw);

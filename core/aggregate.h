@@ -6,8 +6,10 @@
  * sketch and -- when a window is set -- a tumbling-window sketch over record
  * time. Window boundaries are epoch-aligned multiples of the window length;
  * when a record opens a newer window, every group's closing window is
- * emitted through on_window. Records older than the open window count in
- * the cumulative sketches only (and in `late_records`).
+ * emitted through on_window. Records older than the open window (a log
+ * read out of order, two sources at different times) go into late parts of
+ * their own window, emitted by tl_agg_flush_late (counted in
+ * `late_records`): histogram sums over a range hold every record.
  *
  * Memory is bounded twice: at most max_keys groups (later keys go to the
  * group whose tags are all "_other", counted in overflow_records), and at
@@ -29,6 +31,7 @@
 
 #define TL_AGG_MAX_KEYS 8
 #define TL_AGG_OTHER "_other"
+#define TL_AGG_MAX_COARSE 3
 
 struct tl_agg_opts {
     const char *by[TL_AGG_MAX_KEYS]; /* tag names; borrowed */
@@ -36,6 +39,12 @@ struct tl_agg_opts {
     int metrics[TL_M_COUNT];
     int nmetrics;
     int64_t window_ns; /* 0: cumulative only */
+    /* Coarser windows, each a multiple of window_ns (ascending): every
+     * closed window's sketches are merged into the coarse window it falls
+     * in, emitted (level 1..ncoarse) when that one closes. What histogram
+     * panels over a day or a week read instead of 1,440 or 10,080 windows. */
+    int64_t coarse_ns[TL_AGG_MAX_COARSE];
+    int ncoarse;
     struct tl_sketch_opts sketch;
     uint32_t max_keys;     /* default 10000 */
     uint64_t exact_budget; /* default 12M values (96 MB) */
@@ -60,6 +69,9 @@ struct tl_agg_group {
     struct tl_sketch *cum; /* [nmetrics] */
     struct tl_sketch *win; /* [nmetrics], NULL without a window */
     bool win_dirty;
+    uint64_t late_seq; /* late parts emitted: numbers the next one */
+    struct tl_sketch *coarse[TL_AGG_MAX_COARSE]; /* [nmetrics] each, buckets only */
+    bool coarse_dirty[TL_AGG_MAX_COARSE];
 };
 
 /* One summary of one (group, metric): a closed window, or the cumulative
@@ -71,6 +83,14 @@ struct tl_agg_window {
     int64_t start_ns, end_ns;
     bool cumulative;
     struct tl_sketch *sketch; /* may be queried (quantile sorts exact values) */
+    /* 0: the window itself. k > 0: a late part -- records that came after
+     * their window had closed, emitted at the next flush; its buckets add to
+     * the window's (histogram points stamped k ns after the window's end:
+     * the parts of one window never overwrite each other in InfluxDB, and
+     * fall in the window's millisecond for stores that keep milliseconds). */
+    uint32_t part;
+    /* 0: the window (window_ns); k: the coarse window coarse_ns[k-1] */
+    int level;
 };
 
 typedef void (*tl_agg_window_cb)(void *ctx, const struct tl_agg_window *w);
@@ -88,6 +108,10 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r);
 #define TL_AGG_KINDS (TL_KIND(TL_REC_TASK) | TL_KIND(TL_REC_TASK_OPEN) | TL_KIND(TL_REC_SAMPLE))
 /* Emits the open window of every group (end of input, or shutdown). */
 void tl_agg_close_window(struct tl_agg *a);
+/* Emits the late parts gathered since the last call (at most
+ * TL_AGG_LATE_PARTS are held; more emit them early). */
+#define TL_AGG_LATE_PARTS 256
+void tl_agg_flush_late(struct tl_agg *a);
 /* Emits the cumulative summary of every (group, metric) that has values. */
 void tl_agg_flush(struct tl_agg *a);
 
@@ -99,6 +123,7 @@ const char *tl_agg_key_part(const char *key, int i, char *out, size_t cap);
 
 struct tl_agg_counters {
     uint64_t records, overflow_records, late_records, rejected_values, exact_values;
+    uint64_t late_parts; /* late parts emitted */
 };
 struct tl_agg_counters tl_agg_counters(const struct tl_agg *a);
 

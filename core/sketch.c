@@ -185,7 +185,11 @@ int tl_sketch_range_label(const struct tl_sketch *s, double lo, double hi, char 
     int digits = (int)ceil(-log10(gamma - 1)) + 2; /* 4 at alpha 0.005 */
     if (digits < 3) digits = 3;
     if (digits > 15) digits = 15;
-    int n = snprintf(out, cap, "%.*e...%.*e", digits, lo, digits, hi);
+    /* the lower bound one digit longer: VictoriaMetrics (1.79) pins a
+     * bucket's lower bound only where it is not written as the previous
+     * bucket's upper bound, and a neighbour that exists elsewhere in the
+     * range (empty here) would otherwise move it down */
+    int n = snprintf(out, cap, "%.*e...%.*e", digits + 1, lo, digits, hi);
     return n < 0 ? 0 : n >= (int)cap ? (int)cap - 1 : n;
 }
 

@@ -110,10 +110,11 @@ void tl_sketch_bucket_bounds(const struct tl_sketch *s, int64_t k, double *lo, d
 typedef void (*tl_sketch_bucket_cb)(void *ctx, double lo, double hi, uint64_t n);
 void tl_sketch_each_bucket(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx);
 
-/* A bucket's bounds as one label, "1.0000e+00...1.0100e+00" (the form of
+/* A bucket's bounds as one label, "1.00000e+00...1.0100e+00" (the form of
  * VictoriaMetrics' `vmrange`), with as many digits as alpha needs to keep
- * neighbours apart and no more: the same text for the same bucket in every
- * sketch of that alpha. Returns the length (< cap). */
+ * neighbours apart (the lower bound one more, so that it is never the same
+ * text as the upper bound below it), and no more: the same text for the same
+ * bucket in every sketch of that alpha. Returns the length (< cap). */
 int tl_sketch_range_label(const struct tl_sketch *s, double lo, double hi, char *out, size_t cap);
 
 enum tl_err tl_sketch_serialize(const struct tl_sketch *s, struct tl_buf *out);

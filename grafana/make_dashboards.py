@@ -31,7 +31,8 @@ import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DS = {"influxql": {"type": "influxdb", "uid": "tasklens-influxdb"},
-      "flux": {"type": "influxdb", "uid": "tasklens-influxdb-flux"}}
+      "flux": {"type": "influxdb", "uid": "tasklens-influxdb-flux"},
+      "promql": {"type": "prometheus", "uid": "tasklens-victoriametrics"}}
 GIB = 1073741824
 
 # ------------------------------------------------------------------ InfluxQL
@@ -74,16 +75,6 @@ def fagg(fn):
     return fn + "(%s)"
 
 
-def flux_per_interval(field, fn, name, final_only, tags=FTASKS, by="category"):
-    """One series per `by` value: fn over the points of each interval."""
-    call = fagg(fn) % ", column: column" if isinstance(fn, tuple) else fn + "(column: column)"
-    return (fvalues(field, final_only, tags) +
-            '  |> group(columns: ["%s"])\n'
-            '  |> aggregateWindow(every: v.windowPeriod, fn: (column, tables=<-) => tables |> %s,\n'
-            '                     timeSrc: "_start", createEmpty: false)\n'
-            '  |> set(key: "_field", value: "%s")' % (by, call, name))
-
-
 def flux_table(columns, final_only, tags=FTASKS, by=("category",)):
     """One row per `by` value over the whole range: columns are
     (name, field, fn, scale) with fn ("q", Q), "count", "sum", "min", "max",
@@ -119,6 +110,163 @@ def flux_last_table(measurement, fields, by, tags="", where=""):
             '  |> sort(columns: [%s])' % (keys, keys, keys))
 
 
+# ------------------------------------------------------------------ histograms
+# `task_histogram` points (shared/DESIGN.md): per closed window (60 s), group
+# and metric, one point per sketch bucket the window touched, tagged
+# vmrange="<lo>...<hi>" (bounds fixed by alpha alone, the same in every
+# window and instance), field `bucket` = its count; and one point with the
+# window's count, sum, min and max. A quantile over any range is the
+# quantile of the buckets summed over the windows in it: within alpha plus
+# one bucket, at the cost of the windows, not of the tasks. A window counts
+# where its end falls: a range's edges are rounded to the window.
+HIST_FLUX_IMPORT = 'import "strings"\n\n'
+# Which windows a histogram panel reads (tasklens writes 60 s windows and,
+# merged from them, 600 s and 3600 s ones: aggregate.histogram_windows): the
+# coarsest that still fits the graph's interval, or the range of a table,
+# so a day or a week costs hundreds of windows, not tens of thousands. A
+# table over more than 6 hours rounds its edges to 10 minutes, over more
+# than 3 days to the hour. Grafana draws at most HIST_POINTS points.
+HIST_POINTS = 100
+HIST_LEVELS = [(3600, 3 * 86400), (600, 6 * 3600), (60, 0)]  # (window s, range above which a table reads it)
+FLUX_LEVEL_INTERVAL = (
+    'hwin = if int(v: v.windowPeriod) >= 3600000000000 then "3600s"\n'
+    '    else if int(v: v.windowPeriod) >= 600000000000 then "600s" else "60s"\n')
+FLUX_LEVEL_RANGE = (
+    'span = int(v: v.timeRangeStop) - int(v: v.timeRangeStart)\n'
+    'hwin = if span > %d then "3600s" else if span > %d then "600s" else "60s"\n'
+    % (HIST_LEVELS[0][1] * 10**9, HIST_LEVELS[1][1] * 10**9))
+
+
+def fhist_src(metrics, fields, tags=FTASKS):
+    """The task_histogram points of some metrics and fields, of the windows
+    `hwin` names."""
+    ml = " or ".join('r.metric == "%s"' % m for m in metrics)
+    fl = " or ".join('r._field == "%s"' % f for f in fields)
+    return ('from(bucket: v.defaultBucket)\n'
+            '  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)\n'
+            '  |> filter(fn: (r) => r._measurement == "task_histogram" and r.window == hwin and (%s) and (%s))\n'
+            % (fl, ml) + tags)
+
+
+def fhist_cumulative(sums, keys):
+    """Summed buckets (one row per vmrange, by keys) -> cumulative counts
+    over `le`, as histogramQuantile() wants them. Each bucket's lower bound
+    is added as a zero-count row: the buckets are sparse, and the
+    interpolation must start at the bucket's own lower bound, not at the
+    previous bucket that had tasks (the rows are few once summed)."""
+    cols = ", ".join("%s: r.%s" % (k, k) for k in keys)
+    klist = ", ".join('"%s"' % k for k in keys)
+    bound = 'float(v: strings.split(v: r.vmrange, t: "...")[%d])'
+    return ('union(tables: [\n'
+            '    %s |> map(fn: (r) => ({%s, le: %s, _value: float(v: r._value)})),\n'
+            '    %s |> map(fn: (r) => ({%s, le: %s, _value: 0.0}))])\n'
+            '  |> group(columns: [%s, "le"])\n  |> sum()\n'
+            '  |> group(columns: [%s])\n  |> sort(columns: ["le"])\n  |> cumulativeSum()\n'
+            % (sums, cols, bound % 1, sums, cols, bound % 0, klist, klist))
+
+
+def flux_hist_interval(metric, qs, by="category", tags=FTASKS):
+    """p-quantiles of one metric per `by` value and interval, from the
+    buckets of the windows ending in each interval; 100 is the max field."""
+    keys = [by, "_time"]
+    out = [HIST_FLUX_IMPORT + FLUX_LEVEL_INTERVAL +
+           'sums = ' + fhist_src([metric], ["bucket"], tags) +
+           '  |> group(columns: ["%s", "vmrange"])\n'
+           '  |> aggregateWindow(every: v.windowPeriod, fn: sum, timeSrc: "_start", createEmpty: false)\n'
+           % by + 'hist = ' + fhist_cumulative("sums", keys)]
+    parts = []
+    for alias, q in qs:
+        if q == 100:
+            parts.append('    %s  |> group(columns: ["%s"])\n'
+                         '  |> aggregateWindow(every: v.windowPeriod, fn: max, timeSrc: "_start", '
+                         'createEmpty: false)\n  |> set(key: "_field", value: "%s")'
+                         % (fhist_src([metric], ["max"], tags), by, alias))
+        else:
+            parts.append('    hist |> histogramQuantile(quantile: %s) |> set(key: "_field", value: "%s")'
+                         % (q / 100, alias))
+    out.append('union(tables: [\n%s])\n  |> group(columns: ["%s", "_field"])\n  |> sort(columns: ["_time"])'
+               % (",\n".join(parts), by))
+    return "".join(out)
+
+
+def flux_hist_table(columns, by=("category",), tags=FTASKS):
+    """One row per `by` value over the whole range: columns are (name,
+    metric, fn, scale) with fn ("q", Q) from the summed buckets, or
+    "count"/"sum" (summed window counts and sums), "min"/"max" (of the
+    windows' min and max: exact p0 and p100)."""
+    keys = list(by)
+    klist = ", ".join('"%s"' % k for k in keys)
+    rec = ", ".join("%s: r.%s" % (k, k) for k in keys)
+    qmetrics = sorted({m for _, m, fn, _ in columns if isinstance(fn, tuple) and fn[1] not in (0, 1)})
+    text = HIST_FLUX_IMPORT + FLUX_LEVEL_RANGE
+    if qmetrics:
+        text += ('sums = ' + fhist_src(qmetrics, ["bucket"], tags) +
+                 '  |> group(columns: [%s, "metric", "vmrange"])\n  |> sum()\n' % klist +
+                 'hist = ' + fhist_cumulative("sums", keys + ["metric"]))
+    parts = []
+    for name, metric, fn, scale in columns:
+        sc = " * %s" % scale if scale != 1 else ""
+        if isinstance(fn, tuple) and fn[1] not in (0, 1):
+            src = 'hist |> filter(fn: (r) => r.metric == "%s") |> histogramQuantile(quantile: %s)' % (metric, fn[1])
+        else:
+            field, agg = {"count": ("count", "sum"), "sum": ("sum", "sum"), "min": ("min", "min"),
+                          "max": ("max", "max")}[fn if not isinstance(fn, tuple) else ("min" if fn[1] == 0 else "max")]
+            src = ('(%s  |> group(columns: [%s])\n  |> %s())'
+                   % (fhist_src([metric], [field], tags).replace("\n", "\n    "), klist, agg))
+        parts.append('    %s\n    |> map(fn: (r) => ({%s, _field: "%s", _value: float(v: r._value)%s}))'
+                     % (src, rec, name, sc))
+    return (text + 'union(tables: [\n%s])\n' % ",\n".join(parts) +
+            "  |> group(columns: [%s])\n"
+            '  |> pivot(rowKey: [%s], columnKey: ["_field"], valueColumn: "_value")\n'
+            "  |> group()\n"
+            "  |> sort(columns: [%s])" % (klist, klist, klist))
+
+
+# PromQL (VictoriaMetrics): a line-protocol field is the series
+# <measurement>_<field> with the point's tags as labels; histogram_quantile
+# reads the vmrange buckets summed with sum_over_time over the interval or
+# the range (exact sums: the windows' counts are gauges, not counters).
+PSEL = 'category=~"$category",workflow=~"$workflow",host=~"$host"'
+
+
+def psel(field, metric):
+    """PromQL reads the 60 s windows: it cannot choose a label by the range
+    without evaluating every choice (VictoriaMetrics sums millions of
+    samples a second; bench/RESULTS.md)."""
+    return 'task_histogram_%s{metric="%s",window="60s",%s}' % (field, metric, PSEL)
+
+
+def prom_quantile(metric, q, span, by="category"):
+    return ('histogram_quantile(%s, sum by (%s, vmrange) (sum_over_time(%s[%s])))'
+            % (q, by, psel("bucket", metric), span))
+
+
+def prom_agg(metric, fn, span, by="category"):
+    """count / sum (of the windows'), min / max (of the windows' min, max)."""
+    field, outer, inner = {"count": ("count", "sum", "sum_over_time"), "sum": ("sum", "sum", "sum_over_time"),
+                           "min": ("min", "min", "min_over_time"), "max": ("max", "max", "max_over_time")}[fn]
+    return "%s by (%s) (%s(%s[%s]))" % (outer, by, inner, psel(field, metric), span)
+
+
+def prom_interval(metric, qs):
+    """[(expr, legend)] per category and interval."""
+    return [(prom_agg(metric, "max", "$__interval") if q == 100 else
+             prom_quantile(metric, q / 100, "$__interval"), "{{category}} %s" % alias) for alias, q in qs]
+
+
+def prom_table(columns):
+    """[(expr, column)] over the range, one instant query per column."""
+    out = []
+    for name, metric, fn, scale in columns:
+        if isinstance(fn, tuple):
+            e = (prom_agg(metric, "min" if fn[1] == 0 else "max", "$__range") if fn[1] in (0, 1) else
+                 prom_quantile(metric, fn[1], "$__range"))
+        else:
+            e = prom_agg(metric, fn, "$__range")
+        out.append((e + (" * %r" % scale if scale != 1 else ""), name))
+    return out
+
+
 # ------------------------------------------------------------------ panels
 class Panel:
     """A panel in both languages. check: what tests/integration/grafana_panels.py
@@ -129,14 +277,25 @@ class Panel:
     cost: {language: what the query costs}, measured by bench/dashboard_cost.py."""
 
     def __init__(self, title, desc, unit, influxql, flux, method, kind="timeseries", w=12, h=8,
-                 fmt="time_series", extra=None, check=None, final=False, cost=None):
+                 fmt="time_series", extra=None, check=None, final=False, cost=None, hist=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
 
+class Hist:
+    """A panel's histogram form (task_histogram buckets): the Flux queries
+    that replace the exact ones in the Flux set, the PromQL targets
+    [(expr, legend or column)] of the PromQL set, the description both
+    show, and what their checks read (each task's last attempt)."""
+
+    def __init__(self, desc, flux, promql, instant=False):
+        self.desc, self.flux, self.promql, self.instant = desc, flux, promql, instant
+
+
 def variables(lang):
     def var(name, iql, flux, label=None):
-        q = iql if lang == "influxql" else flux
+        q = iql if lang == "influxql" else flux if lang == "flux" else \
+            "label_values(task_histogram_count, %s)" % name
         return {"name": name, "label": label or name, "type": "query", "datasource": DS[lang],
                 "query": q, "definition": q, "refresh": 2, "includeAll": True, "allValue": ".*",
                 "multi": True, "sort": 1,
@@ -188,9 +347,13 @@ def quantile_interval_panel(title, metric, qs, unit, what):
         "tasks." % what, unit,
         ['SELECT %s FROM "task" WHERE %s AND $timeFilter GROUP BY time($__interval), "category" '
          'fill(none)' % (iql, FINAL)],
-        [flux_per_interval(metric, ("q", q / 100) if q != 100 else "max", a, True) for a, q in qs],
+        [],  # the Flux set shows the histogram form
         method="per category and interval: " + what, check=("interval", metric, qs), final=True,
-        cost=COST_INTERVAL)
+        cost=COST_INTERVAL,
+        hist=Hist("%s per category, of the tasks whose last attempt ended in the 60 s windows that end "
+                  "in each interval of the graph, from the `task_histogram` buckets summed over those "
+                  "windows (a max from the windows' max)." % what,
+                  [flux_hist_interval(metric, qs)], prom_interval(metric, qs)))
 
 
 def workflow_overview():
@@ -291,13 +454,25 @@ def summary_influxql(prefix, metric, scale):
         ", ".join(outer), ", ".join(inner), where, ", ".join(low), where)
 
 
-def summary_flux():
-    cols = [("quanta", "cpu_time_s", "count", 1),
-            ("integrated_runtime_hrs", "cpu_time_s", "sum", "(1.0 / 3600.0)")]
-    for prefix, metric, _, fscale in SUMMARY:
+def summary_columns():
+    """The table's columns: (name, metric, fn, scale)."""
+    cols = [("quanta", "cpu_time_s", "count", 1), ("integrated_runtime_hrs", "cpu_time_s", "sum", 1 / 3600)]
+    for prefix, metric, scale, _ in SUMMARY:
         for p, c in zip(PCT, COLS):
-            cols.append(("%s_%s" % (prefix, c), metric, ("q", p / 100), fscale))
-    return flux_table(cols, True)
+            cols.append(("%s_%s" % (prefix, c), metric, ("q", p / 100), scale))
+    return cols
+
+
+def summary_hist():
+    cols = summary_columns()
+    fcols = [(n, m, fn, "(1.0 / 1073741824.0)" if sc == 1 / GIB else "(1.0 / 3600.0)" if sc == 1 / 3600 else 1)
+             for n, m, fn, sc in cols]
+    return Hist("Per category, over the tasks whose last attempt ended in the 60 s windows that end in "
+                "the selected range: quanta, integrated_runtime_hrs (sum of CPU time / 3600), mem_GB_pXXX "
+                "(GiB = bytes / 1024^3), runtime_s_pXXX (CPU time), walltime_s_pXXX, from the "
+                "`task_histogram` points: p000 and p100 exact (the windows' min and max), the other "
+                "quantiles from the buckets summed over the range.",
+                [flux_hist_table(fcols)], prom_table(cols), instant=True)
 
 
 def summary_check():
@@ -383,10 +558,10 @@ def task_resources():
               ['SELECT count("cpu_time_s") AS "quanta", sum("cpu_time_s") / 3600 AS '
                '"integrated_runtime_hrs" FROM "task" WHERE %s AND $timeFilter GROUP BY "category"'
                % FINAL] + [summary_influxql(p, m, s) for p, m, s, _ in SUMMARY],
-              [summary_flux()],
+              [],  # the Flux set shows the histogram form
               method="per category over the selected range, each task's last attempt: count, sum "
               "and nine quantiles of three metrics",
-              kind="table", w=24, h=10, fmt="table", check=summary_check(), final=True,
+              kind="table", w=24, h=10, fmt="table", check=summary_check(), final=True, hist=summary_hist(),
               cost={"influxql": "~8 s for an hour, ~4 min for a day", "flux": "~1.4 s for an hour, ~35 s for a day"},
               extra={"transformations": [{"id": "merge", "options": {}},
                                          {"id": "organize",
@@ -457,6 +632,10 @@ def pipeline_health():
     ]
 
 
+RIGHT_SIZING = [("tasks", "max_rss_bytes", "count", 1), ("allocated p50", "alloc_memory_bytes", ("q", 0.5), 1),
+                ("used p95", "max_rss_bytes", ("q", 0.95), 1), ("used max", "max_rss_bytes", ("q", 1), 1)]
+
+
 def insights():
     """The tables `tasklens advise / plan / energy --format lp` write answer for the inputs of
     that run, whatever the range: their titles say so. The first panel follows the range."""
@@ -472,12 +651,15 @@ def insights():
               ['SELECT count("max_rss_bytes") AS "tasks", median("alloc_memory_bytes") AS '
                '"allocated p50", percentile("max_rss_bytes", 95) AS "used p95", max("max_rss_bytes") '
                'AS "used max" FROM "task" WHERE %s AND $timeFilter GROUP BY "category"' % TASKS],
-              [flux_table([("tasks", "max_rss_bytes", "count", 1),
-                           ("allocated p50", "alloc_memory_bytes", "median", 1),
-                           ("used p95", "max_rss_bytes", ("q", 0.95), 1),
-                           ("used max", "max_rss_bytes", "max", 1)], False)],
+              [],  # the Flux set shows the histogram form
               method="per category over the selected range: count, median, p95 and max",
               cost={"influxql": "~1 s for an hour, ~20 s for a day", "flux": "~0.1 s for an hour, ~2 s for a day"},
+              hist=Hist("Per category, over the tasks whose last attempt ended in the 60 s windows that "
+                        "end in the selected range and match the variables: tasks with a peak memory, "
+                        "median allocation, the p95 and the maximum of peak resident memory (bytes), "
+                        "from the `task_histogram` points. `tasklens advise` turns the p95 into a "
+                        "recommendation (x margin, rounded up).",
+                        [flux_hist_table(RIGHT_SIZING)], prom_table(RIGHT_SIZING), instant=True),
               kind="table", w=24, h=8, fmt="table", extra=table,
               check=("range", {"tasks": ("max_rss_bytes", "count", 1),
                                "allocated p50": ("alloc_memory_bytes", "median", 1),
@@ -590,29 +772,66 @@ class Layout:
         return self.id, pos
 
 
-def render_panel(lay, p, lang):
-    pid, pos = lay.place(p.w, p.h)
+def ref_id(i):
+    """A, B, ..., Z, AA, AB, ...: Grafana's target ids."""
+    return chr(65 + i) if i < 26 else ref_id(i // 26 - 1) + chr(65 + i % 26)
+
+
+def targets_of(p, lang):
     ds = DS[lang]
     if lang == "influxql":
-        targets = [{"refId": chr(65 + i), "datasource": ds, "rawQuery": True, "query": q,
-                    "resultFormat": p.fmt} for i, q in enumerate(p.influxql)]
-    else:
-        targets = [{"refId": chr(65 + i), "datasource": ds, "query": q}
-                   for i, q in enumerate(p.flux)]
-    method = EXACT_IQL if lang == "influxql" else EXACT_FLUX
+        return [{"refId": ref_id(i), "datasource": ds, "rawQuery": True, "query": q,
+                 "resultFormat": p.fmt} for i, q in enumerate(p.influxql)]
+    if lang == "flux":
+        return [{"refId": ref_id(i), "datasource": ds, "query": q}
+                for i, q in enumerate(p.hist.flux if p.hist else p.flux)]
+    inst = p.hist.instant
+    return [{"refId": ref_id(i), "datasource": ds, "expr": e, "legendFormat": legend, "instant": inst,
+             "range": not inst, "format": "table" if inst else "time_series"}
+            for i, (e, legend) in enumerate(p.hist.promql)]
+
+
+HIST_METHOD = {"flux": "Flux histogramQuantile() over the `task_histogram` buckets summed over the "
+                       "range (each bucket's lower bound added, the buckets being sparse)",
+               "promql": "histogram_quantile() over the `task_histogram` vmrange buckets summed with "
+                         "sum_over_time() over the range"}
+HIST_COST = {"flux": "~%s for a day" % "0.2 s", "promql": "~%s for a day" % "0.1 s"}
+
+
+def description(p, lang):
+    if lang != "influxql" and p.hist:
+        return (p.hist.desc + " Quantiles: %s: within alpha (0.5 %%) plus one bucket of the exact "
+                "quantile of those tasks, whatever the range (bench/RESULTS.md). A workflow or host "
+                "selected shows data only where tasklens groups by that tag (aggregate: by: "
+                "source,workflow,category); otherwise the panel stays empty." % HIST_METHOD[lang])
     desc = p.desc
     if is_quantile_panel(p):
-        desc += " Quantiles: " + method + "."
+        desc += " Quantiles: " + (EXACT_IQL if lang == "influxql" else EXACT_FLUX) + "."
     if p.cost:
         desc += (" Cost: every value in the range is read and sorted at query time; at 100 "
                  "tasks/s, %s (bench/RESULTS.md)." % p.cost[lang])
-    out = {"id": pid, "type": p.kind, "title": p.title, "description": desc, "datasource": ds,
-           "gridPos": pos, "fieldConfig": {"defaults": {"unit": p.unit}, "overrides": []},
+    return desc
+
+
+def render_panel(lay, p, lang):
+    pid, pos = lay.place(p.w, p.h)
+    ds = DS[lang]
+    targets = targets_of(p, lang)
+    out = {"id": pid, "type": p.kind, "title": p.title, "description": description(p, lang),
+           "datasource": ds, "gridPos": pos, "fieldConfig": {"defaults": {"unit": p.unit}, "overrides": []},
            "targets": targets,
            "options": {"legend": {"displayMode": "list", "placement": "bottom"},
                        "tooltip": {"mode": "multi"}}}
     if p.extra:
         out.update(p.extra)
+    if lang != "influxql" and p.hist and not p.hist.instant:
+        out["maxDataPoints"] = HIST_POINTS  # intervals that fit the coarser windows
+    if lang == "promql" and p.hist.instant:  # one instant query per column: merged, each named
+        out["transformations"] = [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True},
+                                           "renameByName": {"Value #%s" % t["refId"]: t["legendFormat"]
+                                                            for t in targets}}}]
     return out
 
 
@@ -626,12 +845,15 @@ def is_quantile_panel(p):
     return False
 
 
+LANG_TITLE = {"influxql": " (InfluxQL)", "flux": " (Flux)", "promql": " (PromQL)"}
+
+
 def dashboard(lang, uid, title, desc, panels, variables_used):
     lay = Layout()
     vs = variables(lang)
-    suffix = "" if lang == "influxql" else "-flux"
+    suffix = "" if lang == "influxql" else "-" + lang
     return {
-        "uid": uid + suffix, "title": title + (" (InfluxQL)" if lang == "influxql" else " (Flux)"),
+        "uid": uid + suffix, "title": title + LANG_TITLE[lang],
         "description": desc, "tags": ["tasklens", lang], "schemaVersion": 39, "version": 1,
         "editable": False, "refresh": "30s", "time": {"from": "now-24h", "to": "now"},
         "timezone": "utc", "templating": {"list": [vs[v] for v in variables_used]},
@@ -640,25 +862,42 @@ def dashboard(lang, uid, title, desc, panels, variables_used):
     }
 
 
+PROMQL_BOARD = ("task-resources", "tasklens-task-resources", "tasklens: task resources",
+                "What do tasks cost, per category, over any range? Every quantile comes from the "
+                "`task_histogram` buckets tasklens writes per 60 s window (VictoriaMetrics: through "
+                "its InfluxDB /write or Prometheus remote write), summed over the range.",
+                ["workflow", "category", "host"])
+
+
 def boards():
     """{(lang, name): (dashboard JSON, [Panel])}: what main() writes and the tests import."""
     out = {}
+    hist_panels = []
     for name, uid, title, desc, make, vs in BOARDS:
         panels = make()
+        hist_panels += [p for p in panels if p.hist]
         for lang in ("influxql", "flux"):
             out[(lang, name)] = (dashboard(lang, uid, title, desc, panels, vs), panels)
+    name, uid, title, desc, vs = PROMQL_BOARD
+    out[("promql", name)] = (dashboard("promql", uid, title, desc, hist_panels, vs), hist_panels)
     return out
 
 
 def readme_table(all_boards):
-    rows = ["| dashboard | panel | computes | quantiles (InfluxQL / Flux) | cost at 100 tasks/s "
-            "(InfluxQL / Flux) |", "|---|---|---|---|---|"]
+    rows = ["| dashboard | panel | computes | quantiles (InfluxQL / Flux / PromQL) | cost at 100 tasks/s, "
+            "a day (InfluxQL / Flux / PromQL) |", "|---|---|---|---|---|"]
     for (lang, name), (_, panels) in all_boards.items():
         if lang != "influxql":
             continue
         for p in panels:
-            q = "nearest rank, exact / linear, exact" if is_quantile_panel(p) else "-"
-            cost = "%s / %s" % (p.cost["influxql"], p.cost["flux"]) if p.cost else "-"
+            if p.hist:
+                q = "nearest rank, exact / histogram, alpha + 1 bucket / same"
+            else:
+                q = "nearest rank, exact / linear, exact / -" if is_quantile_panel(p) else "-"
+            cost = "-"
+            if p.cost:
+                cost = "%s / %s / %s" % (p.cost["influxql"], HIST_COST["flux"] if p.hist else p.cost["flux"],
+                                         HIST_COST["promql"] if p.hist else "-")
             rows.append("| %s | %s | %s | %s | %s |" % (name, p.title.replace("|", "/"), p.method, q, cost))
     return "\n".join(rows)
 

@@ -4,12 +4,14 @@
 #include "pipeline/output.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/intern.h"
+#include "core/options.h"
 
 #define PASS_BYTES (1 << 20)
 #define SELF_SINK_STATS 32 /* sink counters in a self-metrics point, at most */
@@ -75,6 +77,9 @@ static void pass_now(struct tl_output *o, bool force)
 
 void tl_output_pass(struct tl_output *o, bool force)
 {
+    /* a flush tick also writes the late parts: what a checkpoint covers is
+     * then written, and the aggregator's saved state holds none */
+    if (force && o->agg) tl_agg_flush_late(o->agg);
     if (force || pass_due(o)) pass_now(o, force);
 }
 
@@ -98,7 +103,41 @@ static void window_out(struct tl_output *o, const struct tl_agg_window *w, const
 static void on_summary(void *ctx, const struct tl_agg_window *w)
 {
     struct tl_output *o = ctx;
+    if (w->part || w->level) { /* a late part, a coarse window: only buckets */
+        if (o->encode && o->histograms)
+            o->buf_lines += (uint32_t)tl_lp_histogram(
+                &o->buf, w, o->ao.by, o->ao.nby,
+                w->level ? o->coarse_label[w->level - 1] : o->window_label, o->instance, &o->st);
+        tl_output_pass(o, false);
+        return;
+    }
     window_out(o, w, w->cumulative ? "cumulative" : o->window_label, NULL);
+}
+
+enum tl_err tl_output_coarse(struct tl_agg_opts *ao, long window_s, const char *list, bool strict,
+                             char *err, size_t errlen)
+{
+    ao->ncoarse = 0;
+    if (!window_s || !list) return TL_OK;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    const char *parts[8];
+    int n = *copy ? tl_parse_key_list(copy, parts, 8) : 0;
+    long prev = window_s;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        long s = strtol(parts[i], &end, 10);
+        bool fits = !*end && s > prev && s % window_s == 0 && ao->ncoarse < TL_AGG_MAX_COARSE;
+        if (!fits && strict) {
+            snprintf(err, errlen, "histogram window '%s' is not a multiple of the %ld s window larger "
+                     "than the one before it (at most %d)", parts[i], window_s, TL_AGG_MAX_COARSE);
+            return TL_ERR_USAGE;
+        }
+        if (!fits) continue;
+        ao->coarse_ns[ao->ncoarse++] = s * 1000000000LL;
+        prev = s;
+    }
+    return TL_OK;
 }
 
 void tl_output_on_global(void *ctx, const struct tl_agg_window *w)
@@ -117,6 +156,9 @@ enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, lo
     o->agg = tl_agg_new(&o->ao, on_summary, o);
     if (!o->agg) return TL_ERR_USAGE;
     o->ao = *tl_agg_options(o->agg); /* by[] must outlive the aggregator: its copy */
+    for (int L = 0; L < o->ao.ncoarse; L++)
+        snprintf(o->coarse_label[L], sizeof o->coarse_label[L], "%llds",
+                 (long long)(o->ao.coarse_ns[L] / 1000000000LL));
     o->last_pass_ms = tl_mono_ms();
     o->histograms = true;
     return TL_OK;
@@ -270,9 +312,9 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[11 + SELF_SINK_STATS + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+    const char *names[13 + SELF_SINK_STATS + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
-    uint64_t values[11 + SELF_SINK_STATS + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+    uint64_t values[13 + SELF_SINK_STATS + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
                                           lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
@@ -295,6 +337,12 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
     if (ac.overflow_records) {
         names[n] = "agg_overflow_records";
         values[n++] = ac.overflow_records;
+    }
+    if (ac.late_records) { /* records after their window closed: written as late parts */
+        names[n] = "late_records";
+        values[n++] = ac.late_records;
+        names[n] = "late_parts";
+        values[n++] = ac.late_parts;
     }
     if (in->gaps) {
         names[n] = "gaps";

@@ -42,6 +42,7 @@ struct tl_output {
      * queries sum. */
     bool histograms;
     const char *instance;
+    char coarse_label[TL_AGG_MAX_COARSE][32]; /* "600s": the coarse windows' `window` tag */
     /* The categories whose task points carry their name, up to ao.max_keys
      * (this process): later ones are written as `_other`, so the series in
      * InfluxDB stay bounded when names change every run (TaskVine's
@@ -58,6 +59,14 @@ struct tl_output {
  * speaks (NULL: stderr). Then add sinks. */
 enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, long window_s,
                            const struct tl_log *log);
+/* The coarse histogram windows of a comma-separated list of seconds
+ * ("600,3600") into ao (before tl_output_init): each a multiple of the
+ * window, ascending. strict: a level that is not is an error (err says
+ * which); else it is left out (the defaults under a --window they do not
+ * fit). An empty list or no window: none. */
+enum tl_err tl_output_coarse(struct tl_agg_opts *ao, long window_s, const char *list, bool strict,
+                             char *err, size_t errlen);
+#define TL_HISTOGRAM_WINDOWS "600,3600"
 /* Opens a sink of conf and adds it; err says why not. */
 enum tl_err tl_output_open_sink(struct tl_output *o, const struct tl_sink_conf *conf,
                                 const struct tl_sink_env *env, char *err, size_t errlen);

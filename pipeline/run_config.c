@@ -46,6 +46,10 @@ static const struct tl_option agg_options[] = {
      "also write each closed window as task_histogram buckets (bounds fixed by alpha), which "
      "the dashboards sum over any range",
      AS(histograms)},
+    {"histogram_windows", TL_OPT_LIST, "600,3600",
+     "coarser windows also written as task_histogram buckets (s, multiples of `window`): what the "
+     "dashboards read over a day or a week instead of every window",
+     AS(histogram_windows)},
     {0},
 };
 

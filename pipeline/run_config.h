@@ -58,6 +58,7 @@ struct agg_settings {
     long long max_keys;
     long long exact_limit;
     bool histograms;
+    const char *histogram_windows; /* s, comma-separated */
 };
 
 struct tl_source_type; /* source.h: what reads this entry */

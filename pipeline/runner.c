@@ -356,6 +356,12 @@ static enum tl_err output_open(struct tl_runtime *R)
     ao.sketch.exact_limit = (uint32_t)R->cfg.agg.exact_limit;
     ao.max_keys = (uint32_t)R->cfg.agg.max_keys;
     char err[512];
+    const char *hw = R->cfg.agg.histograms ? R->cfg.agg.histogram_windows : NULL;
+    if (tl_output_coarse(&ao, (long)R->cfg.agg.window, hw,
+                         hw && strcmp(hw, TL_HISTOGRAM_WINDOWS) != 0, err, sizeof err)) {
+        tl_rt_log(R, TL_LOG_ERROR, "aggregate.histogram_windows: %s", err);
+        return TL_ERR_USAGE;
+    }
     struct tl_requests *rq = NULL;
     if (R->cfg.run.requests && tl_requests_load(R->cfg.run.requests, &rq, err, sizeof err)) {
         tl_rt_log(R, TL_LOG_ERROR, "requests: %s", err);

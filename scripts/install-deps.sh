@@ -9,7 +9,7 @@ PKGS=(
   # build
   cmake ninja-build gcc clang pkg-config
   libpcre2-dev libjansson-dev librdkafka-dev libcurl4-openssl-dev libzstd-dev libyaml-dev
-  zlib1g-dev libmsgpack-dev libsqlite3-dev
+  zlib1g-dev libmsgpack-dev libsqlite3-dev libsnappy-dev
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy python3-msgpack gzip zstd
@@ -17,6 +17,9 @@ PKGS=(
   openmpi-bin
   # a real InfluxDB 1.x for the sink tests (started by the tests on 127.0.0.1)
   influxdb
+  # the Prometheus-compatible stores for the histogram series and the PromQL
+  # dashboards (started by the tests on 127.0.0.1)
+  victoria-metrics prometheus
   # real Chrome trace producers for the trace parser tests (node; cmake is above)
   nodejs
   # a real Apache Kafka broker for the Kafka source tests: Java, Maven (fetches
@@ -37,6 +40,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The servers come as packages whose units start on every interface; the
+  # tests start their own on loopback, so the ones installed here stay off.
+  for svc in influxdb victoria-metrics prometheus; do
+    if printf '%s\n' "${missing[@]}" | grep -qx "$svc" && command -v systemctl >/dev/null; then
+      $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    fi
+  done
 fi
 # The sanitizer and libFuzzer runtimes of the installed clang: Debian ships them
 # in libclang-rt-N-dev, only a Recommends of clang (skipped above), so without

@@ -11,11 +11,13 @@
 extern const struct tl_sink_type tl_sink_file;
 extern const struct tl_sink_type tl_sink_influxdb;
 extern const struct tl_sink_type tl_sink_ndjson;
+extern const struct tl_sink_type tl_sink_prometheus;
 
 const struct tl_sink_type *const tl_sink_types[] = {
     &tl_sink_influxdb,
     &tl_sink_file,
     &tl_sink_ndjson,
+    &tl_sink_prometheus,
     NULL,
 };
 

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "core/buf.h"
+#include "sinks/prom/remote_write.h"
 
 struct tl_influx {
     struct tl_influx_cfg cfg;
@@ -24,6 +25,7 @@ struct tl_influx {
     char *ping_url;
     char where[256];
     struct tl_buf gz;   /* compressed body */
+    struct tl_buf pb;   /* remote write: the WriteRequest before snappy */
     struct tl_buf resp; /* response body */
     long retry_after_ms;
 };
@@ -77,6 +79,14 @@ static enum tl_err check_cfg(const struct tl_influx_cfg *cfg, char *err, size_t 
         snprintf(err, errlen, "influx: the URL must start with http:// or https://");
         return TL_ERR_USAGE;
     }
+    if (cfg->version == TL_WIRE_REMOTE_WRITE) {
+        char why[300];
+        if (!tl_curl_load(why, sizeof why)) {
+            snprintf(err, errlen, "prometheus: %s", why);
+            return TL_ERR_OPEN;
+        }
+        return TL_OK;
+    }
     if (cfg->version == 1 && (!cfg->db || !*cfg->db)) {
         snprintf(err, errlen, "influx: InfluxDB 1.x needs a database (--influx-db)");
         return TL_ERR_USAGE;
@@ -104,6 +114,13 @@ static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
     while (ulen && cfg->url[ulen - 1] == '/') ulen--;
     struct tl_buf u = {0};
     tl_buf_append(&u, cfg->url, ulen);
+    if (cfg->version == TL_WIRE_REMOTE_WRITE) { /* the URL as given; `check` posts an empty request */
+        c->write_url = strdup(cfg->url);
+        c->query_url = strdup(cfg->url);
+        c->ping_url = strdup(cfg->url);
+        tl_buf_free(&u);
+        return;
+    }
     if (cfg->version == 1) {
         char *db = escape_param(c->curl, cfg->db), *rp = escape_param(c->curl, cfg->rp);
         tl_buf_printf(&u, "/write?db=%s&precision=ns", db);
@@ -143,19 +160,27 @@ static void make_where(struct tl_influx *c, const struct tl_influx_cfg *cfg)
         }
     const char *slash = strchr(hs, '/');
     int schemelen = (int)(strstr(cfg->url, "://") ? strstr(cfg->url, "://") - cfg->url : 4);
-    snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url,
-             (int)(slash ? slash - hs : (long)strlen(hs)), hs, cfg->version == 1 ? "database" : "bucket",
-             cfg->version == 1 ? cfg->db : cfg->bucket);
+    if (cfg->version == TL_WIRE_REMOTE_WRITE)
+        snprintf(c->where, sizeof c->where, "%.*s://%.*s (remote write)", schemelen, cfg->url,
+                 (int)(slash ? slash - hs : (long)strlen(hs)), hs);
+    else
+        snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url,
+                 (int)(slash ? slash - hs : (long)strlen(hs)), hs,
+                 cfg->version == 1 ? "database" : "bucket", cfg->version == 1 ? cfg->db : cfg->bucket);
 }
 
 /* The request's headers, the token among them (never left in freed memory). */
 static struct curl_slist *make_headers(const struct tl_influx_cfg *cfg)
 {
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
-    if (h && cfg->gzip) h = curl_slist_append(h, "Content-Encoding: gzip");
-    if (h && cfg->version == 2) {
+    bool rw = cfg->version == TL_WIRE_REMOTE_WRITE;
+    struct curl_slist *h = curl_slist_append(
+        NULL, rw ? "Content-Type: application/x-protobuf" : "Content-Type: text/plain; charset=utf-8");
+    if (h && rw) h = curl_slist_append(h, "Content-Encoding: snappy");
+    if (h && rw) h = curl_slist_append(h, "X-Prometheus-Remote-Write-Version: 0.1.0");
+    if (h && cfg->gzip && !rw) h = curl_slist_append(h, "Content-Encoding: gzip");
+    if (h && (cfg->version == 2 || (rw && cfg->token))) {
         struct tl_buf t = {0};
-        tl_buf_printf(&t, "Authorization: Token %s", cfg->token);
+        tl_buf_printf(&t, "Authorization: %s %s", rw ? "Bearer" : "Token", cfg->token);
         h = curl_slist_append(h, tl_buf_cstr(&t));
         memset(t.data, 0, t.len);
         tl_buf_free(&t);
@@ -218,6 +243,7 @@ void tl_influx_free(struct tl_influx *c)
     free(c->query_url);
     free(c->ping_url);
     tl_buf_free(&c->gz);
+    tl_buf_free(&c->pb);
     tl_buf_free(&c->resp);
     free(c);
 }
@@ -281,7 +307,8 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
     r->retry_after_ms = c->retry_after_ms;
     if (r->status >= 200 && r->status < 300) return TL_HTTP_OK;
     parse_error(c, r);
-    if (r->status == 400) return c->cfg.version == 1 ? TL_HTTP_PARTIAL : TL_HTTP_REJECTED;
+    if (c->cfg.version == TL_WIRE_REMOTE_WRITE && r->status == 404) return TL_HTTP_FATAL;
+    if (r->status == 400) return c->cfg.version != 2 ? TL_HTTP_PARTIAL : TL_HTTP_REJECTED;
     if (r->status == 422) return TL_HTTP_PARTIAL; /* 2.x: schema conflicts, retention */
     if (r->status == 404) return TL_HTTP_NOT_FOUND;
     if (r->status == 413) return TL_HTTP_TOO_LARGE;
@@ -295,7 +322,18 @@ enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_
     memset(r, 0, sizeof *r);
     const char *send = body;
     size_t send_len = len;
-    if (c->cfg.gzip) {
+    if (c->cfg.version == TL_WIRE_REMOTE_WRITE) {
+        uint64_t series, skipped;
+        c->pb.len = 0;
+        if (tl_rw_encode(body, len, c->cfg.measurements, &c->pb, &series, &skipped) ||
+            tl_rw_snappy(c->pb.data ? c->pb.data : "", c->pb.len, &c->gz)) {
+            snprintf(r->message, sizeof r->message, "out of memory encoding a remote-write request");
+            return TL_HTTP_RETRY;
+        }
+        if (!series && len) return TL_HTTP_OK; /* nothing this store takes */
+        send = c->gz.data;
+        send_len = c->gz.len;
+    } else if (c->cfg.gzip) {
         if (!gzip_body(&c->gz, body, len)) {
             snprintf(r->message, sizeof r->message, "gzip failed");
             return TL_HTTP_RETRY;
@@ -330,6 +368,7 @@ enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_repl
 
 enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *r)
 {
+    if (c->cfg.version == TL_WIRE_REMOTE_WRITE) return tl_influx_write(c, "", 0, r); /* empty request */
     memset(r, 0, sizeof *r);
     curl_easy_setopt(c->curl, CURLOPT_URL, c->ping_url);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->cfg.version == 2 ? c->headers : NULL);

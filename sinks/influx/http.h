@@ -1,4 +1,5 @@
-/* InfluxDB HTTP writes (libcurl), one keep-alive connection per client.
+/* InfluxDB HTTP writes (libcurl), one keep-alive connection per client;
+ * the same client speaks Prometheus remote write (version 3).
  *
  *   v1: POST {url}/write?db=&rp=&precision=ns     (user/password: basic auth)
  *   v2: POST {url}/api/v2/write?org=&bucket=&precision=ns
@@ -32,9 +33,17 @@
 
 #include "core/error.h"
 
+/* version 3: Prometheus remote write (sinks/prom/remote_write.h) to `url`
+ * as given (e.g. http://vm:8428/api/v1/write), token as a Bearer token,
+ * user/password as basic auth; the body made from the line protocol of the
+ * `measurements` listed. 400 is PARTIAL (samples refused: out of order,
+ * duplicate), 404 FATAL (a wrong URL). */
+#define TL_WIRE_REMOTE_WRITE 3
+
 struct tl_influx_cfg {
     const char *url;
-    int version; /* 1 or 2 */
+    int version; /* 1, 2 or TL_WIRE_REMOTE_WRITE */
+    const char *measurements; /* remote write: the measurements sent */
     const char *db, *rp, *user, *password; /* v1 */
     const char *org, *bucket, *token;      /* v2 */
     const char *ca_file, *ca_path;

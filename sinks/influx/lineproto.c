@@ -425,7 +425,7 @@ int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char 
         return 0;
     }
     struct hist_emit h = {b, s, tags.data, tags.data + prefix_len, prefix_len,
-                          tags.len - prefix_len, w->end_ns, 0};
+                          tags.len - prefix_len, w->end_ns + (int64_t)w->part, 0};
     tl_sketch_each_bucket(s, hist_bucket, &h);
     /* the window's count, sum, min and max: p0 and p100 exact, means over any range */
     tl_buf_append(b, tags.data, tags.len);
@@ -434,7 +434,7 @@ int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char 
     put_float_field(b, &first, "sum", tl_sketch_sum(s));
     put_float_field(b, &first, "min", s->min);
     put_float_field(b, &first, "max", s->max);
-    tl_buf_printf(b, " %lld\n", (long long)w->end_ns);
+    tl_buf_printf(b, " %lld\n", (long long)h.time_ns);
     tl_buf_free(&tags);
     st->points += (uint64_t)h.points + 1;
     return h.points + 1;

@@ -15,6 +15,7 @@
 
 #include "core/path.h"
 #include "sinks/influx/http.h"
+#include "sinks/influx/netsink.h"
 #include "sinks/influx/sink.h"
 #include "sinks/sink.h"
 
@@ -58,18 +59,13 @@ static const struct tl_option influx_options[] = {
     {0},
 };
 
-struct influx_plugin {
-    struct tl_influx_sink *sink;
-    const struct tl_log *log;
-    char spool_dir[4096];
-};
 
 /* The spool's directory: the one configured, else the user's state
  * directory (XDG), never the working directory a command happened to run
  * in. */
-static const char *spool_dir_of(const struct influx_config *c, char *buf, size_t cap)
+const char *tl_netsink_spool_dir(const char *configured, char *buf, size_t cap)
 {
-    if (c->spool_dir) return c->spool_dir;
+    if (configured) return configured;
     const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     if (state && *state) snprintf(buf, cap, "%s/tasklens/spool", state);
     else snprintf(buf, cap, "%s/.local/state/tasklens/spool", home && *home ? home : "/tmp");
@@ -87,6 +83,25 @@ static void make_parents(const char *dir)
         mkdir(path, 0750);
         *p = '/';
     }
+}
+
+enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, const char *spool_dir,
+                            bool default_dir, const struct tl_sink_env *env, char *err, size_t errlen)
+{
+    struct tl_netsink *p = calloc(1, sizeof *p);
+    if (!p) return TL_ERR_NOMEM;
+    snprintf(p->spool_dir, sizeof p->spool_dir, "%s", spool_dir);
+    if (default_dir) make_parents(p->spool_dir);
+    struct tl_influx_sink_cfg c = *sc;
+    c.spool.dir = p->spool_dir;
+    enum tl_err rc = tl_influx_sink_new(&c, &p->sink, err, errlen);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    p->log = env->log;
+    *state = p;
+    return TL_OK;
 }
 
 static enum tl_err influx_validate(const void *config, const char **key, char *err, size_t errlen)
@@ -163,51 +178,41 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
                                char *err, size_t errlen)
 {
     const struct influx_config *c = config;
-    struct influx_plugin *p = calloc(1, sizeof *p);
-    if (!p) return TL_ERR_NOMEM;
     char dir[4096];
-    snprintf(p->spool_dir, sizeof p->spool_dir, "%s", spool_dir_of(c, dir, sizeof dir));
-    if (!c->spool_dir) make_parents(p->spool_dir);
+    const char *spool = tl_netsink_spool_dir(c->spool_dir, dir, sizeof dir);
     struct tl_influx_sink_cfg sc;
-    sink_cfg(c, env, &sc, p->spool_dir);
-    enum tl_err rc = tl_influx_sink_new(&sc, &p->sink, err, errlen);
-    if (rc) {
-        free(p);
-        return rc;
-    }
-    p->log = env->log;
-    *state = p;
-    return TL_OK;
+    sink_cfg(c, env, &sc, spool);
+    return tl_netsink_open(state, &sc, spool, !c->spool_dir, env, err, errlen);
 }
 
-static enum tl_err influx_lines(void *state, const char *lp, size_t len, uint32_t nlines)
+enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines)
 {
-    return tl_influx_sink_add(((struct influx_plugin *)state)->sink, lp, len, nlines);
+    return tl_influx_sink_add(((struct tl_netsink *)state)->sink, lp, len, nlines);
 }
 
-static enum tl_err influx_flush(void *state)
+enum tl_err tl_netsink_flush(void *state)
 {
-    return tl_influx_sink_flush(((struct influx_plugin *)state)->sink);
+    return tl_influx_sink_flush(((struct tl_netsink *)state)->sink);
 }
 
-static enum tl_err influx_sync(void *state)
+enum tl_err tl_netsink_sync(void *state)
 {
-    return tl_influx_sink_sync(((struct influx_plugin *)state)->sink);
+    return tl_influx_sink_sync(((struct tl_netsink *)state)->sink);
 }
 
-static enum tl_err influx_drain(void *state, long timeout_ms)
+enum tl_err tl_netsink_drain(void *state, long timeout_ms)
 {
-    return tl_influx_sink_drain(((struct influx_plugin *)state)->sink, timeout_ms);
+    return tl_influx_sink_drain(((struct tl_netsink *)state)->sink, timeout_ms);
 }
 
-static uint32_t influx_held(const void *state)
+uint32_t tl_netsink_held(const void *state)
 {
-    return tl_influx_sink_held(((const struct influx_plugin *)state)->sink);
+    return tl_influx_sink_held(((const struct tl_netsink *)state)->sink);
 }
 
-static size_t influx_stats(const void *state, struct tl_sink_stat *out, size_t max)
+size_t tl_netsink_stats(const void *state, struct tl_sink_stat *out, size_t max)
 {
-    struct tl_influx_sink_stats ss = tl_influx_sink_stats(((const struct influx_plugin *)state)->sink);
+    struct tl_influx_sink_stats ss = tl_influx_sink_stats(((const struct tl_netsink *)state)->sink);
     const struct tl_sink_stat all[] = {
         /* the self-metrics fields, in the order the `tasklens` point had them */
         {"spool_bytes", ss.spool.bytes, true},
@@ -229,9 +234,9 @@ static size_t influx_stats(const void *state, struct tl_sink_stat *out, size_t m
     return n;
 }
 
-static int influx_finish(void *state, long drain_ms)
+int tl_netsink_finish(void *state, long drain_ms)
 {
-    struct influx_plugin *p = state;
+    struct tl_netsink *p = state;
     int status = 0;
     enum tl_err drc = tl_influx_sink_drain(p->sink, drain_ms);
     tl_influx_sink_sync(p->sink);
@@ -254,9 +259,9 @@ static int influx_finish(void *state, long drain_ms)
     return status;
 }
 
-static void influx_close(void *state)
+void tl_netsink_close(void *state)
 {
-    struct influx_plugin *p = state;
+    struct tl_netsink *p = state;
     if (!p) return;
     tl_influx_sink_free(p->sink);
     free(p);
@@ -269,7 +274,7 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
     const struct influx_config *k = config;
     struct tl_influx_sink_cfg sc;
     char buf[4096];
-    const char *spool = spool_dir_of(k, buf, sizeof buf);
+    const char *spool = tl_netsink_spool_dir(k->spool_dir, buf, sizeof buf);
     sink_cfg(k, NULL, &sc, spool);
     struct tl_influx_cfg c = sc.http;
     c.gzip = false;
@@ -317,13 +322,13 @@ const struct tl_sink_type tl_sink_influxdb = {
     .validate = influx_validate,
     .configured = influx_configured,
     .open = influx_open,
-    .lines = influx_lines,
-    .flush = influx_flush,
-    .sync = influx_sync,
-    .drain = influx_drain,
-    .held = influx_held,
-    .stats = influx_stats,
-    .finish = influx_finish,
-    .close = influx_close,
+    .lines = tl_netsink_lines,
+    .flush = tl_netsink_flush,
+    .sync = tl_netsink_sync,
+    .drain = tl_netsink_drain,
+    .held = tl_netsink_held,
+    .stats = tl_netsink_stats,
+    .finish = tl_netsink_finish,
+    .close = tl_netsink_close,
     .check = influx_check,
 };

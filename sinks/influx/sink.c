@@ -103,6 +103,12 @@ static uint32_t count_lines(const char *p, size_t len)
 }
 
 /* Logs a partial-write reason the first time it is seen. */
+/* What the messages call the server. */
+static const char *store(const struct tl_influx_sink *s)
+{
+    return s->cfg.http.version == TL_WIRE_REMOTE_WRITE ? "the remote-write store" : "InfluxDB";
+}
+
 static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r)
 {
     char key[64];
@@ -110,9 +116,13 @@ static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r
     for (int i = 0; i < s->nreasons; i++)
         if (!strcmp(s->reasons[i], key)) return;
     if (s->nreasons < MAX_REASONS) snprintf(s->reasons[s->nreasons++], sizeof key, "%s", key);
-    if (!s->cfg.quiet)
-        tl_log(s->cfg.log, TL_LOG_WARN, "InfluxDB refused points (%llu dropped in this batch): %s",
-                (unsigned long long)r->dropped, r->message);
+    if (s->cfg.quiet) return;
+    if (r->dropped)
+        tl_log(s->cfg.log, TL_LOG_WARN, "%s refused points (%llu dropped in this batch): %s",
+               store(s), (unsigned long long)r->dropped, r->message);
+    else /* remote write does not say how many */
+        tl_log(s->cfg.log, TL_LOG_WARN, "%s refused some points of a batch: %s", store(s),
+               r->message);
 }
 
 enum send_outcome { SENT, RETRY_LATER, NEEDS_OPERATOR };
@@ -174,7 +184,7 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
     case TL_HTTP_TOO_LARGE:
         if (n < 2 || depth > 20) {
             snprintf(s->fatal, sizeof s->fatal,
-                     "InfluxDB at %s refuses a single point as too large (413)",
+                     "%s at %s refuses a single point as too large (413)", store(s),
                      tl_influx_where(s->http));
             return NEEDS_OPERATOR;
         }
@@ -182,11 +192,11 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
     case TL_HTTP_RETRY:
         if (!s->cfg.quiet && s->st.retries % 10 == 0) {
             if (r.status)
-                tl_log(s->cfg.log, TL_LOG_WARN, "InfluxDB unavailable (HTTP %ld: %s), spooling; will retry",
-                        r.status, r.message);
+                tl_log(s->cfg.log, TL_LOG_WARN, "%s unavailable (HTTP %ld: %s), spooling; will retry",
+                       store(s), r.status, r.message);
             else
-                tl_log(s->cfg.log, TL_LOG_WARN, "InfluxDB unavailable (%s), spooling; will retry",
-                        r.message);
+                tl_log(s->cfg.log, TL_LOG_WARN, "%s unavailable (%s), spooling; will retry", store(s),
+                       r.message);
         }
         backoff(s, r.retry_after_ms);
         return RETRY_LATER;
@@ -205,7 +215,12 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         return NEEDS_OPERATOR;
     case TL_HTTP_FATAL:
     default:
-        if ((r.status == 401 || r.status == 403) && s->cfg.http.version == 1)
+        if ((r.status == 401 || r.status == 403) && s->cfg.http.version == TL_WIRE_REMOTE_WRITE)
+            snprintf(s->fatal, sizeof s->fatal,
+                     "the remote-write store at %s refused the credentials (HTTP %ld: %s): fix the "
+                     "sink's `token` (or $PROM_TOKEN), or `user` and `password` (or $PROM_PASSWORD)",
+                     tl_influx_where(s->http), r.status, r.message);
+        else if ((r.status == 401 || r.status == 403) && s->cfg.http.version == 1)
             snprintf(s->fatal, sizeof s->fatal,
                      "InfluxDB at %s refused the credentials (HTTP %ld: %s): fix the sink's `user` "
                      "and `password` (or $INFLUX_PASSWORD); the user needs WRITE on database %s",
@@ -216,7 +231,7 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
                      "$INFLUX_TOKEN); it needs write access to bucket %s in org %s",
                      tl_influx_where(s->http), r.status, r.message, s->cfg.http.bucket, s->cfg.http.org);
         else
-            snprintf(s->fatal, sizeof s->fatal, "InfluxDB at %s answered HTTP %ld: %s",
+            snprintf(s->fatal, sizeof s->fatal, "%s at %s answered HTTP %ld: %s", store(s),
                      tl_influx_where(s->http), r.status, r.message);
         backoff(s, 0);
         return NEEDS_OPERATOR;

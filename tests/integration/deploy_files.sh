@@ -19,7 +19,7 @@ elif command -v docker-compose >/dev/null 2>&1; then compose=(docker-compose)
 fi
 if [ ${#compose[@]} -gt 0 ]; then
   if out=$("${compose[@]}" -f "$repo/deploy/docker-compose.yml" --env-file "$tmp/.env" config 2>&1); then
-    for svc in kafka influxdb grafana tasklens; do
+    for svc in kafka influxdb victoriametrics grafana tasklens; do
       if grep -q "^  $svc:" <<<"$out"; then ok "compose: service $svc"; else bad "compose: no service $svc"; fi
     done
   else

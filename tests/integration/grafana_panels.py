@@ -50,9 +50,11 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from checks import check, finish  # noqa: E402
-from grafana_query import FluxRunner, InfluxQLRunner, Range, unsubstituted, influxql_text, flux_text  # noqa: E402
+from grafana_query import (FluxRunner, InfluxQLRunner, PromRunner, Range, unsubstituted, influxql_text,  # noqa: E402
+                           flux_text, promql_text)
 from influxd_harness import Influxd  # noqa: E402
 import influxd2_harness  # noqa: E402
+import prom_harness  # noqa: E402
 import lsst_summary  # noqa: E402
 
 TASKLENS, REPO = sys.argv[1:3]
@@ -77,7 +79,12 @@ def static_checks():
           "provisioned Flux data source has uid %s and its token from the environment" % v2["uid"])
     with open(os.path.join(GRAFANA, "provisioning", "dashboards", "tasklens.yaml")) as f:
         paths = sorted(p["options"]["path"] for p in yaml.safe_load(f)["providers"])
-    check(paths == ["/var/lib/grafana/dashboards/flux", "/var/lib/grafana/dashboards/influxql"],
+    with open(os.path.join(GRAFANA, "provisioning", "datasources", "tasklens-victoriametrics.yaml")) as f:
+        vm = yaml.safe_load(f)["datasources"][0]
+    check(vm["uid"] == LANG_UID["promql"] and vm["type"] == "prometheus",
+          "provisioned PromQL data source has uid %s" % vm["uid"])
+    check(paths == ["/var/lib/grafana/dashboards/flux", "/var/lib/grafana/dashboards/influxql",
+                    "/var/lib/grafana/dashboards/promql"],
           "one dashboard provider per set: %s" % paths)
 
     for (lang, name), (want, _) in BOARDS.items():
@@ -236,8 +243,101 @@ def selected(tasks, rng, categories, flux, final_only):
             and (categories is None or t["category"] in categories) and (t["final"] or not final_only)]
 
 
-def expected(lang, chk, final_only, tasks, rng, categories):
+WINDOW_MS = 60_000  # the aggregation window the histogram points are written for
+GAMMA = (1 + 0.005) / (1 - 0.005)  # a bucket's ratio at the default alpha
+
+
+def window_end_ms(t, level_ms=WINDOW_MS):
+    return (t["t_ns"] // 1_000_000 // level_ms + 1) * level_ms
+
+
+def hist_level_ms(lang, kind, rng):
+    """The windows a histogram panel reads (make_dashboards.HIST_LEVELS):
+    Flux the coarsest that fits the interval, or the range of a table;
+    PromQL the 60 s ones."""
+    if lang != "flux":
+        return WINDOW_MS
+    if kind == "interval":
+        return next((w * 1000 for w, _ in make_dashboards.HIST_LEVELS if rng.interval_ms >= w * 1000), WINDOW_MS)
+    span = rng.stop_ms - rng.start_ms
+    return next(w * 1000 for w, above in make_dashboards.HIST_LEVELS if span > above * 1000)
+
+
+def hist_selected(tasks, rng, categories, lang, level_ms):
+    """The tasks a histogram panel answers for: each task's last attempt, in
+    the windows whose end falls in the range (Flux's range() keeps
+    [start, stop), a PromQL lookbehind (start, stop])."""
+    lo, hi = rng.start_ms, rng.stop_ms
+    inside = (lambda e: lo <= e < hi) if lang == "flux" else (lambda e: lo < e <= hi)
+    return [t for t in tasks if t["final"] and inside(window_end_ms(t, level_ms))
+            and (categories is None or t["category"] in categories)]
+
+
+def hist_interval_of(t, rng, lang, level_ms):
+    """The graph interval a task's window lands in: Flux's aggregateWindow
+    labels [start, start + i) by its start; a PromQL point at t covers
+    (t - i, t]."""
+    e = window_end_ms(t, level_ms)
+    return e // rng.interval_ms if lang == "flux" else -(-e // rng.interval_ms)
+
+
+def hist_quantile(vals, p):
+    """What a histogram quantile may show: ("within", lo, hi), the order
+    statistics around the rank q*n that histogramQuantile and
+    histogram_quantile interpolate at (and numpy's q*(n-1)), to be widened
+    by alpha and one bucket when compared."""
+    if not vals:
+        return None
+    s, q, n = sorted(vals), p / 100.0, len(vals)
+    ranks = [math.floor(q * (n - 1)), math.ceil(q * (n - 1)), math.ceil(q * n) - 1]
+    return ("within", s[max(0, min(ranks))], s[min(n - 1, max(ranks))])
+
+
+def hist_value(fn, vals):
+    """A histogram panel's column: counts, sums, p0 and p100 exact; the
+    other quantiles within alpha plus one bucket."""
+    if not vals:
+        return None
+    if fn in ("count", "sum"):
+        return aggregate("flux", fn, vals)
+    p = 50 if fn == "median" else fn[1]
+    if p in (0, 100):
+        return float(min(vals) if p == 0 else max(vals))
+    return hist_quantile(vals, p)
+
+
+def expected_hist(lang, chk, tasks, rng, categories):
+    groups = {}
+    kind = chk[0]
+    level = hist_level_ms(lang, kind, rng)
+    sel = hist_selected(tasks, rng, categories, lang, level)
+    if lang == "promql" and kind == "interval":  # what the drawn points, at steps in the range, cover
+        i = rng.interval_ms
+        sel = [t for t in tasks if t["final"] and rng.start_ms <= -(-window_end_ms(t) // i) * i <= rng.stop_ms
+               and (categories is None or t["category"] in categories)]
+    for t in sel:
+        b = hist_interval_of(t, rng, lang, level) if kind in ("interval", "rate") else None
+        groups.setdefault(((("category", t["category"]),), b), []).append(t)
+    out = {}
+    for key, ts in groups.items():
+        if kind == "interval":
+            vals = [t[chk[1]] for t in ts if chk[1] in t]
+            out[key] = {alias: hist_value(("q", p), vals) for alias, p in chk[2]}
+        else:
+            row = {}
+            for col, (metric, fn, scale) in chk[1].items():
+                fn = ("q", fn[1]) if isinstance(fn, tuple) else fn
+                v = hist_value(fn, [t[metric] for t in ts if metric in t])
+                row[col] = None if v is None else (v[0], v[1] * scale, v[2] * scale) if isinstance(v, tuple) \
+                    else v * scale
+            out[key] = row
+    return out
+
+
+def expected(lang, chk, final_only, tasks, rng, categories, hist=False):
     """{((("category", c),), bucket): {column: value}} as the panel should show it."""
+    if hist:
+        return expected_hist(lang, chk, tasks, rng, categories)
     sel = selected(tasks, rng, categories, lang == "flux", final_only)
     groups = {}
     kind = chk[0]
@@ -261,8 +361,13 @@ def expected(lang, chk, final_only, tasks, rng, categories):
 
 
 def same(a, b):
+    """b may be ("within", lo, hi): a histogram quantile, within alpha plus
+    one bucket of the order statistics around its rank (1e-9 absolute: the
+    zero bucket [0, 1e-9))."""
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(b, tuple):
+        return b[1] / GAMMA ** 2 - 1e-9 <= a <= b[2] * GAMMA ** 2 + 1e-9
     return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
 
 
@@ -282,6 +387,16 @@ def compare(got, want, chk):
     return None
 
 
+def panel_queries(p, lang):
+    """What a panel of a set runs: InfluxQL, Flux (the histogram form where
+    there is one), or the PromQL targets [(expr, legend)]."""
+    if lang == "influxql":
+        return p.influxql
+    if lang == "promql":
+        return p.hist.promql
+    return p.hist.flux if p.hist else p.flux
+
+
 def truth_checks(label, lang, runner, tasks):
     """Every checked panel of every board, over every scenario."""
     for (blang, board), (_, panels) in BOARDS.items():
@@ -290,7 +405,8 @@ def truth_checks(label, lang, runner, tasks):
         for p in panels:
             if not p.check or p.check[0] not in ("interval", "range", "rate"):
                 continue
-            queries = p.influxql if lang == "influxql" else p.flux
+            queries = panel_queries(p, lang)
+            hist = lang != "influxql" and p.hist is not None
             for what, rng, cats in SCENARIOS:
                 variables = {"workflow": None, "host": None, "category": cats}
                 try:
@@ -298,9 +414,13 @@ def truth_checks(label, lang, runner, tasks):
                 except Exception as e:  # noqa: BLE001
                     check(False, "%s: %s / %s, %s: %s" % (label, board, p.title, what, e))
                     continue
-                want = expected(lang, p.check, p.final, tasks, rng, cats)
+                want = expected(lang, p.check, p.final, tasks, rng, cats, hist)
                 diff = compare(got, want, p.check)
-                check(diff is None and want, "%s: %s / %s, %s %s: %d rows equal the tasks' own numbers%s" % (
+                # a PromQL graph draws points at multiples of the step, each for the step
+                # before it: a range shorter than the step may show no window at all, and
+                # then the panel and the tasks agree on nothing to show
+                no_step = lang == "promql" and p.check[0] == "interval" and not got
+                check(diff is None and (want or no_step), "%s: %s / %s, %s %s: %d rows equal the tasks' own numbers%s" % (
                     label, board, p.title, what, rng, len(want), "" if diff is None else " -- " + diff))
 
 
@@ -329,6 +449,7 @@ def every_query(label, lang, text, run, extent_of):
         rng = extent(extent_of(read))
         print("%s: %s over %s" % (label, board, rng))
         allv = {v["name"]: None for v in d["templating"]["list"]}
+        hist_titles = {p.title: p.hist is not None for p in panels}
         one = {}
         for v in d["templating"]["list"]:
             q = text(v["query"], rng, allv)
@@ -352,8 +473,12 @@ def every_query(label, lang, text, run, extent_of):
                         n, err = len(run(q)), None
                     except Exception as e:  # noqa: BLE001
                         n, err = 0, str(e)
-                    check(err is None and n and not unsubstituted(q), "%s: %s / %s / %s (%s): %d series %s" % (
-                        label, board, p["title"], t["refId"], which, n, (err or "")[:300]))
+                    # a histogram panel answers for a workflow only where tasklens groups by it
+                    # (`by`): the run here does not, and the panel is empty, never wrong
+                    hist = lang != "influxql" and hist_titles.get(p["title"])
+                    check(err is None and (n or (hist and which != "All")) and not unsubstituted(q),
+                          "%s: %s / %s / %s (%s): %d series %s" % (
+                              label, board, p["title"], t["refId"], which, n, (err or "")[:300]))
 
 
 # ---------------------------------------------------------------- the other panels, from the points
@@ -592,34 +717,27 @@ def lp_truth(label, lang, runner, points, extent_of):
             label, board, p.title, rng, len(want), "" if diff is None else " -- " + diff))
 
 
-def summary_equals(label, lang, runner, rng, run_dir, expect):
-    """The ResourceUsageSummary panel over the whole range, all categories."""
+def summary_equals(label, lang, runner, rng, expect):
+    """The exact ResourceUsageSummary panel (InfluxQL) over the whole range, all categories:
+    nearest-rank numbers from the generator's own values."""
     p = [p for p in BOARDS[(lang, "task-resources")][1] if p.title.startswith("Resource usage summary")][0]
-    got = runner.panel(p.influxql if lang == "influxql" else p.flux, rng,
+    got = runner.panel(p.influxql, rng,
                        {"workflow": None, "host": None, "category": None}, interval_key=False)
-    if lang == "flux":  # linear: exactly the numbers of `tasklens summary --lsst-summary`
-        r = subprocess.run([TASKLENS, "summary", "--lsst-summary", "--format", "csv", run_dir],
-                           capture_output=True, text=True)
-        lines = r.stdout.strip().splitlines()
-        cols = lines[0].split(",")
-        want = {ln.split(",")[0]: {c: float(v) for c, v in zip(cols[1:], ln.split(",")[1:])} for ln in lines[1:]}
-        source = "`tasklens summary --lsst-summary`"
-    else:  # nearest rank, from the generator's own values
-        want = {}
-        for lbl, items in expect.items():
-            vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
-                    "walltime_s": [v[2] for _, v in items]}
-            row = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
-            for prefix, vs in vals.items():
-                for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
-                    row["%s_%s" % (prefix, c)] = nearest_rank(vs, pc, True) if 0 < pc < 100 else \
-                        quantile("influxql", vs, pc)
-            want[lbl] = row
-        source = "nearest-rank numbers from the generator (rank at least 1: no blank cell)"
-        blank = [(lbl, k) for lbl, row in want.items() for k, v in row.items() if v is None]
-        check(not blank and any(len(items) < 50 for items in expect.values()),
-              "%s: every ResourceUsageSummary cell has a value, p001 of a category of fewer than 50 "
-              "tasks included (%s)" % (label, blank[:3]))
+    want = {}
+    for lbl, items in expect.items():
+        vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
+                "walltime_s": [v[2] for _, v in items]}
+        row = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
+        for prefix, vs in vals.items():
+            for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
+                row["%s_%s" % (prefix, c)] = nearest_rank(vs, pc, True) if 0 < pc < 100 else \
+                    quantile("influxql", vs, pc)
+        want[lbl] = row
+    source = "nearest-rank numbers from the generator (rank at least 1: no blank cell)"
+    blank = [(lbl, k) for lbl, row in want.items() for k, v in row.items() if v is None]
+    check(not blank and any(len(items) < 50 for items in expect.values()),
+          "%s: every ResourceUsageSummary cell has a value, p001 of a category of fewer than 50 "
+          "tasks included (%s)" % (label, blank[:3]))
     compared, diffs = 0, []
     for cat, w in want.items():
         g = got.get(((("category", cat),), None), {})
@@ -694,7 +812,7 @@ def main():
 
     # ---- InfluxDB 1.x: InfluxQL
     with Influxd() as db:
-        r = subprocess.run([TASKLENS, "lines", "--window", "0", "--influx-url", db.url, "--influx-db", "bursts",
+        r = subprocess.run([TASKLENS, "lines", "--influx-url", db.url, "--influx-db", "bursts",
                             "--influx-create-db", "--spool-dir", os.path.join(tmp, "spool-b1"), "-q", bursts_dir],
                            capture_output=True, text=True)
         check(r.returncode == 0, "1.x: tasklens lines wrote the truth tasks %s" % r.stderr[-300:])
@@ -711,10 +829,12 @@ def main():
         iql = InfluxQLRunner(db.query, "tasklens")
         every_query("1.x InfluxQL", "influxql", influxql_text, iql.series,
                     lambda ms: first_last_iql(db.query, "tasklens", ms))
-        summary_equals("1.x InfluxQL", "influxql", iql, rng, run_dir, expect)
+        summary_equals("1.x InfluxQL", "influxql", iql, rng, expect)
         lp_truth("1.x InfluxQL", "influxql", iql, points, lambda ms: first_last_iql(db.query, "tasklens", ms))
         raw_and_self_truth("1.x InfluxQL", "influxql", iql, points, self_points(db.query, "tasklens"),
                            lambda ms: first_last_iql(db.query, "tasklens", ms))
+
+    promql_checks(tmp, tasks, bursts_dir, run_dir, expect)
 
     # ---- InfluxDB 2.7: Flux, and InfluxQL through DBRP
     if not influxd2_harness.binary():
@@ -725,7 +845,7 @@ def main():
         db2.create_bucket("bursts")
         db2.dbrp("bursts", "bursts")
         db2.dbrp()
-        r = subprocess.run([TASKLENS, "lines", "--window", "0", "--influx-url", db2.url, "--influx-org", db2.org,
+        r = subprocess.run([TASKLENS, "lines", "--influx-url", db2.url, "--influx-org", db2.org,
                             "--influx-bucket", "bursts", "--spool-dir", os.path.join(tmp, "spool-b2"), "-q",
                             bursts_dir], capture_output=True, text=True, env=env)
         check(r.returncode == 0, "2.7: tasklens lines wrote the truth tasks through /api/v2/write %s" % r.stderr[-300:])
@@ -746,13 +866,92 @@ def main():
         every_query("2.7 Flux", "flux", lambda q, r, v: flux_text(q, r, v, db2.bucket), db2.flux, span)
         iql2 = InfluxQLRunner(db2.influxql, db2.bucket)
         every_query("2.7 InfluxQL (DBRP)", "influxql", influxql_text, iql2.series, span)
-        summary_equals("2.7 Flux", "flux", flux, rng, run_dir, expect)
-        summary_equals("2.7 InfluxQL (DBRP)", "influxql", iql2, rng, run_dir, expect)
+        summary_hist_equals("2.7 Flux", "flux", flux, rng, expect)
+        summary_equals("2.7 InfluxQL (DBRP)", "influxql", iql2, rng, expect)
         lp_truth("2.7 Flux", "flux", flux, points, span)
         lp_truth("2.7 InfluxQL (DBRP)", "influxql", iql2, points, span)
         own = self_points(db2.influxql, db2.bucket)
         raw_and_self_truth("2.7 Flux", "flux", flux, points, own, span)
         raw_and_self_truth("2.7 InfluxQL (DBRP)", "influxql", iql2, points, own, span)
+
+
+def promql_checks(tmp, tasks, bursts_dir, run_dir, expect):
+    """The PromQL set on a real VictoriaMetrics, fed through its InfluxDB
+    /write by the influxdb sink: the truth scenarios, every query, and the
+    ResourceUsageSummary over the whole run within alpha of the generator's."""
+    if not prom_harness.available("victoria-metrics"):
+        print("SKIP PromQL checks: victoria-metrics is not installed (scripts/install-deps.sh)")
+        return
+    label = "VictoriaMetrics PromQL"
+    with prom_harness.VictoriaMetrics() as vm:
+        r = subprocess.run([TASKLENS, "lines", "--influx-url", vm.url, "--influx-db", "bursts", "--spool-dir",
+                            os.path.join(tmp, "spool-vm"), "-q", bursts_dir], capture_output=True, text=True)
+        vm.flush()
+        check(r.returncode == 0, "%s: tasklens lines wrote the truth tasks through /write %s" % (label, r.stderr[-300:]))
+        truth_checks(label, "promql", PromRunner(vm), tasks)
+    with prom_harness.VictoriaMetrics() as vm:
+        wq_log = os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")
+        r = subprocess.run([TASKLENS, "lines", "--influx-url", vm.url, "--influx-db", "tl", "--spool-dir",
+                            os.path.join(tmp, "spool-vm2"), "-q", wq_log, run_dir], capture_output=True, text=True)
+        vm.flush()
+        check(r.returncode == 0, "%s: tasklens lines wrote the Work Queue log and the LSST run %s" % (
+            label, r.stderr[-300:]))
+        pts = [p for p in parse_lp(r.stdout) if p[0] == "task"]
+        lp = subprocess.run([TASKLENS, "lines", "-q", wq_log, run_dir], capture_output=True, text=True).stdout
+        t_ns = [p[3] for p in parse_lp(lp) if p[0] == "task"]
+        rng = extent((min(t_ns) // 1_000_000, max(t_ns) // 1_000_000))
+        promql_every_query(label, vm, rng)
+        summary_hist_equals(label, "promql", PromRunner(vm), rng, expect)
+        del pts
+
+
+def promql_every_query(label, vm, rng):
+    """Every variable and target of the PromQL set runs and returns data."""
+    for (blang, board), (d, panels) in BOARDS.items():
+        if blang != "promql":
+            continue
+        allv = {v["name"]: None for v in d["templating"]["list"]}
+        for v in d["templating"]["list"]:
+            m = re.match(r"label_values\((\w+), (\w+)\)", v["query"])
+            vals = vm.label_values(m.group(2), m.group(1), rng.start_ms / 1000, rng.stop_ms / 1000)
+            # workflow and host are labels only when the run groups by them (`by`)
+            check(vals or v["name"] != "category", "%s: %s variable $%s -> %d values" % (
+                label, board, v["name"], len(vals)))
+        for p in d["panels"]:
+            for t in p["targets"]:
+                q = promql_text(t["expr"], rng, allv)
+                try:
+                    out = PromRunner(vm).run(t["expr"], rng, allv, t["instant"])
+                    err = None
+                except Exception as e:  # noqa: BLE001
+                    out, err = [], str(e)
+                check(err is None and out and not unsubstituted(q), "%s: %s / %s / %s: %d series %s" % (
+                    label, board, p["title"], t["refId"], len(out), (err or "")[:300]))
+
+
+def summary_hist_equals(label, lang, runner, rng, expect):
+    """The histogram ResourceUsageSummary over the whole run: counts and sums
+    exact, p000 and p100 exact, the rest within alpha plus one bucket of the
+    generator's own values."""
+    p = [p for p in BOARDS[(lang, "task-resources")][1] if p.title.startswith("Resource usage summary")][0]
+    got = runner.panel(panel_queries(p, lang), rng, {"workflow": None, "host": None, "category": None},
+                       interval_key=False)
+    compared, diffs = 0, []
+    for lbl, items in expect.items():
+        vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
+                "walltime_s": [v[2] for _, v in items]}
+        want = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
+        for prefix, vs in vals.items():
+            for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
+                want["%s_%s" % (prefix, c)] = hist_value(("q", pc), vs)
+        g = got.get(((("category", lbl),), None), {})
+        for c, wv in want.items():
+            compared += 1
+            if not same(g.get(c), wv):
+                diffs.append("%s.%s: panel %r, generator %r" % (lbl, c, g.get(c), wv))
+    check(not diffs and compared > 100, "%s: ResourceUsageSummary (histogram form) over the whole run: %d "
+          "numbers within alpha plus one bucket of the generator's (p000, p100, counts and sums exact) %s" % (
+              label, compared, "; ".join(diffs[:3])))
 
 
 FIELD_OF = {"task": "attempt", "workflow": "workers", "tasklens": "lines", "task_advice": "attempts",

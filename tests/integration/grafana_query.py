@@ -7,7 +7,11 @@ Grafana's substitutions, as its InfluxDB data source makes them:
   all value .*, unescaped; one value = regex-escaped, kbn.regexEscape);
 - Flux: v.timeRangeStart / v.timeRangeStop (RFC 3339 times), v.windowPeriod
   (a duration), v.defaultBucket (the data source's bucket, quoted), and
-  ${name:regex} as above.
+  ${name:regex} as above;
+- PromQL (its Prometheus data source): $__interval and $__range as
+  durations, $name as a regex as above; a graph is a range query from the
+  range's start to its stop, both aligned to the step (the interval), a
+  table an instant query at the stop.
 
 A Range is what a user picks: [start_ms, stop_ms] and the interval Grafana
 derives from the zoom. Flux's range() excludes its stop and InfluxQL's
@@ -58,6 +62,18 @@ def flux_text(q, rng, variables, bucket):
     q = q.replace("v.defaultBucket", '"%s"' % bucket)
     for name in variables:
         q = q.replace("${%s:regex}" % name, var_value(variables[name]))
+    return q
+
+
+def duration(ms):
+    return "%ds" % (ms // 1000) if ms % 1000 == 0 else "%dms" % ms
+
+
+def promql_text(q, rng, variables):
+    q = q.replace("$__interval", duration(rng.interval_ms))
+    q = q.replace("$__range", duration(rng.stop_ms - rng.start_ms))
+    for name in sorted(variables, key=len, reverse=True):
+        q = q.replace("$" + name, var_value(variables[name]))
     return q
 
 
@@ -143,3 +159,33 @@ def bucket_of(t, rng):
     if isinstance(t, str):
         t = iso_ms(t)
     return t // rng.interval_ms
+
+
+class PromRunner:
+    """The PromQL set against a Prometheus-compatible server (prom_harness)."""
+
+    def __init__(self, api):
+        self.api = api
+
+    def run(self, expr, rng, variables, instant):
+        q = promql_text(expr, rng, variables)
+        if instant:
+            return [(labels, [(rng.stop_ms / 1000, v)]) for labels, v in self.api.query(q, rng.stop_ms / 1000)]
+        i = rng.interval_ms
+        start, stop = rng.start_ms // i * i, -(-rng.stop_ms // i) * i
+        return self.api.query_range(q, start / 1000, stop / 1000, i / 1000)
+
+    def panel(self, targets, rng, variables, interval_key=True, tag_keys=("category",)):
+        """Same shape as the others: a graph's series are named by their
+        legend's last word (p50, p95, ...), a table's by its column."""
+        rows = {}
+        for expr, legend in targets:
+            name = legend.split()[-1] if interval_key else legend
+            for labels, points in self.run(expr, rng, variables, not interval_key):
+                tags = tuple(sorted((k, labels[k]) for k in tag_keys if k in labels))
+                for t, v in points:
+                    if interval_key and not rng.start_ms <= t * 1000 <= rng.stop_ms:
+                        continue  # the step-aligned points outside the range are not drawn
+                    key = (tags, round(t * 1000) // rng.interval_ms if interval_key else None)
+                    rows.setdefault(key, {})[name] = v
+        return rows

@@ -39,7 +39,7 @@ class Server:
                     outer.requests.append({"t": time.monotonic(), "path": self.path,
                                            "auth": self.headers.get("Authorization"),
                                            "gzip": self.headers.get("Content-Encoding") == "gzip",
-                                           "body": body.decode(), "status": status})
+                                           "body": body.decode(errors="replace"), "status": status})
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)

@@ -442,6 +442,12 @@ static void fixed_buckets(void)
         tl_sketch_range_label(&b, sb.lo[i - 1], sb.hi[i - 1], la, sizeof la);
         tl_sketch_range_label(&b, sb.lo[i], sb.hi[i], lb, sizeof lb);
         CHECK(strcmp(la, lb) != 0);
+        /* a lower bound is never the previous upper bound's text (VictoriaMetrics pins
+         * the lower bound of a bucket only then), but the same number within 1e-4 */
+        const char *prev_hi = strstr(la, "...") + 3;
+        CHECK(strncmp(lb, prev_hi, strlen(prev_hi)) != 0 || lb[strlen(prev_hi)] != '.');
+        CHECK(fabs(strtod(lb, NULL) - strtod(prev_hi, NULL)) <= 1e-4 * strtod(prev_hi, NULL) ||
+              sb.hi[i - 1] != sb.lo[i]);
         double lo = strtod(lb, NULL);
         CHECK(fabs(lo - sb.lo[i]) <= 1e-4 * sb.lo[i]);
     }

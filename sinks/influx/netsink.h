@@ -1,0 +1,39 @@
+/* A network sink built on the InfluxDB sink's machinery (sink.h: batches of
+ * line protocol, HTTP with retries and backoff, the disk spool, status
+ * rules): the callbacks every such plugin shares. The `influxdb` plugin
+ * (plugin.c) and the `prometheus` remote-write plugin (sinks/prom/plugin.c)
+ * differ only in their settings, the wire (http.h's version) and `check`. */
+#ifndef TL_INFLUX_NETSINK_H
+#define TL_INFLUX_NETSINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sinks/influx/sink.h"
+#include "sinks/sink.h"
+
+struct tl_netsink {
+    struct tl_influx_sink *sink;
+    const struct tl_log *log;
+    char spool_dir[4096];
+};
+
+/* The spool directory: configured, else $XDG_STATE_HOME/tasklens/spool or
+ * ~/.local/state/tasklens/spool. */
+const char *tl_netsink_spool_dir(const char *configured, char *buf, size_t cap);
+/* Opens the sink of sc with its spool in spool_dir (its parents made when
+ * it is the default one). */
+enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, const char *spool_dir,
+                            bool default_dir, const struct tl_sink_env *env, char *err,
+                            size_t errlen);
+enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines);
+enum tl_err tl_netsink_flush(void *state);
+enum tl_err tl_netsink_sync(void *state);
+enum tl_err tl_netsink_drain(void *state, long timeout_ms);
+uint32_t tl_netsink_held(const void *state);
+size_t tl_netsink_stats(const void *state, struct tl_sink_stat *out, size_t max);
+int tl_netsink_finish(void *state, long drain_ms);
+void tl_netsink_close(void *state);
+
+#endif

@@ -1,0 +1,193 @@
+/* The `prometheus` sink: Prometheus remote write, to VictoriaMetrics
+ * (/api/v1/write), a Prometheus started with --web.enable-remote-write-receiver
+ * (/api/v1/write), Mimir, Thanos Receive and the other stores that take it.
+ *
+ * It is the InfluxDB sink's machinery with another wire (influx/netsink.h):
+ * the same batches, spool, retries with backoff, backpressure and status,
+ * so an outage pauses or spools and never drops. What it sends are the
+ * histogram series (task_histogram), the workflow gauges and tasklens's
+ * self-metrics, named as VictoriaMetrics names them at its InfluxDB /write
+ * (remote_write.h): the PromQL dashboards read either door.
+ *
+ * Secrets: the bearer token and the password come from the configuration
+ * (as ${VAR}) or else from $PROM_TOKEN / $PROM_PASSWORD, never from a flag,
+ * and never reach a message. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/path.h"
+#include "sinks/influx/http.h"
+#include "sinks/influx/netsink.h"
+#include "sinks/influx/sink.h"
+#include "sinks/prom/remote_write.h"
+#include "sinks/sink.h"
+
+struct prom_config {
+    const char *url, *user, *password, *token, *ca_file, *measurements, *spool_dir;
+    bool insecure, spool_drop_oldest;
+    long long timeout, batch_lines;
+    size_t spool_max, batch_bytes;
+};
+
+#define PC(f) offsetof(struct prom_config, f)
+static const struct tl_option prom_options[] = {
+    {"url", TL_OPT_STRING, NULL,
+     "remote-write URL, e.g. http://127.0.0.1:8428/api/v1/write (VictoriaMetrics) or "
+     "http://127.0.0.1:9090/api/v1/write (Prometheus)",
+     PC(url), "prom-url"},
+    {"user", TL_OPT_STRING, NULL, "basic-auth user", PC(user), "prom-user"},
+    {"password", TL_OPT_STRING, NULL, "basic-auth password (use ${VAR}; default $PROM_PASSWORD)",
+     PC(password)},
+    {"token", TL_OPT_STRING, NULL, "bearer token (use ${VAR}; default $PROM_TOKEN)", PC(token)},
+    {"ca_file", TL_OPT_STRING, NULL, "CA bundle for https", PC(ca_file), "prom-ca-file"},
+    {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", PC(insecure)},
+    {"timeout", TL_OPT_INT, "10000", "ms per request", PC(timeout)},
+    {"measurements", TL_OPT_STRING, TL_RW_DEFAULT_MEASUREMENTS,
+     "the measurements sent (comma-separated); per-task points do not belong in a Prometheus store",
+     PC(measurements)},
+    {"batch_lines", TL_OPT_INT, "5000", "points per request at most", PC(batch_lines)},
+    {"batch_bytes", TL_OPT_SIZE, "1M", "line-protocol bytes per request at most", PC(batch_bytes)},
+    {"spool_dir", TL_OPT_STRING, NULL,
+     "where batches wait while the store is unavailable (none: $XDG_STATE_HOME/tasklens/spool, "
+     "else ~/.local/state/tasklens/spool)",
+     PC(spool_dir), "prom-spool-dir"},
+    {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", PC(spool_max)},
+    {"spool_drop_oldest", TL_OPT_BOOL, "false",
+     "when the spool is full, drop the oldest batches (counted) instead of pausing",
+     PC(spool_drop_oldest)},
+    {0},
+};
+
+static enum tl_err prom_validate(const void *config, const char **key, char *err, size_t errlen)
+{
+    const struct prom_config *c = config;
+    if (!c->url || strncmp(c->url, "http", 4)) {
+        *key = "url";
+        snprintf(err, errlen, "a remote-write URL starting with http:// or https://");
+        return TL_ERR_USAGE;
+    }
+    if (!c->measurements || !*c->measurements || strlen(c->measurements) > 900) {
+        *key = "measurements";
+        snprintf(err, errlen, "one or more measurements, comma-separated");
+        return TL_ERR_USAGE;
+    }
+    if (c->spool_dir && !*c->spool_dir) {
+        *key = "spool_dir";
+        snprintf(err, errlen, "empty");
+        return TL_ERR_USAGE;
+    }
+    const struct {
+        const char *name;
+        long long v, min, max;
+    } ranges[] = {
+        {"timeout", c->timeout, 100, 600000},
+        {"batch_lines", c->batch_lines, 1, 1000000},
+        {"batch_bytes", (long long)c->batch_bytes, 1024, 256LL << 20},
+        {"spool_max", (long long)c->spool_max, 64 << 10, 1LL << 50},
+    };
+    for (size_t j = 0; j < sizeof ranges / sizeof *ranges; j++)
+        if (ranges[j].v < ranges[j].min || ranges[j].v > ranges[j].max) {
+            *key = ranges[j].name;
+            snprintf(err, errlen, "%lld is outside %lld..%lld", ranges[j].v, ranges[j].min,
+                     ranges[j].max);
+            return TL_ERR_USAGE;
+        }
+    return TL_OK;
+}
+
+static bool prom_configured(const void *config)
+{
+    return ((const struct prom_config *)config)->url != NULL;
+}
+
+static void sink_cfg(const struct prom_config *k, const struct tl_sink_env *env,
+                     struct tl_influx_sink_cfg *sc, const char *spool_dir)
+{
+    tl_influx_sink_cfg_default(sc);
+    sc->http.url = k->url;
+    sc->http.version = TL_WIRE_REMOTE_WRITE;
+    sc->http.measurements = k->measurements;
+    sc->http.user = k->user;
+    sc->http.password = k->password ? k->password : getenv("PROM_PASSWORD");
+    sc->http.token = k->token ? k->token : getenv("PROM_TOKEN");
+    sc->http.ca_file = k->ca_file;
+    sc->http.insecure = k->insecure;
+    sc->http.timeout_ms = (long)k->timeout;
+    sc->batch_lines = (uint32_t)k->batch_lines;
+    sc->batch_bytes = (uint32_t)k->batch_bytes;
+    sc->spool.dir = spool_dir;
+    sc->spool.max_bytes = k->spool_max;
+    sc->spool.drop_oldest = k->spool_drop_oldest;
+    if (env) {
+        sc->flush_interval_ms = env->flush_interval_ms;
+        sc->quiet = env->quiet;
+        sc->log = env->log;
+    }
+}
+
+static enum tl_err prom_open(void **state, const void *config, const struct tl_sink_env *env,
+                             char *err, size_t errlen)
+{
+    const struct prom_config *c = config;
+    char dir[4096];
+    const char *spool = tl_netsink_spool_dir(c->spool_dir, dir, sizeof dir);
+    struct tl_influx_sink_cfg sc;
+    sink_cfg(c, env, &sc, spool);
+    return tl_netsink_open(state, &sc, spool, !c->spool_dir, env, err, errlen);
+}
+
+/* Reachable and writable: an empty WriteRequest is accepted (and stores
+ * nothing); the spool directory writable. */
+static void prom_check(const void *config, int i, tl_check_say *say, void *ctx)
+{
+    const struct prom_config *k = config;
+    struct tl_influx_sink_cfg sc;
+    char buf[4096];
+    const char *spool = tl_netsink_spool_dir(k->spool_dir, buf, sizeof buf);
+    sink_cfg(k, NULL, &sc, spool);
+    sc.http.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
+    char err[512];
+    struct tl_influx *h;
+    if (tl_influx_new(&sc.http, &h, err, sizeof err)) {
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] prometheus: %s", i, err);
+        return;
+    }
+    say(ctx, TL_CHECK_NOTE, "sinks[%d] prometheus %s, %s", i, tl_influx_where(h),
+        sc.http.token ? "bearer token set" : sc.http.user ? "basic auth" : "no credentials");
+    struct tl_http_reply r;
+    enum tl_http_result res = tl_influx_ping(h, &r);
+    if (res == TL_HTTP_OK)
+        say(ctx, TL_CHECK_OK, "sinks[%d] prometheus: reachable, a remote write is accepted", i);
+    else if (r.status)
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] prometheus: a remote write is refused (HTTP %ld): %s", i,
+            r.status, r.message[0] ? r.message : "no reason given");
+    else
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] prometheus: not reachable: %s", i,
+            r.message[0] ? r.message : "no answer");
+    tl_influx_free(h);
+    char why[512];
+    bool w = tl_dir_writable(spool, true, why, sizeof why);
+    say(ctx, w, "sinks[%d] spool_dir %s: %s", i, spool, w ? "writable" : why);
+}
+
+const struct tl_sink_type tl_sink_prometheus = {
+    .name = "prometheus",
+    .help = "Prometheus remote write (VictoriaMetrics, Prometheus, Mimir, ...): the histogram "
+            "series, with a disk spool while the store is away",
+    .config_size = sizeof(struct prom_config),
+    .options = prom_options,
+    .validate = prom_validate,
+    .configured = prom_configured,
+    .open = prom_open,
+    .lines = tl_netsink_lines,
+    .flush = tl_netsink_flush,
+    .sync = tl_netsink_sync,
+    .drain = tl_netsink_drain,
+    .held = tl_netsink_held,
+    .stats = tl_netsink_stats,
+    .finish = tl_netsink_finish,
+    .close = tl_netsink_close,
+    .check = prom_check,
+};
