@@ -99,6 +99,14 @@ def load_vm(vm, path):
     return n, time.time() - t0
 
 
+def nice(ms):
+    """Grafana-like rounding of an interval: up to the next of 1, 2, 5 x 10^k s, minutes, hours."""
+    for v in (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400):
+        if ms <= v * 1000:
+            return v * 1000
+    return ms
+
+
 def timed(fn, runs):
     ts = []
     for _ in range(runs):
@@ -128,36 +136,57 @@ def per_window_volume(build, out):
     return rows
 
 
+def print_rows(rows, runs):
+    print()
+    print("| server | panel | range | interval | query time (s, median of %d) |" % runs)
+    print("|---|---|---|---|---|")
+    for server, title, name, iv, t, _ in rows:
+        print("| %s | %s | %s | %g s | %.2f |" % (server, title, name, iv / 1000, t))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--days", type=int, default=1)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--exact", action="store_true")
+    ap.add_argument("--only", choices=("vm", "influx"), help="one server")
     a = ap.parse_args()
     out = os.path.join(HERE, "out")
     os.makedirs(out, exist_ok=True)
     hist, tasks = generate(a.build, a.days, out, a.exact)
     span_s = a.days * 86400
-    whole = Range(T0 * 1000, (T0 + span_s) * 1000, span_s * 1000 // 1000 // 1000 * 1000)
-    last = Range((T0 + span_s - 3600) * 1000, (T0 + span_s) * 1000, 5000)
-    ranges = (("%d day%s" % (a.days, "s" if a.days > 1 else ""), whole), ("last hour", last))
+    name = "%d day%s" % (a.days, "s" if a.days > 1 else "")
+    # the interval Grafana picks: the range over the panel's points, rounded up
+    # to a round value (histogram panels draw at most 100 points, the exact ones ~1000)
+    hist_ranges = ((name, Range(T0 * 1000, (T0 + span_s) * 1000, nice(span_s * 1000 // 100))),
+                   ("last hour", Range((T0 + span_s - 3600) * 1000, (T0 + span_s) * 1000, nice(36000))))
+    exact_ranges = ((name, Range(T0 * 1000, (T0 + span_s) * 1000, nice(span_s * 1000 // 1000))),
+                    ("last hour", Range((T0 + span_s - 3600) * 1000, (T0 + span_s) * 1000, 5000)))
     allv = {"workflow": None, "category": None, "host": None}
     rows = []
     with prom_harness.VictoriaMetrics() as vm:
-        n, secs = load_vm(vm, hist)
-        print("VictoriaMetrics: %d points loaded in %.0f s" % (n, secs), flush=True)
+        if a.only == "influx":
+            vm.stop()
+            hist_panels_vm = []
+        else:
+            hist_panels_vm = hist_panels()
+            n, secs = load_vm(vm, hist)
+            print("VictoriaMetrics: %d points loaded in %.0f s" % (n, secs), flush=True)
         runner = PromRunner(vm)
-        for p in hist_panels():
-            for name, rng in ranges:
+        for p in hist_panels_vm:
+            for name, rng in hist_ranges:
                 t, res = timed(lambda: [runner.run(e, rng, allv, p.hist.instant) for e, _ in p.hist.promql], a.runs)
                 rows.append(("VictoriaMetrics 1.79 PromQL", p.title, name, rng.interval_ms, t, sum(map(len, res))))
                 print(rows[-1], flush=True)
+    if a.only == "vm":
+        print_rows(rows, a.runs)
+        return
     with influxd2_harness.Influxd2(bucket="bench") as db2:
         n, secs = load_influx(db2, hist)
         print("2.7: %d histogram points loaded in %.0f s" % (n, secs), flush=True)
         for p in hist_panels():
-            for name, rng in ranges:
+            for name, rng in hist_ranges:
                 qs = [flux_text(x, rng, allv, "bench") for x in p.hist.flux]
                 t, res = timed(lambda: [db2.flux(x) for x in qs], a.runs)
                 rows.append(("InfluxDB 2.7 Flux", p.title, name, rng.interval_ms, t, sum(map(len, res))))
@@ -167,16 +196,12 @@ def main():
             print("2.7: %d task points loaded in %.0f s" % (n, secs), flush=True)
             db2.dbrp()
             for p in hist_panels():
-                for name, rng in ranges:
+                for name, rng in exact_ranges:
                     qs = [influxql_text(x, rng, allv) for x in p.influxql]
                     t, res = timed(lambda: [db2.influxql(x, "bench") for x in qs], 1)
                     rows.append(("InfluxDB 2.7 InfluxQL, exact", p.title, name, rng.interval_ms, t, 0))
                     print(rows[-1], flush=True)
-    print()
-    print("| server | panel | range | interval | query time (s, median of %d) |" % a.runs)
-    print("|---|---|---|---|---|")
-    for server, title, name, iv, t, _ in rows:
-        print("| %s | %s | %s | %g s | %.2f |" % (server, title, name, iv / 1000, t))
+    print_rows(rows, a.runs)
     print()
     print("| tasks in the window | task_histogram points | their bytes | the task points' bytes |")
     print("|---|---|---|---|")

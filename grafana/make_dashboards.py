@@ -153,16 +153,16 @@ def fhist_cumulative(sums, keys):
     over `le`, as histogramQuantile() wants them. Each bucket's lower bound
     is added as a zero-count row: the buckets are sparse, and the
     interpolation must start at the bucket's own lower bound, not at the
-    previous bucket that had tasks (the rows are few once summed)."""
+    previous bucket that had tasks. (No regrouping by `le`: a table per
+    row is what made a day's graph take minutes.)"""
     cols = ", ".join("%s: r.%s" % (k, k) for k in keys)
     klist = ", ".join('"%s"' % k for k in keys)
     bound = 'float(v: strings.split(v: r.vmrange, t: "...")[%d])'
     return ('union(tables: [\n'
             '    %s |> map(fn: (r) => ({%s, le: %s, _value: float(v: r._value)})),\n'
             '    %s |> map(fn: (r) => ({%s, le: %s, _value: 0.0}))])\n'
-            '  |> group(columns: [%s, "le"])\n  |> sum()\n'
             '  |> group(columns: [%s])\n  |> sort(columns: ["le"])\n  |> cumulativeSum()\n'
-            % (sums, cols, bound % 1, sums, cols, bound % 0, klist, klist))
+            % (sums, cols, bound % 1, sums, cols, bound % 0, klist))
 
 
 def flux_hist_interval(metric, qs, by="category", tags=FTASKS):
@@ -229,11 +229,26 @@ def flux_hist_table(columns, by=("category",), tags=FTASKS):
 PSEL = 'category=~"$category",workflow=~"$workflow",host=~"$host"'
 
 
+# PromQL cannot choose a label by the range inside a query without
+# evaluating every choice, so a hidden dashboard variable does: $hwin, the
+# windows to read, from the range (refreshed when the range changes): 3600 s
+# windows beyond 100 hours, 600 s beyond 1000 minutes (a graph of 100
+# points then has intervals at least that long), else 60 s.
+PROM_LEVELS = [(3600, 360000), (600, 60000), (60, 0)]  # (window s, range above which it is read)
+PROM_HWIN = " or ".join(
+    'label_replace((vector($__range_s) > %d)%s, "w", "%ds", "", "")'
+    % (above, " <= %d" % PROM_LEVELS[i - 1][1] if i else "", w) if above else
+    'label_replace(vector($__range_s) <= %d, "w", "%ds", "", "")' % (PROM_LEVELS[i - 1][1], w)
+    for i, (w, above) in enumerate(PROM_LEVELS))
+
+
+def prom_level(span_s):
+    """What $hwin holds for a range of span_s seconds."""
+    return next("%ds" % w for w, above in PROM_LEVELS if span_s > above or not above)
+
+
 def psel(field, metric):
-    """PromQL reads the 60 s windows: it cannot choose a label by the range
-    without evaluating every choice (VictoriaMetrics sums millions of
-    samples a second; bench/RESULTS.md)."""
-    return 'task_histogram_%s{metric="%s",window="60s",%s}' % (field, metric, PSEL)
+    return 'task_histogram_%s{metric="%s",window="$hwin",%s}' % (field, metric, PSEL)
 
 
 def prom_quantile(metric, q, span, by="category"):
@@ -252,6 +267,28 @@ def prom_interval(metric, qs):
     """[(expr, legend)] per category and interval."""
     return [(prom_agg(metric, "max", "$__interval") if q == 100 else
              prom_quantile(metric, q / 100, "$__interval"), "{{category}} %s" % alias) for alias, q in qs]
+
+
+def prom_table_one(columns):
+    """[(expr, "@col")]: the whole table as one instant query over the range,
+    each column a series labelled col=<name> (MetricsQL: union, label_set,
+    and histogram_quantiles for all quantiles of a metric from one sum of
+    its buckets): one round trip instead of one per column."""
+    parts, quantiles = [], {}
+    for name, metric, fn, scale in columns:
+        sc = " * %r" % scale if scale != 1 else ""
+        if isinstance(fn, tuple) and fn[1] not in (0, 1):
+            quantiles.setdefault((metric, scale), []).append((fn[1], name))
+            continue
+        agg = ("min" if fn[1] == 0 else "max") if isinstance(fn, tuple) else fn
+        parts.append('label_set(%s%s, "col", "%s")' % (prom_agg(metric, agg, "$__range"), sc, name))
+    for (metric, scale), qs in quantiles.items():
+        sc = " * %r" % scale if scale != 1 else ""
+        phis = ", ".join(repr(q) for q, _ in qs)
+        names = ", ".join('"%r", "%s"' % (q, n) for q, n in qs)
+        parts.append('label_map(histogram_quantiles("col", %s, sum by (category, vmrange) (sum_over_time(%s[$__range]))), '
+                     '"col", %s)%s' % (phis, psel("bucket", metric), names, sc))
+    return [("union(\n  " + ",\n  ".join(parts) + "\n)", "@col")]
 
 
 def prom_table(columns):
@@ -288,8 +325,9 @@ class Hist:
     [(expr, legend or column)] of the PromQL set, the description both
     show, and what their checks read (each task's last attempt)."""
 
-    def __init__(self, desc, flux, promql, instant=False):
+    def __init__(self, desc, flux, promql, instant=False, columns=None):
         self.desc, self.flux, self.promql, self.instant = desc, flux, promql, instant
+        self.columns = columns  # a table's columns in order (PromQL: one query, cells by label)
 
 
 def variables(lang):
@@ -308,7 +346,13 @@ def variables(lang):
                 % (tag, measurement, pred))
 
     wf_pred = ' and r.workflow =~ /^${workflow:regex}$/'
+    hwin = {"name": "hwin", "label": "histogram windows", "type": "query", "datasource": DS[lang],
+            "query": {"query": "query_result(%s)" % PROM_HWIN, "refId": "hwin"},
+            "definition": "query_result(%s)" % PROM_HWIN, "regex": '/w="([^"]+)"/', "refresh": 2,
+            "hide": 2, "includeAll": False, "multi": False,
+            "description": "the task_histogram windows the panels read, chosen from the range"}
     return {
+        "hwin": hwin,
         "workflow": var("workflow", 'SHOW TAG VALUES FROM "task" WITH KEY = "workflow"',
                         ftags("workflow", "task")),
         "category": var("category", 'SHOW TAG VALUES FROM "task" WITH KEY = "category" WHERE ' + WF,
@@ -472,7 +516,8 @@ def summary_hist():
                 "(GiB = bytes / 1024^3), runtime_s_pXXX (CPU time), walltime_s_pXXX, from the "
                 "`task_histogram` points: p000 and p100 exact (the windows' min and max), the other "
                 "quantiles from the buckets summed over the range.",
-                [flux_hist_table(fcols)], prom_table(cols), instant=True)
+                [flux_hist_table(fcols)], prom_table_one(cols), instant=True,
+                columns=[c[0] for c in cols])
 
 
 def summary_check():
@@ -795,15 +840,18 @@ HIST_METHOD = {"flux": "Flux histogramQuantile() over the `task_histogram` bucke
                        "range (each bucket's lower bound added, the buckets being sparse)",
                "promql": "histogram_quantile() over the `task_histogram` vmrange buckets summed with "
                          "sum_over_time() over the range"}
-HIST_COST = {"flux": "~%s for a day" % "0.2 s", "promql": "~%s for a day" % "0.1 s"}
+# bench/RESULTS.md, "Histogram panels": one day of 100 tasks/s
+HIST_COST = {"flux": "graphs ~12 s for an hour, ~29 s for a day; tables 1-5 s",
+             "promql": "0.1-0.7 s for an hour or a day"}
 
 
 def description(p, lang):
     if lang != "influxql" and p.hist:
         return (p.hist.desc + " Quantiles: %s: within alpha (0.5 %%) plus one bucket of the exact "
-                "quantile of those tasks, whatever the range (bench/RESULTS.md). A workflow or host "
-                "selected shows data only where tasklens groups by that tag (aggregate: by: "
-                "source,workflow,category); otherwise the panel stays empty." % HIST_METHOD[lang])
+                "quantile of those tasks, whatever the range. Cost at 100 tasks/s: %s "
+                "(bench/RESULTS.md). A workflow or host selected shows data only where tasklens "
+                "groups by that tag (aggregate: by: source,workflow,category); otherwise the panel "
+                "stays empty." % (HIST_METHOD[lang], HIST_COST[lang]))
     desc = p.desc
     if is_quantile_panel(p):
         desc += " Quantiles: " + (EXACT_IQL if lang == "influxql" else EXACT_FLUX) + "."
@@ -826,7 +874,17 @@ def render_panel(lay, p, lang):
         out.update(p.extra)
     if lang != "influxql" and p.hist and not p.hist.instant:
         out["maxDataPoints"] = HIST_POINTS  # intervals that fit the coarser windows
-    if lang == "promql" and p.hist.instant:  # one instant query per column: merged, each named
+    if lang == "promql" and p.hist.instant and targets[0]["legendFormat"] == "@col":
+        # one query, each cell a series labelled col: a matrix of category x col
+        order = {"category": 0}
+        order.update({c: i + 1 for i, c in enumerate(p.hist.columns)})
+        out["transformations"] = [
+            {"id": "groupingToMatrix", "options": {"columnField": "col", "rowField": "category",
+                                                   "valueField": "Value"}},
+            {"id": "organize", "options": {"renameByName": {"category\\col": "category"},
+                                           "indexByName": order}}]
+        targets[0]["legendFormat"] = ""
+    elif lang == "promql" and p.hist.instant:  # one instant query per column: merged, each named
         out["transformations"] = [
             {"id": "merge", "options": {}},
             {"id": "organize", "options": {"excludeByName": {"Time": True},
@@ -864,9 +922,9 @@ def dashboard(lang, uid, title, desc, panels, variables_used):
 
 PROMQL_BOARD = ("task-resources", "tasklens-task-resources", "tasklens: task resources",
                 "What do tasks cost, per category, over any range? Every quantile comes from the "
-                "`task_histogram` buckets tasklens writes per 60 s window (VictoriaMetrics: through "
+                "`task_histogram` buckets tasklens writes per window (VictoriaMetrics: through "
                 "its InfluxDB /write or Prometheus remote write), summed over the range.",
-                ["workflow", "category", "host"])
+                ["hwin", "workflow", "category", "host"])
 
 
 def boards():

@@ -255,8 +255,9 @@ def hist_level_ms(lang, kind, rng):
     """The windows a histogram panel reads (make_dashboards.HIST_LEVELS):
     Flux the coarsest that fits the interval, or the range of a table;
     PromQL the 60 s ones."""
-    if lang != "flux":
-        return WINDOW_MS
+    if lang == "promql":  # the $hwin variable, from the range
+        span = (rng.stop_ms - rng.start_ms) // 1000
+        return int(make_dashboards.prom_level(span)[:-1]) * 1000
     if kind == "interval":
         return next((w * 1000 for w, _ in make_dashboards.HIST_LEVELS if rng.interval_ms >= w * 1000), WINDOW_MS)
     span = rng.stop_ms - rng.start_ms
@@ -910,8 +911,13 @@ def promql_every_query(label, vm, rng):
     for (blang, board), (d, panels) in BOARDS.items():
         if blang != "promql":
             continue
-        allv = {v["name"]: None for v in d["templating"]["list"]}
+        allv = {v["name"]: None for v in d["templating"]["list"] if v["name"] != "hwin"}
         for v in d["templating"]["list"]:
+            if v["name"] == "hwin":  # hidden: the windows the panels read, from the range
+                got = PromRunner(vm).hwin(v["definition"], rng)
+                want = make_dashboards.prom_level((rng.stop_ms - rng.start_ms) // 1000)
+                check(got == [want], "%s: %s variable $hwin over %s -> %s (%s)" % (label, board, rng, got, want))
+                continue
             m = re.match(r"label_values\((\w+), (\w+)\)", v["query"])
             vals = vm.label_values(m.group(2), m.group(1), rng.start_ms / 1000, rng.stop_ms / 1000)
             # workflow and host are labels only when the run groups by them (`by`)
@@ -919,7 +925,8 @@ def promql_every_query(label, vm, rng):
                 label, board, v["name"], len(vals)))
         for p in d["panels"]:
             for t in p["targets"]:
-                q = promql_text(t["expr"], rng, allv)
+                q = promql_text(t["expr"].replace("$hwin", make_dashboards.prom_level(
+                    (rng.stop_ms - rng.start_ms) // 1000)), rng, allv)
                 try:
                     out = PromRunner(vm).run(t["expr"], rng, allv, t["instant"])
                     err = None

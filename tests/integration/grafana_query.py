@@ -167,7 +167,22 @@ class PromRunner:
     def __init__(self, api):
         self.api = api
 
-    def run(self, expr, rng, variables, instant):
+    def hwin(self, query, rng):
+        """A query_result() variable as Grafana evaluates it: the inner
+        query at the range's stop, the value the variable's regex takes
+        from the result."""
+        inner = re.match(r"query_result\((.*)\)$", query, re.S).group(1)
+        inner = inner.replace("$__range_s", str((rng.stop_ms - rng.start_ms) // 1000))
+        got = self.api.query(inner, rng.stop_ms / 1000)
+        return [labels["w"] for labels, _ in got]
+
+    def run(self, expr, rng, variables, instant, hwin_query=None):
+        if "$hwin" in expr:
+            if hwin_query is None:
+                import make_dashboards
+                hwin_query = "query_result(%s)" % make_dashboards.PROM_HWIN
+            (w,) = self.hwin(hwin_query, rng)
+            expr = expr.replace("$hwin", w)
         q = promql_text(expr, rng, variables)
         if instant:
             return [(labels, [(rng.stop_ms / 1000, v)]) for labels, v in self.api.query(q, rng.stop_ms / 1000)]
@@ -183,6 +198,8 @@ class PromRunner:
             name = legend.split()[-1] if interval_key else legend
             for labels, points in self.run(expr, rng, variables, not interval_key):
                 tags = tuple(sorted((k, labels[k]) for k in tag_keys if k in labels))
+                if legend == "@col":  # a table as one query: each cell's column in its label
+                    name = labels.get("col")
                 for t, v in points:
                     if interval_key and not rng.start_ms <= t * 1000 <= rng.stop_ms:
                         continue  # the step-aligned points outside the range are not drawn

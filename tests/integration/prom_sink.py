@@ -15,8 +15,11 @@ VictoriaMetrics and a real Prometheus 2.42, both started here on loopback.
   spool (exit 1, said), and the next run delivers them first: nothing lost.
 - `tasklens check` reaches each store, and says when one is not there.
 - A refusal (401 from a stand-in) names the URL, never the bearer token.
+- Two instances (two managers' logs over the same hours, as two consumers
+  of a Kafka group would read them) write histograms that sum, bucket for
+  bucket and window for window, to what one process reading both writes.
 
-usage: prom_sink.py TASKLENS REPO_DIR
+usage: prom_sink.py TASKLENS REPO_DIR GEN_WQ
 """
 import json
 import os
@@ -33,7 +36,7 @@ import http_fakes  # noqa: E402
 import prom_harness  # noqa: E402
 from influxd_harness import free_port  # noqa: E402
 
-TASKLENS, REPO = sys.argv[1:3]
+TASKLENS, REPO, GEN = sys.argv[1:4]
 WQ = os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")
 CHROME = os.path.join(REPO, "tests", "data", "chrome")
 
@@ -160,6 +163,40 @@ def secret_kept(tmp):
               "a 401 is said (%s) without the token" % r.stderr.strip().splitlines()[-1:])
 
 
+def instances_sum(tmp):
+    """Two instances' histograms sum to one."""
+    logs = []
+    for seed in (1, 2):
+        path = os.path.join(tmp, "wq%d.log" % seed)
+        with open(path, "wb") as f:
+            subprocess.run([GEN, "3000", "4", str(seed), "200"], stdout=f, check=True)
+        logs.append(path)
+    with prom_harness.VictoriaMetrics() as vm, prom_harness.VictoriaMetrics() as one:
+        for i, log in enumerate(logs):
+            r = subprocess.run([TASKLENS, "lines", "-q", "--instance", "consumer%d" % i, "--prom-url",
+                                vm.url + "/api/v1/write", "--prom-spool-dir", tmp + "/s9", log],
+                               capture_output=True, text=True)
+            check(r.returncode == 0, "instance %d wrote its manager's histograms %s" % (i, r.stderr[-200:]))
+        r = subprocess.run([TASKLENS, "lines", "-q", "--instance", "alone", "--prom-url", one.url + "/api/v1/write",
+                            "--prom-spool-dir", tmp + "/s10"] + logs, capture_output=True, text=True)
+        vm.flush()
+        one.flush()
+
+        def summed(api):
+            out = {}
+            for (name, labels), samples in export(api, '{__name__=~"task_histogram_(bucket|count|sum)"}').items():
+                d = dict(labels)
+                if name == "task_histogram_sum":
+                    continue  # float sums: compared below with a tolerance
+                key = (name, d.get("category"), d.get("metric"), d.get("vmrange"), d.get("window"))
+                for t, v in samples:
+                    out[(key, t - t % 60000)] = out.get((key, t - t % 60000), 0) + v
+            return out
+        two, alone = summed(vm), summed(one)
+        check(two == alone and len(alone) > 1000, "two instances' histograms (tags instance=consumer0/1) sum, "
+              "bucket for bucket and window for window, to one process's: %d (bucket, window) counts" % len(alone))
+
+
 def main():
     if not prom_harness.available("victoria-metrics"):
         print("SKIP prom_sink: victoria-metrics is not installed (scripts/install-deps.sh)")
@@ -173,6 +210,7 @@ def main():
     outage(tmp)
     checks(tmp)
     secret_kept(tmp)
+    instances_sum(tmp)
 
 
 if __name__ == "__main__":
