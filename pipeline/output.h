@@ -1,6 +1,7 @@
 /* Where records go, for `lines` and the pipeline (`run`): records become
  * `task` and `workflow` points, the aggregator's windows and cumulative
- * summaries become `task_quantiles` points, and each sink (sinks/sink.h)
+ * summaries become `task_quantiles` points, its closed windows (60 s, the
+ * coarser ones, late parts) `task_histogram` points, and each sink (sinks/sink.h)
  * gets what it declared it takes: the line protocol (encoded once here for
  * every sink that speaks it), the records, the window summaries. Points are
  * handed on when 1 MiB has gathered or a second has passed, so a slow

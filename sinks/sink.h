@@ -11,7 +11,9 @@
  *            speaks it (file, InfluxDB): the encoding is the expensive part
  *            of a pass, and sharing it is what keeps `run` at its speed;
  *   record   every record (task attempts, workflow events, samples);
- *   window   every window and cumulative summary of the aggregator.
+ *   window   every window and cumulative summary of the aggregator (the
+ *            coarse windows and late parts reach sinks only as
+ *            task_histogram line protocol).
  *
  * Durability is the runtime's contract with checkpoints: `flush` hands on
  * what a sink batched, `sync` makes it durable (a 2xx, or spooled and

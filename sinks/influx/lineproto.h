@@ -9,6 +9,10 @@
  *                   window
  *                   fields q0 q01 q05 q25 q32 q50 q68 q75 q95 q99 q100,
  *                   count, sum, mean; time: window end
+ *   task_histogram  tags as task_quantiles', plus instance and vmrange
+ *                   ("<lo>...<hi>", bounds fixed by alpha); field bucket
+ *                   (a count, float), or count, sum, min, max for the
+ *                   window; time: window end (+ k ns for a late part)
  *   tasklens        tags instance, source; fields: the pipeline's counters
  *
  * Escaping is InfluxDB's: measurement (comma, space), tag keys, tag values and
