@@ -140,37 +140,47 @@ static double bucket_value(const struct tl_sketch *s, int64_t k)
 
 /* The level-0 bucket holding bucket k of the current level: its middle
  * one, where the representative value lies. */
-static void level0_bounds(const struct tl_sketch *s, int64_t k, double *lo, double *hi)
+static int64_t level0_index(const struct tl_sketch *s, int64_t k)
 {
-    int64_t k0 = s->collapses ? k * ((int64_t)1 << s->collapses) +
-                                    ((int64_t)1 << (s->collapses - 1))
-                              : k;
-    *lo = cubic_l_inv((double)k0 / s->m0);
-    *hi = cubic_l_inv((double)(k0 + 1) / s->m0);
+    return s->collapses ? k * ((int64_t)1 << s->collapses) + ((int64_t)1 << (s->collapses - 1)) : k;
+}
+
+static void give(const struct tl_sketch *s, int64_t k0, int kind, uint64_t n, tl_sketch_bucket_cb cb,
+                 void *ctx)
+{
+    struct tl_sketch_bucket b = {k0 * 4 + kind, n, s, k0, kind};
+    cb(ctx, &b);
+}
+
+void tl_sketch_bucket_range(const struct tl_sketch_bucket *b, double *lo, double *hi)
+{
+    if (b->kind >= 2) { /* the zero buckets */
+        *lo = b->kind == 2 ? 0 : -b->s->floor;
+        *hi = b->kind == 2 ? b->s->floor : 0;
+        return;
+    }
+    double l = cubic_l_inv((double)b->k0 / b->s->m0), h = cubic_l_inv((double)(b->k0 + 1) / b->s->m0);
+    *lo = b->kind ? -h : l;
+    *hi = b->kind ? -l : h;
 }
 
 static void each_positive(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx)
 {
-    if (s->zero_count) cb(ctx, 0, s->floor, s->zero_count);
+    if (s->zero_count) give(s, 0, 2, s->zero_count, cb, ctx);
     for (int64_t k = s->kmin; k <= s->kmax; k++) {
         uint64_t n = s->counts[k - s->offset];
-        if (!n) continue;
-        double lo, hi;
-        level0_bounds(s, k, &lo, &hi);
-        cb(ctx, lo, hi, n);
+        if (n) give(s, level0_index(s, k), 0, n, cb, ctx);
     }
 }
 
+/* Negative values from the largest magnitude down, so values ascend. */
 static void each_negative(const struct tl_sketch *n, tl_sketch_bucket_cb cb, void *ctx)
 {
     for (int64_t k = n->kmax; k >= n->kmin; k--) {
         uint64_t c = n->counts[k - n->offset];
-        if (!c) continue;
-        double lo, hi;
-        level0_bounds(n, k, &lo, &hi);
-        cb(ctx, -hi, -lo, c);
+        if (c) give(n, level0_index(n, k), 1, c, cb, ctx);
     }
-    if (n->zero_count) cb(ctx, -n->floor, 0, n->zero_count);
+    if (n->zero_count) give(n, 0, 3, n->zero_count, cb, ctx);
 }
 
 void tl_sketch_each_bucket(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx)

@@ -107,8 +107,18 @@ void tl_sketch_bucket_bounds(const struct tl_sketch *s, int64_t k, double *lo, d
  * of. A collapsed sketch (values spanning more than max_buckets, 1e17 at
  * the defaults) gives each merged bucket to the level-0 bucket of its
  * representative value, within the collapsed alpha. */
-typedef void (*tl_sketch_bucket_cb)(void *ctx, double lo, double hi, uint64_t n);
+struct tl_sketch_bucket {
+    int64_t id;  /* the same for the same bucket in every sketch of this alpha */
+    uint64_t n;  /* values in it */
+    /* how its bounds are found (tl_sketch_bucket_range): they cost two
+     * inversions, so a caller that remembers them by id skips those */
+    const struct tl_sketch *s;
+    int64_t k0;
+    int kind; /* 0 positive, 1 negative, 2 the zero bucket, 3 the negative zero bucket */
+};
+typedef void (*tl_sketch_bucket_cb)(void *ctx, const struct tl_sketch_bucket *b);
 void tl_sketch_each_bucket(const struct tl_sketch *s, tl_sketch_bucket_cb cb, void *ctx);
+void tl_sketch_bucket_range(const struct tl_sketch_bucket *b, double *lo, double *hi);
 
 /* A bucket's bounds as one label, "1.00000e+00...1.0100e+00" (the form of
  * VictoriaMetrics' `vmrange`), with as many digits as alpha needs to keep

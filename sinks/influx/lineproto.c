@@ -375,31 +375,50 @@ int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char 
 }
 
 /* One `task_histogram` bucket point: the shared tag prefix, the bucket's
- * range, the window tag, its count. */
+ * range, the window tag, its count, the window's time. */
 struct hist_emit {
     struct tl_buf *b;
-    const struct tl_sketch *s;
+    struct tl_lp_stats *st;
     const char *prefix, *window_tag; /* "task_histogram,...,metric=x", ",window=60s" */
     size_t prefix_len, window_len;
-    int64_t time_ns;
+    char time[24]; /* " <ns>\n" */
+    size_t time_len;
     int points;
 };
 
-static void hist_bucket(void *ctx, double lo, double hi, uint64_t n)
+/* The bucket's label, remembered by its id (see tl_lp_stats.hist_memo). */
+static size_t bucket_label(struct tl_lp_stats *st, const struct tl_sketch_bucket *k, char *out,
+                           size_t cap)
+{
+    unsigned h = (unsigned)(((uint64_t)k->id * 0x9E3779B97F4A7C15ULL) >> 53); /* 11 bits */
+    if (st->hist_memo[h].n && st->hist_memo[h].id == k->id) {
+        memcpy(out, st->hist_memo[h].s, st->hist_memo[h].n);
+        return st->hist_memo[h].n;
+    }
+    double lo, hi;
+    tl_sketch_bucket_range(k, &lo, &hi);
+    size_t n = (size_t)tl_sketch_range_label(k->s, lo, hi, out, cap);
+    if (n && n <= sizeof st->hist_memo[h].s) {
+        memcpy(st->hist_memo[h].s, out, n);
+        st->hist_memo[h].n = (unsigned char)n;
+        st->hist_memo[h].id = k->id;
+    }
+    return n;
+}
+
+static void hist_bucket(void *ctx, const struct tl_sketch_bucket *k)
 {
     struct hist_emit *h = ctx;
     char label[80];
-    int len = tl_sketch_range_label(h->s, lo, hi, label, sizeof label);
+    size_t len = bucket_label(h->st, k, label, sizeof label);
     struct tl_buf *b = h->b;
     tl_buf_append(b, h->prefix, h->prefix_len);
     tl_buf_puts(b, ",vmrange=");
-    tl_buf_append(b, label, (size_t)len);
+    tl_buf_append(b, label, len);
     tl_buf_append(b, h->window_tag, h->window_len);
     tl_buf_puts(b, " bucket=");
-    tl_buf_put_i64(b, (int64_t)n); /* no `i`: a float, as histogramQuantile wants */
-    tl_buf_putc(b, ' ');
-    tl_buf_put_i64(b, h->time_ns);
-    tl_buf_putc(b, '\n');
+    tl_buf_put_i64(b, (int64_t)k->n); /* no `i`: a float, as histogramQuantile wants */
+    tl_buf_append(b, h->time, h->time_len);
     h->points++;
 }
 
@@ -424,8 +443,12 @@ int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char 
         st->rejected_unwritable++;
         return 0;
     }
-    struct hist_emit h = {b, s, tags.data, tags.data + prefix_len, prefix_len,
-                          tags.len - prefix_len, w->end_ns + (int64_t)w->part, 0};
+    struct hist_emit h = {b, st, tags.data, tags.data + prefix_len, prefix_len, tags.len - prefix_len,
+                          "", 0, 0};
+    int64_t time_ns = w->end_ns + (int64_t)w->part;
+    h.time[0] = ' ';
+    h.time_len = 1 + (size_t)tl_fmt_i64_wide(h.time + 1, time_ns);
+    h.time[h.time_len++] = '\n';
     tl_sketch_each_bucket(s, hist_bucket, &h);
     /* the window's count, sum, min and max: p0 and p100 exact, means over any range */
     tl_buf_append(b, tags.data, tags.len);
@@ -434,7 +457,7 @@ int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char 
     put_float_field(b, &first, "sum", tl_sketch_sum(s));
     put_float_field(b, &first, "min", s->min);
     put_float_field(b, &first, "max", s->max);
-    tl_buf_printf(b, " %lld\n", (long long)h.time_ns);
+    tl_buf_append(b, h.time, h.time_len);
     tl_buf_free(&tags);
     st->points += (uint64_t)h.points + 1;
     return h.points + 1;

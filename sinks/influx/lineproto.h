@@ -34,6 +34,7 @@
 #include "core/record.h"
 
 #define TL_LP_MEMO 1024 /* entries of 32 bytes */
+#define TL_LP_HIST_MEMO 2048 /* entries of 72 bytes */
 
 struct tl_lp_stats {
     uint64_t points;
@@ -56,6 +57,15 @@ struct tl_lp_stats {
         char s[64];
         size_t n; /* 0: nothing remembered */
     } tag_memo[5];
+    /* The `vmrange` labels of recent histogram buckets, by bucket id: the
+     * same buckets come back window after window, and a label costs two
+     * inversions and two %e conversions (~5,000 instructions) to make.
+     * One alpha per encoder. */
+    struct {
+        int64_t id;
+        unsigned char n; /* 0: nothing remembered */
+        char s[63];
+    } hist_memo[TL_LP_HIST_MEMO];
 };
 
 /* Appends one `task` point for a TL_REC_TASK record; other kinds are

@@ -383,16 +383,17 @@ static void bytes(void)
 struct seen {
     double lo[8192], hi[8192];
     uint64_t n[8192];
+    int64_t id[8192];
     size_t len;
 };
 
-static void collect(void *ctx, double lo, double hi, uint64_t n)
+static void collect(void *ctx, const struct tl_sketch_bucket *b)
 {
     struct seen *s = ctx;
     if (s->len < 8192) {
-        s->lo[s->len] = lo;
-        s->hi[s->len] = hi;
-        s->n[s->len++] = n;
+        tl_sketch_bucket_range(b, &s->lo[s->len], &s->hi[s->len]);
+        s->id[s->len] = b->id;
+        s->n[s->len++] = b->n;
     }
 }
 
@@ -430,7 +431,7 @@ static void fixed_buckets(void)
     for (size_t i = 0; i < sa.len; i++)
         for (size_t j = 0; j < sb.len; j++)
             if (sa.lo[i] <= 2.5 && 2.5 < sa.hi[i] && sb.lo[j] <= 2.5 && 2.5 < sb.hi[j]) {
-                CHECK(sa.lo[i] == sb.lo[j] && sa.hi[i] == sb.hi[j]);
+                CHECK(sa.lo[i] == sb.lo[j] && sa.hi[i] == sb.hi[j] && sa.id[i] == sb.id[j]);
                 tl_sketch_range_label(&a, sa.lo[i], sa.hi[i], la, sizeof la);
                 tl_sketch_range_label(&b, sb.lo[j], sb.hi[j], lb, sizeof lb);
                 CHECK(!strcmp(la, lb));
