@@ -27,6 +27,11 @@ const char *tl_netsink_spool_dir(const char *configured, char *buf, size_t cap);
 enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, const char *spool_dir,
                             bool default_dir, const struct tl_sink_env *env, char *err,
                             size_t errlen);
+/* The settings every network sink has, checked alike: spool_dir not empty,
+ * timeout, batch and spool sizes within their ranges (key names the one). */
+enum tl_err tl_netsink_validate(const char *spool_dir, long long timeout, long long batch_lines,
+                                size_t batch_bytes, size_t spool_max, const char **key, char *err,
+                                size_t errlen);
 enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines);
 enum tl_err tl_netsink_flush(void *state);
 enum tl_err tl_netsink_sync(void *state);

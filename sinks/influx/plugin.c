@@ -104,15 +104,11 @@ enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, c
     return TL_OK;
 }
 
-static enum tl_err influx_validate(const void *config, const char **key, char *err, size_t errlen)
+enum tl_err tl_netsink_validate(const char *spool_dir, long long timeout, long long batch_lines,
+                                size_t batch_bytes, size_t spool_max, const char **key, char *err,
+                                size_t errlen)
 {
-    const struct influx_config *c = config;
-    if (!c->db && !(c->org && c->bucket)) {
-        *key = NULL;
-        snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");
-        return TL_ERR_USAGE;
-    }
-    if (c->spool_dir && !*c->spool_dir) {
+    if (spool_dir && !*spool_dir) {
         *key = "spool_dir";
         snprintf(err, errlen, "empty");
         return TL_ERR_USAGE;
@@ -122,10 +118,10 @@ static enum tl_err influx_validate(const void *config, const char **key, char *e
         long long v, min, max;
     } ranges[] = {
         /* a request never waits for ever, and a spool holds at least a batch */
-        {"timeout", c->timeout, 100, 600000},
-        {"batch_lines", c->batch_lines, 1, 1000000},
-        {"batch_bytes", (long long)c->batch_bytes, 1024, 256LL << 20},
-        {"spool_max", (long long)c->spool_max, 64 << 10, 1LL << 50},
+        {"timeout", timeout, 100, 600000},
+        {"batch_lines", batch_lines, 1, 1000000},
+        {"batch_bytes", (long long)batch_bytes, 1024, 256LL << 20},
+        {"spool_max", (long long)spool_max, 64 << 10, 1LL << 50},
     };
     for (size_t j = 0; j < sizeof ranges / sizeof *ranges; j++)
         if (ranges[j].v < ranges[j].min || ranges[j].v > ranges[j].max) {
@@ -135,6 +131,18 @@ static enum tl_err influx_validate(const void *config, const char **key, char *e
             return TL_ERR_USAGE;
         }
     return TL_OK;
+}
+
+static enum tl_err influx_validate(const void *config, const char **key, char *err, size_t errlen)
+{
+    const struct influx_config *c = config;
+    if (!c->db && !(c->org && c->bucket)) {
+        *key = NULL;
+        snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");
+        return TL_ERR_USAGE;
+    }
+    return tl_netsink_validate(c->spool_dir, c->timeout, c->batch_lines, c->batch_bytes,
+                               c->spool_max, key, err, errlen);
 }
 
 static bool influx_configured(const void *config)

@@ -73,28 +73,8 @@ static enum tl_err prom_validate(const void *config, const char **key, char *err
         snprintf(err, errlen, "one or more measurements, comma-separated");
         return TL_ERR_USAGE;
     }
-    if (c->spool_dir && !*c->spool_dir) {
-        *key = "spool_dir";
-        snprintf(err, errlen, "empty");
-        return TL_ERR_USAGE;
-    }
-    const struct {
-        const char *name;
-        long long v, min, max;
-    } ranges[] = {
-        {"timeout", c->timeout, 100, 600000},
-        {"batch_lines", c->batch_lines, 1, 1000000},
-        {"batch_bytes", (long long)c->batch_bytes, 1024, 256LL << 20},
-        {"spool_max", (long long)c->spool_max, 64 << 10, 1LL << 50},
-    };
-    for (size_t j = 0; j < sizeof ranges / sizeof *ranges; j++)
-        if (ranges[j].v < ranges[j].min || ranges[j].v > ranges[j].max) {
-            *key = ranges[j].name;
-            snprintf(err, errlen, "%lld is outside %lld..%lld", ranges[j].v, ranges[j].min,
-                     ranges[j].max);
-            return TL_ERR_USAGE;
-        }
-    return TL_OK;
+    return tl_netsink_validate(c->spool_dir, c->timeout, c->batch_lines, c->batch_bytes,
+                               c->spool_max, key, err, errlen);
 }
 
 static bool prom_configured(const void *config)

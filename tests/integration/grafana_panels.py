@@ -718,22 +718,26 @@ def lp_truth(label, lang, runner, points, extent_of):
             label, board, p.title, rng, len(want), "" if diff is None else " -- " + diff))
 
 
+def generator_row(items, quantile_of):
+    """A ResourceUsageSummary row from the generator's values of one label:
+    quanta, integrated_runtime_hrs, and quantile_of(values, percent) per column."""
+    vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
+            "walltime_s": [v[2] for _, v in items]}
+    row = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
+    for prefix, vs in vals.items():
+        for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
+            row["%s_%s" % (prefix, c)] = quantile_of(vs, pc)
+    return row
+
+
 def summary_equals(label, lang, runner, rng, expect):
     """The exact ResourceUsageSummary panel (InfluxQL) over the whole range, all categories:
     nearest-rank numbers from the generator's own values."""
     p = [p for p in BOARDS[(lang, "task-resources")][1] if p.title.startswith("Resource usage summary")][0]
     got = runner.panel(p.influxql, rng,
                        {"workflow": None, "host": None, "category": None}, interval_key=False)
-    want = {}
-    for lbl, items in expect.items():
-        vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
-                "walltime_s": [v[2] for _, v in items]}
-        row = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
-        for prefix, vs in vals.items():
-            for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
-                row["%s_%s" % (prefix, c)] = nearest_rank(vs, pc, True) if 0 < pc < 100 else \
-                    quantile("influxql", vs, pc)
-        want[lbl] = row
+    want = {lbl: generator_row(items, lambda vs, pc: nearest_rank(vs, pc, True) if 0 < pc < 100 else
+                               quantile("influxql", vs, pc)) for lbl, items in expect.items()}
     source = "nearest-rank numbers from the generator (rank at least 1: no blank cell)"
     blank = [(lbl, k) for lbl, row in want.items() for k, v in row.items() if v is None]
     check(not blank and any(len(items) < 50 for items in expect.values()),
@@ -945,12 +949,7 @@ def summary_hist_equals(label, lang, runner, rng, expect):
                        interval_key=False)
     compared, diffs = 0, []
     for lbl, items in expect.items():
-        vals = {"mem_GB": [v[0] for _, v in items], "runtime_s": [v[1] for _, v in items],
-                "walltime_s": [v[2] for _, v in items]}
-        want = {"quanta": float(len(items)), "integrated_runtime_hrs": sum(vals["runtime_s"]) / 3600}
-        for prefix, vs in vals.items():
-            for pc, c in zip(make_dashboards.PCT, make_dashboards.COLS):
-                want["%s_%s" % (prefix, c)] = hist_value(("q", pc), vs)
+        want = generator_row(items, lambda vs, pc: hist_value(("q", pc), vs))
         g = got.get(((("category", lbl),), None), {})
         for c, wv in want.items():
             compared += 1
