@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#include <math.h>
 
 enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
 
@@ -172,6 +173,15 @@ static inline void tl_record_unset(struct tl_record *r, enum tl_metric m)
 static inline bool tl_record_has(const struct tl_record *r, enum tl_metric m)
 {
     return (r->present >> m) & 1;
+}
+
+/* Seconds since the epoch as a log writes them (a double), in ns rounded to
+ * the microsecond those clocks count; 0 (unknown) when not a number or
+ * outside what int64 ns hold (years 1678..2262): a damaged input's 1e300
+ * must not overflow. */
+static inline int64_t tl_epoch_ns_of_seconds(double s)
+{
+    return s > -9.2e9 && s < 9.2e9 ? (int64_t)llround(s * 1e6) * 1000 : 0;
 }
 
 /* Whether a resource value is one a measurement can have: not negative (-0

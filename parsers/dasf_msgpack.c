@@ -234,7 +234,7 @@ static void task(struct dasf_state *st, const msgpack_object *ev, const char *ca
     long key = text(st, get(args, "key"));
     r.task_key = key >= 0 ? st->scratch.data + key : NULL;
     tl_record_set(&r, TL_M_WALL_TIME_S, dur);
-    if (r.time_ns && dur >= 0) r.start_ns = r.time_ns - (int64_t)llround(dur * 1e9); /* the span's */
+    if (r.time_ns && dur >= 0 && dur < 9.2e9) r.start_ns = r.time_ns - (int64_t)llround(dur * 1e9); /* the span's */
     double size;
     if (number(get(args, "size"), &size)) tl_record_set(&r, TL_M_OUTPUT_BYTES, size);
     if (tl_emit_wants(&st->emit, TL_REC_TASK)) emit(st, &r);

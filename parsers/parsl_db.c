@@ -202,9 +202,9 @@ static void one_try(struct parsl_state *st, sqlite3_stmt *q, double newest)
     double launched = parse_time(st, sqlite3_column_text(q, C_LAUNCHED));
     double running = parse_time(st, sqlite3_column_text(q, C_RUNNING));
     double returned = parse_time(st, sqlite3_column_text(q, C_RETURNED));
-    if (isfinite(returned)) r.time_ns = (int64_t)llround(returned * 1e6) * 1000;
+    r.time_ns = tl_epoch_ns_of_seconds(returned);
     double start = isfinite(running) ? running : launched;
-    if (isfinite(start)) r.start_ns = (int64_t)llround(start * 1e6) * 1000;
+    if (isfinite(start)) r.start_ns = tl_epoch_ns_of_seconds(start);
     if (isfinite(start) && isfinite(returned)) tl_record_set(&r, TL_M_WALL_TIME_S, returned - start);
     if (isfinite(running) && isfinite(launched)) tl_record_set(&r, TL_M_QUEUE_TIME_S, running - launched);
     int64_t samples = sqlite3_column_int64(q, C_SAMPLES);

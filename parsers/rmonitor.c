@@ -252,8 +252,8 @@ static void summary(struct rm_state *st, json_t *d)
     double start = 0, end = 0;
     value_of(json_object_get(d, "start"), SECONDS, &start, &bad);
     if (value_of(json_object_get(d, "end"), SECONDS, &end, &bad) && end > 0)
-        r.time_ns = (int64_t)llround(end * 1e6) * 1000; /* cctools' clock counts microseconds */
-    if (start > 0) r.start_ns = (int64_t)llround(start * 1e6) * 1000;
+        r.time_ns = tl_epoch_ns_of_seconds(end); /* cctools' clock counts microseconds */
+    if (start > 0 && tl_epoch_ns_of_seconds(start)) r.start_ns = tl_epoch_ns_of_seconds(start);
     r.result = result_of(st, d, &r);
     json_t *snaps = json_object_get(d, "snapshots");
     if (json_is_array(snaps)) st->counters[RC_SNAPSHOTS] += json_array_size(snaps);
