@@ -43,7 +43,7 @@ struct tl_agg {
      * metrics as a presence mask; dup_metrics when one is listed twice */
     enum tl_tag_field by_field[TL_AGG_MAX_KEYS];
     int8_t place[TL_M_COUNT];
-    uint64_t metric_mask;
+    uint64_t metric_mask[TL_MASK_WORDS];
     bool dup_metrics;
 };
 
@@ -70,7 +70,7 @@ void tl_agg_opts_default(struct tl_agg_opts *o)
 struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_window, void *ctx)
 {
     struct tl_sketch probe;
-    if (o->nby < 1 || o->nby > TL_AGG_MAX_KEYS || o->nmetrics < 1 || o->nmetrics > TL_M_COUNT ||
+    if (o->nby < 1 || o->nby > TL_AGG_MAX_KEYS || o->nmetrics < 1 || o->nmetrics > 64 /* places: one word */ ||
         o->window_ns < 0 || o->max_keys < 1 || tl_sketch_init(&probe, &o->sketch) ||
         o->ncoarse < 0 || o->ncoarse > TL_AGG_MAX_COARSE || (o->ncoarse && !o->window_ns))
         return NULL;
@@ -92,8 +92,8 @@ struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_windo
             free(a);
             return NULL;
         }
-        if (a->metric_mask >> m & 1) a->dup_metrics = true;
-        a->metric_mask |= (uint64_t)1 << m;
+        if (a->metric_mask[m >> 6] >> (m & 63) & 1) a->dup_metrics = true;
+        a->metric_mask[m >> 6] |= (uint64_t)1 << (m & 63);
         a->place[m] = (int8_t)i;
     }
     a->keys = tl_intern_new((size_t)1 << 30);
@@ -438,8 +438,9 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
         for (int i = 0; i < a->o.nmetrics; i++)
             if (tl_record_has(r, (enum tl_metric)a->o.metrics[i])) places |= (uint64_t)1 << i;
     } else {
-        for (uint64_t have = r->present & a->metric_mask; have; have &= have - 1)
-            places |= (uint64_t)1 << a->place[__builtin_ctzll(have)];
+        for (int w = 0; w < TL_MASK_WORDS; w++)
+            for (uint64_t have = r->present[w] & a->metric_mask[w]; have; have &= have - 1)
+                places |= (uint64_t)1 << a->place[w * 64 + __builtin_ctzll(have)];
     }
     for (; places; places &= places - 1) {
         int i = __builtin_ctzll(places), m = a->o.metrics[i];

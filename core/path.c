@@ -53,3 +53,10 @@ bool tl_dir_writable(const char *path, bool is_dir, char *why, size_t cap)
     return true;
 }
 
+
+int64_t tl_file_mtime_ns(const char *path)
+{
+    struct stat sb;
+    if (!path || stat(path, &sb) || !S_ISREG(sb.st_mode)) return 0;
+    return (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* realpath, or for a file not there yet its directory's realpath and its
  * name; malloc'ed, NULL when out of memory. */
@@ -14,5 +15,9 @@ char *tl_canonical_path(const char *path);
  * is writable, or creatable under its nearest existing parent; false with
  * the reason in why. */
 bool tl_dir_writable(const char *path, bool is_dir, char *why, size_t cap);
+
+/* A file's modification time in ns since the epoch; 0 when it cannot be
+ * read (stdin, a pipe, gone). */
+int64_t tl_file_mtime_ns(const char *path);
 
 #endif

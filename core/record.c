@@ -24,7 +24,8 @@ int tl_metric_by_name(const char *name, size_t len)
 
 bool tl_result_ok(const char *result)
 {
-    static const char *const ok[] = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done"};
+    static const char *const ok[] = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done",
+                                     "COMPLETED", "CACHED"};
     if (!result) return false;
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         if (!strcmp(result, ok[i])) return true;
@@ -85,23 +86,27 @@ const char *tl_record_tag(const struct tl_record *r, const char *key)
     return tl_record_tag_at(r, tl_tag_field(key), key);
 }
 
-uint64_t tl_record_bad_values_slow(const struct tl_record *r)
+/* Whether metric m's value is one no measurement can have. */
+static bool value_impossible(const struct tl_record *r, int m)
 {
-    uint64_t bad = 0;
-    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
-        int m = __builtin_ctzll(bits);
-        double v = r->v[m] < 0 && m == TL_M_SAMPLE_VALUE ? -r->v[m] : r->v[m]; /* may be < 0 */
-        if (!tl_value_possible(v)) bad |= (uint64_t)1 << m;
-    }
-    return bad;
+    double v = r->v[m] < 0 && m == TL_M_SAMPLE_VALUE ? -r->v[m] : r->v[m]; /* may be < 0 */
+    return !tl_value_possible(v);
 }
 
-void tl_record_drop_values(struct tl_record *r, uint64_t bad, char *detail, size_t cap)
+bool tl_record_bad_values_slow(const struct tl_record *r)
+{
+    for (int w = 0; w < TL_MASK_WORDS; w++)
+        for (uint64_t bits = r->present[w]; bits; bits &= bits - 1)
+            if (value_impossible(r, w * 64 + __builtin_ctzll(bits))) return true;
+    return false;
+}
+
+void tl_record_drop_values(struct tl_record *r, char *detail, size_t cap)
 {
     size_t len = 0;
     if (cap) detail[0] = '\0';
-    for (; bad; bad &= bad - 1) {
-        int m = __builtin_ctzll(bad);
+    for (int m = 0; m < TL_M_COUNT; m++) {
+        if (!tl_record_has(r, (enum tl_metric)m) || !value_impossible(r, m)) continue;
         tl_record_unset(r, (enum tl_metric)m);
         char num[TL_FMT_WIDE + 1];
         tl_fmt_double_wide(num, r->v[m]);

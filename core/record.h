@@ -20,7 +20,10 @@
 #include <string.h>
 #include <math.h>
 
-enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
+enum tl_unit {
+    TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS, TL_UNIT_JOULES, TL_UNIT_WATTS,
+    TL_UNIT_KG, TL_UNIT_PERCENT
+};
 
 /* X(enum suffix, name, unit, help). The order is the canonical output order. */
 #define TL_METRICS(X)                                                                              \
@@ -81,7 +84,28 @@ enum tl_unit { TL_UNIT_SECONDS, TL_UNIT_BYTES, TL_UNIT_COUNT, TL_UNIT_MBPS };
     /* appended last: parser states saved with fewer metrics keep their indices */               \
     X(JVM_GC_TIME_S, "jvm_gc_time_s", TL_UNIT_SECONDS, "JVM garbage collection time (Spark)")       \
     X(PEAK_EXECUTION_MEMORY_BYTES, "peak_execution_memory_bytes", TL_UNIT_BYTES,                   \
-      "peak execution memory: Spark's shuffles, aggregations and joins")
+      "peak execution memory: Spark's shuffles, aggregations and joins")                         \
+    X(STORAGE_READ_BYTES, "storage_read_bytes", TL_UNIT_BYTES,                                      \
+      "bytes fetched from storage (read_bytes of /proc/PID/io: not page-cache hits)")           \
+    X(STORAGE_WRITTEN_BYTES, "storage_written_bytes", TL_UNIT_BYTES,                                \
+      "bytes sent to storage (write_bytes of /proc/PID/io)")                                    \
+    X(USS_BYTES, "uss_bytes", TL_UNIT_BYTES, "peak unique set size: memory only the task holds")   \
+    X(PSS_BYTES, "pss_bytes", TL_UNIT_BYTES, "peak proportional set size: shared pages split")     \
+    X(REQ_WALL_TIME_S, "req_wall_time_s", TL_UNIT_SECONDS, "wall time requested")                  \
+    X(HITS, "hits", TL_UNIT_COUNT, "times a profiled line ran (line_profiler)")                   \
+    X(ENERGY_J, "energy_j", TL_UNIT_JOULES, "energy consumed, CPU + GPU + RAM, as measured")       \
+    X(EMISSIONS_KG, "emissions_kg", TL_UNIT_KG, "CO2-equivalent emitted, as measured")             \
+    X(CPU_ENERGY_J, "cpu_energy_j", TL_UNIT_JOULES, "energy of the CPUs")                          \
+    X(GPU_ENERGY_J, "gpu_energy_j", TL_UNIT_JOULES, "energy of the GPUs")                          \
+    X(RAM_ENERGY_J, "ram_energy_j", TL_UNIT_JOULES, "energy of the memory")                        \
+    X(CPU_POWER_W, "cpu_power_w", TL_UNIT_WATTS, "mean power of the CPUs")                          \
+    X(GPU_POWER_W, "gpu_power_w", TL_UNIT_WATTS, "mean power of the GPUs")                          \
+    X(RAM_POWER_W, "ram_power_w", TL_UNIT_WATTS, "mean power of the memory")                        \
+    X(CPU_UTILIZATION, "cpu_utilization_percent", TL_UNIT_PERCENT, "mean CPU use of the machine (%)") \
+    X(GPU_UTILIZATION, "gpu_utilization_percent", TL_UNIT_PERCENT, "mean GPU use (%)")              \
+    X(RAM_UTILIZATION, "ram_utilization_percent", TL_UNIT_PERCENT, "mean memory use of the machine (%)") \
+    X(RAM_USED_BYTES, "ram_used_bytes", TL_UNIT_BYTES, "mean memory in use on the machine")        \
+    X(MACHINE_MEMORY_BYTES, "machine_memory_bytes", TL_UNIT_BYTES, "memory of the machine")
 
 enum tl_metric {
 #define TL_METRIC_ENUM(e, n, u, h) TL_M_##e,
@@ -90,7 +114,10 @@ enum tl_metric {
         TL_M_COUNT
 };
 
-_Static_assert(TL_M_COUNT <= 64, "metric presence mask is 64 bits");
+/* The presence mask: TL_MASK_WORDS words of 64 bits, metric m at bit m & 63
+ * of word m >> 6. Loops over present metrics walk the words in turn. */
+#define TL_MASK_WORDS 2
+_Static_assert(TL_M_COUNT <= 64 * TL_MASK_WORDS, "metric presence mask is TL_MASK_WORDS words");
 
 struct tl_metric_info {
     const char *name;
@@ -151,7 +178,7 @@ struct tl_record {
                         * for Chrome), as its source writes it (a start time, or a span's end
                         * and duration); TL_NO_TIME if it does not (0 is a time: a trace's) */
     uint64_t line;     /* input line that completed the record */
-    uint64_t present;  /* bit (1 << metric) set when v[metric] holds a value */
+    uint64_t present[TL_MASK_WORDS]; /* metric m's bit set when v[m] holds a value */
     double v[TL_M_COUNT];
     int n_tags;
     struct tl_tag tags[TL_MAX_EXTRA_TAGS];
@@ -162,17 +189,17 @@ void tl_record_init(struct tl_record *r, enum tl_record_kind kind);
 static inline void tl_record_set(struct tl_record *r, enum tl_metric m, double value)
 {
     r->v[m] = value;
-    r->present |= (uint64_t)1 << m;
+    r->present[m >> 6] |= (uint64_t)1 << (m & 63);
 }
 
 static inline void tl_record_unset(struct tl_record *r, enum tl_metric m)
 {
-    r->present &= ~((uint64_t)1 << m);
+    r->present[m >> 6] &= ~((uint64_t)1 << (m & 63));
 }
 
 static inline bool tl_record_has(const struct tl_record *r, enum tl_metric m)
 {
-    return (r->present >> m) & 1;
+    return (r->present[m >> 6] >> (m & 63)) & 1;
 }
 
 /* Seconds since the epoch as a log writes them (a double), in ns rounded to
@@ -195,42 +222,44 @@ static inline bool tl_value_possible(double v)
     return u < UINT64_C(0x7ff0000000000000);
 }
 
-/* The present metrics whose value no measurement can have: negative, NaN or
- * infinite (a number past the double range reads as inf). A sample value may
- * be negative (counters are free-form), not infinite. Parsers test each record
- * before they emit it. */
-uint64_t tl_record_bad_values_slow(const struct tl_record *r);
-static inline uint64_t tl_record_bad_values(const struct tl_record *r)
+/* Whether a present metric holds a value no measurement can have: negative,
+ * NaN or infinite (a number past the double range reads as inf). A sample
+ * value may be negative (counters are free-form), not infinite. Parsers test
+ * each record before they emit it. */
+bool tl_record_bad_values_slow(const struct tl_record *r);
+static inline bool tl_record_bad_values(const struct tl_record *r)
 {
     /* One max over the bits tells whether any value needs a look (see
      * tl_value_possible). */
     uint64_t worst = 0;
-    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
-        uint64_t u;
-        memcpy(&u, &r->v[__builtin_ctzll(bits)], sizeof u);
-        worst = u > worst ? u : worst;
-    }
-    return __builtin_expect(worst < UINT64_C(0x7ff0000000000000), 1) ? 0 : tl_record_bad_values_slow(r);
+    for (int w = 0; w < TL_MASK_WORDS; w++)
+        for (uint64_t bits = r->present[w]; bits; bits &= bits - 1) {
+            uint64_t u;
+            memcpy(&u, &r->v[w * 64 + __builtin_ctzll(bits)], sizeof u);
+            worst = u > worst ? u : worst;
+        }
+    return __builtin_expect(worst < UINT64_C(0x7ff0000000000000), 1) ? false : tl_record_bad_values_slow(r);
 }
 
-/* Unsets the metrics of `bad` (from tl_record_bad_values) and writes them into
- * detail as "wall_time_s=-1.5 max_rss_bytes=inf", for the parser's reject:
- * the task still counts, its impossible values do not. */
-void tl_record_drop_values(struct tl_record *r, uint64_t bad, char *detail, size_t cap);
+/* Unsets the metrics with impossible values and writes them into detail as
+ * "wall_time_s=-1.5 max_rss_bytes=inf", for the parser's reject: the task
+ * still counts, its impossible values do not. */
+void tl_record_drop_values(struct tl_record *r, char *detail, size_t cap);
 
 /* Both at once, for a parser about to emit r: true (detail filled) when
  * values were dropped and the parser has a reject to report. */
 static inline bool tl_record_drop_bad_values(struct tl_record *r, char *detail, size_t cap)
 {
-    uint64_t bad = tl_record_bad_values(r);
-    if (__builtin_expect(!bad, 1)) return false;
-    tl_record_drop_values(r, bad, detail, cap);
+    if (__builtin_expect(!tl_record_bad_values(r), 1)) return false;
+    tl_record_drop_values(r, detail, cap);
     return true;
 }
 
 /* Whether a result means the attempt did its work: SUCCESS (Work Queue,
- * LSST), Success (Spark), NO_WORK (LSST's NoWorkFound), exec_done and
- * memo_done (Parsl). Everything else is a failure of some kind. */
+ * LSST, Snakemake, codecarbon, line_profiler), Success (Spark), NO_WORK
+ * (LSST's NoWorkFound), exec_done and memo_done (Parsl), COMPLETED and
+ * CACHED (Nextflow; a cached task did its work in an earlier run).
+ * Everything else is a failure of some kind. */
 bool tl_result_ok(const char *result);
 
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,

@@ -49,6 +49,11 @@ static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *
 static void on_record(void *ctx, const struct tl_record *r)
 {
     struct tl_drive *d = ctx;
+    if (__builtin_expect(!r->time_ns, 0) && d->input_time_ns && d->inst.p->file_time) {
+        d->stamped = *r;
+        d->stamped.time_ns = d->input_time_ns;
+        r = &d->stamped;
+    }
     d->cfg.record(d->cfg.record_ctx, r);
 }
 

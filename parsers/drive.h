@@ -85,12 +85,21 @@ struct tl_drive {
     bool finished;      /* the parser's finish() ran */
     bool events_open;   /* Kafka events one per message: the stream is an open array */
     bool told_any;      /* a rejected unit of this input was told */
+    int64_t input_time_ns; /* the input's modification time, 0 if unknown */
+    struct tl_record stamped; /* a file_time record with that time */
     char error[256];    /* why the drive stopped (TL_ERR_FORMAT, a bad option) */
 };
 
 /* cfg is copied; name may be NULL ("stdin"). */
 enum tl_err tl_drive_init(struct tl_drive *d, const struct tl_drive_cfg *cfg, const char *name);
 void tl_drive_free(struct tl_drive *d);
+
+/* The input's modification time (ns since the epoch), for the records of
+ * file_time formats that carry none. */
+static inline void tl_drive_set_input_time(struct tl_drive *d, int64_t ns)
+{
+    d->input_time_ns = ns;
+}
 
 /* Chooses, configures and opens the parser now: `named` (a checkpoint's
  * parser), else the configured one, else the one recognizing first[0..len)

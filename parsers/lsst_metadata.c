@@ -43,6 +43,7 @@
 #include "core/numfmt.h"
 #include "parsers/butler_path.h"
 #include "parsers/md_tree.h"
+#include "parsers/civil_time.h"
 #include "parsers/parser.h"
 
 struct lsst_config {
@@ -119,65 +120,6 @@ struct lsst_state {
 
 /* ---------------------------------------------------------------- values */
 
-/* Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar; a
- * day past the month's end counts on into the next, as timegm does. */
-static int64_t days_from_civil(int y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static bool two_digits(const char *s, int *v)
-{
-    if ((unsigned)(s[0] - '0') > 9 || (unsigned)(s[1] - '0') > 9) return false;
-    *v = (s[0] - '0') * 10 + (s[1] - '0');
-    return true;
-}
-
-/* "2026-02-05T17:52:57.668196+00:00", or naive, or with Z: ns since epoch. */
-static bool parse_utc(const char *s, int64_t *ns)
-{
-    int y, mo, d, h, mi, sec, n = 0, c, yl;
-    /* the form every writer uses, without sscanf; anything else through it */
-    if (two_digits(s, &c) && two_digits(s + 2, &yl) && s[4] == '-' && two_digits(s + 5, &mo) &&
-        s[7] == '-' && two_digits(s + 8, &d) && (s[10] == 'T' || s[10] == ' ') &&
-        two_digits(s + 11, &h) && s[13] == ':' && two_digits(s + 14, &mi) && s[16] == ':' &&
-        two_digits(s + 17, &sec)) {
-        y = c * 100 + yl;
-        n = 19;
-    } else if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 &&
-               sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) {
-        return false;
-    }
-    /* 1970..2200: differences of two times fit in int64 nanoseconds */
-    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 24 ||
-        mi < 0 || mi > 59 || sec < 0 || sec > 61)
-        return false;
-    int64_t frac = 0;
-    const char *p = s + n;
-    if (*p == '.') {
-        int digits = 0;
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            if (digits < 9) {
-                frac = frac * 10 + (*p - '0');
-                digits++;
-            }
-        while (digits++ < 9) frac *= 10;
-    }
-    int64_t off = 0; /* +HH:MM: the tools drop it (it is always +00:00) */
-    if ((*p == '+' || *p == '-') && strlen(p) >= 6) {
-        int oh = (p[1] - '0') * 10 + (p[2] - '0'), om = (p[4] - '0') * 10 + (p[5] - '0');
-        off = (*p == '+' ? 1 : -1) * ((int64_t)oh * 3600 + om * 60);
-    }
-    int64_t t = days_from_civil(y, mo, d) * 86400 + (int64_t)h * 3600 + mi * 60 + sec;
-    *ns = (t - off) * 1000000000 + frac;
-    return true;
-}
-
 static const unsigned char phase_len[NPHASE] = {4, 4, 5, 3};
 static const unsigned char field_len[NFIELD] = {7, 8, 10, 18, 15, 15, 11, 12, 24, 26};
 
@@ -213,7 +155,7 @@ static void quantum_key(struct quantum *q, const char *key, const char *val, boo
     const char *rest = key + phase_len[ph];
     size_t rl = kl - phase_len[ph];
     if (rl == 3 && !memcmp(rest, "Utc", 3)) {
-        if (val && parse_utc(val, &q->utc_ns[ph])) q->has_utc[ph] = true;
+        if (val && tl_parse_iso_time(val, &q->utc_ns[ph])) q->has_utc[ph] = true;
         return;
     }
     for (int f = 0; f < NFIELD; f++)

@@ -87,6 +87,11 @@ struct tl_parser {
     bool (*member)(const char *filename);
     bool (*dir_whole)(const char *dirname);
     unsigned long (*dir_part)(const char *filename);
+    /* The format writes no time for some or all of its records (Snakemake
+     * benchmarks, line_profiler): a record with time_ns 0 takes its input's
+     * modification time (the file is written when the job ends), when the
+     * source knows it (tl_drive_set_input_time). */
+    bool file_time;
 };
 
 /* The stats and a parser's counters in a checkpoint (save/restore): the

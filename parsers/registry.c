@@ -13,6 +13,10 @@ extern const struct tl_parser tl_parser_dasf;
 extern const struct tl_parser tl_parser_spark;
 extern const struct tl_parser tl_parser_rmonitor;
 extern const struct tl_parser tl_parser_parsl;
+extern const struct tl_parser tl_parser_nextflow;
+extern const struct tl_parser tl_parser_snakemake;
+extern const struct tl_parser tl_parser_codecarbon;
+extern const struct tl_parser tl_parser_lineprof;
 
 const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
@@ -22,6 +26,10 @@ const struct tl_parser *const tl_parsers[] = {
     &tl_parser_spark,
     &tl_parser_rmonitor,
     &tl_parser_parsl,
+    &tl_parser_nextflow,
+    &tl_parser_snakemake,
+    &tl_parser_codecarbon,
+    &tl_parser_lineprof,
     NULL,
 };
 

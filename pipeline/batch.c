@@ -158,6 +158,7 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
         tl_reader_close(rd);
         return TL_ERR_NOMEM;
     }
+    tl_drive_set_input_time(&d, tl_file_mtime_ns(path));
     size_t got = 0;
     rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
     if (rc) set_error(info, err, rc);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/path.h"
 #include "pipeline/source.h"
 
 static void on_record(void *ctx, const struct tl_record *r)
@@ -40,7 +41,9 @@ enum tl_err tl_feed_init(struct tl_feed *f, struct tl_source *src, const char *n
         .configure = tl_source_parser_options, .configure_ctx = src,
         .record = on_record, .record_ctx = f,
         .budget = &f->budget};
-    return tl_drive_init(&f->drive, &dc, name ? name : src->path);
+    enum tl_err rc = tl_drive_init(&f->drive, &dc, name ? name : src->path);
+    if (!rc && (name || src->path)) tl_drive_set_input_time(&f->drive, tl_file_mtime_ns(name ? name : src->path));
+    return rc;
 }
 
 /* Said once per input: the input stops. */

@@ -105,10 +105,11 @@ static void ndjson_record(void *state, const struct tl_record *r)
     if (r->attempt > 0) tl_buf_printf(b, ",\"attempt\":%d", (int)r->attempt);
     if (r->has_exit_code) tl_buf_printf(b, ",\"exit_code\":%d", (int)r->exit_code);
     if (r->time_ns) tl_buf_printf(b, ",\"end\":%lld", (long long)r->time_ns);
-    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
-        int m = __builtin_ctzll(bits);
-        put_num(b, tl_metric_info[m].name, r->v[m]);
-    }
+    for (int w = 0; w < TL_MASK_WORDS; w++)
+        for (uint64_t bits = r->present[w]; bits; bits &= bits - 1) {
+            int m = w * 64 + __builtin_ctzll(bits);
+            put_num(b, tl_metric_info[m].name, r->v[m]);
+        }
     emit_line(n);
     n->tasks++;
 }

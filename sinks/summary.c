@@ -407,6 +407,21 @@ static void roll_over(char *out, size_t cap, const char *fmt, double v, const ch
     if (!strcmp(digits, full)) snprintf(out, cap, "%s%s", v < 0 ? "-" : "", next);
 }
 
+/* v with an SI prefix (n .. T) and its unit: 21.6J, 380ug, 1.2kW. */
+static void si_prefixed(char *out, size_t cap, double v, const char *unit)
+{
+    static const char *const p[] = {"n", "u", "m", "", "k", "M", "G", "T"};
+    double a = fabs(v);
+    int i = 3;
+    if (a == 0) {
+        snprintf(out, cap, "0%s", unit);
+        return;
+    }
+    while (a < 0.9995 && i > 0) a *= 1000, v *= 1000, i--;
+    while (a >= 999.5 && i < 7) a /= 1000, v /= 1000, i++;
+    snprintf(out, cap, "%.3g%s%s", v, p[i], unit);
+}
+
 void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
 {
     if (!isfinite(v)) {
@@ -439,6 +454,13 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
         snprintf(out, cap, v < 1 && i > 0 ? "%.2g%s" : "%.3g%s", v, u[i]); /* 0.98GiB */
         return;
     }
+    case TL_UNIT_JOULES: case TL_UNIT_WATTS: case TL_UNIT_KG:
+        si_prefixed(out, cap, unit == TL_UNIT_KG ? v * 1000 : v,
+                    unit == TL_UNIT_JOULES ? "J" : unit == TL_UNIT_WATTS ? "W" : "g");
+        return;
+    case TL_UNIT_PERCENT:
+        snprintf(out, cap, "%.3g%%", v);
+        return;
     default: {
         static const char *const u[] = {"", "k", "M", "G", "T"};
         int i = 0;

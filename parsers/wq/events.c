@@ -270,7 +270,7 @@ static struct tl_record *task_record(struct wq_state *st, struct task *t,
 
     if (t->measured) {
         const struct measured *m = &st->meas[t->measured - 1];
-        r->present = m->present;
+        r->present[0] = m->present; /* Work Queue's metrics are all below 64 */
         memcpy(r->v, m->v, sizeof r->v);
         if (!tl_record_has(r, TL_M_WALL_TIME_S) && m->worker_start > 0 &&
             m->worker_end >= m->worker_start)

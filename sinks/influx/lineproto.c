@@ -257,8 +257,9 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
      * noted as one word: metric << 40 | length << 32 | offset from first. */
     uint64_t missed[TL_M_COUNT];
     int nmissed = 0;
-    for (uint64_t bits = r->present; bits; bits &= bits - 1) {
-        int m = __builtin_ctzll(bits);
+    for (int w = 0; w < TL_MASK_WORDS; w++)
+    for (uint64_t bits = r->present[w]; bits; bits &= bits - 1) {
+        int m = w * 64 + __builtin_ctzll(bits);
         uint64_t vb;
         memcpy(&vb, &r->v[m], sizeof vb);
         if ((~vb & (UINT64_C(0x7ff) << 52)) == 0) continue; /* nan, inf */

@@ -150,7 +150,7 @@ static int record_differs(const struct tl_record *a, const struct tl_record *b)
 {
 #define SEQ(x, y) ((x) == (y) || ((x) && (y) && !strcmp((x), (y))))
     if (a->kind != b->kind || a->task_id != b->task_id || a->attempt != b->attempt ||
-        a->final != b->final || a->time_ns != b->time_ns || a->present != b->present ||
+        a->final != b->final || a->time_ns != b->time_ns || memcmp(a->present, b->present, sizeof a->present) ||
         a->line != b->line || a->exit_code != b->exit_code)
         return 1;
     if (!SEQ(a->category, b->category) || !SEQ(a->worker, b->worker) || !SEQ(a->host, b->host) ||
