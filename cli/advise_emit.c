@@ -1,6 +1,6 @@
-/* `advise --emit bps|wq|makeflow`: the recommendations in the files the
- * workflow systems read, each with a header saying from which inputs,
- * when, and by which rule.
+/* `advise --emit bps|wq|makeflow|nextflow|snakemake`: the recommendations
+ * in the files the workflow systems read, each with a header saying from
+ * which inputs, when, and by which rule.
  *
  *   bps       an LSST BPS submit YAML fragment: pipetask: LABEL:
  *             requestMemory (MB, as HTCondor counts them: MiB) and
@@ -10,10 +10,20 @@
  *                 q.specify_category_max_resources(c, r)   (memory, disk in MB)
  *   makeflow  CATEGORY= blocks with CORES=, MEMORY=, DISK= (MB), for the
  *             rules that follow each.
+ *   nextflow  a config (`nextflow run ... -c FILE`): process { withName:
+ *             'NAME' { cpus, memory ('N MB': Nextflow's MB is MiB), time
+ *             ('Nm') } } per process;
+ *   snakemake a profile's config.yaml (`snakemake --profile DIR`):
+ *             set-threads and set-resources (mem_mb: Snakemake's MB are
+ *             10^6 bytes; runtime in minutes) per rule.
+ * Nextflow and Snakemake also get a time: wall time at the same quantile x
+ * the margin, rounded up to a whole minute (a task over its time is killed,
+ * as over its memory).
  * A resource with no measurement in a category is left out (the system's
  * default applies), and said in a comment. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -142,10 +152,103 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
     }
 }
 
+/* Minutes of wall time to ask for: the quantile of the category's wall
+ * times x the margin, rounded up; 0 when none was measured. */
+static long long wall_minutes(const struct tl_task_rows *rs, size_t k, const struct tl_advise_opts *o)
+{
+    double *tmp = malloc((rs->n ? rs->n : 1) * sizeof *tmp);
+    if (!tmp) return 0;
+    size_t n = tl_task_rows_column(rs, (int32_t)k, TL_V_WALL, tmp);
+    double q = tl_quantile_or_nan(tmp, n, o->quantile);
+    free(tmp);
+    if (!n || !isfinite(q)) return 0;
+    long long m = (long long)ceil(q * o->margin / 60 - 1e-9);
+    return m < 1 ? 1 : m;
+}
+
+static void time_rule(struct tl_buf *b, const char *lead, const struct tl_advise_opts *o)
+{
+    tl_buf_printf(b, "%s      time = wall time p%02.0f x %g, rounded up to a whole minute\n", lead,
+                  o->quantile * 100, o->margin);
+}
+
+static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
+                          const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
+                          char *const *inputs, int ninputs)
+{
+    header(b, "nextflow", "// ", o, inputs, ninputs);
+    time_rule(b, "// ", o);
+    tl_buf_puts(b, "// use it with: nextflow run PIPELINE -c THIS_FILE (Nextflow's MB are MiB)\nprocess {\n");
+    for (size_t k = 0; k < rs->cats.n; k++) {
+        const struct tl_advice *a = ca[k].a;
+        long long minutes = wall_minutes(rs, k, o);
+        evidence(b, "    // ", rs->cats.s[k], &ca[k]);
+        if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !minutes) continue;
+        tl_buf_puts(b, "    withName: '");
+        for (const char *p = rs->cats.s[k]; *p; p++) {
+            if (*p == '\'' || *p == '\\') tl_buf_putc(b, '\\');
+            tl_buf_putc(b, *p == '\n' || *p == '\r' ? ' ' : *p);
+        }
+        tl_buf_puts(b, "' {\n");
+        if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "        cpus = %lld\n", to_cores(a[TL_RES_CORES].rec));
+        if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "        memory = '%lld MB'\n", to_mb(a[TL_RES_MEM].rec));
+        if (minutes) tl_buf_printf(b, "        time = '%lldm'\n", minutes);
+        tl_buf_puts(b, "    }\n");
+    }
+    tl_buf_puts(b, "}\n");
+}
+
+/* A Snakemake rule name: a Python identifier. */
+static bool rule_name(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return false;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
+                           const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
+                           char *const *inputs, int ninputs)
+{
+    struct tl_buf threads = {0}, res = {0};
+    header(b, "snakemake", "# ", o, inputs, ninputs);
+    time_rule(b, "# ", o);
+    tl_buf_puts(b, "# a profile: save as DIR/config.yaml, run snakemake --profile DIR "
+                   "(mem_mb: Snakemake's MB are 10^6 bytes)\n");
+    for (size_t k = 0; k < rs->cats.n; k++) {
+        const struct tl_advice *a = ca[k].a;
+        long long minutes = wall_minutes(rs, k, o);
+        evidence(b, "# ", rs->cats.s[k], &ca[k]);
+        if (!rule_name(rs->cats.s[k])) {
+            tl_buf_puts(b, "#   (not a rule name: left out)\n");
+            continue;
+        }
+        if (a[TL_RES_CORES].n_used)
+            tl_buf_printf(&threads, "  %s: %lld\n", rs->cats.s[k], to_cores(a[TL_RES_CORES].rec));
+        if (!a[TL_RES_MEM].n_used && !minutes) continue;
+        tl_buf_printf(&res, "  %s:\n", rs->cats.s[k]);
+        if (a[TL_RES_MEM].n_used)
+            tl_buf_printf(&res, "    mem_mb: %lld\n", (long long)ceil(a[TL_RES_MEM].rec / 1e6 - 1e-9));
+        if (minutes) tl_buf_printf(&res, "    runtime: %lld\n", minutes);
+    }
+    if (threads.len) {
+        tl_buf_puts(b, "set-threads:\n");
+        tl_buf_append(b, threads.data, threads.len);
+    }
+    if (res.len) {
+        tl_buf_puts(b, "set-resources:\n");
+        tl_buf_append(b, res.data, res.len);
+    }
+    tl_buf_free(&threads);
+    tl_buf_free(&res);
+}
+
 bool advise_emit_parse(const char *name, enum advise_emit *out)
 {
-    static const char *const names[] = {"bps", "wq", "makeflow"};
-    for (int i = 0; i < 3; i++)
+    static const char *const names[] = {"bps", "wq", "makeflow", "nextflow", "snakemake"};
+    for (int i = 0; i < 5; i++)
         if (!strcmp(name, names[i])) {
             *out = (enum advise_emit)(i + 1);
             return true;
@@ -160,4 +263,6 @@ void advise_emit(struct tl_buf *b, enum advise_emit e, const struct tl_task_rows
     if (e == EMIT_BPS) emit_bps(b, rs, ca, o, inputs, ninputs);
     else if (e == EMIT_WQ) emit_wq(b, rs, ca, o, inputs, ninputs);
     else if (e == EMIT_MAKEFLOW) emit_makeflow(b, rs, ca, o, inputs, ninputs);
+    else if (e == EMIT_NEXTFLOW) emit_nextflow(b, rs, ca, o, inputs, ninputs);
+    else if (e == EMIT_SNAKEMAKE) emit_snakemake(b, rs, ca, o, inputs, ninputs);
 }

@@ -1,6 +1,6 @@
 /* `advise --emit`: recommendations in the files workflow systems read (BPS
  * submit YAML, Work Queue / TaskVine category JSON, Makeflow CATEGORY
- * blocks). See advise_emit.c. */
+ * blocks, a Nextflow config, a Snakemake profile). See advise_emit.c. */
 #ifndef TL_CLI_ADVISE_EMIT_H
 #define TL_CLI_ADVISE_EMIT_H
 
@@ -9,9 +9,9 @@
 #include "core/buf.h"
 #include "insights/insights.h"
 
-enum advise_emit { EMIT_NONE, EMIT_BPS, EMIT_WQ, EMIT_MAKEFLOW };
+enum advise_emit { EMIT_NONE, EMIT_BPS, EMIT_WQ, EMIT_MAKEFLOW, EMIT_NEXTFLOW, EMIT_SNAKEMAKE };
 
-/* "bps", "wq" or "makeflow"; false for anything else. */
+/* "bps", "wq", "makeflow", "nextflow" or "snakemake"; false for anything else. */
 bool advise_emit_parse(const char *name, enum advise_emit *out);
 /* ca: the advice of every category of rs, in its order; inputs: as given. */
 void advise_emit(struct tl_buf *b, enum advise_emit e, const struct tl_task_rows *rs,

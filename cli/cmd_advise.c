@@ -33,8 +33,10 @@ static void advise_usage(FILE *out)
             "  --margin M          multiplied in for memory and disk (default 1.2)\n"
             "  --round RES=STEP    granularity: cores=1, memory=256MiB, disk=256MiB (defaults)\n"
             "  --emit SYSTEM       the recommendations as SYSTEM reads them: bps (LSST BPS submit\n"
-            "                      YAML), wq (Work Queue / TaskVine category JSON) or makeflow\n"
-            "                      (CATEGORY blocks), with the rule and the inputs in a header\n" COMMON_HELP
+            "                      YAML), wq (Work Queue / TaskVine category JSON), makeflow\n"
+            "                      (CATEGORY blocks), nextflow (a -c config: withName cpus,\n"
+            "                      memory, time) or snakemake (a profile: set-threads,\n"
+            "                      set-resources), with the rule and the inputs in a header\n" COMMON_HELP
             "\n"
             "The formulas are in docs/advise.md (man tasklens: advise).\n");
 }
@@ -245,7 +247,7 @@ int tl_cmd_advise(int argc, char **argv)
         }
         case 'E':
             if (!advise_emit_parse(optarg, &emit)) {
-                fprintf(stderr, "tasklens advise: --emit is bps, wq or makeflow\n");
+                fprintf(stderr, "tasklens advise: --emit is bps, wq, makeflow, nextflow or snakemake\n");
                 return TL_EXIT_USAGE;
             }
             break;

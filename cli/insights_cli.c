@@ -62,7 +62,8 @@ static void say_defaulted(const struct common *co, const char *cmd)
 }
 
 /* Reads every input into rs (a directory: the LSST metadata files under
- * it); the exit status so far. */
+ * it, else every file of a known format, as `summary` reads it); the exit
+ * status so far. */
 int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd)
 {
     co->io.settings = co->settings;
@@ -73,7 +74,10 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (!stat(args[i], &st) && S_ISDIR(st.st_mode)) {
+            size_t before = fl.n;
             if (!tl_dir_list(&fl, args[i], tl_parser_find("lsst")->member)) status = TL_EXIT_INPUT;
+            /* no LSST metadata under it: the directory as `summary` reads it */
+            if (fl.n == before && !tl_file_list_add(&fl, args[i])) rs->oom = true;
         } else if (!tl_file_list_add(&fl, args[i])) {
             rs->oom = true;
         }

@@ -97,6 +97,14 @@ static const char *category_of(struct lp_state *st, const char *file, size_t fn,
     return intern(st, cat, (size_t)k < sizeof cat ? (size_t)k : sizeof cat - 1);
 }
 
+/* x units of u seconds: divided by 1/u where u is 1e-k (a text's 1094.6 at
+ * 1e-06 is 0.0010946 s, not 0.0010945999999999998). */
+static double seconds_of(double x, double unit)
+{
+    double inv = 1 / unit, k = round(inv);
+    return unit < 1 && fabs(inv - k) < 1e-9 * k ? x / k : x * unit;
+}
+
 static void emit_line(struct lp_state *st, uint64_t line, const char *category, long lineno,
                       double hits, double seconds, const char *code)
 {
@@ -154,7 +162,7 @@ static void pk_function(struct lp_state *st, const struct tl_pickle *p, uint32_t
             reject(st, 1, TL_REJ_BAD_FIELDS, "a line entry that is not (line, hits, time)");
             continue;
         }
-        emit_line(st, 1, category, (long)lineno, hits, time * unit, NULL);
+        emit_line(st, 1, category, (long)lineno, hits, seconds_of(time, unit), NULL);
     }
 }
 
@@ -276,7 +284,7 @@ static void data_row(struct lp_state *st, uint64_t no, const char *p, size_t n)
     if (k + 2 <= n) k += 2;
     while (n > k && p[n - 1] == ' ') n--;
     const char *code = k < n ? intern(st, p + k, n - k) : NULL;
-    emit_line(st, no, st->category, (long)lineno, hits, time * st->unit, code);
+    emit_line(st, no, st->category, (long)lineno, hits, seconds_of(time, st->unit), code);
 }
 
 static void function_line(struct lp_state *st, const char *p, size_t n)

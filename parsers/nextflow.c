@@ -121,13 +121,11 @@ static bool absent(const char *s, size_t n)
     return !s || !n || (n == 1 && *s == '-');
 }
 
-/* Duration.toString: "1d 2h 3m 4s", "9.6s", "352ms"; raw: ms. Seconds. */
+/* Duration.toString: "1d 2h 3m 4s", "9.6s", "352ms"; raw: ms. In ms, as
+ * Nextflow keeps them (so differences stay whole: 765ms - 731ms is 0.034 s). */
 static bool parse_time(const char *s, size_t n, double *out)
 {
-    if (tl_cell_number(s, n, out)) {
-        *out /= 1000;
-        return true;
-    }
+    if (tl_cell_number(s, n, out)) return true;
     double sum = 0;
     const char *p = s, *end = s + n;
     bool any = false;
@@ -141,14 +139,14 @@ static bool parse_time(const char *s, size_t n, double *out)
         double v;
         size_t un = (size_t)(p - unit);
         if (unit == num || !un || !tl_cell_number(num, (size_t)(unit - num), &v)) return false;
-        double scale = un == 2 && !memcmp(unit, "ms", 2) ? 1e-3
-                       : un == 1 && *unit == 's'           ? 1
-                       : un == 1 && *unit == 'm'           ? 60
-                       : un == 1 && *unit == 'h'           ? 3600
-                       : un == 1 && *unit == 'd'           ? 86400
+        double scale = un == 2 && !memcmp(unit, "ms", 2) ? 1
+                       : un == 1 && *unit == 's'           ? 1e3
+                       : un == 1 && *unit == 'm'           ? 60e3
+                       : un == 1 && *unit == 'h'           ? 3600e3
+                       : un == 1 && *unit == 'd'           ? 86400e3
                                                             : 0;
         if (!scale) return false;
-        sum += v * scale;
+        sum += round(v * scale); /* "9.6s": 9600 ms, not 9599.999 */
         any = true;
     }
     *out = sum;
@@ -225,7 +223,7 @@ static void set(struct nf_state *st, uint64_t line, struct tl_record *r, enum co
                 enum tl_metric m)
 {
     double v;
-    if (value(st, line, c, k, &v)) tl_record_set(r, m, v);
+    if (value(st, line, c, k, &v)) tl_record_set(r, m, k == V_TIME ? v / 1000 : v);
 }
 
 /* process, else name up to " (", else "(no name)". */
@@ -302,16 +300,16 @@ static void times_of(struct nf_state *st, uint64_t line, struct tl_record *r)
     int64_t submit = 0, start = 0, complete = 0;
     bool has_submit = date(st, line, C_SUBMIT, &submit), has_start = date(st, line, C_START, &start),
          has_complete = date(st, line, C_COMPLETE, &complete);
-    double duration = NAN, realtime = NAN;
+    double duration = NAN, realtime = NAN; /* ms */
     value(st, line, C_DURATION, V_TIME, &duration);
-    if (value(st, line, C_REALTIME, V_TIME, &realtime)) tl_record_set(r, TL_M_WALL_TIME_S, realtime);
+    if (value(st, line, C_REALTIME, V_TIME, &realtime)) tl_record_set(r, TL_M_WALL_TIME_S, realtime / 1000);
     if (has_complete) r->time_ns = complete;
-    else if (has_submit && isfinite(duration) && duration < 9e9) r->time_ns = submit + (int64_t)llround(duration * 1e9);
+    else if (has_submit && isfinite(duration) && duration < 9e12) r->time_ns = submit + (int64_t)llround(duration * 1e6);
     if (has_start) r->start_ns = start;
-    else if (r->time_ns && isfinite(realtime) && realtime < 9e9) r->start_ns = r->time_ns - (int64_t)llround(realtime * 1e9);
+    else if (r->time_ns && isfinite(realtime) && realtime < 9e12) r->start_ns = r->time_ns - (int64_t)llround(realtime * 1e6);
     if (has_start && has_submit && start >= submit) tl_record_set(r, TL_M_QUEUE_TIME_S, (double)(start - submit) / 1e9);
     else if (isfinite(duration) && isfinite(realtime) && duration >= realtime)
-        tl_record_set(r, TL_M_QUEUE_TIME_S, duration - realtime);
+        tl_record_set(r, TL_M_QUEUE_TIME_S, (duration - realtime) / 1000);
 }
 
 static void resources_of(struct nf_state *st, uint64_t line, struct tl_record *r)
@@ -319,8 +317,8 @@ static void resources_of(struct nf_state *st, uint64_t line, struct tl_record *r
     double pcpu;
     if (value(st, line, C_PCPU, V_PERC, &pcpu)) {
         tl_record_set(r, TL_M_CORES_AVG, pcpu / 100);
-        if (tl_record_has(r, TL_M_WALL_TIME_S))
-            tl_record_set(r, TL_M_CPU_TIME_S, r->v[TL_M_WALL_TIME_S] * pcpu / 100); /* derived */
+        if (tl_record_has(r, TL_M_WALL_TIME_S)) /* derived, from the ms: 500 x 97.0% = 0.485 s */
+            tl_record_set(r, TL_M_CPU_TIME_S, r->v[TL_M_WALL_TIME_S] * 1000 * pcpu / 100000);
     }
     set(st, line, r, st->col[C_PEAK_RSS] >= 0 ? C_PEAK_RSS : C_RSS, V_MEM, TL_M_MAX_RSS_BYTES);
     set(st, line, r, st->col[C_PEAK_VMEM] >= 0 ? C_PEAK_VMEM : C_VMEM, V_MEM, TL_M_VIRTUAL_MEMORY_BYTES);

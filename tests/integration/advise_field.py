@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""`advise --emit nextflow` and `--emit snakemake` (issue 45 point 2), each
+read back by the system's own code:
+
+1. nextflow: the config is parsed by Nextflow's own ConfigParser (the
+   io.nextflow:nextflow jar from Maven Central, run with its Groovy); each
+   `withName:` selector's cpus, memory (MemoryUnit: MB = MiB) and time
+   (Duration) equal advise's recommendation, and the time is the wall-time
+   quantile x margin rounded up to a minute, computed here from the records.
+2. snakemake: the profile is given to the real Snakemake (PyPI, a cached
+   venv) with a Snakefile of the same rules; each job sees the threads,
+   mem_mb (10^6 bytes) and runtime (minutes) the profile sets.
+Inputs: the real Nextflow traces and Snakemake benchmarks in ../shared.
+
+usage: advise_field.py TASKLENS REPO_DIR
+"""
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+
+TL = sys.argv[1]
+REPO = sys.argv[2]
+SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(REPO)), "shared")
+MIB = 1048576.0
+NF_VERSION = "24.10.0"
+SNAKEMAKE_VERSION = "9.27.1"
+CACHE = os.path.expanduser("~/.cache/tasklens")
+
+READ_CONFIG = r"""
+import nextflow.config.ConfigParser
+import nextflow.util.MemoryUnit
+import nextflow.util.Duration
+import groovy.json.JsonOutput
+def cfg = new ConfigParser().parse(new File(args[0]))
+def out = [:]
+cfg.process.each { k, v ->
+    if (!k.startsWith('withName:')) return
+    def m = [:]
+    v.each { kk, vv ->
+        m[kk] = kk == 'memory' ? new MemoryUnit(vv.toString()).toBytes()
+              : kk == 'time' ? Duration.of(vv.toString()).toMillis() : vv
+    }
+    out[k.substring(9)] = m
+}
+println JsonOutput.toJson(out)
+"""
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def quantile(vals, q):
+    v = sorted(vals)
+    if not v:
+        return None
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def expected(inputs):
+    adv = {c["category"]: c for c in json.loads(run([TL, "advise", "-q", "--format", "json"] + inputs,
+                                                        check=True).stdout)["categories"]}
+    walls = {}
+    for path in inputs:
+        for line in run([TL, "records", "-q", "-f", "ndjson", path], check=True).stdout.splitlines():
+            r = json.loads(line)
+            if "wall_time_s" in r:
+                walls.setdefault(r["category"], []).append(r["wall_time_s"])
+    out = {}
+    for cat, a in adv.items():
+        res = a["resources"]
+        w = {}
+        if res["cores"]["recommend"] is not None:
+            w["cores"] = max(1, math.ceil(res["cores"]["recommend"] - 1e-9))
+        if res["memory"]["recommend"] is not None:
+            w["memory"] = res["memory"]["recommend"]
+        q = quantile(walls.get(cat, []), 0.95)
+        if q is not None:
+            w["minutes"] = max(1, math.ceil(q * 1.2 / 60 - 1e-9))
+        out[cat] = w
+    return out
+
+
+def nextflow_jars():
+    jdir = os.path.join(CACHE, "nextflow-" + NF_VERSION, "jars")
+    done = os.path.join(CACHE, "nextflow-" + NF_VERSION, "complete")
+    if not os.path.exists(done):
+        os.makedirs(jdir, exist_ok=True)
+        print("fetching Nextflow %s's jars from Maven Central into %s" % (NF_VERSION, jdir), flush=True)
+        r = run(["mvn", "-q", "-B", "-f", os.path.join(REPO, "tests", "nextflow", "pom.xml"),
+                 "dependency:copy-dependencies", "-DoutputDirectory=" + jdir, "-DincludeScope=runtime"])
+        if r.returncode:
+            print("SKIP part: mvn could not fetch Nextflow: " + (r.stdout + r.stderr)[-400:])
+            return None
+        open(done, "w").close()
+    return jdir
+
+
+def nextflow(tmp):
+    traces = [f for f in sorted(glob.glob(os.path.join(SHARED, "nextflow/samples/*.t*")))
+              if not f.endswith("sha256sums.txt")]
+    if not check(traces, "nextflow: real traces in ../shared"):
+        return
+    jdir = nextflow_jars()
+    if not check(jdir is not None, "nextflow: Nextflow %s from Maven Central" % NF_VERSION):
+        return
+    want = expected(traces)
+    out = run([TL, "advise", "-q", "--emit", "nextflow"] + traces, check=True).stdout
+    cfg = os.path.join(tmp, "tasklens.config")
+    with open(cfg, "w") as f:
+        f.write(out)
+    script = os.path.join(tmp, "read.groovy")
+    with open(script, "w") as f:
+        f.write(READ_CONFIG)
+    r = run(["java", "-cp", os.path.join(jdir, "*"), "groovy.ui.GroovyMain", script, cfg], timeout=300)
+    if not check(r.returncode == 0, "nextflow: Nextflow's ConfigParser reads the config (%s)"
+                 % r.stderr.strip()[-300:]):
+        return
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    bad = []
+    for cat, w in want.items():
+        g = got.get(cat)
+        if not w:
+            if g is not None:
+                bad.append((cat, "should be left out"))
+            continue
+        exp = {}
+        if "cores" in w:
+            exp["cpus"] = w["cores"]
+        if "memory" in w:
+            exp["memory"] = math.ceil(w["memory"] / MIB - 1e-9) * 1048576
+        if "minutes" in w:
+            exp["time"] = w["minutes"] * 60000
+        if g != exp:
+            bad.append((cat, g, exp))
+    check(not bad and len(got) == sum(1 for w in want.values() if w),
+          "nextflow: every withName's cpus, memory and time, as Nextflow reads them, are advise's "
+          "(%d processes from %d traces; differ: %s)" % (len(got), len(traces), bad[:3]))
+    check(out.startswith("// made by tasklens advise --emit nextflow") and "time = wall time p95 x 1.2" in out,
+          "nextflow: a header with the inputs and the rule, time included")
+
+
+def snakemake_bin():
+    venv = os.path.join(CACHE, "snakemake-venv")
+    sm = os.path.join(venv, "bin", "snakemake")
+    v = run([sm, "--version"]) if os.path.exists(sm) else None
+    if v and v.returncode == 0 and v.stdout.strip() == SNAKEMAKE_VERSION:
+        return sm
+    r = run(["/usr/bin/python3", "-m", "venv", venv])
+    if r.returncode == 0:
+        r = run([os.path.join(venv, "bin", "pip"), "install", "-q", "snakemake==" + SNAKEMAKE_VERSION])
+    if r.returncode != 0:
+        print("SKIP part: Snakemake %s could not be installed: %s" % (SNAKEMAKE_VERSION, r.stderr[-300:]))
+        return None
+    return sm
+
+
+def snakemake(tmp):
+    bench = os.path.join(SHARED, "snakemake/samples/generated/runA/benchmarks")
+    if not check(os.path.isdir(bench), "snakemake: real benchmarks in ../shared"):
+        return
+    sm = snakemake_bin()
+    if not check(sm is not None, "snakemake: Snakemake %s from PyPI" % SNAKEMAKE_VERSION):
+        return
+    want = expected([bench])
+    out = run([TL, "advise", "-q", "--emit", "snakemake", bench], check=True).stdout
+    prof = os.path.join(tmp, "profile")
+    work = os.path.join(tmp, "work")
+    os.makedirs(prof)
+    os.makedirs(work)
+    with open(os.path.join(prof, "config.yaml"), "w") as f:
+        f.write(out)
+    rules = sorted(want)
+    with open(os.path.join(work, "Snakefile"), "w") as f:
+        f.write("rule all:\n    input: %s\n\n" % ", ".join('"%s.txt"' % r for r in rules))
+        for r in rules:
+            f.write('rule %s:\n    output: "%s.txt"\n    run:\n        open(output[0], "w").write('
+                    '"%%s %%s %%s" %% (threads, getattr(resources, "mem_mb", "-"), '
+                    'getattr(resources, "runtime", "-")))\n\n' % (r, r))
+    p = run([sm, "--profile", prof, "--cores", "64", "--quiet"], cwd=work, timeout=600)
+    if not check(p.returncode == 0, "snakemake: the real Snakemake runs with the profile (%s)"
+                 % (p.stdout + p.stderr).strip()[-300:]):
+        return
+    bad = []
+    for r in rules:
+        threads, mem_mb, runtime = open(os.path.join(work, r + ".txt")).read().split()
+        w = want[r]
+        if "cores" in w and int(threads) != w["cores"]:
+            bad.append((r, "threads", threads, w["cores"]))
+        if "memory" in w and int(mem_mb) != math.ceil(w["memory"] / 1e6 - 1e-9):
+            bad.append((r, "mem_mb", mem_mb, w["memory"] / 1e6))
+        if "minutes" in w and int(runtime) != w["minutes"]:
+            bad.append((r, "runtime", runtime, w["minutes"]))
+    check(not bad, "snakemake: each job gets the threads, mem_mb and runtime advise recommends "
+          "(%d rules; differ: %s)" % (len(rules), bad[:3]))
+
+
+def main():
+    if not os.path.isdir(SHARED):
+        print("SKIP: ../shared (the real samples) is absent")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        nextflow(tmp)
+        snakemake(tmp)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

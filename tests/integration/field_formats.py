@@ -1,0 +1,470 @@
+#!/usr/bin/env python3
+"""The parsers of what the field writes (issue 45): Nextflow traces,
+Snakemake benchmarks, codecarbon CSV and line_profiler output, on the real
+samples in ../shared (skipped, saying so, when absent).
+
+Every record `tasklens records -f ndjson` writes is compared with an
+independent reading of the same file in Python's standard library, written
+from each producer's documented format (../shared/*/FORMAT.md), not from
+tasklens's code: per row, every field tasklens maps (SI units), the
+category, the result, the times; per file and category, the count and sums.
+line_profiler: the `.lprof` read with pickle (a stub for LineStats), the
+text renderings (plain, -rmt with ANSI and wrapped rows, -u 1e-3, kernprof
+-lv stdout, public reports) against it and against their own Total time and
+% Time columns. An input of no known format makes `summary` exit non-zero.
+
+usage: field_formats.py TASKLENS REPO_DIR
+"""
+import csv
+import datetime
+import glob
+import io
+import json
+import math
+import os
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+
+TL = sys.argv[1]
+SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])), "shared")
+MIB = 1048576.0
+
+
+def records(path, *opts):
+    p = subprocess.run([TL, "records", "-f", "ndjson", *opts, path], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stderr)
+    return p.returncode, [json.loads(line) for line in p.stdout.splitlines() if line], p.stderr
+
+
+def close(a, b, rel=1e-9):
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-12
+
+
+def compare(name, got, want, keys):
+    """Row by row, every key of `keys` (absent on both sides counts)."""
+    ok = check(len(got) == len(want), "%s: %d records (Python reads %d)" % (name, len(got), len(want)))
+    bad = []
+    for i, (g, w) in enumerate(zip(got, want)):
+        for k in keys:
+            gv, wv = g.get(k), w.get(k)
+            same = close(gv, wv) if isinstance(wv, float) or isinstance(gv, float) else gv == wv
+            if not same:
+                bad.append("row %d %s: tasklens %r, Python %r" % (i + 1, k, gv, wv))
+    check(ok and not bad, "%s: every field of every row as Python reads it%s" % (
+        name, "" if not bad else " -- " + "; ".join(bad[:4])))
+
+
+# ---------------------------------------------------------------- Nextflow
+
+def nf_time_ms(v):
+    if re.fullmatch(r"\d+(\.\d+)?", v):
+        return float(v)
+    parts = re.findall(r"([\d.]+)(ms|s|m|h|d)", v)
+    assert parts and "".join(a + b for a, b in parts) == v.replace(" ", ""), v
+    mult = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000}
+    return sum(round(float(a) * mult[b]) for a, b in parts)
+
+
+def nf_mem(v):
+    if re.fullmatch(r"\d+(\.\d+)?", v):
+        return float(v)
+    num, unit = v.split(" ")
+    return float(round(float(num) * 1024 ** "B KB MB GB TB PB EB ZB".split().index(unit)))
+
+
+def nf_date_ms(v):
+    if re.fullmatch(r"\d+", v):
+        return int(v)
+    d = datetime.datetime.strptime(v, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+    return round(d.timestamp() * 1000)
+
+
+def nf_date_s(v):
+    return nf_date_ms(v) / 1000
+
+
+def nf_expected(path):
+    lines = open(path).read().splitlines()
+    sep = "\t" if "\t" in lines[0] else ","
+    head = lines[0].split(sep)
+    out = []
+    for n, line in enumerate(lines[1:], start=2):
+        cells = line.split(sep)
+        if len(cells) > len(head) and "name" in head:  # a separator inside the name
+            i, extra = head.index("name"), len(cells) - len(head)
+            cells[i:i + extra + 1] = [sep.join(cells[i:i + extra + 1])]
+        d = {k: v for k, v in zip(head, cells) if v != "-"}
+        r = {"category": d.get("process") or d.get("name", "").split(" (")[0],
+             "task_id": int(d["task_id"]) if "task_id" in d else n, "result": d.get("status", "COMPLETED"),
+             "attempt": int(d.get("attempt", 1))}
+        if "exit" in d:
+            r["exit_code"] = int(d["exit"])
+        rt = nf_time_ms(d["realtime"]) if "realtime" in d else None
+        if rt is not None:
+            r["wall_time_s"] = rt / 1000
+        if "%cpu" in d:
+            pc = float(d["%cpu"].rstrip("%"))
+            r["cores_avg"] = pc / 100
+            if rt is not None:
+                r["cpu_time_s"] = rt * pc / 100000
+        if "start" in d and "submit" in d:
+            r["queue_time_s"] = (nf_date_ms(d["start"]) - nf_date_ms(d["submit"])) / 1000
+        elif "duration" in d and rt is not None:
+            r["queue_time_s"] = (nf_time_ms(d["duration"]) - rt) / 1000
+        if "complete" in d:
+            r["end_epoch_s"] = nf_date_s(d["complete"])
+        elif "submit" in d and "duration" in d:
+            r["end_epoch_s"] = nf_date_s(d["submit"]) + nf_time_ms(d["duration"]) / 1000
+        else:  # no time in the row: the file's (written as the run ends)
+            r["end_epoch_s"] = os.stat(path).st_mtime_ns / 1e9
+        mem = {"peak_rss" if "peak_rss" in head else "rss": "max_rss_bytes",
+               "peak_vmem" if "peak_vmem" in head else "vmem": "virtual_memory_bytes",
+               "rchar": "bytes_read", "wchar": "bytes_written", "read_bytes": "storage_read_bytes",
+               "write_bytes": "storage_written_bytes", "memory": "req_memory_bytes",
+               "disk": "req_disk_bytes"}
+        for k, f in mem.items():
+            if k in d:
+                r[f] = nf_mem(d[k])
+        if "cpus" in d:
+            r["req_cores"] = float(d["cpus"])
+        if "time" in d:
+            r["req_wall_time_s"] = nf_time_ms(d["time"]) / 1000
+        out.append(r)
+    return out
+
+
+NF_KEYS = ["category", "task_id", "result", "attempt", "exit_code", "wall_time_s", "cpu_time_s",
+           "cores_avg", "queue_time_s", "end_epoch_s", "max_rss_bytes", "virtual_memory_bytes",
+           "bytes_read", "bytes_written", "storage_read_bytes", "storage_written_bytes",
+           "req_memory_bytes", "req_disk_bytes", "req_cores", "req_wall_time_s"]
+
+
+def nextflow():
+    files = sorted(glob.glob(os.path.join(SHARED, "nextflow/samples/*.t*")))
+    files = [f for f in files if not f.endswith("sha256sums.txt")]
+    if not check(len(files) >= 5, "nextflow: real traces in ../shared (%d)" % len(files)):
+        return
+    for f in files:
+        rc, got, err = records(f)
+        check(rc == 0 and "rejected" not in err, "nextflow %s: read without a reject" % os.path.basename(f))
+        for g in got:  # an open task (in flight at the end) carries its state, not a result
+            g.setdefault("result", None)
+        compare("nextflow " + os.path.basename(f), got, nf_expected(f), NF_KEYS)
+    # CSV with a comma inside a name (trace.sep=','): glued back, not lost
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as t:
+        t.write("task_id,name,status,exit,realtime,%cpu,peak_rss\n"
+                "1,ALIGN (a, b),COMPLETED,0,1m 5s,150.0%,1.5 GB\n2,ALIGN (c),FAILED,1,-,-,-\n")
+    rc, got, _ = records(t.name)
+    compare("nextflow CSV with a comma in a tag", got, nf_expected(t.name), NF_KEYS)
+    check(got and got[0]["max_rss_bytes"] == 1610612736 and got[0]["wall_time_s"] == 65,
+          "nextflow: '1.5 GB' is 1.5 x 1024^3 bytes (MemoryUnit), '1m 5s' 65 s")
+    # dates carry no zone: utc_offset states it
+    rc, shifted, _ = records(os.path.join(SHARED, "nextflow/samples/BU-ISCIII-SARS_Cov2_assembly-nf_trace.txt"),
+                             "-O", "nextflow.utc_offset=2")
+    bu = os.path.join(SHARED, "nextflow/samples/BU-ISCIII-SARS_Cov2_assembly-nf_trace.txt")
+    base, mtime = nf_expected(bu), os.stat(bu).st_mtime_ns / 1e9
+    check(shifted and all(close(s["end_epoch_s"], b["end_epoch_s"] - 7200) for s, b in zip(shifted, base)
+                          if b["end_epoch_s"] != mtime),
+          "nextflow: -O nextflow.utc_offset=2 reads the dates as UTC+2")
+    os.unlink(t.name)
+
+
+# ---------------------------------------------------------------- Snakemake
+
+def sm_rule(path):
+    parent = os.path.basename(os.path.dirname(path))
+    if parent in ("benchmarks", "benchmark"):
+        return os.path.splitext(os.path.basename(path))[0]
+    return parent
+
+
+def sm_row(d, path, n):
+    def num(k):
+        v = d.get(k)
+        if v is None or v in ("NA", "-"):
+            return None
+        return float(v)
+    r = {"category": d.get("rule_name") or sm_rule(path), "task_id": n, "result": "SUCCESS"}
+    for k, f in (("s", "wall_time_s"), ("cpu_time", "cpu_time_s")):
+        if num(k) is not None:
+            r[f] = num(k)
+    if num("mean_load") is not None:
+        r["cores_avg"] = num("mean_load") / 100
+    not_sampled = str(d.get("max_rss")) == "0" and str(d.get("max_vms")) == "0"
+    mib = {"io_in": "storage_read_bytes", "io_out": "storage_written_bytes"}
+    if not not_sampled:
+        mib.update({"max_rss": "max_rss_bytes", "max_vms": "virtual_memory_bytes",
+                    "max_uss": "uss_bytes", "max_pss": "pss_bytes"})
+    for k, f in mib.items():
+        if num(k) is not None:
+            r[f] = float(round(num(k) * MIB))
+    if num("threads") is not None:
+        r["alloc_cores"] = num("threads")
+    return r
+
+
+def sm_expected(path):
+    text = open(path).read().splitlines()
+    if text and text[0].startswith("{"):
+        return [sm_row({k: (v if not isinstance(v, (dict, list)) else None) for k, v in json.loads(line).items()},
+                       path, n) for n, line in enumerate(text, start=1)]
+    rows = list(csv.DictReader(io.StringIO("\n".join(text) + "\n"), delimiter="\t"))
+    return [sm_row(d, path, n) for n, d in enumerate(rows, start=2)]
+
+
+SM_KEYS = ["category", "task_id", "result", "wall_time_s", "cpu_time_s", "cores_avg", "max_rss_bytes",
+           "virtual_memory_bytes", "uss_bytes", "pss_bytes", "storage_read_bytes",
+           "storage_written_bytes", "alloc_cores"]
+
+
+def snakemake():
+    files = sorted(glob.glob(os.path.join(SHARED, "snakemake/samples/**/*.tsv"), recursive=True) +
+                   glob.glob(os.path.join(SHARED, "snakemake/samples/**/*.jsonl"), recursive=True) +
+                   glob.glob(os.path.join(SHARED, "snakemake/samples/snakemake-tests/*.txt")))
+    if not check(len(files) >= 20, "snakemake: real benchmark files in ../shared (%d)" % len(files)):
+        return
+    for f in files:
+        rc, got, err = records(f)
+        check(rc == 0 and "rejected" not in err, "snakemake %s: read without a reject" % os.path.relpath(f, SHARED))
+        compare("snakemake " + os.path.relpath(f, SHARED), got, sm_expected(f), SM_KEYS)
+        mtime = os.stat(f).st_mtime
+        check(all(abs(g.get("end_epoch_s", 0) - mtime) < 1e-3 for g in got),
+              "snakemake %s: rows take the file's modification time" % os.path.basename(f))
+    quick = os.path.join(SHARED, "snakemake/samples/generated/runA/benchmarks/quick.tsv")
+    _, got, _ = records(quick)
+    check(got and "max_rss_bytes" not in got[0], "snakemake: a job done before the first sample has no "
+          "memory (integer 0 in quick.tsv), not 0 bytes")
+    _, got, _ = records(os.path.join(SHARED, "snakemake/samples/generated/runA/benchmarks/alloc_mem.tsv"),
+                        "-O", "snakemake.rule=ALLOC")
+    check(got and got[0]["category"] == "ALLOC", "snakemake: -O snakemake.rule=NAME names the rule")
+
+
+# ---------------------------------------------------------------- codecarbon
+
+def cc_expected(path):
+    rows = list(csv.DictReader(open(path, newline="")))
+    out = []
+    kwh = {"energy_consumed": "energy_j", "cpu_energy": "cpu_energy_j", "gpu_energy": "gpu_energy_j",
+           "ram_energy": "ram_energy_j"}
+    plain = {"duration": "wall_time_s", "emissions": "emissions_kg", "cpu_power": "cpu_power_w",
+             "gpu_power": "gpu_power_w", "ram_power": "ram_power_w", "cpu_count": "machine_cpus",
+             "cpu_utilization_percent": "cpu_utilization_percent",
+             "gpu_utilization_percent": "gpu_utilization_percent",
+             "ram_utilization_percent": "ram_utilization_percent"}
+    gib = {"ram_used_gb": "ram_used_bytes", "ram_total_size": "machine_memory_bytes"}
+    for n, d in enumerate(rows, start=2):
+        cat = d["project_name"]
+        if "task_name" in d:
+            cat += "/" + re.sub(r"_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$", "", d["task_name"])
+        r = {"category": cat, "task_id": n, "result": "SUCCESS"}
+        for table, scale in ((kwh, 3.6e6), (plain, 1), (gib, 1024 ** 3)):
+            for k, f in table.items():
+                if d.get(k) not in (None, ""):
+                    r[f] = float(d[k]) * scale
+        ts = datetime.datetime.strptime(d["timestamp"], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+        r["end_epoch_s"] = ts.timestamp()
+        out.append(r)
+    return out
+
+
+CC_KEYS = ["category", "task_id", "result", "wall_time_s", "energy_j", "emissions_kg", "cpu_energy_j",
+           "gpu_energy_j", "ram_energy_j", "cpu_power_w", "gpu_power_w", "ram_power_w", "machine_cpus",
+           "cpu_utilization_percent", "gpu_utilization_percent", "ram_utilization_percent",
+           "ram_used_bytes", "machine_memory_bytes", "end_epoch_s"]
+
+
+def codecarbon():
+    files = sorted(glob.glob(os.path.join(SHARED, "codecarbon/samples/*/*.csv")))
+    if not check(len(files) >= 3, "codecarbon: real CSV files in ../shared (%d)" % len(files)):
+        return
+    for f in files:
+        rc, got, err = records(f)
+        check(rc == 0 and "rejected" not in err, "codecarbon %s: read without a reject" % os.path.basename(f))
+        compare("codecarbon " + os.path.basename(f), got, cc_expected(f), CC_KEYS)
+        # per category, the energy and CO2 sums
+        want = {}
+        for r in cc_expected(f):
+            w = want.setdefault(r["category"], [0, 0.0, 0.0])
+            w[0] += 1
+            w[1] += r.get("energy_j", 0)
+            w[2] += r.get("emissions_kg", 0)
+        have = {}
+        for r in got:
+            h = have.setdefault(r["category"], [0, 0.0, 0.0])
+            h[0] += 1
+            h[1] += r.get("energy_j", 0)
+            h[2] += r.get("emissions_kg", 0)
+        check(have.keys() == want.keys() and all(have[k][0] == want[k][0] and close(have[k][1], want[k][1])
+                                                  and close(have[k][2], want[k][2]) for k in want),
+              "codecarbon %s: per category, tasks, energy and CO2 sums" % os.path.basename(f))
+    tasks = [f for f in files if os.path.basename(f).startswith("emissions_tasks_")]
+    if tasks:
+        _, got, _ = records(tasks[0])
+        cats = sorted({g["category"] for g in got})
+        check(cats == ["task_api_pipeline/classify", "task_api_pipeline/load_alerts",
+                       "task_api_pipeline/write_results"],
+              "codecarbon: a reused task name's _<uuid4> is removed: %s" % cats)
+
+
+# ---------------------------------------------------------------- line_profiler
+
+class _LineStats:
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if name == "LineStats":
+            return _LineStats
+        raise pickle.UnpicklingError("not a LineStats pickle: %s.%s" % (module, name))
+
+
+def lprof_expected(path):
+    with open(path, "rb") as f:
+        st = _Unpickler(f).load()
+    out = []
+    for (fname, first, func), lines in st.timings.items():
+        for lineno, hits, t in lines:
+            out.append({"category": "%s:%d:%s" % (fname, first, func), "task_id": lineno,
+                        "hits": float(hits), "wall_time_s": t * st.unit})
+    return out
+
+
+def text_functions(path):
+    """Per function of a text report: Total time, and % Time per line (plain renderings)."""
+    funcs, cur = {}, None
+    for line in open(path, errors="replace"):
+        m = re.match(r"Total time: ([\d.e+-]+) s", line)
+        if m:
+            total = float(m.group(1))
+        m = re.match(r"Function: (.*) at line (\d+)", line)
+        if m:
+            cur = {"total": total, "pct": {}}
+            funcs[(m.group(1), int(m.group(2)))] = cur
+        m = re.match(r"\s*(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([\d.]+)\s", line)
+        if m and cur is not None:
+            cur["pct"][int(m.group(1))] = float(m.group(5))
+    return funcs
+
+
+def lineprof():
+    gen = os.path.join(SHARED, "lineprof/samples/generated")
+    lprofs = sorted(glob.glob(gen + "/*/*.lprof"))
+    if not check(len(lprofs) >= 4, "lineprof: real .lprof files in ../shared (%d)" % len(lprofs)):
+        return
+    for f in lprofs:
+        rc, got, err = records(f)
+        want = lprof_expected(f)
+        check(rc == 0 and "rejected" not in err, "lineprof %s: read without a reject" % os.path.basename(f))
+        key = lambda r: (r["category"], r["task_id"])  # noqa: E731
+        compare("lineprof " + os.path.relpath(f, gen), sorted(got, key=key), sorted(want, key=key),
+                ["category", "task_id", "hits", "wall_time_s"])
+        # every text rendering of it: the same lines, within the text's rounding
+        exact = {key(r): r for r in want}
+        for txt in sorted(glob.glob(f + ".*txt")):
+            unit = 1e-3 if "u1e-3" in txt else 1e-6
+            _, tgot, terr = records(txt)
+            far = [k for k in (key(r) for r in tgot) if k not in exact]
+            worst = max((abs(r["wall_time_s"] - exact[key(r)]["wall_time_s"]) /
+                         max(0.05 * unit, 5e-3 * exact[key(r)]["wall_time_s"]) for r in tgot if key(r) in exact),
+                        default=0)
+            hits_ok = all(r["hits"] == exact[key(r)]["hits"] for r in tgot if key(r) in exact)
+            check(len(tgot) == len(want) and not far and worst <= 1.0001 and hits_ok,
+                  "lineprof %s: %d of %d lines, hits equal, times within the text's rounding (worst %.2f of it)"
+                  % (os.path.basename(txt), len(tgot), len(want), worst))
+        # per function, the lines' sum is line_profiler's Total time, and % Time reads back
+        plain = f + ".txt"
+        if os.path.exists(plain):
+            _, tgot, _ = records(plain)
+            sums = {}
+            for r in tgot:
+                sums.setdefault(r["category"], {})[r["task_id"]] = r["wall_time_s"]
+            bad = []
+            for (func, first), fd in text_functions(plain).items():
+                cat = next((c for c in sums if c.endswith(":%d:%s" % (first, func))), None)
+                if cat is None:
+                    if fd["total"]:
+                        bad.append("%s missing" % func)
+                    continue
+                s = sum(sums[cat].values())
+                if abs(s - fd["total"]) > 1e-6 * max(1, len(sums[cat])) + 5e-6 * fd["total"]:
+                    bad.append("%s: lines sum %.7g, Total time %.7g" % (func, s, fd["total"]))
+                for ln, pct in fd["pct"].items():
+                    if ln in sums[cat] and abs(100 * sums[cat][ln] / s - pct) > 0.051:
+                        bad.append("%s:%d %% Time %.1f, from records %.3f" % (func, ln, pct, 100 * sums[cat][ln] / s))
+            check(not bad, "lineprof %s: per function the lines sum to Total time, %% Time reads back%s"
+                  % (os.path.basename(plain), "" if not bad else " -- " + "; ".join(bad[:3])))
+    # kernprof -lv stdout: the program's output first, then the report
+    lv = glob.glob(gen + "/*/*_-lv_stdout.txt")
+    for f in lv:
+        _, got, _ = records(f)
+        lp = f.replace(".kernprof_-lv_stdout.txt", ".lprof")
+        want = lprof_expected(lp) if os.path.exists(lp) else []
+        check(len(got) == len(want) and got, "lineprof %s: the report after the program's output (%d lines, "
+              ".lprof %d)" % (os.path.basename(f), len(got), len(want)))
+    # public reports: fink's README block (no Timer unit, no Total time), a 2018 report
+    fink = glob.glob(os.path.join(SHARED, "lineprof/samples/public/fink-science-perf*"))
+    for f in fink:
+        _, got, _ = records(f)
+        rows = [re.match(r"\s*(\d+)\s+(\d+)\s+([\d.e+]+)\s+(\S+)\s+([\d.]+)\s", line) for line in open(f)]
+        rows = [m for m in rows if m]
+        total = sum(float(m.group(3)) for m in rows)
+        bad = [m.group(1) for m in rows
+               if not any(r["task_id"] == int(m.group(1)) and close(r["wall_time_s"], float(m.group(3)) * 1e-6)
+                          and r["hits"] == float(m.group(2)) and abs(100 * r["wall_time_s"] / (total * 1e-6) -
+                                                                   float(m.group(5))) <= 0.051 for r in got)]
+        top = max(got, key=lambda r: r["wall_time_s"]) if got else {}
+        check(got and len(got) == len(rows) and not bad,
+              "lineprof fink README: %d timed lines, each line's time, hits and %% Time as the README shows"
+              " (top: line %s)" % (len(got), top.get("task_id")))
+    res = glob.glob(os.path.join(SHARED, "lineprof/samples/public/*.res"))
+    for f in res:
+        rc, got, err = records(f)
+        n_rows = 0
+        started = False
+        for line in open(f, errors="replace"):
+            if line.startswith("Line #"):
+                started = True
+            elif started and re.match(r"\s*\d+\s+\d+\s+[\d.e+]+\s+[\d.e+]+\s+[\d.]+", line):
+                n_rows += 1
+        check(rc == 0 and len(got) == n_rows and n_rows > 0,
+              "lineprof %s: every timed line of a 2018 report after test output (%d, Python %d)"
+              % (os.path.basename(f), len(got), n_rows))
+
+
+def unknown_input():
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as t:
+        t.write("hello\nthis is no trace\n")
+    p = subprocess.run([TL, "summary", t.name], capture_output=True, text=True)
+    check(p.returncode != 0 and "format not recognized" in p.stderr,
+          "summary on an input of no known format exits %d, saying so" % p.returncode)
+    os.unlink(t.name)
+    p = subprocess.run([TL, "formats"], capture_output=True, text=True)
+    check(all(re.search(r"^%s\b" % n, p.stdout, re.M) for n in ("nextflow", "snakemake", "codecarbon", "lineprof")),
+          "formats lists nextflow, snakemake, codecarbon and lineprof")
+
+
+def main():
+    if not os.path.isdir(SHARED):
+        print("SKIP: ../shared (the real samples) is absent")
+        return 77
+    nextflow()
+    snakemake()
+    codecarbon()
+    lineprof()
+    unknown_input()
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
