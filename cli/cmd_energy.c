@@ -1,6 +1,7 @@
 /* tasklens energy: energy and emissions per category and per workflow
  * (insights/energy.c), as a table, JSON or line protocol. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,12 @@ static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const
         json_num(b, kwh);
         tl_buf_puts(b, ",\"kg_co2eq\":");
         json_num(b, kg);
+        if (e->measured) {
+            tl_buf_printf(b, ",\"measured_attempts\":%zu,\"measured_kwh\":", e->measured);
+            json_num(b, e->measured_kwh);
+            tl_buf_puts(b, ",\"measured_kg_co2eq\":");
+            json_num(b, e->measured_kg);
+        }
         tl_buf_putc(b, '}');
     } else {
         size_t start = b->len;
@@ -47,6 +54,11 @@ static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const
         tl_lp_field_float(b, &first, "w_per_gib", pw->w_gib);
         tl_lp_field_float(b, &first, "pue", pw->pue);
         tl_lp_field_float(b, &first, "g_co2eq_per_kwh", pw->g_kwh);
+        if (e->measured) {
+            tl_lp_field_float(b, &first, "measured_kwh", e->measured_kwh);
+            tl_lp_field_float(b, &first, "measured_kg_co2eq", e->measured_kg);
+            tl_lp_field_int(b, &first, "measured_attempts", (int64_t)e->measured);
+        }
         tl_lp_point_end(b, start, first, ns, written);
     }
 }
@@ -81,6 +93,10 @@ static void energy_head(struct tl_buf *b, enum fmt fmt, const struct tl_power *p
             tl_buf_printf(b, "coverage: %zu of %zu attempts without CPU time, %zu without memory and wall time "
                              "(counted as zero)\n",
                           total->no_cpu, total->attempts, total->no_mem);
+        if (total->measured)
+            tl_buf_printf(b, "measured: %zu attempts carry their own energy and CO2 (codecarbon): shown "
+                             "beside the estimate, as written, never mixed into it\n",
+                          total->measured);
     } else if (fmt == F_JSON) {
         tl_buf_puts(b, "{\"assumptions\":{\"w_per_core\":");
         json_num(b, pw->w_core);
@@ -100,13 +116,18 @@ struct energy_units {
     const char *energy, *carbon;
     double energy_per_kwh, carbon_per_kg;
     int width; /* of the name column */
+    bool measured; /* columns for the records' own energy and CO2 */
 };
 
 static struct energy_units units_for(const struct tl_energy *total, const struct tl_power *pw,
                                      const struct tl_task_rows *rs)
 {
     double kwh = (total->cpu_kwh + total->mem_kwh) * pw->pue, kg = kwh * pw->g_kwh / 1000;
-    struct energy_units u = {"kWh", "kgCO2eq", 1, 1, 8};
+    if (total->measured) { /* one unit for estimate and measurement, so they compare */
+        kwh = fmax(kwh, total->measured_kwh);
+        kg = fmax(kg, total->measured_kg);
+    }
+    struct energy_units u = {"kWh", "kgCO2eq", 1, 1, 8, total->measured > 0};
     if (kwh < 1e-3) u = (struct energy_units){"mWh", "kgCO2eq", 1e6, 1, 8};
     else if (kwh < 1) u = (struct energy_units){"Wh", "kgCO2eq", 1e3, 1, 8};
     if (kg < 1e-3) u.carbon = "mgCO2eq", u.carbon_per_kg = 1e6;
@@ -114,6 +135,7 @@ static struct energy_units units_for(const struct tl_energy *total, const struct
     int wc = name_width((const char *const *)rs->cats.s, rs->cats.n, 8);
     int ww = name_width((const char *const *)rs->wfs.s, rs->wfs.n, 8);
     u.width = wc > ww ? wc : ww;
+    u.measured = total->measured > 0;
     return u;
 }
 
@@ -124,7 +146,14 @@ static void energy_table_head(struct tl_buf *b, const char *what, const struct e
     snprintf(mem, sizeof mem, "%s memory", u->energy);
     tl_buf_putc(b, '\n');
     name_cell(b, what, u->width);
-    tl_buf_printf(b, " %9s %12s %12s %12s %12s\n", "attempts", cpu, mem, u->energy, u->carbon);
+    tl_buf_printf(b, " %9s %12s %12s %12s %12s", "attempts", cpu, mem, u->energy, u->carbon);
+    if (u->measured) {
+        char me[32], mc[32];
+        snprintf(me, sizeof me, "measured %s", u->energy);
+        snprintf(mc, sizeof mc, "measured %s", u->carbon);
+        tl_buf_printf(b, " %14s %18s", me, mc);
+    }
+    tl_buf_putc(b, '\n');
 }
 
 static void energy_table_row(struct tl_buf *b, const char *name, const struct tl_energy *e,
@@ -133,9 +162,18 @@ static void energy_table_row(struct tl_buf *b, const char *name, const struct tl
     double f = pw->pue * u->energy_per_kwh, kwh = (e->cpu_kwh + e->mem_kwh) * pw->pue;
     char c[24], m[24], t[24], g[24];
     name_cell(b, name, u->width);
-    tl_buf_printf(b, " %9zu %12s %12s %12s %12s\n", e->attempts, plain(c, sizeof c, e->cpu_kwh * f),
+    tl_buf_printf(b, " %9zu %12s %12s %12s %12s", e->attempts, plain(c, sizeof c, e->cpu_kwh * f),
                   plain(m, sizeof m, e->mem_kwh * f), plain(t, sizeof t, kwh * u->energy_per_kwh),
                   plain(g, sizeof g, kwh * pw->g_kwh / 1000 * u->carbon_per_kg));
+    if (u->measured) {
+        char me[24] = "-", mc[24] = "-";
+        if (e->measured) {
+            plain(me, sizeof me, e->measured_kwh * u->energy_per_kwh);
+            plain(mc, sizeof mc, e->measured_kg * u->carbon_per_kg);
+        }
+        tl_buf_printf(b, " %14s %18s", me, mc);
+    }
+    tl_buf_putc(b, '\n');
 }
 
 static void energy_table(struct tl_buf *b, const struct tl_power *pw, const struct tl_task_rows *rs,

@@ -1,7 +1,8 @@
 /* Energy and emissions (`tasklens energy`) from CPU time and memory-time
  * with a stated power model, in the spirit of codecarbon:
  *   kWh = PUE x (sum cpu_time_s x W_core + sum peak_RSS_GiB x wall_s x W_GiB) / 3.6e6
- * See insights.h. */
+ * Energy the records carry (codecarbon's own measurement) is summed apart,
+ * shown beside the estimate. See insights.h. */
 #include <math.h>
 
 #include "insights/insights.h"
@@ -19,4 +20,9 @@ void tl_energy_add(struct tl_energy *e, const struct tl_task_row *r, const struc
     if (isfinite(r->v[TL_V_MEM]) && isfinite(r->v[TL_V_WALL]))
         e->mem_kwh += r->v[TL_V_MEM] / TL_GIB * r->v[TL_V_WALL] * pw->w_gib / 3.6e6;
     else e->no_mem++;
+    if (isfinite(r->v[TL_V_ENERGY])) {
+        e->measured++;
+        e->measured_kwh += r->v[TL_V_ENERGY] / 3.6e6;
+        if (isfinite(r->v[TL_V_EMISSIONS])) e->measured_kg += r->v[TL_V_EMISSIONS];
+    }
 }

@@ -27,7 +27,7 @@
 enum tl_row_value {
     TL_V_WALL, TL_V_CPU, TL_V_CORES, TL_V_MEM, TL_V_DISK, TL_V_REQ_CORES, TL_V_REQ_MEM,
     TL_V_REQ_DISK, TL_V_ALLOC_CORES, TL_V_ALLOC_MEM, TL_V_ALLOC_DISK, TL_V_LIM_CORES,
-    TL_V_LIM_MEM, TL_V_LIM_DISK, TL_NV
+    TL_V_LIM_MEM, TL_V_LIM_DISK, TL_V_ENERGY, TL_V_EMISSIONS, TL_NV
 };
 
 struct tl_task_row {
@@ -139,6 +139,10 @@ struct tl_power {
 struct tl_energy {
     size_t attempts, no_cpu, no_mem;
     double cpu_kwh, mem_kwh; /* before PUE */
+    /* what the records themselves say (codecarbon's energy_consumed and
+     * emissions), beside the estimate, never mixed into it */
+    size_t measured;
+    double measured_kwh, measured_kg;
 };
 
 void tl_power_default(struct tl_power *pw);

@@ -11,7 +11,7 @@ static const enum tl_metric row_metric[TL_NV] = {
     TL_M_WALL_TIME_S,     TL_M_CPU_TIME_S,    TL_M_CORES,          TL_M_MAX_RSS_BYTES,
     TL_M_DISK_BYTES,      TL_M_REQ_CORES,     TL_M_REQ_MEMORY_BYTES, TL_M_REQ_DISK_BYTES,
     TL_M_ALLOC_CORES,     TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES, TL_M_LIMIT_CORES,
-    TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES};
+    TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES, TL_M_ENERGY_J, TL_M_EMISSIONS_KG};
 
 static int32_t name_id(struct tl_names *nm, const char *s, bool *oom)
 {

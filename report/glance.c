@@ -185,6 +185,10 @@ static void ranking(FILE *o, const struct tl_report_page *pg, const struct card 
         v[n++] = (struct ranked){g, score};
     }
     qsort(v, n, sizeof *v, by_score);
+    if (!n && (pg->nlines || pg->nenergy)) { /* a profile or an energy run: those come first */
+        free(v);
+        return;
+    }
     fputs("<h2 id=\"rightsizing\">What right-sizing saves</h2>", o);
     if (!n) {
         fputs("<p class=\"note\" data-none=\"rightsizing\">Nothing to right-size: these inputs "

@@ -50,7 +50,10 @@ static const char CSS[] =
     "stroke-width:1.2}.conn{fill:none;stroke:#d9822b;stroke-width:2;stroke-dasharray:1 2}"
     ".done{fill:none;stroke:#111;stroke-width:2}.bin{fill:transparent}.bin:hover{fill:#0001}"
     ".key{display:inline-block;width:2em;border-top:2px solid #000;vertical-align:middle;"
-    "margin:0 .3em}";
+    "margin:0 .3em}"
+    "table.lines td.code{font-family:ui-monospace,monospace;white-space:pre;max-width:60em;overflow:hidden;"
+    "text-overflow:ellipsis}tr.hot td{background:#fde8cf;font-weight:bold}h3.fn{font-family:ui-monospace,"
+    "monospace;font-size:1em;overflow-wrap:anywhere}";
 
 /* ---------------------------------------------------------------- the summary */
 
@@ -1058,6 +1061,8 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
     if (ok) {
         head(o, pg);
         tl_report_glance(o, pg);
+        tl_report_line_profile(o, pg); /* what a profile is read for: first */
+        tl_report_energy(o, pg);
         inputs_section(o, pg);
         summary_section(o, pg, &doc);
         if (pg->workflows) workflows_section(o, &wf);

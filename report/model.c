@@ -81,6 +81,10 @@ struct tl_report_model {
     struct tl_report_group *out;
     struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
     size_t ntop[TL_RANK_COUNT];
+    struct tl_report_line *lines;
+    size_t nlines, caplines, lines_more;
+    struct tl_intern *line_names; /* apart from names: its ids are the groups' */
+    struct tl_report_energy *energy;
     bool oom;
 };
 
@@ -102,6 +106,77 @@ static void dpush(struct tl_report_model *m, struct darr *a, double x)
         return;
     }
     a->v[a->n++] = x;
+}
+
+/* A profiled line (a record with hits), names interned. */
+static void keep_line(struct tl_report_model *m, const struct tl_record *r)
+{
+    if (m->nlines >= TL_REPORT_MAX_LINES) {
+        m->lines_more++;
+        return;
+    }
+    if (!grow((void **)&m->lines, &m->caplines, m->nlines, sizeof *m->lines)) {
+        m->oom = true;
+        return;
+    }
+    if (!m->line_names && !(m->line_names = tl_intern_new((size_t)256 << 20))) {
+        m->oom = true;
+        return;
+    }
+    const char *fn = r->category ? r->category : "(none)";
+    int32_t f = tl_intern(m->line_names, fn, strlen(fn));
+    int32_t c = r->task_key ? tl_intern(m->line_names, r->task_key, strlen(r->task_key)) : -1;
+    if (f < 0) {
+        m->oom = true;
+        return;
+    }
+    m->lines[m->nlines++] = (struct tl_report_line){
+        .function = tl_intern_str(m->line_names, f), .code = c >= 0 ? tl_intern_str(m->line_names, c) : NULL,
+        .lineno = (long)r->task_id, .hits = r->v[TL_M_HITS],
+        .seconds = tl_record_has(r, TL_M_WALL_TIME_S) ? r->v[TL_M_WALL_TIME_S] : 0};
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+    const struct tl_report_line *x = a, *y = b;
+    if (x->function_s != y->function_s) return x->function_s > y->function_s ? -1 : 1;
+    int c = strcmp(x->function, y->function);
+    if (c) return c;
+    return (x->lineno > y->lineno) - (x->lineno < y->lineno);
+}
+
+/* Each function's total (its lines' sum), then the functions by total. */
+static void finish_lines(struct tl_report_model *m, struct tl_report_page *pg)
+{
+    size_t i = 0;
+    qsort(m->lines, m->nlines, sizeof *m->lines, cmp_line); /* groups each function's lines */
+    while (i < m->nlines) {
+        size_t j = i;
+        double total = 0;
+        while (j < m->nlines && m->lines[j].function == m->lines[i].function) total += m->lines[j++].seconds;
+        for (size_t k = i; k < j; k++) m->lines[k].function_s = total;
+        i = j;
+    }
+    qsort(m->lines, m->nlines, sizeof *m->lines, cmp_line);
+    pg->lines = m->lines;
+    pg->nlines = m->nlines;
+    pg->lines_more = m->lines_more;
+}
+
+/* Per category, the estimate and the measurement, when something measured. */
+static bool finish_energy(struct tl_report_model *m, struct tl_report_page *pg)
+{
+    bool measured = false;
+    for (size_t i = 0; i < m->rows.n && !measured; i++) measured = isfinite(m->rows.r[i].v[TL_V_ENERGY]);
+    tl_power_default(&pg->power);
+    if (!measured) return true;
+    if (!(m->energy = calloc(m->rows.cats.n + 1, sizeof *m->energy))) return false;
+    for (size_t k = 0; k < m->rows.cats.n; k++) m->energy[k].name = m->rows.cats.s[k];
+    for (size_t i = 0; i < m->rows.n; i++)
+        tl_energy_add(&m->energy[m->rows.r[i].cat].e, &m->rows.r[i], &pg->power);
+    pg->energy = m->energy;
+    pg->nenergy = m->rows.cats.n;
+    return true;
 }
 
 struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins)
@@ -308,6 +383,10 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
         return;
     }
     if (r->kind != TL_REC_TASK) return;
+    if (tl_record_has(r, TL_M_HITS)) { /* a profiled line: not a task on the clock */
+        keep_line(m, r);
+        return;
+    }
     struct mgroup *g = group_of(m, r->category);
     if (!g) {
         m->oom = true;
@@ -611,7 +690,8 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     memcpy(pg->top, m->top, sizeof pg->top);
     memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
     pg->advise_quantile = ao->quantile;
-    return all_series(m, pg) && sample_series(m, pg);
+    finish_lines(m, pg);
+    return finish_energy(m, pg) && all_series(m, pg) && sample_series(m, pg);
 }
 
 void tl_report_model_free(struct tl_report_model *m)
@@ -623,6 +703,9 @@ void tl_report_model_free(struct tl_report_model *m)
     }
     free(m->g);
     free(m->out);
+    free(m->lines);
+    free(m->energy);
+    tl_intern_free(m->line_names);
     free(m->spans);
     free(m->final_ends);
     for (int i = 0; i < m->nruns; i++) free(m->run_names[i]);

@@ -101,6 +101,23 @@ enum tl_report_rank { TL_RANK_WALL, TL_RANK_MEM, TL_RANK_RETRIES, TL_RANK_COUNT 
  * time axes when an input holds several, or several inputs are given. */
 #define TL_REPORT_MAX_RUNS 8
 
+/* A timed source line (line_profiler's records: they carry `hits`). */
+struct tl_report_line {
+    const char *function; /* the category: "<file>:<first line>:<name>" */
+    const char *code;     /* the source text, when the input showed it */
+    long lineno;
+    double hits, seconds;
+    double function_s;    /* the function's total: the lines' sum */
+};
+#define TL_REPORT_MAX_LINES 200000 /* kept; more are counted */
+
+/* Energy per category: tasklens's estimate (insights energy.c, its default
+ * power model) and what the records measured (codecarbon). */
+struct tl_report_energy {
+    const char *name;
+    struct tl_energy e;
+};
+
 struct tl_report_page {
     const char *title;
     const char *generated; /* an ISO date, or NULL */
@@ -132,7 +149,21 @@ struct tl_report_page {
     size_t nsamples, samples_more, samples_constant;
     struct tl_report_outlier top[TL_RANK_COUNT][TL_REPORT_NOUTLIERS];
     size_t ntop[TL_RANK_COUNT];
+    /* line profiles: the functions with the most time first, each's lines
+     * in line order */
+    const struct tl_report_line *lines;
+    size_t nlines, lines_more;
+    /* energy, when some record measured it: per category, and the model */
+    const struct tl_report_energy *energy;
+    size_t nenergy;
+    struct tl_power power;
 };
+
+/* What the field's tools measured (field.c): the line profile, as
+ * line_profiler shows it with % Time, and the energy and CO2 codecarbon
+ * measured beside tasklens's estimate. Nothing when the run has neither. */
+void tl_report_line_profile(FILE *o, const struct tl_report_page *pg);
+void tl_report_energy(FILE *o, const struct tl_report_page *pg);
 
 /* The first screen (glance.c): the run card and the categories ranked by
  * what right-sizing saves, each with its recommendation. */

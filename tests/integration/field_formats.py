@@ -442,6 +442,74 @@ def lineprof():
               % (os.path.basename(f), len(got), n_rows))
 
 
+def cells(html, table):
+    """The data-k/data-v cells of each row of one data-table."""
+    m = re.search(r'<table[^>]*data-table="%s".*?</table>' % re.escape(table), html, re.S)
+    if not m:
+        return None
+    rows = []
+    for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(0), re.S):
+        row = {k: float(v) for k, v in re.findall(r'data-k="([^"]+)" data-v="([^"]+)"', tr)}
+        name = re.search(r'<td class="n"[^>]*>(.*?)</td>', tr, re.S)
+        if row:
+            row["name"] = re.sub(r"<[^>]+>", "", name.group(1)) if name else None
+            rows.append(row)
+    return rows
+
+
+def report_pages(tmp):
+    """The report's line profile and energy tables against Python's reading."""
+    lp = os.path.join(SHARED, "lineprof/samples/generated/line_profiler-5.1.0/alerts_pipeline.lprof")
+    if os.path.exists(lp):
+        out = os.path.join(tmp, "lp.html")
+        p = subprocess.run([TL, "report", "-q", "-o", out, lp], capture_output=True, text=True)
+        html = open(out).read() if p.returncode == 0 else ""
+        want = lprof_expected(lp)
+        funcs = {}
+        for r in want:
+            funcs.setdefault(r["category"], []).append(r)
+        heads = re.findall(r'<h3 class="fn">(.*?) <span', html)
+        order = sorted(funcs, key=lambda c: -sum(r["wall_time_s"] for r in funcs[c]))
+        check(heads == order, "report: the line profile's functions, most time first (%s)" % heads)
+        bad = []
+        for k, cat in enumerate(heads):
+            rows = cells(html, "lines-%d" % k) or []
+            total = sum(r["wall_time_s"] for r in funcs[cat])
+            exp = sorted(funcs[cat], key=lambda r: r["task_id"])
+            if len(rows) != len(exp):
+                bad.append("%s: %d rows, %d lines" % (cat, len(rows), len(exp)))
+                continue
+            for row, e in zip(rows, exp):
+                if (row["line"] != e["task_id"] or row["hits"] != e["hits"] or not close(row["time"], e["wall_time_s"])
+                        or not close(row["pct"], 100 * e["wall_time_s"] / total)
+                        or not close(row["per_hit"], e["wall_time_s"] / e["hits"])):
+                    bad.append("%s:%d %r" % (cat, e["task_id"], row))
+        check(html and not bad, "report: every profiled line's hits, time, per hit and %% Time as the .lprof "
+              "gives them%s" % ("" if not bad else " -- " + "; ".join(bad[:3])))
+        first = html.find('id="lines"')
+        check(0 < first < html.find('id="inputs"'), "report: a line profile comes first, before the inputs")
+    gen = os.path.join(SHARED, "codecarbon/samples/generated")
+    if os.path.isdir(gen):
+        out = os.path.join(tmp, "cc.html")
+        p = subprocess.run([TL, "report", "-q", "-o", out, gen], capture_output=True, text=True)
+        html = open(out).read() if p.returncode == 0 else ""
+        want = {}
+        for f in glob.glob(gen + "/*.csv"):
+            for r in cc_expected(f):
+                w = want.setdefault(r["category"], [0, 0.0, 0.0])
+                w[0] += 1
+                w[1] += r.get("energy_j", 0)
+                w[2] += r.get("emissions_kg", 0)
+        rows = {r["name"]: r for r in cells(html, "energy") or []}
+        bad = [c for c, w in want.items() if c not in rows or rows[c]["attempts"] != w[0]
+               or not close(rows[c]["measured_j"], w[1]) or not close(rows[c]["measured_kg"], w[2])]
+        check(rows and not bad and len(rows) == len(want),
+              "report: per category, codecarbon's measured energy and CO2 (%d categories; differ: %s)"
+              % (len(rows), bad[:3]))
+        check("Estimated" in html and "never added" in html,
+              "report: the measurement and tasklens's estimate each labelled")
+
+
 def unknown_input():
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as t:
         t.write("hello\nthis is no trace\n")
@@ -462,6 +530,8 @@ def main():
     snakemake()
     codecarbon()
     lineprof()
+    with tempfile.TemporaryDirectory() as tmp:
+        report_pages(tmp)
     unknown_input()
     return finish()
 

@@ -1,0 +1,139 @@
+/* The report's sections for what the field's own tools measured (report.h):
+ *
+ *   Line profile  line_profiler's per-line table, as its users read it
+ *                 (fink-science-perf's README walks through one): per
+ *                 function, Line #, Hits, Time, Per Hit, % Time and the
+ *                 code, the functions with the most time first, the lines
+ *                 that take a tenth or more of their function marked.
+ *   Energy        per category, the energy and CO2 codecarbon measured
+ *                 (as written) beside tasklens's estimate from CPU time
+ *                 and memory-time (`tasklens energy`'s model), each
+ *                 labelled, never added together.
+ * Every number carries its exact value in data-v, as the other tables. */
+#include <math.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/svg.h"
+#include "sinks/summary.h"
+
+#define FIELD_MAX_FUNCTIONS 30 /* drawn; more are counted */
+#define FIELD_MAX_ROWS 80      /* lines per function drawn: the costliest, in line order */
+
+static void value_cell(FILE *o, double v, enum tl_unit unit, const char *key)
+{
+    char h[48];
+    tl_summary_human(h, sizeof h, v, unit);
+    fprintf(o, "<td data-k=\"%s\" data-v=\"%.17g\" title=\"%.17g\">%s</td>", key, v, v, h);
+}
+
+static void plain_cell(FILE *o, double v, const char *fmt, const char *key)
+{
+    char h[48];
+    snprintf(h, sizeof h, fmt, v);
+    fprintf(o, "<td data-k=\"%s\" data-v=\"%.17g\">%s</td>", key, v, h);
+}
+
+/* The lines [from, to) of one function. */
+static void function_table(FILE *o, const struct tl_report_line *l, size_t n, int k)
+{
+    double total = l[0].function_s;
+    char t[48];
+    tl_summary_human(t, sizeof t, total, TL_UNIT_SECONDS);
+    fputs("<h3 class=\"fn\">", o);
+    tl_html_esc(o, l[0].function);
+    fprintf(o, " <span class=\"note\">total %s over %zu timed line%s</span></h3>", t, n, n == 1 ? "" : "s");
+    /* past FIELD_MAX_ROWS lines: the costliest ones, still in line order */
+    double cut = -1;
+    if (n > FIELD_MAX_ROWS) {
+        double best[FIELD_MAX_ROWS];
+        size_t nb = 0;
+        for (size_t i = 0; i < n; i++) {
+            double s = l[i].seconds;
+            if (nb < FIELD_MAX_ROWS) best[nb++] = s;
+            else {
+                size_t lo = 0;
+                for (size_t j = 1; j < nb; j++) lo = best[j] < best[lo] ? j : lo;
+                if (s > best[lo]) best[lo] = s;
+            }
+        }
+        cut = best[0];
+        for (size_t j = 1; j < nb; j++) cut = best[j] < cut ? best[j] : cut;
+    }
+    fprintf(o, "<table class=\"lines\" data-table=\"lines-%d\"><tr><th>Line #</th><th>Hits</th>"
+               "<th>Time</th><th>Per Hit</th><th>%% Time</th><th class=\"n\">Line Contents</th></tr>", k);
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (l[i].seconds < cut || shown == FIELD_MAX_ROWS) continue;
+        shown++;
+        double pct = total > 0 ? 100 * l[i].seconds / total : NAN;
+        fprintf(o, "<tr%s><td data-k=\"line\" data-v=\"%ld\">%ld</td>", pct >= 10 ? " class=\"hot\"" : "",
+                l[i].lineno, l[i].lineno);
+        plain_cell(o, l[i].hits, "%.0f", "hits");
+        value_cell(o, l[i].seconds, TL_UNIT_SECONDS, "time");
+        value_cell(o, l[i].hits > 0 ? l[i].seconds / l[i].hits : NAN, TL_UNIT_SECONDS, "per_hit");
+        plain_cell(o, pct, "%.1f", "pct");
+        fputs("<td class=\"n code\">", o);
+        if (l[i].code) tl_html_esc(o, l[i].code);
+        fputs("</td></tr>", o);
+    }
+    fputs("</table>", o);
+    if (shown < n)
+        fprintf(o, "<p class=\"note\">%zu of %zu lines shown: those with the most time.</p>", shown, n);
+}
+
+void tl_report_line_profile(FILE *o, const struct tl_report_page *pg)
+{
+    if (!pg->nlines) return;
+    fputs("<h2 id=\"lines\">Line profile</h2>\n<p class=\"note\">Per profiled function (file:first "
+          "line:name), each line line_profiler timed: Time is its total over its hits, % Time its "
+          "share of the function's total, the sum of its lines. A caller's line counts the time of "
+          "the profiled functions it calls, so totals of nested functions overlap. Lines with 10 % "
+          "or more are marked.</p>\n",
+          o);
+    size_t i = 0;
+    int k = 0;
+    while (i < pg->nlines) {
+        size_t j = i;
+        while (j < pg->nlines && pg->lines[j].function == pg->lines[i].function) j++;
+        if (k < FIELD_MAX_FUNCTIONS) function_table(o, pg->lines + i, j - i, k);
+        k++;
+        i = j;
+    }
+    if (k > FIELD_MAX_FUNCTIONS)
+        fprintf(o, "<p class=\"note\">%d more functions, with less time, are not drawn.</p>",
+                k - FIELD_MAX_FUNCTIONS);
+    if (pg->lines_more) fprintf(o, "<p class=\"note\">%zu more lines were not kept.</p>", pg->lines_more);
+    fputc('\n', o);
+}
+
+void tl_report_energy(FILE *o, const struct tl_report_page *pg)
+{
+    if (!pg->nenergy) return;
+    const struct tl_power *pw = &pg->power;
+    fprintf(o, "<h2 id=\"energy\">Energy and CO<sub>2</sub></h2>\n<p class=\"note\"><b>Measured</b>: "
+               "what codecarbon wrote for each run or task (energy_consumed; emissions, at the "
+               "carbon intensity it chose), summed. <b>Estimated</b>: <code>tasklens energy</code>'s "
+               "model from CPU time and memory-time (%g W per busy core, %g W per GiB held, PUE %g, "
+               "%g gCO<sub>2</sub>eq/kWh); an attempt without CPU time or memory counts as zero, and "
+               "the last column says how many had them. The two are never added.</p>\n",
+            pw->w_core, pw->w_gib, pw->pue, pw->g_kwh);
+    fputs("<table data-table=\"energy\"><tr><th class=\"n\">category</th><th>attempts</th>"
+          "<th>measured energy</th><th>measured CO<sub>2</sub>eq</th><th>estimated energy</th>"
+          "<th>estimated CO<sub>2</sub>eq</th><th>estimate covers</th></tr>",
+          o);
+    for (size_t k = 0; k < pg->nenergy; k++) {
+        const struct tl_energy *e = &pg->energy[k].e;
+        size_t covered = e->attempts - (e->no_cpu > e->no_mem ? e->no_cpu : e->no_mem);
+        double kwh = covered ? (e->cpu_kwh + e->mem_kwh) * pw->pue : NAN; /* none: not 0 J */
+        fputs("<tr>", o);
+        tl_html_name_cell(o, pg->energy[k].name);
+        plain_cell(o, (double)e->attempts, "%.0f", "attempts");
+        value_cell(o, e->measured ? e->measured_kwh * 3.6e6 : NAN, TL_UNIT_JOULES, "measured_j");
+        value_cell(o, e->measured ? e->measured_kg : NAN, TL_UNIT_KG, "measured_kg");
+        value_cell(o, kwh * 3.6e6, TL_UNIT_JOULES, "estimated_j");
+        value_cell(o, kwh * pw->g_kwh / 1000, TL_UNIT_KG, "estimated_kg");
+        fprintf(o, "<td data-k=\"covered\" data-v=\"%zu\">%zu of %zu</td></tr>", covered, covered, e->attempts);
+    }
+    fputs("</table>\n", o);
+}
