@@ -24,9 +24,11 @@ import math
 import os
 import pickle
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
@@ -510,6 +512,75 @@ def report_pages(tmp):
               "report: the measurement and tasklens's estimate each labelled")
 
 
+RUN_CONFIG = """\
+sources:
+  - type: file
+    path: {path}
+    follow: true
+sinks:
+  - type: file
+    path: {out}
+flush_interval: 100
+"""
+
+
+def task_points(text, keep_time):
+    """Task points; without their timestamp for formats timed by their file."""
+    pts = [l for l in text.splitlines() if l.startswith("task,")]
+    return sorted(pts if keep_time else [l.rsplit(" ", 1)[0] for l in pts])
+
+
+def followed(tmp):
+    """`run` following each format's file as it is written, row by row: the
+    task points `lines` writes for the whole file."""
+    cases = [("nextflow/samples/jianhong-chipseq_gh-pages_execution_trace.txt", True),
+             ("snakemake/samples/generated/runB/benchmarks/burn_cpu/1.tsv", False),
+             ("snakemake/samples/generated/runC/benchmarks/burn_cpu/2.jsonl", False),
+             ("codecarbon/samples/generated/emissions.csv", True),
+             ("lineprof/samples/generated/line_profiler-5.1.0/matrix_ops.lprof.rmt.txt", False)]
+    for rel, keep_time in cases:
+        src = os.path.join(SHARED, rel)
+        if not os.path.exists(src):
+            continue
+        data = open(src, "rb").read()
+        want = task_points(subprocess.run([TL, "lines", "-q", src], capture_output=True, text=True).stdout,
+                           keep_time)
+        path = os.path.join(tmp, "grow-" + os.path.basename(src))
+        # the same folder name as the original: a Snakemake rule comes from it
+        if "snakemake" in rel:
+            os.makedirs(os.path.join(tmp, "burn_cpu"), exist_ok=True)
+            path = os.path.join(tmp, "burn_cpu", os.path.basename(src))
+        out = os.path.join(tmp, "run-" + os.path.basename(src) + ".lp")
+        cfg = os.path.join(tmp, "run-" + os.path.basename(src) + ".yaml")
+        with open(cfg, "w") as f:
+            f.write(RUN_CONFIG.format(path=path, out=out))
+        lines = data.splitlines(keepends=True)
+        with open(path, "wb") as f:
+            f.write(b"".join(lines[:1]))
+        p = subprocess.Popen([TL, "run", "-c", cfg], stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        step = max(1, len(lines) // 5)
+        for i in range(1, len(lines), step):
+            with open(path, "ab") as f:
+                f.write(b"".join(lines[i:i + step]))
+            time.sleep(0.3)
+        got, deadline = [], time.time() + 20
+        while time.time() < deadline:
+            time.sleep(0.3)
+            got = task_points(open(out).read(), keep_time) if os.path.exists(out) else []
+            if len(got) >= len(want):
+                break
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+        if not keep_time:  # the workflow tag is the file's folder or name: the copy's
+            got = [re.sub(r"workflow=[^, ]+", "workflow=W", g) for g in got]
+            want = [re.sub(r"workflow=[^, ]+", "workflow=W", w) for w in want]
+        else:
+            got = [g.replace("workflow=grow-", "workflow=") for g in got]
+        check(got == want and want, "run follows %s as it is written: %d of %d task points, those of lines"
+              % (os.path.basename(src), len(got), len(want)))
+
+
 def unknown_input():
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as t:
         t.write("hello\nthis is no trace\n")
@@ -532,6 +603,7 @@ def main():
     lineprof()
     with tempfile.TemporaryDirectory() as tmp:
         report_pages(tmp)
+        followed(tmp)
     unknown_input()
     return finish()
 

@@ -326,4 +326,40 @@ with kafka_harness.Kafka(partitions=3) as k:
               "an unrecognized first message is refused and said (%s), the Spark log after it read: "
               "%d task points (want 42)" % (said.group(0) if said else err.strip()[-300:], n))
 
+    # 7. what the field writes (issue 45) through Kafka, detected from the
+    #    first message (`parser: auto`): a Nextflow trace and codecarbon's
+    #    CSV as lines, their header in the first message; the task points
+    #    are those `lines` writes for the files
+    nf = os.path.join(SHARED, "nextflow", "samples", "jianhong-chipseq_gh-pages_execution_trace.txt")
+    cc = os.path.join(SHARED, "codecarbon", "samples", "generated", "emissions.csv")
+    if os.path.exists(nf) and os.path.exists(cc):
+        want = {}
+        for topic, path in (("nf", nf), ("cc", cc)):
+            k.produce(topic, chunks(path, 9), key=b"run", partition=0)
+            want[topic] = len([x for x in subprocess.run([TASKLENS, "lines", "-q", path], capture_output=True,
+                                                          text=True).stdout.splitlines() if x.startswith("task,")])
+        out7, cfg7 = os.path.join(tmp, "out7.lp"), os.path.join(tmp, "run7.yaml")
+        with open(cfg7, "w") as f:
+            f.write("sources:\n")
+            for topic in ("nf", "cc"):
+                f.write("  - type: kafka\n    brokers: %s\n    topics: %s\n    group: g7%s\n    parser: auto\n"
+                        "    properties: {fetch.wait.max.ms: \"50\"}\n" % (k.bootstrap, topic, topic))
+            f.write("sinks:\n  - type: file\n    path: %s\nflush_interval: 200\naggregate: {window: 0}\n" % out7)
+        p = run(cfg7, env)
+        deadline = time.time() + 60
+        counts = {}
+        while time.time() < deadline:
+            text = open(out7).read() if os.path.exists(out7) else ""
+            counts = {t: sum(1 for x in text.splitlines() if x.startswith("task,") and ",source=%s," % src in x)
+                      for t, src in (("nf", "nextflow"), ("cc", "codecarbon"))}
+            if counts == want:
+                break
+            time.sleep(0.5)
+        rc, err = stop(p)
+        check(counts == want and "rejected" not in err,
+              "a Nextflow trace and codecarbon's CSV through Kafka, detected: %s task points (lines: %s)"
+              % (counts, want))
+    else:
+        print("SKIP the Nextflow/codecarbon Kafka case: samples absent")
+
 sys.exit(finish())
