@@ -49,7 +49,15 @@ static void on_reject(void *ctx, uint64_t line, enum tl_reject why, const char *
 static void on_record(void *ctx, const struct tl_record *r)
 {
     struct tl_drive *d = ctx;
-    if (__builtin_expect(!r->time_ns, 0) && d->input_time_ns && d->inst.p->file_time) {
+    d->cfg.record(d->cfg.record_ctx, r);
+}
+
+/* The records of a file_time parser: one without a time takes the input's.
+ * A callback of its own, so the other parsers' records pay nothing. */
+static void on_record_stamped(void *ctx, const struct tl_record *r)
+{
+    struct tl_drive *d = ctx;
+    if (!r->time_ns && d->input_time_ns) {
         d->stamped = *r;
         d->stamped.time_ns = d->input_time_ns;
         r = &d->stamped;
@@ -86,6 +94,7 @@ static enum tl_err open_parser(struct tl_drive *d, const struct tl_parser *p)
     enum tl_err rc = tl_parser_inst_init(&d->inst, p);
     if (!rc && d->cfg.configure)
         rc = d->cfg.configure(d->cfg.configure_ctx, p, d->inst.config, err, sizeof err);
+    d->emit.record = p->file_time ? on_record_stamped : on_record;
     if (!rc) rc = tl_parser_inst_open(&d->inst, &d->emit);
     if (rc) { /* no parser, half set up: the drive has none */
         tl_parser_inst_free(&d->inst);

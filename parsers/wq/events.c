@@ -270,8 +270,8 @@ static struct tl_record *task_record(struct wq_state *st, struct task *t,
 
     if (t->measured) {
         const struct measured *m = &st->meas[t->measured - 1];
-        r->present[0] = m->present; /* Work Queue's metrics are all below 64 */
-        memcpy(r->v, m->v, sizeof r->v);
+        r->present[0] = m->present; /* Work Queue's metrics: below WQ_NMETRICS */
+        memcpy(r->v, m->v, sizeof m->v);
         if (!tl_record_has(r, TL_M_WALL_TIME_S) && m->worker_start > 0 &&
             m->worker_end >= m->worker_start)
             tl_record_set(r, TL_M_WALL_TIME_S, m->worker_end - m->worker_start);

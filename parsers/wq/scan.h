@@ -136,6 +136,19 @@ static const int8_t wq_to_metric[] = {
     [K_WORKER_START] = -1,
     [K_WORKER_END] = -1,
 };
+_Static_assert(TL_M_WALL_TIME_S < WQ_NMETRICS && TL_M_CPU_TIME_S < WQ_NMETRICS &&
+                   TL_M_MAX_RSS_BYTES < WQ_NMETRICS && TL_M_VIRTUAL_MEMORY_BYTES < WQ_NMETRICS &&
+                   TL_M_SWAP_BYTES < WQ_NMETRICS && TL_M_DISK_BYTES < WQ_NMETRICS &&
+                   TL_M_BYTES_READ < WQ_NMETRICS && TL_M_BYTES_WRITTEN < WQ_NMETRICS &&
+                   TL_M_BYTES_RECEIVED < WQ_NMETRICS && TL_M_BYTES_SENT < WQ_NMETRICS &&
+                   TL_M_BANDWIDTH_MBPS < WQ_NMETRICS && TL_M_GPUS < WQ_NMETRICS &&
+                   TL_M_CORES < WQ_NMETRICS && TL_M_CORES_AVG < WQ_NMETRICS &&
+                   TL_M_MACHINE_CPUS < WQ_NMETRICS && TL_M_CONTEXT_SWITCHES < WQ_NMETRICS &&
+                   TL_M_MAX_CONCURRENT_PROCESSES < WQ_NMETRICS && TL_M_TOTAL_PROCESSES < WQ_NMETRICS &&
+                   TL_M_TOTAL_FILES < WQ_NMETRICS && TL_M_INPUT_BYTES < WQ_NMETRICS &&
+                   TL_M_OUTPUT_BYTES < WQ_NMETRICS && TL_M_INPUT_TIME_S < WQ_NMETRICS &&
+                   TL_M_OUTPUT_TIME_S < WQ_NMETRICS,
+               "a measured attempt keeps Work Queue's metrics only (struct measured)");
 
 static void store_measured(struct measured *m, enum jkey key, double v)
 {

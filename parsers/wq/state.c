@@ -49,7 +49,7 @@ static bool map_within(const struct tl_map64 *m, uint64_t kmax, uint64_t vmax)
 static uint64_t wq_layout(void)
 {
     return (uint64_t)sizeof(struct task) << 32 | (uint64_t)sizeof(struct measured) << 16 |
-           (uint64_t)(TL_M_COUNT << 8 | WQC_COUNT);
+           (uint64_t)(WQ_NMETRICS << 8 | WQC_COUNT);
 }
 
 /* A state saved when the record had fewer metrics (new ones are appended to
@@ -59,8 +59,8 @@ static uint64_t wq_layout(void)
 static bool wq_layout_older(uint64_t u, unsigned *old_metrics)
 {
     uint64_t task = u >> 32, meas = (u >> 16) & 0xffff, m = (u >> 8) & 0xff, c = u & 0xff;
-    if (task != sizeof(struct task) || c != WQC_COUNT || m >= TL_M_COUNT || !m) return false;
-    if (meas != sizeof(struct measured) - (TL_M_COUNT - m) * sizeof(double)) return false;
+    if (task != sizeof(struct task) || c != WQC_COUNT || m >= WQ_NMETRICS || !m) return false;
+    if (meas != sizeof(struct measured) - (WQ_NMETRICS - m) * sizeof(double)) return false;
     *old_metrics = (unsigned)m;
     return true;
 }
@@ -190,7 +190,7 @@ static enum tl_err restore_tasks(struct wq_state *st, const uint8_t **pp, const 
                                  unsigned old_metrics)
 {
     const uint8_t *p = *pp;
-    size_t meas_size = sizeof(struct measured) - (TL_M_COUNT - old_metrics) * sizeof(double);
+    size_t meas_size = sizeof(struct measured) - (WQ_NMETRICS - old_metrics) * sizeof(double);
     uint64_t n;
     if (!tl_get_varint(&p, end, &n) || n > (uint64_t)(end - p) / sizeof(struct task) ||
         (long long)n > st->cfg.max_open_tasks)
@@ -232,7 +232,7 @@ enum tl_err wq_restore(void *state, const uint8_t *p, size_t len)
     uint64_t u, n;
     if (len < 4 || memcmp(p, WQ_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
     p += 4;
-    unsigned old_metrics = TL_M_COUNT;
+    unsigned old_metrics = WQ_NMETRICS;
     if (!tl_get_varint(&p, end, &u) || (u != wq_layout() && !wq_layout_older(u, &old_metrics)))
         return TL_ERR_CORRUPT;
     if (!tl_parse_stats_get(&p, end, &st->stats)) return TL_ERR_CORRUPT;

@@ -30,6 +30,11 @@
 #include "parsers/cctools_units.h"
 #include "parsers/jscan.h"
 
+/* The metrics Work Queue measures all come before the ones appended for
+ * the formats read since (storage I/O, energy, ...): a measured attempt
+ * keeps those, and its saved layout stays what it was before they came. */
+#define WQ_NMETRICS TL_M_STORAGE_READ_BYTES
+
 /* ---------------------------------------------------------------- config */
 
 #define WQ_MAX_TIMESTAMP_US 9000000000000000LL
@@ -113,7 +118,7 @@ struct box {
  * in a pool, so retries and deferrals allocate nothing in steady state. */
 struct measured {
     uint64_t present;
-    double v[TL_M_COUNT];
+    double v[WQ_NMETRICS]; /* by metric: Work Queue's come first */
     double worker_start, worker_end; /* TaskVine time_worker_*, epoch s; 0 = absent */
     struct box limits;
     uint32_t next_free;
