@@ -313,6 +313,46 @@ def bench_records(tl, runs):
     group("records' CSV into a DataFrame", tools, runs, {"MB": os.path.getsize(table) / 1e6, "records": rows})
 
 
+def nextflow_trace(rows):
+    """A trace of `rows` rows: the real openproblems trace's rows over and
+    over, task ids renumbered (../shared/nextflow/samples)."""
+    path = os.path.join(OUT, "nextflow-%d.txt" % rows)
+    if os.path.exists(path):
+        return path
+    src = os.path.join(HERE, "..", "..", "shared", "nextflow", "samples",
+                       "openproblems_2022-05-13_execution_trace.txt")
+    lines = open(src).read().splitlines()
+    with open(path + ".tmp", "w") as f:
+        f.write(lines[0] + "\n")
+        body = lines[1:]
+        for i in range(rows):
+            cells = body[i % len(body)].split("\t")
+            cells[0] = str(i + 1)
+            f.write("\t".join(cells) + "\n")
+    os.rename(path + ".tmp", path)
+    return path
+
+
+def bench_field(tl, runs):
+    """A Nextflow trace of a million tasks: `tasklens summary` and `records`
+    beside the notebook's pandas recipe (read_csv, the units, the quantiles)."""
+    nb = os.path.expanduser("~/.cache/tasklens/notebook-venv/bin/python")
+    trace = nextflow_trace(1000000)
+    lines, size = count_lines(trace), os.path.getsize(trace)
+    md("### A Nextflow trace of a million tasks (issue 45)")
+    md()
+    md("`%s`: %.0f MB, %d lines (the rows of a real trace, `openproblems_2022-05-13`, repeated)."
+       % (shorten(trace), size / 1e6, lines))
+    md()
+    cat(trace)
+    tools = [
+        ("tasklens summary", [tl, "summary", "--format", "json", "-q", trace]),
+        ("tasklens records (csv)", [tl, "records", "-q", "-o", "/dev/null", trace]),
+        ("pandas: read_csv, units, groupby quantile", [nb, os.path.join(HERE, "peers", "nextflow_pandas.py"), trace]),
+    ]
+    group("Per-process quantiles of a trace, one core", tools, runs, {"lines": lines, "MB": size / 1e6})
+
+
 def bench_telegraf(tl, runs, tel, tmp):
     """Telegraf reads about 10 k lines/s here: it gets the 1x file, beside
     tasklens on the same file, interleaved."""
@@ -558,6 +598,8 @@ def main():
             bench_rss(tl, tmp, (1, 10, 100))
         if "records" in only:
             bench_records(tl, a.runs)
+        if "field" in only:
+            bench_field(tl, a.runs)
     text = "\n".join(report) + "\n"
     with open(os.path.join(OUT, "run-results.md"), "w") as f:
         f.write(text)

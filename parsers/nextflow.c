@@ -168,7 +168,9 @@ static bool parse_mem(const char *s, size_t n, double *out)
         return false;
     const char *k = memchr(units, s[u], sizeof units - 1);
     if (!k) return false;
-    *out = round(v * pow(1024, (double)(k - units)));
+    static const double scale[] = {1.0, 1024.0, 1048576.0, 1073741824.0, 1099511627776.0,
+                                   1125899906842624.0, 1152921504606846976.0, 1180591620717411303424.0};
+    *out = round(v * scale[k - units]); /* 1024^k, as MemoryUnit (pow() was 5 % of a trace) */
     return true;
 }
 
