@@ -45,12 +45,16 @@ struct tl_agg {
     int8_t place[TL_M_COUNT];
     uint64_t metric_mask[TL_MASK_WORDS];
     bool dup_metrics;
+    int saved_nmetrics; /* while restoring: the saved state's metrics, a prefix of ours */
 };
 
 static const int default_metrics[] = {
     TL_M_WALL_TIME_S, TL_M_CPU_TIME_S,   TL_M_MAX_RSS_BYTES, TL_M_DISK_BYTES,
     TL_M_CORES,       TL_M_QUEUE_TIME_S, TL_M_EXEC_TIME_S,   TL_M_ALLOC_CORES,
     TL_M_ALLOC_MEMORY_BYTES, TL_M_SAMPLE_VALUE,
+    /* appended (restore takes states saved without them): what codecarbon
+     * and line_profiler measure */
+    TL_M_ENERGY_J, TL_M_EMISSIONS_KG, TL_M_HITS,
 };
 
 void tl_agg_opts_default(struct tl_agg_opts *o)
@@ -566,7 +570,7 @@ static bool get_counts(const uint8_t **p, const uint8_t *end, struct tl_count **
 /* The saved state's magic, version and settings: TL_OK when they are this
  * aggregator's; TL_ERR_USAGE for intact state made with other settings (by,
  * metrics, window), told apart from damage so the caller can start over. */
-static enum tl_err read_settings(const struct tl_agg *a, const uint8_t **pp, const uint8_t *end,
+static enum tl_err read_settings(struct tl_agg *a, const uint8_t **pp, const uint8_t *end,
                                  uint8_t *version)
 {
     const uint8_t *p = *pp;
@@ -584,7 +588,9 @@ static enum tl_err read_settings(const struct tl_agg *a, const uint8_t **pp, con
         other_settings |= i >= (uint64_t)a->o.nby || len != strlen(a->o.by[i]) || memcmp(s, a->o.by[i], len);
     }
     if (nby >= 64 || !tl_get_varint(&p, end, &nmetrics) || nmetrics > 64) return TL_ERR_CORRUPT;
-    other_settings |= nmetrics != (uint64_t)a->o.nmetrics;
+    /* a state saved with fewer metrics (defaults appended since) restores:
+     * the metrics it had keep their sketches, the new ones start empty */
+    other_settings |= nmetrics > (uint64_t)a->o.nmetrics;
     for (uint64_t i = 0; i < nmetrics; i++) {
         if (!tl_get_str(&p, end, 256, &s, &len)) return TL_ERR_CORRUPT;
         const char *name = i < (uint64_t)a->o.nmetrics ? tl_metric_info[a->o.metrics[i]].name : "";
@@ -592,6 +598,7 @@ static enum tl_err read_settings(const struct tl_agg *a, const uint8_t **pp, con
     }
     if (!tl_get_varint(&p, end, &window_ns)) return TL_ERR_CORRUPT;
     if (other_settings || window_ns != (uint64_t)a->o.window_ns) return TL_ERR_USAGE;
+    a->saved_nmetrics = (int)nmetrics;
     *pp = p;
     return TL_OK;
 }
@@ -637,7 +644,7 @@ static enum tl_err read_coarse(struct tl_agg *a, struct tl_agg_group *g, const u
                                struct tl_agg_counters *c)
 {
     for (uint64_t L = 0; L < sc->n; L++)
-        for (int m = 0; m < a->o.nmetrics; m++) {
+        for (int m = 0; m < a->saved_nmetrics; m++) {
             struct tl_sketch scratch;
             tl_sketch_init(&scratch, &a->o.sketch);
             struct tl_sketch *k = sc->match ? &g->coarse[L][m] : &scratch;
@@ -674,7 +681,7 @@ static enum tl_err read_group(struct tl_agg *a, const uint8_t **pp, const uint8_
         if (!tl_get_u8(&p, end, &dirty) || dirty > 1) return TL_ERR_CORRUPT;
         if (sc->match) g->coarse_dirty[L] = dirty;
     }
-    for (int m = 0; m < a->o.nmetrics; m++) {
+    for (int m = 0; m < a->saved_nmetrics; m++) {
         enum tl_err rc = read_sketch(a, &g->cum[m], &p, end, &c->exact_values);
         if (!rc && g->win) rc = read_sketch(a, &g->win[m], &p, end, &c->exact_values);
         if (rc) return rc;

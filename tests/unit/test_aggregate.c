@@ -186,6 +186,28 @@ static void state_round_trip(void)
     CHECK_EQ_INT(tl_agg_restore(wrong_alpha, (const uint8_t *)blob.data, blob.len), TL_ERR_USAGE);
     CHECK_EQ_INT(tl_agg_ngroups(wrong_alpha), 0);
     tl_agg_free(wrong_alpha);
+    /* a state saved before metrics were appended to the list restores: the
+     * metrics it had keep their sketches, the new one starts empty */
+    struct tl_agg_opts more = o;
+    more.metrics[more.nmetrics++] = TL_M_ENERGY_J;
+    struct tl_agg *grown = tl_agg_new(&more, NULL, NULL);
+    CHECK_EQ_INT(tl_agg_restore(grown, (const uint8_t *)blob.data, blob.len), TL_OK);
+    CHECK_EQ_INT(tl_agg_ngroups(grown), tl_agg_ngroups(first));
+    for (size_t i = 0; i < tl_agg_ngroups(first) && i < tl_agg_ngroups(grown); i++) {
+        CHECK(same_group(tl_agg_group(first, i), tl_agg_group(grown, i), o.nmetrics));
+        CHECK_EQ_INT(tl_agg_group(grown, i)->cum[o.nmetrics].count, 0);
+    }
+    tl_agg_free(grown);
+    /* and one saved with more metrics than configured now starts over */
+    struct tl_buf more_blob = {0};
+    struct tl_agg *wide = tl_agg_new(&more, NULL, NULL);
+    tl_agg_add(wide, &recs[0]);
+    CHECK_EQ_INT(tl_agg_serialize(wide, &more_blob), TL_OK);
+    struct tl_agg *narrow = tl_agg_new(&o, NULL, NULL);
+    CHECK_EQ_INT(tl_agg_restore(narrow, (const uint8_t *)more_blob.data, more_blob.len), TL_ERR_USAGE);
+    tl_agg_free(narrow);
+    tl_agg_free(wide);
+    tl_buf_free(&more_blob);
     struct tl_buf damaged = {0};
     tl_buf_append(&damaged, blob.data, blob.len);
     damaged.data[damaged.len / 2] ^= 0x40;
