@@ -211,6 +211,16 @@ static inline int64_t tl_epoch_ns_of_seconds(double s)
     return s > -9.2e9 && s < 9.2e9 ? (int64_t)llround(s * 1e6) * 1000 : 0;
 }
 
+/* t + s seconds, in ns (s may be negative); 0 (unknown) when s is not a
+ * number or the sum leaves int64 ns: damaged durations must not overflow. */
+static inline int64_t tl_ns_plus_seconds(int64_t t, double s)
+{
+    int64_t d, out;
+    if (!(s > -9.2e9 && s < 9.2e9)) return 0;
+    d = (int64_t)llround(s * 1e9);
+    return __builtin_add_overflow(t, d, &out) ? 0 : out;
+}
+
 /* Whether a resource value is one a measurement can have: not negative (-0
  * included: no tool writes it), not NaN, not past the double range (a number
  * such as 1e400 reads as inf). One integer compare: +0 .. +max are exactly

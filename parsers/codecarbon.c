@@ -156,9 +156,10 @@ static void time_of(struct cc_state *st, uint64_t line, struct tl_record *r)
         reject(st, line, TL_REJ_BAD_FIELDS, "timestamp: not a date");
         return;
     }
-    r->time_ns = ns - (int64_t)llround(st->cfg.utc_offset * 3600e9);
-    if (tl_record_has(r, TL_M_WALL_TIME_S) && r->v[TL_M_WALL_TIME_S] < 9e9)
-        r->start_ns = r->time_ns - (int64_t)llround(r->v[TL_M_WALL_TIME_S] * 1e9);
+    r->time_ns = tl_ns_plus_seconds(ns, -st->cfg.utc_offset * 3600);
+    if (r->time_ns && tl_record_has(r, TL_M_WALL_TIME_S) && r->v[TL_M_WALL_TIME_S] >= 0 &&
+        tl_ns_plus_seconds(r->time_ns, -r->v[TL_M_WALL_TIME_S]))
+        r->start_ns = tl_ns_plus_seconds(r->time_ns, -r->v[TL_M_WALL_TIME_S]);
 }
 
 static void on_row(void *ctx, uint64_t line)

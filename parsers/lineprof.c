@@ -147,7 +147,7 @@ static void pk_function(struct lp_state *st, const struct tl_pickle *p, uint32_t
     const char *file = pk_str(p, tl_pickle_item(p, key, 0), &fn);
     const char *func = pk_str(p, tl_pickle_item(p, key, 2), &un);
     if (!file || !func || !tl_pickle_number(p, tl_pickle_item(p, key, 1), &first) ||
-        p->v[list].type != TL_PK_LIST || fabs(first) > 1e15) {
+        p->v[list].type != TL_PK_LIST || !(fabs(first) <= 1e15)) {
         reject(st, 1, TL_REJ_BAD_FIELDS, "a timings key that is not (file, line, name)");
         return;
     }
@@ -158,7 +158,7 @@ static void pk_function(struct lp_state *st, const struct tl_pickle *p, uint32_t
         double lineno, hits, time;
         if (!tl_pickle_number(p, tl_pickle_item(p, t, 0), &lineno) ||
             !tl_pickle_number(p, tl_pickle_item(p, t, 1), &hits) ||
-            !tl_pickle_number(p, tl_pickle_item(p, t, 2), &time) || fabs(lineno) > 1e15) {
+            !tl_pickle_number(p, tl_pickle_item(p, t, 2), &time) || !(fabs(lineno) <= 1e15)) {
             reject(st, 1, TL_REJ_BAD_FIELDS, "a line entry that is not (line, hits, time)");
             continue;
         }
@@ -269,7 +269,7 @@ static void data_row(struct lp_state *st, uint64_t no, const char *p, size_t n)
         return; /* a line not run, a wrapped tail, a blank */
     if (!tl_cell_number(p + a, (size_t)st->end_line - a, &lineno) ||
         !tl_cell_number(p + b, (size_t)st->end_hits - b, &hits) ||
-        !tl_cell_number(p + c, (size_t)st->end_time - c, &time) || fabs(lineno) > 1e15) {
+        !tl_cell_number(p + c, (size_t)st->end_time - c, &time) || !(fabs(lineno) <= 1e15)) {
         reject(st, no, TL_REJ_BAD_FIELDS, "a row whose Line #, Hits or Time is not a number");
         return;
     }

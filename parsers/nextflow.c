@@ -194,8 +194,8 @@ static bool parse_date(const struct nf_state *st, const char *s, size_t n, int64
     memcpy(tmp, s, n);
     tmp[n] = '\0';
     if (!tl_parse_iso_time(tmp, ns)) return false;
-    *ns -= (int64_t)llround(st->cfg.utc_offset * 3600e9);
-    return true;
+    *ns = tl_ns_plus_seconds(*ns, -st->cfg.utc_offset * 3600);
+    return *ns != 0;
 }
 
 /* ---------------------------------------------------------------- a row */
@@ -269,7 +269,7 @@ static void status_of(struct nf_state *st, struct tl_record *r)
 static void ids_of(struct nf_state *st, uint64_t line, struct tl_record *r)
 {
     double v;
-    r->task_id = value(st, line, C_TASK_ID, V_NUM, &v) ? (int64_t)v : (int64_t)line;
+    r->task_id = value(st, line, C_TASK_ID, V_NUM, &v) && v >= 0 && v < 9e18 ? (int64_t)v : (int64_t)line;
     r->attempt = value(st, line, C_ATTEMPT, V_NUM, &v) && v >= 1 && v < 1e6 ? (int32_t)v : 1;
     if (value(st, line, C_EXIT, V_NUM, &v) && fabs(v) < 1e9) {
         r->has_exit_code = true;
@@ -306,10 +306,11 @@ static void times_of(struct nf_state *st, uint64_t line, struct tl_record *r)
     value(st, line, C_DURATION, V_TIME, &duration);
     if (value(st, line, C_REALTIME, V_TIME, &realtime)) tl_record_set(r, TL_M_WALL_TIME_S, realtime / 1000);
     if (has_complete) r->time_ns = complete;
-    else if (has_submit && isfinite(duration) && duration < 9e12) r->time_ns = submit + (int64_t)llround(duration * 1e6);
+    else if (has_submit && duration >= 0) r->time_ns = tl_ns_plus_seconds(submit, duration / 1000);
     if (has_start) r->start_ns = start;
-    else if (r->time_ns && isfinite(realtime) && realtime < 9e12) r->start_ns = r->time_ns - (int64_t)llround(realtime * 1e6);
-    if (has_start && has_submit && start >= submit) tl_record_set(r, TL_M_QUEUE_TIME_S, (double)(start - submit) / 1e9);
+    else if (r->time_ns && realtime >= 0 && tl_ns_plus_seconds(r->time_ns, -realtime / 1000))
+        r->start_ns = tl_ns_plus_seconds(r->time_ns, -realtime / 1000);
+    if (has_start && has_submit && start >= submit) tl_record_set(r, TL_M_QUEUE_TIME_S, ((double)start - (double)submit) / 1e9);
     else if (isfinite(duration) && isfinite(realtime) && duration >= realtime)
         tl_record_set(r, TL_M_QUEUE_TIME_S, (duration - realtime) / 1000);
 }
