@@ -310,7 +310,9 @@ static void times_of(struct nf_state *st, uint64_t line, struct tl_record *r)
     if (has_start) r->start_ns = start;
     else if (r->time_ns && realtime >= 0 && tl_ns_plus_seconds(r->time_ns, -realtime / 1000))
         r->start_ns = tl_ns_plus_seconds(r->time_ns, -realtime / 1000);
-    if (has_start && has_submit && start >= submit) tl_record_set(r, TL_M_QUEUE_TIME_S, (double)(start - submit) / 1e9); /* both > 0: no overflow */
+    int64_t queued;
+    if (has_start && has_submit && start >= submit && !__builtin_sub_overflow(start, submit, &queued))
+        tl_record_set(r, TL_M_QUEUE_TIME_S, (double)queued / 1e9);
     else if (isfinite(duration) && isfinite(realtime) && duration >= realtime)
         tl_record_set(r, TL_M_QUEUE_TIME_S, (duration - realtime) / 1000);
 }
