@@ -33,8 +33,13 @@ static void usage(FILE *out)
 
 static int cmd_formats(void)
 {
+    int w = 0;
     for (int i = 0; tl_parsers[i]; i++) {
-        printf("%-8s %s\n", tl_parsers[i]->name, tl_parsers[i]->help);
+        int n = (int)strlen(tl_parsers[i]->name);
+        w = n > w ? n : w;
+    }
+    for (int i = 0; tl_parsers[i]; i++) {
+        printf("%-*s %s\n", w, tl_parsers[i]->name, tl_parsers[i]->help);
         char prefix[64];
         snprintf(prefix, sizeof prefix, "%s.", tl_parsers[i]->name);
         tl_options_help(tl_parsers[i]->options, prefix, stdout);

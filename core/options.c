@@ -110,7 +110,7 @@ void tl_options_help(const struct tl_option *table, const char *prefix, FILE *ou
     for (const struct tl_option *o = table; o && o->name; o++) {
         char left[128], text[1024];
         snprintf(left, sizeof left, "%s%s", prefix, o->name);
-        snprintf(text, sizeof text, "%s (default: %s)", o->help, o->def ? o->def : "none");
+        snprintf(text, sizeof text, "%s (default: %s)", o->help, o->def && *o->def ? o->def : "none");
         tl_help_line(out, left, 22, text);
     }
 }
