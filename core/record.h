@@ -211,6 +211,14 @@ static inline int64_t tl_epoch_ns_of_seconds(double s)
     return s > -9.2e9 && s < 9.2e9 ? (int64_t)llround(s * 1e6) * 1000 : 0;
 }
 
+/* Whether s seconds since the epoch is a time a workflow tool can have
+ * written: 2000-01-01 to 2200-01-01. A log's -5 or 1e300 is damage, not a
+ * task that ran in 1969 (parsers reject it with file:line). */
+static inline bool tl_epoch_plausible(double s)
+{
+    return s >= 946684800.0 && s < 7258118400.0;
+}
+
 /* t + s seconds, in ns (s may be negative); 0 (unknown) when s is not a
  * number or the sum leaves int64 ns: damaged durations must not overflow. */
 static inline int64_t tl_ns_plus_seconds(int64_t t, double s)

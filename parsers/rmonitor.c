@@ -237,10 +237,15 @@ static void summary(struct rm_state *st, json_t *d)
     r.final = true;
     r.line = st->stats.lines;
     json_t *ex = json_object_get(d, "exit_status");
-    r.has_exit_code = json_is_integer(ex);
-    r.exit_code = r.has_exit_code ? (int32_t)json_integer_value(ex) : 0;
     bool bad = false;
     char detail[160] = "";
+    r.has_exit_code = json_is_integer(ex) && json_integer_value(ex) >= INT32_MIN &&
+                      json_integer_value(ex) <= INT32_MAX;
+    r.exit_code = r.has_exit_code ? (int32_t)json_integer_value(ex) : 0;
+    if (ex && !r.has_exit_code) { /* 2^40 is no exit status (it used to read as 0) */
+        bad = true;
+        snprintf(detail, sizeof detail, "exit_status: not an exit status");
+    }
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         double x;
         bool was_bad = bad;
@@ -250,10 +255,15 @@ static void summary(struct rm_state *st, json_t *d)
             snprintf(detail, sizeof detail, "%s: not a number in a known unit", fields[i].name);
     }
     double start = 0, end = 0;
+    bool had_bad = bad;
     value_of(json_object_get(d, "start"), SECONDS, &start, &bad);
-    if (value_of(json_object_get(d, "end"), SECONDS, &end, &bad) && end > 0)
-        r.time_ns = tl_epoch_ns_of_seconds(end); /* cctools' clock counts microseconds */
-    if (start > 0 && tl_epoch_ns_of_seconds(start)) r.start_ns = tl_epoch_ns_of_seconds(start);
+    value_of(json_object_get(d, "end"), SECONDS, &end, &bad);
+    if (tl_epoch_plausible(end)) r.time_ns = tl_epoch_ns_of_seconds(end); /* cctools counts us */
+    else if (!had_bad) { /* absent or 1e20: no 1970 point; the file's time stands in (file_time) */
+        bad = true;
+        snprintf(detail, sizeof detail, "end: %s", json_object_get(d, "end") ? "not a time" : "missing");
+    }
+    if (tl_epoch_plausible(start) && start <= end) r.start_ns = tl_epoch_ns_of_seconds(start);
     r.result = result_of(st, d, &r);
     json_t *snaps = json_object_get(d, "snapshots");
     if (json_is_array(snaps)) st->counters[RC_SNAPSHOTS] += json_array_size(snaps);
@@ -440,4 +450,5 @@ const struct tl_parser tl_parser_rmonitor = {
     .restore = rm_restore,
     .set_name = rm_set_name,
     .messages = TL_MSG_DOCUMENT,
+    .file_time = true,
 };

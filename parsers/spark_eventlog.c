@@ -137,6 +137,17 @@ static void task_end(struct spark_state *st, json_t *ev)
     if (!json_is_object(info) || !num(ev, "Stage ID", &stage) || !num(info, "Task ID", &tid) ||
         !num(info, "Attempt", &attempt) || !num(info, "Finish Time", &finish) || !json_is_string(reason))
         return reject(st, TL_REJ_BAD_FIELDS, "SparkListenerTaskEnd without its Task Info or reason");
+    const char *bad = !tl_epoch_plausible(finish / 1e3) ? "Finish Time"
+                      : !(stage >= 0 && stage < 9e15)   ? "Stage ID"
+                      : !(tid >= 0 && tid < 9e15)       ? "Task ID"
+                      : !(attempt >= 0 && attempt < 1e6) ? "Attempt"
+                                                         : NULL;
+    if (bad) { /* damage, not a task of 1969 or attempt -2147483647 */
+        char detail[96];
+        double v = bad[0] == 'F' ? finish : bad[0] == 'S' ? stage : bad[0] == 'T' ? tid : attempt;
+        snprintf(detail, sizeof detail, "%s out of range: %.17g", bad, v);
+        return reject(st, TL_REJ_BAD_VALUE, detail);
+    }
     st->counters[SC_TASK_END]++;
     const char *why = json_string_value(reason);
     bool ok = !strcmp(why, "Success");
@@ -155,7 +166,8 @@ static void task_end(struct spark_state *st, json_t *ev)
     r.line = st->stats.lines;
     r.time_ns = (int64_t)finish * 1000000;
     double launch;
-    if (num(info, "Launch Time", &launch) && launch > 0) r.start_ns = (int64_t)launch * 1000000;
+    if (num(info, "Launch Time", &launch) && tl_epoch_plausible(launch / 1e3) && launch <= finish)
+        r.start_ns = (int64_t)launch * 1000000;
     if ((int64_t)finish > st->last_ms) st->last_ms = (int64_t)finish;
     double v, a;
     if (num(m, "Executor Run Time", &v)) tl_record_set(&r, TL_M_WALL_TIME_S, v / 1e3);
@@ -341,7 +353,8 @@ static void line(struct spark_state *st, const char *p, size_t n)
                               ? json_string_value(json_object_get(ev, "App ID")) : NULL;
         if (app) snprintf(st->workflow, sizeof st->workflow, "%s", app);
         double t;
-        if (num(ev, "Timestamp", &t) && (int64_t)t > st->last_ms) st->last_ms = (int64_t)t;
+        if (num(ev, "Timestamp", &t) && tl_epoch_plausible(t / 1e3) && (int64_t)t > st->last_ms)
+            st->last_ms = (int64_t)t;
     }
     json_decref(ev);
 }
