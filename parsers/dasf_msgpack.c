@@ -28,9 +28,13 @@
  * epoch is `args.time - timestamp` of a Resource Usage event of the same
  * input; for a TracePlugin file, of the first one in its ResourceMonitor
  * sibling (same directory, same name and host: read once, at set_name --
- * the one place a parser opens a file). Without either, the trace is
- * placed as if its first event happened when it was read, said in the
- * input report (counter time_anchor_fallback): never 1970. */
+ * the one place a parser opens or looks at a file). Without either, the
+ * trace is placed as if its first event happened when the file was created
+ * (its birth time, else its modification time): a property of the file, so
+ * reading it again, or again after a restart, places every event at the
+ * same instant and InfluxDB keeps one point per task. Only an input with
+ * no file (stdin, Kafka) falls back to the time it is read. Either is said
+ * in the input report (counter time_anchor_fallback): never 1970. */
 #include "parsers/parser.h"
 
 #include "core/bytes.h"
@@ -43,6 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 struct dasf_config {
     size_t max_event;
@@ -90,6 +96,7 @@ struct dasf_state {
     bool resync;           /* after a bad length: looking for a header */
     double anchor;         /* epoch - monotonic */
     int anchor_kind;       /* 0 none, else DC_ANCHOR_* */
+    double file_born_s;    /* the input file's birth (else modification) time; 0: no file */
     struct tl_intern *names;
     bool monotonic; /* clock=monotonic: DASF's own seconds, unmapped */
     char workflow[256];
@@ -175,7 +182,8 @@ static double epoch_offset(struct dasf_state *st, double ts)
     if (!st->anchor_kind) {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
-        st->anchor = (double)now.tv_sec + now.tv_nsec * 1e-9 - ts;
+        double at = st->file_born_s > 0 ? st->file_born_s : (double)now.tv_sec + now.tv_nsec * 1e-9;
+        st->anchor = at - ts;
         st->anchor_kind = DC_ANCHOR_FALLBACK;
         st->counters[DC_ANCHOR_FALLBACK] = 1;
         st->counters[DC_OFFSET_S] = (uint64_t)llround(st->anchor);
@@ -539,6 +547,16 @@ static void anchor_from_sibling(struct dasf_state *st, const char *path)
     fclose(f);
 }
 
+/* When the file came to be: its birth time where the file system keeps one
+ * (statx), else its modification time; 0 when it is no regular file. */
+static double file_born(const char *path)
+{
+    struct statx sx;
+    if (statx(AT_FDCWD, path, 0, STATX_BTIME | STATX_MTIME, &sx) || !S_ISREG(sx.stx_mode)) return 0;
+    const struct statx_timestamp *t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_mtime;
+    return (double)t->tv_sec + t->tv_nsec * 1e-9;
+}
+
 static void dasf_set_name(void *state, const char *name)
 {
     struct dasf_state *st = state;
@@ -550,6 +568,7 @@ static void dasf_set_name(void *state, const char *name)
     if (!cut) cut = strstr(base, "-ResourceMonitor-");
     snprintf(st->workflow, sizeof st->workflow, "%.*s", cut ? (int)(cut - base) : (int)strlen(base), base);
     if (name) anchor_from_sibling(st, name);
+    if (name) st->file_born_s = file_born(name);
 }
 
 /* ---------------------------------------------------------------- checkpoints */

@@ -172,7 +172,8 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
         if (!opts->quiet && tl_summary_counter(info, 1, "time_anchor_fallback"))
             fprintf(stderr, "%s: no wall-clock anchor (no Resource Usage event for it, nor a "
                             "ResourceMonitor file beside it): its monotonic timestamps are placed as "
-                            "if its first event happened when it was read\n", path);
+                            "if its first event happened when the file was created, so a second "
+                            "read places them the same\n", path);
         tl_drive_say_rejects(&d);
     } else if (in_dir && rc == TL_ERR_FORMAT) {
         /* counted by the directory */
