@@ -308,7 +308,13 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
     if (r->status >= 200 && r->status < 300) return TL_HTTP_OK;
     parse_error(c, r);
     if (c->cfg.version == TL_WIRE_REMOTE_WRITE && r->status == 404) return TL_HTTP_FATAL;
-    if (r->status == 400) return c->cfg.version != 2 ? TL_HTTP_PARTIAL : TL_HTTP_REJECTED;
+    /* 2.x answers 400 both for a line it cannot parse and for the request
+     * itself ("Please provide either orgID or org"): only the first may cost
+     * a point */
+    if (r->status == 400 && c->cfg.version == 2)
+        return strstr(r->message, "unable to parse") || strstr(r->message, "failed to parse")
+                   ? TL_HTTP_REJECTED : TL_HTTP_BAD_REQUEST;
+    if (r->status == 400) return TL_HTTP_PARTIAL;
     if (r->status == 422) return TL_HTTP_PARTIAL; /* 2.x: schema conflicts, retention */
     if (r->status == 404) return TL_HTTP_NOT_FOUND;
     if (r->status == 413) return TL_HTTP_TOO_LARGE;

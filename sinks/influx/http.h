@@ -57,7 +57,8 @@ void tl_influx_cfg_default(struct tl_influx_cfg *c);
 enum tl_http_result {
     TL_HTTP_OK,
     TL_HTTP_PARTIAL,
-    TL_HTTP_REJECTED,
+    TL_HTTP_REJECTED,   /* 2.x: a line of the batch cannot be parsed (nothing was written) */
+    TL_HTTP_BAD_REQUEST, /* 2.x: 400 about the request, not a line (an empty org): keep the data */
     TL_HTTP_NOT_FOUND,
     TL_HTTP_TOO_LARGE,
     TL_HTTP_RETRY,

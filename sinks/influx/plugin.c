@@ -136,6 +136,16 @@ enum tl_err tl_netsink_validate(const char *spool_dir, long long timeout, long l
 static enum tl_err influx_validate(const void *config, const char **key, char *err, size_t errlen)
 {
     const struct influx_config *c = config;
+    /* "" is what an unset ${INFLUX_ORG:-} gives: InfluxDB 2.x refuses every
+     * request then, so it is refused here, named */
+    const char *empty = c->db && !*c->db ? "db" : c->org && !*c->org ? "org"
+                        : c->bucket && !*c->bucket ? "bucket" : NULL;
+    if (empty) {
+        *key = empty;
+        snprintf(err, errlen, "`%s` is empty (an unset ${VAR:-} gives that): name the %s", empty,
+                 empty[0] == 'd' ? "database" : empty[0] == 'o' ? "organization" : "bucket");
+        return TL_ERR_USAGE;
+    }
     if (!c->db && !(c->org && c->bucket)) {
         *key = NULL;
         snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");

@@ -27,6 +27,7 @@ struct tl_influx_sink {
     int nreasons;
     char fatal[1200];
     bool spool_failing; /* the spool's disk refused a write: said once until it mends */
+    bool refusal_said;  /* a refusal that needs the operator (fatal[]) was said: once per episode */
     bool spool_full;    /* the spool reached its cap: said once until it takes a batch */
     struct tl_influx_sink_stats st;
 };
@@ -181,6 +182,13 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         return count_partial(s, &r, n);
     case TL_HTTP_PARTIAL:
         return count_partial(s, &r, n);
+    case TL_HTTP_BAD_REQUEST:
+        snprintf(s->fatal, sizeof s->fatal,
+                 "InfluxDB at %s refused the request (HTTP 400: %s): check the sink's `org` (\"%s\") "
+                 "and `bucket` (\"%s\")", tl_influx_where(s->http), r.message, s->cfg.http.org,
+                 s->cfg.http.bucket);
+        backoff(s, 0);
+        return NEEDS_OPERATOR;
     case TL_HTTP_TOO_LARGE:
         if (n < 2 || depth > 20) {
             snprintf(s->fatal, sizeof s->fatal,
@@ -285,14 +293,39 @@ static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_
     return rc;
 }
 
+/* A refusal that waiting does not mend (the token, the bucket, the org):
+ * said when it starts, while `run` goes on spooling, not only at its exit;
+ * once per episode. */
+static void say_refusal(struct tl_influx_sink *s, enum send_outcome o)
+{
+    if (o != NEEDS_OPERATOR || s->refusal_said || !s->fatal[0]) return;
+    s->refusal_said = true;
+    if (!s->cfg.quiet)
+        tl_log(s->cfg.log, TL_LOG_ERROR, "%s; the points are kept (spooled) and sent once it is fixed",
+               s->fatal);
+}
+
+/* A batch went through: a refusal, if one was said, is over (said once). */
+static void delivered(struct tl_influx_sink *s)
+{
+    s->backoff_ms = s->cfg.backoff_min_ms;
+    s->fatal[0] = '\0';
+    if (!s->refusal_said) return;
+    s->refusal_said = false;
+    if (!s->cfg.quiet)
+        tl_log(s->cfg.log, TL_LOG_INFO, "%s at %s takes the points again; the spooled ones follow",
+               store(s), tl_influx_where(s->http));
+}
+
 /* Delivers spooled frames in order while InfluxDB takes them. */
 static void drain_once(struct tl_influx_sink *s)
 {
     while (tl_spool_stats(s->spool).frames && now_ms() >= s->next_try_ms) {
         if (tl_spool_peek(s->spool, &s->frame) != TL_OK) return;
-        if (send_batch(s, s->frame.data, s->frame.len, 0) != SENT) return;
-        s->backoff_ms = s->cfg.backoff_min_ms;
-        s->fatal[0] = '\0';
+        enum send_outcome o = send_batch(s, s->frame.data, s->frame.len, 0);
+        say_refusal(s, o);
+        if (o != SENT) return;
+        delivered(s);
         tl_spool_pop(s->spool);
     }
 }
@@ -309,9 +342,9 @@ enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
         rc = spool_batch(s, s->batch.data, s->batch.len); /* keep the order */
     } else {
         enum send_outcome o = send_batch(s, s->batch.data, s->batch.len, 0);
+        say_refusal(s, o);
         if (o == SENT) {
-            s->backoff_ms = s->cfg.backoff_min_ms;
-            s->fatal[0] = '\0';
+            delivered(s);
         } else {
             rc = spool_batch(s, s->batch.data, s->batch.len);
         }

@@ -15,6 +15,7 @@ class Server:
         self.answers = list(answers)  # (status, headers()) for the first requests, then 204
         self.refuse = refuse  # a 400 for every body that holds this text (2.x: nothing written)
         self.down = False  # while set: 503 to everything
+        self.bad_request = None  # while set: 400 with this message to everything (2.x: the request, not a line)
         self.requests = []
         self.lock = threading.Lock()
         outer = self
@@ -35,6 +36,9 @@ class Server:
                         status, headers = 400, dict
                     if outer.down:
                         status, headers = 503, dict
+                    bad_request = outer.bad_request
+                    if bad_request:
+                        status, headers = 400, dict
                     headers = headers()
                     outer.requests.append({"t": time.monotonic(), "path": self.path,
                                            "auth": self.headers.get("Authorization"),
@@ -43,7 +47,8 @@ class Server:
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                msg = (b'{"code":"invalid","message":"unable to parse \'x\': invalid field format"}'
+                msg = (('{"code":"invalid","message":"%s"}' % bad_request).encode() if bad_request else
+                       b'{"code":"invalid","message":"unable to parse \'x\': invalid field format"}'
                        if status == 400 else
                        b'{"code":"too many requests","message":"slow down"}' if status >= 400 else b"")
                 self.send_header("Content-Length", str(len(msg)))
