@@ -24,6 +24,7 @@ struct tl_influx {
     char *query_url;
     char *ping_url;
     char where[256];
+    char *url_user, *url_password; /* user info written in the URL, given to libcurl apart */
     struct tl_buf gz;   /* compressed body */
     struct tl_buf pb;   /* remote write: the WriteRequest before snappy */
     struct tl_buf resp; /* response body */
@@ -72,11 +73,49 @@ static char *escape_param(CURL *curl, const char *v)
     return curl_easy_escape(curl, v ? v : "", 0);
 }
 
+/* A base URL taken apart. The user info is everything up to the LAST '@'
+ * (a password written as it is may hold '/', '?', '#', '@' or ':'); it goes
+ * to libcurl's own user and password options, never into a URL tasklens
+ * builds or a message it prints. base = scheme://host:port/path. */
+struct url_parts {
+    const char *scheme_end;  /* the "://" */
+    const char *user, *user_end; /* user info, or NULL */
+    const char *host, *host_end; /* host[:port] */
+    const char *path_end;    /* the end of the path: a '?', a '#' or the end */
+};
+
+static bool url_split(const char *url, struct url_parts *u)
+{
+    memset(u, 0, sizeof *u);
+    if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) return false;
+    u->scheme_end = strstr(url, "://");
+    const char *rest = u->scheme_end + 3, *at = strrchr(rest, '@');
+    if (at) {
+        u->user = rest;
+        u->user_end = at;
+        rest = at + 1;
+    }
+    u->host = rest;
+    u->host_end = rest + strcspn(rest, "/?#");
+    u->path_end = u->host_end + strcspn(u->host_end, "?#");
+    return u->host_end > u->host;
+}
+
 /* The settings a server needs, before anything is opened. */
 static enum tl_err check_cfg(const struct tl_influx_cfg *cfg, char *err, size_t errlen)
 {
-    if (!cfg->url || strncmp(cfg->url, "http", 4)) {
-        snprintf(err, errlen, "influx: the URL must start with http:// or https://");
+    struct url_parts u;
+    if (!url_split(cfg->url, &u)) {
+        snprintf(err, errlen, "influx: the URL must start with http:// or https:// and name a host");
+        return TL_ERR_USAGE;
+    }
+    /* a query would be mangled into the write path (`/?u=..&p=../write?db=`)
+     * and printed whole: credentials have settings of their own */
+    if (*u.path_end && cfg->version != TL_WIRE_REMOTE_WRITE) {
+        snprintf(err, errlen, "influx: the URL holds a %s (`%c...`, not shown): put credentials in the "
+                              "sink's `user` and `password` (or $INFLUX_PASSWORD), or `token` (or "
+                              "$INFLUX_TOKEN); the URL is scheme://host:port[/path]",
+                 *u.path_end == '?' ? "query" : "fragment", *u.path_end);
         return TL_ERR_USAGE;
     }
     if (cfg->version == TL_WIRE_REMOTE_WRITE) {
@@ -108,19 +147,61 @@ static enum tl_err check_cfg(const struct tl_influx_cfg *cfg, char *err, size_t 
 }
 
 /* The write, query and ping URLs (the base without trailing slashes). */
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+}
+
+/* [s, s+n) with its %XX escapes decoded, malloc'ed. */
+static char *percent_decoded(const char *s, size_t n)
+{
+    char *out = malloc(n + 1), *w = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        int hi = s[i] == '%' && i + 2 < n ? hex_value(s[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
+        if (lo >= 0) {
+            *w++ = (char)(hi << 4 | lo);
+            i += 2;
+        } else {
+            *w++ = s[i];
+        }
+    }
+    *w = '\0';
+    return out;
+}
+
+/* The user info of the URL, percent-decoded, for libcurl's options. */
+static void take_userinfo(struct tl_influx *c, const struct url_parts *p)
+{
+    if (!p->user) return;
+    const char *colon = memchr(p->user, ':', (size_t)(p->user_end - p->user));
+    const char *ue = colon ? colon : p->user_end;
+    c->url_user = percent_decoded(p->user, (size_t)(ue - p->user));
+    if (colon) c->url_password = percent_decoded(colon + 1, (size_t)(p->user_end - colon - 1));
+}
+
 static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
 {
-    size_t ulen = strlen(cfg->url);
-    while (ulen && cfg->url[ulen - 1] == '/') ulen--;
-    struct tl_buf u = {0};
-    tl_buf_append(&u, cfg->url, ulen);
+    struct url_parts p;
+    url_split(cfg->url, &p); /* checked by check_cfg */
+    take_userinfo(c, &p);
+    struct tl_buf base = {0}; /* scheme://host:port/path, without the user info */
+    tl_buf_append(&base, cfg->url, (size_t)(p.scheme_end + 3 - cfg->url));
+    tl_buf_append(&base, p.host, (size_t)(p.path_end - p.host));
     if (cfg->version == TL_WIRE_REMOTE_WRITE) { /* the URL as given; `check` posts an empty request */
-        c->write_url = strdup(cfg->url);
-        c->query_url = strdup(cfg->url);
-        c->ping_url = strdup(cfg->url);
-        tl_buf_free(&u);
+        tl_buf_puts(&base, p.path_end);
+        c->write_url = strdup(tl_buf_cstr(&base));
+        c->query_url = strdup(tl_buf_cstr(&base));
+        c->ping_url = strdup(tl_buf_cstr(&base));
+        tl_buf_free(&base);
         return;
     }
+    size_t ulen = base.len;
+    while (ulen && base.data[ulen - 1] == '/') ulen--;
+    const char *url = tl_buf_cstr(&base);
+    struct tl_buf u = {0};
+    tl_buf_append(&u, url, ulen);
     if (cfg->version == 1) {
         char *db = escape_param(c->curl, cfg->db), *rp = escape_param(c->curl, cfg->rp);
         tl_buf_printf(&u, "/write?db=%s&precision=ns", db);
@@ -135,37 +216,28 @@ static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
     }
     c->write_url = strdup(tl_buf_cstr(&u));
     u.len = 0;
-    tl_buf_append(&u, cfg->url, ulen);
+    tl_buf_append(&u, url, ulen);
     tl_buf_puts(&u, "/query");
     c->query_url = strdup(tl_buf_cstr(&u));
     u.len = 0;
-    tl_buf_append(&u, cfg->url, ulen);
+    tl_buf_append(&u, url, ulen);
     tl_buf_puts(&u, cfg->version == 1 ? "/ping" : "/health");
     c->ping_url = strdup(tl_buf_cstr(&u));
     tl_buf_free(&u);
+    tl_buf_free(&base);
 }
 
-/* "where" for messages: scheme://host:port, without user info. The user
- * info ends at the last '@' before any query or fragment: a password may
- * hold '/', '@' or ':' written as they are, and none of it may show. */
+/* "where" for messages: scheme://host:port, without user info, path or
+ * query (see url_split: nothing of a password may show). */
 static void make_where(struct tl_influx *c, const struct tl_influx_cfg *cfg)
 {
-    const char *hs = strstr(cfg->url, "://");
-    hs = hs ? hs + 3 : cfg->url;
-    size_t upto = strcspn(hs, "?#");
-    for (size_t i = upto; i > 0; i--)
-        if (hs[i - 1] == '@') {
-            hs += i;
-            break;
-        }
-    const char *slash = strchr(hs, '/');
-    int schemelen = (int)(strstr(cfg->url, "://") ? strstr(cfg->url, "://") - cfg->url : 4);
+    struct url_parts p;
+    url_split(cfg->url, &p);
+    int schemelen = (int)(p.scheme_end - cfg->url), hostlen = (int)(p.host_end - p.host);
     if (cfg->version == TL_WIRE_REMOTE_WRITE)
-        snprintf(c->where, sizeof c->where, "%.*s://%.*s (remote write)", schemelen, cfg->url,
-                 (int)(slash ? slash - hs : (long)strlen(hs)), hs);
+        snprintf(c->where, sizeof c->where, "%.*s://%.*s (remote write)", schemelen, cfg->url, hostlen, p.host);
     else
-        snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url,
-                 (int)(slash ? slash - hs : (long)strlen(hs)), hs,
+        snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url, hostlen, p.host,
                  cfg->version == 1 ? "database" : "bucket", cfg->version == 1 ? cfg->db : cfg->bucket);
 }
 
@@ -199,8 +271,10 @@ static void set_options(CURL *k, struct tl_influx *c, const struct tl_influx_cfg
     curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(k, CURLOPT_HEADERDATA, c);
     curl_easy_setopt(k, CURLOPT_USERAGENT, "tasklens/0.1");
-    if (cfg->user) curl_easy_setopt(k, CURLOPT_USERNAME, cfg->user);
-    if (cfg->password) curl_easy_setopt(k, CURLOPT_PASSWORD, cfg->password);
+    const char *user = cfg->user ? cfg->user : c->url_user;
+    const char *password = cfg->password ? cfg->password : c->url_password;
+    if (user) curl_easy_setopt(k, CURLOPT_USERNAME, user);
+    if (password) curl_easy_setopt(k, CURLOPT_PASSWORD, password);
     if (cfg->ca_file) curl_easy_setopt(k, CURLOPT_CAINFO, cfg->ca_file);
     if (cfg->ca_path) curl_easy_setopt(k, CURLOPT_CAPATH, cfg->ca_path);
     if (cfg->insecure) {
@@ -242,6 +316,9 @@ void tl_influx_free(struct tl_influx *c)
     free(c->write_url);
     free(c->query_url);
     free(c->ping_url);
+    if (c->url_password) memset(c->url_password, 0, strlen(c->url_password)); /* no secret left in freed memory */
+    free(c->url_user);
+    free(c->url_password);
     tl_buf_free(&c->gz);
     tl_buf_free(&c->pb);
     tl_buf_free(&c->resp);
