@@ -25,7 +25,15 @@
  * utc_offset for a run elsewhere).
  *
  * The parser remembers the tries it emitted, so the same database fed again
- * (the `parsl` source polls a growing one) emits only the new ones. */
+ * (the `parsl` source polls a growing one) emits only the new ones.
+ *
+ * What SQLite reads is what counts: a database whose writer crashed mid
+ * transaction leaves a hot `-journal` (the file alone holds half a
+ * transaction), and one in WAL mode keeps its committed pages in `-wal`.
+ * Then the bytes read and their sibling go to a private directory and
+ * SQLite opens that copy, rolling the journal back or reading the WAL --
+ * the original is never written. A database that cannot be read makes
+ * the input fail (a non-zero exit), not only a rejected line. */
 #include "parsers/parser.h"
 
 #include "core/bytes.h"
@@ -38,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct parsl_config {
     size_t max_db;
@@ -71,6 +80,8 @@ struct parsl_state {
     bool too_large;
     struct tl_map64 emitted;  /* hash of (run, task, try) -> 1 */
     struct tl_intern *names;  /* apps, runs, hosts, executors, statuses */
+    char *path;               /* the input's file, for its -journal / -wal siblings */
+    bool unreadable;          /* the last read found no database */
 };
 
 static void reject(struct parsl_state *st, enum tl_reject why, const char *detail)
@@ -227,24 +238,117 @@ static void one_try(struct parsl_state *st, sqlite3_stmt *q, double newest)
     if (tl_emit_wants(&st->emit, r.kind)) st->emit.record(st->emit.ctx, &r);
 }
 
-/* The database fed so far, opened in memory and read. */
-static void read_db(struct parsl_state *st)
+/* The sibling of the input that SQLite would read beside it ("-journal",
+ * "-wal"), when it exists: its path, malloc'ed. */
+static char *sibling(const struct parsl_state *st, const char *suffix)
+{
+    if (!st->path) return NULL;
+    size_t n = strlen(st->path) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    if (!p) return NULL;
+    snprintf(p, n, "%s%s", st->path, suffix);
+    if (access(p, F_OK) == 0) return p;
+    free(p);
+    return NULL;
+}
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(data, 1, len, f) == len;
+    return fclose(f) == 0 && ok;
+}
+
+static bool copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in) return false;
+    struct tl_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) tl_buf_append(&b, chunk, n);
+    fclose(in);
+    bool ok = !b.oom && write_file(to, b.data ? b.data : "", b.len);
+    tl_buf_free(&b);
+    return ok;
+}
+
+/* The bytes read and the journal or WAL beside them, in a private
+ * directory, opened there (SQLite rolls a hot journal back, or reads the
+ * WAL, in the copy). dir: where, to remove after. NULL when no sibling
+ * exists or the copy fails. */
+static sqlite3 *open_private_copy(struct parsl_state *st, char *dir, size_t dircap)
+{
+    char *journal = sibling(st, "-journal"), *wal = journal ? NULL : sibling(st, "-wal");
+    /* the header's read/write versions are 2 in WAL mode: not for memory */
+    bool wal_mode = st->db.len >= 20 && st->db.data[18] == 2 && st->db.data[19] == 2;
+    const char *tmp = getenv("TMPDIR");
+    sqlite3 *db = NULL;
+    snprintf(dir, dircap, "%s/tasklens-parsl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if ((journal || wal || wal_mode) && mkdtemp(dir)) {
+        char main_path[4200], side[4220];
+        snprintf(main_path, sizeof main_path, "%s/monitoring.db", dir);
+        snprintf(side, sizeof side, "%s%s", main_path, journal ? "-journal" : "-wal");
+        if (write_file(main_path, st->db.data, st->db.len) &&
+            (!(journal || wal) || copy_file(journal ? journal : wal, side)) &&
+            sqlite3_open_v2(main_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+            sqlite3_close(db);
+            db = NULL;
+        }
+    } else {
+        dir[0] = '\0';
+    }
+    free(journal);
+    free(wal);
+    return db;
+}
+
+static void remove_private_copy(const char *dir)
+{
+    if (!dir[0]) return;
+    static const char *const names[] = {"monitoring.db", "monitoring.db-journal", "monitoring.db-wal",
+                                        "monitoring.db-shm"};
+    char p[4300];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+/* The bytes fed, as a read-only database in memory. */
+static sqlite3 *open_in_memory(struct parsl_state *st)
 {
     sqlite3 *db = NULL;
-    sqlite3_stmt *q = NULL;
     unsigned char *mem = sqlite3_malloc64(st->db.len ? st->db.len : 1);
-    st->counters[PC_READS]++;
     if (!mem || sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_free(mem);
         sqlite3_close(db);
+        return NULL;
+    }
+    memcpy(mem, st->db.data, st->db.len);
+    sqlite3_deserialize(db, "main", mem, (sqlite3_int64)st->db.len, (sqlite3_int64)st->db.len,
+                        SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+    return db;
+}
+
+/* The database fed so far (with its journal or WAL), opened and read. */
+static void read_db(struct parsl_state *st)
+{
+    sqlite3_stmt *q = NULL;
+    char dir[4096];
+    st->counters[PC_READS]++;
+    sqlite3 *db = open_private_copy(st, dir, sizeof dir);
+    if (!db) db = open_in_memory(st);
+    if (!db) {
+        remove_private_copy(dir);
         st->stats.lines++;
+        st->unreadable = true;
         reject(st, TL_REJ_LIMIT, "out of memory for the database");
         return;
     }
-    memcpy(mem, st->db.data, st->db.len);
-    int rc = sqlite3_deserialize(db, "main", mem, (sqlite3_int64)st->db.len,
-                                 (sqlite3_int64)st->db.len,
-                                 SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+    int rc = SQLITE_OK;
     double newest = NAN;
     if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(db, NEWEST, -1, &q, NULL)) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW)
@@ -253,6 +357,7 @@ static void read_db(struct parsl_state *st)
     q = NULL;
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, has_ctx_switches(db) ? QUERY : QUERY_NO_CS, -1, &q, NULL);
+    st->unreadable = rc != SQLITE_OK;
     if (rc != SQLITE_OK) {
         char detail[200];
         snprintf(detail, sizeof detail, "not a Parsl monitoring database: %s", sqlite3_errmsg(db));
@@ -268,6 +373,7 @@ static void read_db(struct parsl_state *st)
     }
     sqlite3_finalize(q);
     sqlite3_close(db);
+    remove_private_copy(dir);
 }
 
 /* ---------------------------------------------------------------- input */
@@ -296,7 +402,9 @@ static enum tl_err parsl_finish(void *state)
     }
     st->db.len = 0;
     st->too_large = false;
-    return TL_OK;
+    /* a database that cannot be read fails its input (a batch command exits
+     * non-zero); the `parsl` source reads it again when it changes */
+    return st->unreadable ? TL_ERR_DECODE : TL_OK;
 }
 
 /* ---------------------------------------------------------------- checkpoints */
@@ -354,10 +462,18 @@ static enum tl_err parsl_open(void **state, const void *config, const struct tl_
     return TL_OK;
 }
 
+static void parsl_set_name(void *state, const char *name)
+{
+    struct parsl_state *st = state;
+    free(st->path);
+    st->path = name && strcmp(name, "-") ? strdup(name) : NULL;
+}
+
 static void parsl_close(void *state)
 {
     struct parsl_state *st = state;
     if (!st) return;
+    free(st->path);
     tl_buf_free(&st->db);
     tl_map64_free(&st->emitted);
     tl_intern_free(st->names);
@@ -390,5 +506,6 @@ const struct tl_parser tl_parser_parsl = {
     .counters = parsl_counters,
     .save = parsl_save,
     .restore = parsl_restore,
+    .set_name = parsl_set_name,
     .messages = TL_MSG_DOCUMENT,
 };

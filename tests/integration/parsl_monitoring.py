@@ -106,6 +106,67 @@ def task_points(text):
     return pts
 
 
+CRASH_MID_TRANSACTION = """
+import os, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("PRAGMA journal_mode=DELETE")
+con.execute("PRAGMA cache_size=1")  # dirty pages spill into the file before the commit
+con.execute("BEGIN IMMEDIATE")
+con.execute("DELETE FROM try")
+con.execute("UPDATE resource SET psutil_process_memory_resident = 1")
+os._exit(9)  # the writer dies: a hot journal, half a transaction in the file
+"""
+
+INTO_WAL = """
+import os, sqlite3, sys
+src, dst = sys.argv[1:3]
+con = sqlite3.connect(dst, isolation_level=None)
+con.execute("PRAGMA journal_mode=WAL")
+con.execute("PRAGMA wal_autocheckpoint=0")  # the committed rows stay in -wal
+con.execute("ATTACH ? AS src", (src,))
+for (sql,) in con.execute("SELECT sql FROM src.sqlite_master WHERE type='table'").fetchall():
+    con.execute(sql)
+for (name,) in con.execute("SELECT name FROM src.sqlite_master WHERE type='table'").fetchall():
+    con.execute('INSERT INTO main."%s" SELECT * FROM src."%s"' % (name, name))
+os._exit(9)  # no checkpoint at close: the file holds no row, the WAL all of them
+"""
+
+
+def journal_and_wal(tasklens, db, tmp, batch):
+    """What SQLite reads is what counts (issue 46 point 8): a writer killed
+    mid-transaction (a hot -journal beside a half-written file) and a
+    database in WAL mode (its committed rows in -wal) read whole; the
+    original files are not written; an unreadable database fails `lines`."""
+    hot = os.path.join(tmp, "hot.db")
+    shutil.copy(db, hot)
+    subprocess.run([sys.executable, "-c", CRASH_MID_TRANSACTION, hot])
+    before = open(hot, "rb").read(), open(hot + "-journal", "rb").read() if os.path.exists(hot + "-journal") else b""
+    probe = os.path.join(tmp, "probe.db")
+    shutil.copy(hot, probe)
+    shutil.copy(hot + "-journal", probe + "-journal")
+    sqlite_reads = sqlite3.connect(probe).execute("SELECT count(*) FROM try").fetchone()[0]
+    r = subprocess.run([tasklens, "lines", "-q", "--window", "0", hot], capture_output=True, text=True)
+    got = task_points(r.stdout)
+    after = open(hot, "rb").read(), open(hot + "-journal", "rb").read()
+    check(before[1] and sqlite_reads >= len(batch) and r.returncode == 0 and sorted(got) == sorted(batch),
+          "a writer killed mid-transaction (hot journal): every committed try, as SQLite reads them "
+          "(%d of %d; SQLite %d)" % (len(got), len(batch), sqlite_reads))
+    check(before == after, "the database and its journal are left as they were (read in a private copy)")
+    wal = os.path.join(tmp, "wal.db")
+    subprocess.run([sys.executable, "-c", INTO_WAL, db, wal])
+    r = subprocess.run([tasklens, "lines", "-q", "--window", "0", wal], capture_output=True, text=True)
+    got = task_points(r.stdout)
+    check(os.path.getsize(wal + "-wal") > 0 and r.returncode == 0 and sorted(got) == sorted(batch),
+          "a WAL-mode database, its rows in -wal: every try (%d of %d; %s)"
+          % (len(got), len(batch), r.stderr.strip()[-200:]))
+    bad = os.path.join(tmp, "bad.db")
+    with open(bad, "wb") as f:
+        f.write(open(db, "rb").read()[:4096])
+    r = subprocess.run([tasklens, "lines", bad], capture_output=True, text=True)
+    check(r.returncode != 0 and "not a Parsl monitoring database" in r.stderr,
+          "a database that cannot be read fails `lines` (exit %d): %s" % (r.returncode, r.stderr.strip()[-160:]))
+
+
 def main():
     tasklens, repo = sys.argv[1:3]
     py = ensure_parsl()
@@ -244,6 +305,8 @@ def main():
         check(r.returncode == 0 and same and "not a Parsl" not in r.stderr,
               "a database without the context-switch columns: every try, context switches absent, "
               "the rest equal (%d of %d; %s)" % (len(older), len(batch), r.stderr.strip()[:200]))
+
+        journal_and_wal(tasklens, db, tmp, batch)
 
         r = subprocess.run([tasklens, "formats"], capture_output=True, text=True)
         check("parsl" in r.stdout and "parsl.utc_offset" in r.stdout,
