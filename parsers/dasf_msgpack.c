@@ -94,6 +94,7 @@ struct dasf_state {
     struct tl_buf pending; /* the event being assembled: header + body */
     uint64_t offset;       /* input bytes consumed before `pending` */
     bool resync;           /* after a bad length: looking for a header */
+    struct tl_buf replay;  /* bytes to read again after a damaged event (within one feed) */
     double anchor;         /* epoch - monotonic */
     int anchor_kind;       /* 0 none, else DC_ANCHOR_* */
     double file_born_s;    /* the input file's birth (else modification) time; 0: no file */
@@ -430,7 +431,9 @@ static bool msgpack_sane(const unsigned char *p, size_t n)
     return i == n;
 }
 
-static void decode(struct dasf_state *st, const char *body, size_t n)
+/* One event's body: read, or false when it is not one msgpack value of n
+ * bytes (a damaged length: the caller looks for the next header inside). */
+static bool decode(struct dasf_state *st, const char *body, size_t n)
 {
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);
@@ -438,18 +441,38 @@ static void decode(struct dasf_state *st, const char *body, size_t n)
     msgpack_unpack_return rc = msgpack_sane((const unsigned char *)body, n)
                                    ? msgpack_unpack_next(&u, body, n, &off)
                                    : MSGPACK_UNPACK_PARSE_ERROR;
-    st->stats.lines++;
-    if (rc != MSGPACK_UNPACK_SUCCESS || off != n)
-        reject(st, TL_REJ_BAD_DOCUMENT, "event at byte %llu: not one msgpack value of %zu bytes",
-               (unsigned long long)st->offset, n);
-    else
+    bool ok = rc == MSGPACK_UNPACK_SUCCESS && off == n && u.data.type == MSGPACK_OBJECT_MAP;
+    if (ok) {
+        st->stats.lines++;
         event(st, &u.data);
+    }
     msgpack_unpacked_destroy(&u);
+    return ok;
 }
 
-static enum tl_err dasf_feed(void *state, const char *buf, size_t len)
+/* A length within bounds whose body is no event (one flipped bit in a
+ * length makes it swallow the events after it): said, and everything from
+ * the header's second byte on is read again, looking for the next header,
+ * so only the damaged event is lost (it was up to 678 events). */
+static void damaged(struct dasf_state *st, const char *rest, size_t rest_len)
 {
-    struct dasf_state *st = state;
+    st->stats.lines++;
+    reject(st, TL_REJ_BAD_DOCUMENT, "event at byte %llu: not one msgpack value of %zu bytes; "
+           "looking for the next event", (unsigned long long)st->offset, st->pending.len - 8);
+    struct tl_buf again = {0};
+    tl_buf_append(&again, st->pending.data + 1, st->pending.len - 1);
+    tl_buf_append(&again, rest, rest_len);
+    tl_buf_append(&again, st->replay.data, st->replay.len); /* what was still to be read again */
+    tl_buf_free(&st->replay);
+    st->replay = again;
+    st->pending.len = 0;
+    st->offset++;
+    st->counters[DC_SKIPPED_BYTES]++;
+    st->resync = true;
+}
+
+static enum tl_err feed_bytes(struct dasf_state *st, const char *buf, size_t len)
+{
     while (len) {
         if (st->resync) { /* after damage: a byte at a time until a header fits */
             tl_buf_append(&st->pending, buf, 1);
@@ -487,12 +510,28 @@ static enum tl_err dasf_feed(void *state, const char *buf, size_t len)
         buf += take;
         len -= take;
         if (st->pending.len == want && want > 8) {
-            decode(st, st->pending.data + 8, want - 8);
+            if (!decode(st, st->pending.data + 8, want - 8)) {
+                damaged(st, buf, len);
+                return st->replay.oom ? TL_ERR_NOMEM : TL_OK;
+            }
             st->offset += want;
             st->pending.len = 0;
         }
     }
     return TL_OK;
+}
+
+static enum tl_err dasf_feed(void *state, const char *buf, size_t len)
+{
+    struct dasf_state *st = state;
+    enum tl_err rc = feed_bytes(st, buf, len);
+    while (rc == TL_OK && st->replay.len) { /* bytes after a damaged event, read again */
+        struct tl_buf again = st->replay;
+        st->replay = (struct tl_buf){0};
+        rc = feed_bytes(st, again.data, again.len);
+        tl_buf_free(&again);
+    }
+    return rc;
 }
 
 static enum tl_err dasf_finish(void *state)
@@ -652,6 +691,7 @@ static void dasf_close(void *state)
     struct dasf_state *st = state;
     if (!st) return;
     tl_buf_free(&st->pending);
+    tl_buf_free(&st->replay);
     tl_buf_free(&st->scratch);
     tl_intern_free(st->names);
     free(st->open);

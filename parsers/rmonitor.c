@@ -327,9 +327,15 @@ static enum tl_err rm_finish(void *state)
             st->stats.lines++;
             char detail[200];
             snprintf(detail, sizeof detail, "JSON: %s", e.text);
-            reject(st, e.position >= (int)(st->doc.len - at) ? TL_REJ_TRUNCATED : TL_REJ_BAD_DOCUMENT,
+            /* the next summary starts at a line's first '{' (resource_monitor
+             * writes one per line start): read on from there, so a cut one
+             * costs itself only */
+            const char *next = memmem(st->doc.data + at + 1, st->doc.len - at - 1, "\n{", 2);
+            reject(st, e.position >= (int)(st->doc.len - at) || next ? TL_REJ_TRUNCATED : TL_REJ_BAD_DOCUMENT,
                    detail);
-            break;
+            if (!next) break;
+            at = (size_t)(next + 1 - st->doc.data);
+            continue;
         }
         summary(st, d);
         json_decref(d);
