@@ -30,11 +30,13 @@
 
 #define MAX_DEPTH 32
 #define RESCAN_MS 5000
+#define SAVED_WITH_IDS (UINT64_C(1) << 62) /* in the saved count: each entry has its identity */
 
 struct seen {
     char *path;
     uint64_t size;
     int64_t mtime_ns;
+    uint64_t id; /* hash of (device, inode): a renamed file is the same file; 0: unknown */
     bool failed; /* could not be read: tried again at the next scans, not saved */
 };
 
@@ -45,6 +47,7 @@ struct tl_dirwatch {
     char *match;
     int ino_fd;
     struct tl_map64 index; /* hash(path) -> seen index + 1 (collisions chain by probing) */
+    struct tl_map64 by_id; /* file identity -> seen index + 1 */
     struct seen *seen;
     size_t nseen, cap_seen;
     char **queue;
@@ -55,6 +58,7 @@ struct tl_dirwatch {
     uint64_t pending;
     char current[PATH_MAX];
     bool current_failed_before; /* the file handed out last could not be read last time */
+    bool current_grown;         /* ... was handed out before, and has grown since */
 };
 
 static int64_t now_ms(void)
@@ -90,13 +94,49 @@ static long seen_find(const struct tl_dirwatch *w, const char *path, uint64_t *k
     }
 }
 
-static bool seen_put(struct tl_dirwatch *w, const char *path, uint64_t size, int64_t mtime)
+/* A file's identity: device, inode and, where the file system keeps it,
+ * birth time (an inode freed by a delete and reused by a new file is not
+ * the old file); never TL_MAP64_EMPTY nor 0. */
+static uint64_t file_id(const char *path, const struct stat *st)
+{
+    uint64_t born = 0;
+    struct statx sx;
+    if (!statx(AT_FDCWD, path, 0, STATX_BTIME, &sx) && (sx.stx_mask & STATX_BTIME))
+        born = (uint64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
+    uint64_t id = tl_mix64(tl_mix64((uint64_t)st->st_dev * 0x9E3779B97F4A7C15ULL ^ (uint64_t)st->st_ino) ^ born);
+    return id == TL_MAP64_EMPTY || id == 0 ? 1 : id;
+}
+
+/* The entry of a file handed out under another name (renamed since, as
+ * Spark renames app.inprogress to app): it now goes by path. -1: none. */
+static long seen_renamed(struct tl_dirwatch *w, uint64_t id, const char *path)
+{
+    uint64_t *v = id ? tl_map64_get(&w->by_id, id) : NULL;
+    if (!v) return -1;
+    long i = (long)*v - 1;
+    struct stat st;
+    if (!stat(w->seen[i].path, &st) && file_id(w->seen[i].path, &st) == id) return -1; /* a hard link */
+    uint64_t key;
+    char *p = strdup(path);
+    if (!p) return -1;
+    /* the old name's key stays: it leads to an entry of another path now,
+     * which seen_find passes over, as any collision */
+    free(w->seen[i].path);
+    w->seen[i].path = p;
+    seen_find(w, path, &key);
+    tl_map64_put(&w->index, key, (uint64_t)i + 1);
+    return i;
+}
+
+static bool seen_put(struct tl_dirwatch *w, const char *path, uint64_t size, int64_t mtime, uint64_t id)
 {
     uint64_t key;
     long i = seen_find(w, path, &key);
     if (i >= 0) {
         w->seen[i].size = size;
         w->seen[i].mtime_ns = mtime;
+        w->seen[i].id = id;
+        if (id) tl_map64_put(&w->by_id, id, (uint64_t)i + 1);
         return true;
     }
     if (w->nseen == w->cap_seen) {
@@ -111,7 +151,8 @@ static bool seen_put(struct tl_dirwatch *w, const char *path, uint64_t size, int
         free(p);
         return false;
     }
-    w->seen[w->nseen++] = (struct seen){p, size, mtime, false};
+    if (id) tl_map64_put(&w->by_id, id, w->nseen + 1);
+    w->seen[w->nseen++] = (struct seen){p, size, mtime, id, false};
     return true;
 }
 
@@ -168,6 +209,7 @@ static void scan_dir(struct tl_dirwatch *w, const char *dir, int depth, int64_t 
         if (!first_visit(w, &st)) continue; /* the same file by another path */
         int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         long i = seen_find(w, path, NULL);
+        if (i < 0) i = seen_renamed(w, file_id(path, &st), path); /* app.inprogress -> app */
         /* handed out already, and the same size: the same document, whatever
          * its mtime says (touch, cp -p, rsync, a restore do not make it new) */
         if (i >= 0 && !w->seen[i].failed && w->seen[i].size == (uint64_t)st.st_size) continue;
@@ -227,6 +269,7 @@ void tl_dirwatch_close(struct tl_dirwatch *w)
     free(w->queue);
     free(w->match);
     tl_map64_free(&w->index);
+    tl_map64_free(&w->by_id);
     tl_map64_free(&w->visited);
     free(w->dir);
     free(w);
@@ -246,13 +289,31 @@ const char *tl_dirwatch_next(struct tl_dirwatch *w)
     snprintf(w->current, sizeof w->current, "%s", p);
     free(p);
     struct stat st;
-    if (stat(w->current, &st) == 0)
+    long before = seen_find(w, w->current, NULL);
+    w->current_grown = false;
+    if (stat(w->current, &st) == 0) {
+        /* the same file, longer than when it was handed out: grown */
+        uint64_t id = file_id(w->current, &st);
+        w->current_grown = before >= 0 && !w->seen[before].failed && w->seen[before].id == id &&
+                           (uint64_t)st.st_size > w->seen[before].size;
         seen_put(w, w->current, (uint64_t)st.st_size,
-                 (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+                 (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, id);
+    }
     long i = seen_find(w, w->current, NULL);
     w->current_failed_before = i >= 0 && w->seen[i].failed;
     if (i >= 0) w->seen[i].failed = false; /* handed out: read, unless the caller says otherwise */
     return w->current;
+}
+
+bool tl_dirwatch_grown(const struct tl_dirwatch *w)
+{
+    return w->current_grown;
+}
+
+uint64_t tl_dirwatch_id(const struct tl_dirwatch *w)
+{
+    long i = seen_find(w, w->current, NULL);
+    return i >= 0 ? w->seen[i].id : 0;
 }
 
 bool tl_dirwatch_failed(struct tl_dirwatch *w)
@@ -287,12 +348,13 @@ enum tl_err tl_dirwatch_save(const struct tl_dirwatch *w, struct tl_buf *b)
 {
     uint64_t n = 0;
     for (size_t i = 0; i < w->nseen; i++) n += !w->seen[i].failed;
-    tl_put_varint(b, n);
+    tl_put_varint(b, n | SAVED_WITH_IDS); /* states before identities had none */
     for (size_t i = 0; i < w->nseen; i++) {
         if (w->seen[i].failed) continue; /* not read: a restart tries it again */
         tl_put_str(b, w->seen[i].path);
         tl_put_varint(b, w->seen[i].size);
         tl_put_varint(b, tl_zigzag(w->seen[i].mtime_ns));
+        tl_put_varint(b, w->seen[i].id);
     }
     return b->oom ? TL_ERR_NOMEM : TL_OK;
 }
@@ -300,18 +362,22 @@ enum tl_err tl_dirwatch_save(const struct tl_dirwatch *w, struct tl_buf *b)
 enum tl_err tl_dirwatch_restore(struct tl_dirwatch *w, const uint8_t *p, size_t len)
 {
     const uint8_t *end = p + len;
-    uint64_t n, size, mt;
-    if (!tl_get_varint(&p, end, &n) || n > len) return TL_ERR_CORRUPT;
+    uint64_t n, size, mt, id = 0;
+    if (!tl_get_varint(&p, end, &n)) return TL_ERR_CORRUPT;
+    bool ids = n & SAVED_WITH_IDS;
+    n &= ~SAVED_WITH_IDS;
+    if (n > len) return TL_ERR_CORRUPT;
     for (uint64_t i = 0; i < n; i++) {
         const char *s;
         size_t sl;
         char path[PATH_MAX];
         if (!tl_get_str(&p, end, PATH_MAX - 1, &s, &sl) || !tl_get_varint(&p, end, &size) ||
-            !tl_get_varint(&p, end, &mt))
+            !tl_get_varint(&p, end, &mt) || (ids && !tl_get_varint(&p, end, &id)) ||
+            id == TL_MAP64_EMPTY)
             return TL_ERR_CORRUPT;
         memcpy(path, s, sl);
         path[sl] = '\0';
-        if (!seen_put(w, path, size, tl_unzigzag(mt))) return TL_ERR_NOMEM;
+        if (!seen_put(w, path, size, tl_unzigzag(mt), id)) return TL_ERR_NOMEM;
     }
     return p == end ? TL_OK : TL_ERR_CORRUPT;
 }

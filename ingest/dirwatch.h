@@ -8,10 +8,13 @@
  *
  * inotify on every directory wakes the caller and triggers a rescan; without
  * inotify (or past the watch limit) the caller's periodic call rescans.
- * What was handed out is remembered by path, size and mtime, and can be
- * saved in a checkpoint, so a restart does not read a file twice; a file
- * that changed afterwards (another size) is read again, one only touched
- * (the same size, another mtime: touch, cp -p, rsync -a, a restore) is not.
+ * What was handed out is remembered by path, size, mtime and identity
+ * (device and inode), and can be saved in a checkpoint, so a restart does
+ * not read a file twice; a file renamed since (Spark's app.inprogress ->
+ * app) is the same file, not a new one; one that grew is handed out again
+ * as grown (tl_dirwatch_grown: the caller reads only what is new, or says
+ * why it cannot); one only touched (the same size, another mtime: touch,
+ * cp -p, rsync -a, a restore) is not handed out again.
  * Each directory and file is met once per scan, whatever symlinks lead to
  * it again. A file the caller could not read is handed out again at later
  * scans (after a chmod, say) and is not saved as read. */
@@ -34,6 +37,12 @@ void tl_dirwatch_close(struct tl_dirwatch *w);
 /* The next settled file not handed out before (path valid until the next
  * call), or NULL when there is none now. The file counts as handed out. */
 const char *tl_dirwatch_next(struct tl_dirwatch *w);
+/* Whether the file handed out last was handed out before and has grown
+ * since (the same identity, a larger size). */
+bool tl_dirwatch_grown(const struct tl_dirwatch *w);
+/* The identity of the file handed out last (device, inode, birth), the
+ * same after a rename; 0 when unknown. */
+uint64_t tl_dirwatch_id(const struct tl_dirwatch *w);
 /* The file handed out last could not be read: hand it out again at later
  * scans. Returns whether it could not be read the time before either (so
  * the caller says it once). */

@@ -3,6 +3,14 @@
  * (ingest/dirwatch.c): an LSST datastore where a metadata file appears per
  * quantum, a directory of traces, compressed or not.
  *
+ * A file that grows after it was read (a log a run still writes, Spark's
+ * app.inprogress) is read on from where it ended, through its parser's
+ * state kept after the first read (logs: the formats read as lines or a
+ * stream); a renamed file is the same file. Each task once. Where that
+ * cannot be (a document format, a compressed file, the kept states over
+ * their bound, a restart since), the new bytes are not read and that is
+ * said, once per file.
+ *
  * Checkpoint section (after version and 'D'):
  *   lines | records | rejected (summed over the files read) | the files
  *   read (tl_dirwatch_save) */
@@ -14,14 +22,28 @@
 #include <unistd.h>
 
 #include "core/bytes.h"
+#include "core/map64.h"
 #include "ingest/dirwatch.h"
 #include "ingest/reader.h"
 #include "pipeline/source.h"
+
+/* Where a file's reading ended: its parser's state and the bytes read. */
+struct resume {
+    uint64_t id;     /* the file's identity (dirwatch) */
+    uint64_t offset; /* bytes read */
+    char parser[32];
+    struct tl_buf state;
+};
+#define RESUME_MAX_BYTES (64u << 20) /* states kept, all files together */
 
 struct dir_src {
     struct tl_dirwatch *dw;
     struct tl_parse_stats stats; /* summed over the files read */
     const char *format;          /* of the last file read */
+    struct resume *resumes;
+    size_t nresumes, cap_resumes, resume_bytes;
+    struct tl_map64 resume_of; /* identity -> index + 1 */
+    struct tl_map64 grew_said; /* identities whose growth could not be read: said */
 };
 
 static enum tl_err dir_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
@@ -51,8 +73,87 @@ static void add_stats(struct tl_parse_stats *sum, const struct tl_parse_stats *p
     for (int i = 0; i < TL_REJ_COUNT; i++) sum->rejected_by[i] += ps->rejected_by[i];
 }
 
+static struct resume *resume_find(struct dir_src *d, uint64_t id)
+{
+    uint64_t *v = id ? tl_map64_get(&d->resume_of, id) : NULL;
+    return v ? &d->resumes[*v - 1] : NULL;
+}
+
+/* Keeps where a stream format's reading of file id ended (before finish(),
+ * so open tasks stay open); nothing when over the bound. */
+static void resume_keep(struct dir_src *d, uint64_t id, const struct tl_feed *feed, uint64_t offset)
+{
+    const struct tl_parser *p = tl_feed_parser(feed);
+    if (!id || !p || !p->save || (p->messages != TL_MSG_LINES && p->messages != TL_MSG_STREAM)) return;
+    struct resume *r = resume_find(d, id);
+    if (!r) {
+        if (d->nresumes == d->cap_resumes) {
+            size_t cap = d->cap_resumes ? d->cap_resumes * 2 : 16;
+            struct resume *n = realloc(d->resumes, cap * sizeof *n);
+            if (!n) return;
+            d->resumes = n;
+            d->cap_resumes = cap;
+        }
+        r = &d->resumes[d->nresumes];
+        memset(r, 0, sizeof *r);
+        r->id = id;
+        if (!tl_map64_put(&d->resume_of, id, ++d->nresumes)) return;
+    }
+    d->resume_bytes -= r->state.len;
+    r->state.len = 0;
+    if (tl_drive_save(&feed->drive, &r->state) || r->state.oom ||
+        d->resume_bytes + r->state.len > RESUME_MAX_BYTES) {
+        r->state.len = 0; /* not kept: its growth is said, not read */
+        r->offset = 0;
+        return;
+    }
+    d->resume_bytes += r->state.len;
+    r->offset = offset;
+    snprintf(r->parser, sizeof r->parser, "%s", p->name);
+}
+
+/* A grown file whose new bytes cannot be read: said once. */
+static size_t grew_unread(struct tl_source *s, const char *path, uint64_t id, const char *why)
+{
+    struct dir_src *d = s->own;
+    if (!tl_map64_get(&d->grew_said, id ? id : 1)) {
+        tl_map64_put(&d->grew_said, id ? id : 1, 1);
+        tl_rt_log(s->rt, TL_LOG_WARN, "%s grew after it was read: its new bytes are not read (%s); "
+                  "its tasks stay counted once. A log still written is read by a `file` source "
+                  "with follow: true", path, why);
+    }
+    return 1;
+}
+
+/* Bytes of the reader up to offset, passed over (what a grown file's first
+ * read already took). false when the file is shorter now. */
+static bool skip_to(struct tl_reader *rd, char *buf, uint64_t offset, size_t *left, size_t *at)
+{
+    char err[256];
+    size_t got;
+    while (tl_reader_read(rd, buf, TL_RT_CHUNK, &got, err, sizeof err) == TL_OK && got) {
+        if (offset < got) {
+            *at = (size_t)offset;
+            *left = got - (size_t)offset;
+            return true;
+        }
+        offset -= got;
+    }
+    *left = 0;
+    return offset == 0;
+}
+
+static void sub_stats(struct tl_parse_stats *a, const struct tl_parse_stats *b)
+{
+    a->lines -= b->lines;
+    a->records -= b->records;
+    a->rejected -= b->rejected;
+    for (int i = 0; i < TL_REJ_COUNT; i++) a->rejected_by[i] -= b->rejected_by[i];
+}
+
 /* The next settled file, read whole through its own parser (the files are
- * independent documents: a metadata file per quantum). */
+ * independent documents: a metadata file per quantum), or a grown one read
+ * on from where it ended. */
 static size_t dir_step(struct tl_source *s)
 {
     struct dir_src *d = s->own;
@@ -67,20 +168,44 @@ static size_t dir_step(struct tl_source *s)
                   err);
         return 1;
     }
+    uint64_t id = tl_dirwatch_id(d->dw);
+    struct resume *rs = tl_dirwatch_grown(d->dw) ? resume_find(d, id) : NULL;
+    if (tl_dirwatch_grown(d->dw) && (!rs || !rs->state.len || strcmp(tl_reader_codec(rd), "plain"))) {
+        tl_reader_close(rd);
+        return grew_unread(s, path, id, !rs || !rs->state.len ? "its format is read whole, or its state "
+                                                                "was not kept" : "it is compressed");
+    }
     struct tl_feed feed;
-    if (tl_feed_init(&feed, s, path)) return 0;
+    if (tl_feed_init(&feed, s, path)) {
+        tl_reader_close(rd);
+        return 0;
+    }
     char *buf = tl_rt_buf(s->rt);
-    size_t total = 0, got;
-    enum tl_err rc;
+    size_t total = 0, got = 0, at = 0;
+    uint64_t offset = rs ? rs->offset : 0;
+    enum tl_err rc = TL_OK;
+    if (rs && (tl_drive_restore(&feed.drive, rs->parser, (const uint8_t *)rs->state.data, rs->state.len) ||
+               !skip_to(rd, buf, rs->offset, &got, &at))) {
+        tl_feed_free(&feed);
+        tl_reader_close(rd);
+        return grew_unread(s, path, id, "its state could not be restored");
+    }
+    struct tl_parse_stats before = tl_drive_stats(&feed.drive); /* a resumed parser's earlier counts */
+    if (got && !tl_feed_bytes(&feed, buf + at, got)) { /* the rest of the chunk past offset */
+        total += got;
+        s->bytes += got;
+    }
     while ((rc = tl_reader_read(rd, buf, TL_RT_CHUNK, &got, err, sizeof err)) == TL_OK && got) {
         if (tl_feed_bytes(&feed, buf, got)) break;
         total += got;
         s->bytes += got;
     }
     if (rc) tl_rt_log(s->rt, TL_LOG_WARN, "%s: %s", path, err);
+    resume_keep(d, id, &feed, offset + total);
     tl_feed_finish(&feed);
     if (tl_feed_parser(&feed)) {
         struct tl_parse_stats ps = tl_drive_stats(&feed.drive);
+        sub_stats(&ps, &before);
         add_stats(&d->stats, &ps);
         d->format = tl_feed_parser(&feed)->name;
     }
@@ -135,6 +260,10 @@ static void dir_close(struct tl_source *s)
     struct dir_src *d = s->own;
     if (!d) return;
     tl_dirwatch_close(d->dw);
+    for (size_t i = 0; i < d->nresumes; i++) tl_buf_free(&d->resumes[i].state);
+    free(d->resumes);
+    tl_map64_free(&d->resume_of);
+    tl_map64_free(&d->grew_said);
     free(d);
     s->own = NULL;
 }
