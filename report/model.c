@@ -149,6 +149,7 @@ static int cmp_line(const void *a, const void *b)
 static void finish_lines(struct tl_report_model *m, struct tl_report_page *pg)
 {
     size_t i = 0;
+    if (!m->nlines) return; /* qsort takes no NULL, even for 0 items */
     qsort(m->lines, m->nlines, sizeof *m->lines, cmp_line); /* groups each function's lines */
     while (i < m->nlines) {
         size_t j = i;
