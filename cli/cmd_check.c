@@ -41,6 +41,50 @@ static void say(void *problems, int verdict, const char *fmt, ...)
     if (verdict == TL_CHECK_FAIL) (*(int *)problems)++;
 }
 
+/* Whether a YAML key names a secret: password, token, secret, or a key
+ * ending in them (sasl.password, ssl.key.password). */
+static bool secret_key(const char *k, size_t n)
+{
+    static const char *const ends[] = {"password", "token", "secret"};
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        size_t e = strlen(ends[i]);
+        if (n >= e && !memcmp(k + n - e, ends[i], e)) return true;
+    }
+    return false;
+}
+
+/* A configuration file others may read that holds a secret as it is (not
+ * ${VAR}): said with the line of the first, never its value. */
+static void literal_secrets(const char *path, int *pr)
+{
+    struct stat st;
+    FILE *f = fopen(path, "r");
+    if (!f || fstat(fileno(f), &st) || !(st.st_mode & (S_IRGRP | S_IROTH))) {
+        if (f) fclose(f);
+        return;
+    }
+    char line[4096];
+    int no = 0, first = 0;
+    char key[64] = "";
+    while (fgets(line, sizeof line, f) && !first) {
+        no++;
+        char *p = line + strspn(line, " \t-");
+        size_t klen = strcspn(p, ":");
+        if (!p[klen] || *p == '#') continue;
+        char *v = p + klen + 1;
+        v += strspn(v, " \t\"'");
+        if (secret_key(p, klen) && *v && *v != '\n' && *v != '#' && strncmp(v, "${", 2)) {
+            first = no;
+            snprintf(key, sizeof key, "%.*s", (int)(klen < 60 ? klen : 60), p);
+        }
+    }
+    fclose(f);
+    if (first)
+        say(pr, TL_CHECK_NOTE, "%s is readable by others (mode %03o) and holds a secret as it is "
+            "(`%s` at line %d, not shown): write ${VAR} and set VAR in the service's environment, "
+            "or chmod 600 it", path, (unsigned)(st.st_mode & 0777), key, first);
+}
+
 int tl_cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -81,6 +125,7 @@ int tl_cmd_check(int argc, char **argv)
     }
     int problems = 0, *pr = &problems;
     printf("%s: valid (%d sources, %d sinks)\n", path, cfg.nsrc, cfg.nsink);
+    literal_secrets(path, pr);
     if (config_only) {
         run_config_free(&cfg);
         return TL_EXIT_OK;

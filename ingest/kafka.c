@@ -8,6 +8,7 @@
 #include "ingest/rdkafka_api.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -700,9 +701,23 @@ void tl_kstore_close(struct tl_kstore *s)
     free(s);
 }
 
+/* The probe's librdkafka log: quiet, but its reason for a refused
+ * connection is kept (librdkafka's own threads call this): "Local: Broker
+ * transport failure" alone reads the same for a dead broker and a wrong
+ * SASL password. */
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static char probe_reason[300];
+
 static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
-    (void)rk, (void)level, (void)fac, (void)buf; /* the probe's answer says what went wrong */
+    (void)rk, (void)fac;
+    if (level > 4 || !(strstr(buf, "uthentication") || strstr(buf, "SASL") || strstr(buf, "SSL"))) return;
+    pthread_mutex_lock(&probe_lock);
+    if (!probe_reason[0]) {
+        const char *r = strstr(buf, "SASL") ? strstr(buf, "SASL") : strstr(buf, "SSL") ? strstr(buf, "SSL") : buf;
+        snprintf(probe_reason, sizeof probe_reason, "%.*s", (int)strcspn(r, "("), r); /* up to "(after 302ms..." */
+    }
+    pthread_mutex_unlock(&probe_lock);
 }
 
 enum tl_err tl_kafka_probe(const struct tl_kafka_cfg *cfg, int timeout_ms, char *msg, size_t cap)
@@ -720,6 +735,9 @@ enum tl_err tl_kafka_probe(const struct tl_kafka_cfg *cfg, int timeout_ms, char 
             ok = set(conf, k, cfg->props[i].value, err, sizeof err);
     }
     char e[512];
+    pthread_mutex_lock(&probe_lock);
+    probe_reason[0] = '\0';
+    pthread_mutex_unlock(&probe_lock);
     rd_kafka_conf_set_log_cb(conf, quiet_log);
     rd_kafka_t *rk = ok ? rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e) : NULL;
     if (!rk) {
@@ -731,8 +749,13 @@ enum tl_err tl_kafka_probe(const struct tl_kafka_cfg *cfg, int timeout_ms, char 
     const struct rd_kafka_metadata *md = NULL;
     rd_kafka_resp_err_t re = rd_kafka_metadata(rk, 1, NULL, &md, timeout_ms);
     if (re) {
-        snprintf(msg, cap, "no answer from %s: %s", cfg->brokers, rd_kafka_err2str(re));
-        rd_kafka_destroy(rk);
+        rd_kafka_destroy(rk); /* its threads are done with the log */
+        pthread_mutex_lock(&probe_lock);
+        size_t n = strlen(probe_reason);
+        while (n && probe_reason[n - 1] == ' ') probe_reason[--n] = '\0';
+        if (n) snprintf(msg, cap, "%s refused the connection: %s", cfg->brokers, probe_reason);
+        else snprintf(msg, cap, "no answer from %s: %s", cfg->brokers, rd_kafka_err2str(re));
+        pthread_mutex_unlock(&probe_lock);
         return TL_ERR_OPEN;
     }
     size_t n = (size_t)snprintf(msg, cap, "%d broker%s", md->broker_cnt, md->broker_cnt == 1 ? "" : "s");

@@ -47,25 +47,36 @@ def jars():
 
 
 class Kafka:
-    def __init__(self, partitions=3):
+    def __init__(self, partitions=3, sasl_password=None):
+        """sasl_password: also a SASL_PLAINTEXT listener (mechanism PLAIN,
+        user admin with this password) at self.sasl_bootstrap."""
         self.dir = tempfile.mkdtemp(prefix="tl-kafka-")
         self.port = free_port()
         self.cport = free_port()
         self.bootstrap = "127.0.0.1:%d" % self.port
+        self.sasl_password = sasl_password
+        self.sport = free_port() if sasl_password else None
+        self.sasl_bootstrap = "127.0.0.1:%d" % self.sport if sasl_password else None
         self.partitions = partitions
         self.proc = None
 
     def __enter__(self):
         jdir = jars()
         props = os.path.join(self.dir, "server.properties")
+        sasl_l = ",SASL_PLAINTEXT://127.0.0.1:%d" % self.sport if self.sport else ""
+        sasl_map = ",SASL_PLAINTEXT:SASL_PLAINTEXT" if self.sport else ""
+        sasl_conf = ("sasl.enabled.mechanisms=PLAIN\nlistener.name.sasl_plaintext.plain.sasl.jaas.config="
+                     "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" "
+                     "password=\"%s\" user_admin=\"%s\";\n" % (self.sasl_password, self.sasl_password)
+                     if self.sport else "")
         with open(props, "w") as f:
-            f.write(f"""process.roles=broker,controller
+            f.write(sasl_conf + f"""process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{self.cport}
-listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.cport}
-advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}
+listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.cport}{sasl_l}
+advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}{sasl_l}
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT{sasl_map}
 inter.broker.listener.name=PLAINTEXT
 log.dirs={self.dir}/logs
 num.partitions={self.partitions}
