@@ -41,6 +41,8 @@ static void lines_usage(FILE *out)
             "  --no-histograms     no task_histogram points\n"
             "  --histogram-windows LIST  coarser windows also written as task_histogram\n"
             "                      buckets, in s (default " TL_HISTOGRAM_WINDOWS ")\n"
+            "  --allowed-lateness S  a record up to S s after its window was written still\n"
+            "                      lands in its quantiles (written again; default 900)\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print in the run (default 10)\n"
@@ -175,6 +177,15 @@ static int lines_flag(int c, char *arg, struct lines_cmd *k)
     case 1017: k->instance = arg; break;
     case 1018: k->no_histograms = true; break;
     case 1019: k->histogram_windows = arg; break;
+    case 1020: {
+        long l = strtol(arg, &end, 10);
+        if (*end || l < 0 || l > 86400) {
+            fprintf(stderr, "tasklens lines: --allowed-lateness wants seconds, 0..86400\n");
+            return TL_EXIT_USAGE;
+        }
+        k->ao.allowed_lateness_ns = l * 1000000000LL;
+        break;
+    }
     default: {
         int r = tl_sink_flag(&k->sf, c, arg, "tasklens lines");
         if (r == 0) r = tl_input_option(c, arg, &k->io, k->settings, MAX_SETTINGS, "tasklens lines");
@@ -199,6 +210,7 @@ int tl_cmd_lines(int argc, char **argv)
         {"instance", required_argument, NULL, 1017},
         {"no-histograms", no_argument, NULL, 1018},
         {"histogram-windows", required_argument, NULL, 1019},
+        {"allowed-lateness", required_argument, NULL, 1020},
         {0},
     };
     struct lines_cmd k = {.io = {.max_reports = 10}, .drain_timeout_s = 300, .window_s = 60,

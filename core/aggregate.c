@@ -46,6 +46,7 @@ struct tl_agg {
     uint64_t metric_mask[TL_MASK_WORDS];
     bool dup_metrics;
     int saved_nmetrics; /* while restoring: the saved state's metrics, a prefix of ours */
+    int nkept;          /* windows kept per group for late records: allowed lateness / window */
 };
 
 static const int default_metrics[] = {
@@ -69,6 +70,7 @@ void tl_agg_opts_default(struct tl_agg_opts *o)
     o->sketch = so;
     o->max_keys = 10000;
     o->exact_budget = 12000000;
+    o->allowed_lateness_ns = 900LL * 1000000000LL; /* as aggregate.allowed_lateness */
 }
 
 struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_window, void *ctx)
@@ -100,6 +102,11 @@ struct tl_agg *tl_agg_new(const struct tl_agg_opts *o, tl_agg_window_cb on_windo
         a->metric_mask[m >> 6] |= (uint64_t)1 << (m & 63);
         a->place[m] = (int8_t)i;
     }
+    /* windows kept for late records: as many as the lateness spans, bounded */
+    if (o->window_ns && o->allowed_lateness_ns > 0) {
+        int64_t k = (o->allowed_lateness_ns + o->window_ns - 1) / o->window_ns;
+        a->nkept = k > TL_AGG_MAX_KEPT ? TL_AGG_MAX_KEPT : (int)k;
+    }
     a->keys = tl_intern_new((size_t)1 << 30);
     if (!a->keys) {
         free(a);
@@ -114,10 +121,15 @@ static void counts_free(struct tl_count *c, size_t n)
     free(c);
 }
 
-static void group_free(struct tl_agg_group *g, int nmetrics)
+static void group_free(struct tl_agg_group *g, int nmetrics, int nkept)
 {
     counts_free(g->results, g->nresults);
     counts_free(g->exits, g->nexits);
+    for (int k = 0; g->kept && k < nkept; k++) {
+        for (int m = 0; g->kept[k].s && m < nmetrics; m++) tl_sketch_free(&g->kept[k].s[m]);
+        free(g->kept[k].s);
+    }
+    free(g->kept);
     for (int m = 0; m < nmetrics; m++) {
         if (g->cum) tl_sketch_free(&g->cum[m]);
         if (g->win) tl_sketch_free(&g->win[m]);
@@ -136,7 +148,7 @@ static void groups_free(struct tl_agg *a)
         free(a->late[i].s);
     }
     a->nlate = 0;
-    for (size_t i = 0; i < a->ngroups; i++) group_free(&a->groups[i], a->o.nmetrics);
+    for (size_t i = 0; i < a->ngroups; i++) group_free(&a->groups[i], a->o.nmetrics, a->nkept);
     free(a->groups);
     a->groups = NULL;
     a->ngroups = a->cap = 0;
@@ -326,6 +338,41 @@ static void advance_coarse(struct tl_agg *a)
     }
 }
 
+/* The kept slot of window w in group g, emptied for it when it held an
+ * older one; NULL without memory. */
+static struct tl_agg_kept *kept_slot(struct tl_agg *a, struct tl_agg_group *g, int64_t w)
+{
+    if (!g->kept && !(g->kept = calloc((size_t)a->nkept, sizeof *g->kept))) return NULL;
+    struct tl_agg_kept *k = &g->kept[(uint64_t)w % (uint64_t)a->nkept];
+    if (!k->s) {
+        if (!(k->s = calloc((size_t)a->o.nmetrics, sizeof *k->s))) return NULL;
+        for (int m = 0; m < a->o.nmetrics; m++) tl_sketch_init(&k->s[m], &a->o.sketch);
+    } else if (k->window != w) {
+        for (int m = 0; m < a->o.nmetrics; m++) {
+            a->c.exact_values -= k->s[m].nexact;
+            tl_sketch_reset(&k->s[m]);
+        }
+    }
+    if (k->window != w) k->dirty = false;
+    k->window = w;
+    return k;
+}
+
+/* The window's sketches, kept for records that come late (moved, not
+ * copied: the window starts the next one empty). */
+static void keep_window(struct tl_agg *a, struct tl_agg_group *g, int m, struct tl_sketch *s)
+{
+    struct tl_agg_kept *k = a->nkept ? kept_slot(a, g, a->window) : NULL;
+    if (!k) {
+        a->c.exact_values -= s->nexact;
+        tl_sketch_reset(s);
+        return;
+    }
+    struct tl_sketch t = k->s[m]; /* an empty sketch after kept_slot */
+    k->s[m] = *s;
+    *s = t;
+}
+
 static void emit_windows(struct tl_agg *a)
 {
     if (a->window == INT64_MIN || !a->o.window_ns) return;
@@ -344,10 +391,30 @@ static void emit_windows(struct tl_agg *a)
                 tl_sketch_merge(&g->coarse[L][m], s);
                 g->coarse_dirty[L] = true;
             }
-            a->c.exact_values -= s->nexact;
-            tl_sketch_reset(s);
+            keep_window(a, g, m, s);
         }
         g->win_dirty = false;
+    }
+}
+
+/* The kept windows late records changed, emitted again whole (requote). */
+static void requote(struct tl_agg *a)
+{
+    for (size_t i = 0; a->nkept && i < a->ngroups; i++) {
+        struct tl_agg_group *g = &a->groups[i];
+        for (int k = 0; g->kept && k < a->nkept; k++) {
+            struct tl_agg_kept *kw = &g->kept[k];
+            if (!kw->dirty) continue;
+            for (int m = 0; m < a->o.nmetrics && a->on_window; m++) {
+                if (!kw->s[m].count) continue;
+                struct tl_agg_window w = {g, a->o.metrics[m], kw->window * a->o.window_ns,
+                                          (kw->window + 1) * a->o.window_ns, false, &kw->s[m], 0, 0,
+                                          true};
+                a->on_window(a->ctx, &w);
+            }
+            kw->dirty = false;
+            a->c.requotes++;
+        }
     }
 }
 
@@ -393,6 +460,7 @@ void tl_agg_flush_late(struct tl_agg *a)
 {
     for (size_t i = 0; i < a->nlate; i++) emit_late(a, &a->late[i]);
     a->nlate = 0;
+    requote(a);
 }
 
 /* The late part of a group's window: the newest ones are looked at first
@@ -412,6 +480,20 @@ static struct late_part *late_part_for(struct tl_agg *a, struct tl_agg_group *g,
     lp->window = w;
     a->nlate++;
     return lp;
+}
+
+/* The kept window of a late record's window w, or NULL when w is older
+ * than the allowed lateness (too late: counted) or was never kept. */
+static struct tl_agg_kept *kept_late(struct tl_agg *a, struct tl_agg_group *g, int64_t w)
+{
+    struct tl_agg_kept *k = NULL;
+    if (a->nkept && w > a->window - 1 - a->nkept && g->kept)
+        k = &g->kept[(uint64_t)w % (uint64_t)a->nkept];
+    if (k && k->s && k->window == w) return k;
+    if (a->nkept && w > a->window - 1 - a->nkept) /* within the lateness: a window never emitted */
+        return kept_slot(a, g, w);
+    a->c.too_late_records++;
+    return NULL;
 }
 
 /* The record's time moves the window; its metrics go into the group's
@@ -446,6 +528,8 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
             for (uint64_t have = r->present[w] & a->metric_mask[w]; have; have &= have - 1)
                 places |= (uint64_t)1 << a->place[w * 64 + __builtin_ctzll(have)];
     }
+    /* a late record within the allowed lateness: also into its kept window */
+    struct tl_agg_kept *kept = late ? kept_late(a, g, floor_div(r->time_ns, a->o.window_ns)) : NULL;
     for (; places; places &= places - 1) {
         int i = __builtin_ctzll(places), m = a->o.metrics[i];
         sketch_add(a, &g->cum[i], r->v[m]);
@@ -454,6 +538,10 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
             g->win_dirty = true;
         } else if (late && tl_sketch_add(&late->s[i], r->v[m])) {
             a->c.rejected_values++;
+        }
+        if (kept) {
+            sketch_add(a, &kept->s[i], r->v[m]);
+            kept->dirty = true;
         }
     }
 }

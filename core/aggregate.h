@@ -46,6 +46,13 @@ struct tl_agg_opts {
     int64_t coarse_ns[TL_AGG_MAX_COARSE];
     int ncoarse;
     struct tl_sketch_opts sketch;
+    /* How late a record may come and still land in its window's quantiles:
+     * the windows of the last allowed_lateness_ns are kept after they are
+     * emitted, a late record goes into its kept window, and the window is
+     * emitted again whole (requote: the same time, so InfluxDB keeps the
+     * new point). Older records are too late for window quantiles (counted;
+     * cumulative and histogram sums still hold them). Default 900 s. */
+    int64_t allowed_lateness_ns;
     uint32_t max_keys;     /* default 10000 */
     uint64_t exact_budget; /* default 12M values (96 MB) */
 };
@@ -70,6 +77,14 @@ struct tl_agg_group {
     struct tl_sketch *win; /* [nmetrics], NULL without a window */
     bool win_dirty;
     uint64_t late_seq; /* late parts emitted: numbers the next one */
+    /* the windows emitted within the allowed lateness, by window index
+     * modulo their number: each its index, sketches and whether a late
+     * record changed it since */
+    struct tl_agg_kept {
+        int64_t window;
+        struct tl_sketch *s; /* [nmetrics], NULL until first used */
+        bool dirty;
+    } *kept;
     struct tl_sketch *coarse[TL_AGG_MAX_COARSE]; /* [nmetrics] each, buckets only */
     bool coarse_dirty[TL_AGG_MAX_COARSE];
 };
@@ -91,6 +106,10 @@ struct tl_agg_window {
     uint32_t part;
     /* 0: the window (window_ns); k: the coarse window coarse_ns[k-1] */
     int level;
+    /* the window emitted again, whole, with late records in it: for
+     * quantile points (the same time replaces the first); histogram sums
+     * take the late records from the late parts instead */
+    bool requote;
 };
 
 typedef void (*tl_agg_window_cb)(void *ctx, const struct tl_agg_window *w);
@@ -111,6 +130,9 @@ void tl_agg_close_window(struct tl_agg *a);
 /* Emits the late parts gathered since the last call (at most
  * TL_AGG_LATE_PARTS are held; more emit them early). */
 #define TL_AGG_LATE_PARTS 256
+/* Windows kept per group for late records, at most (allowed_lateness /
+ * window beyond it: the oldest fall out). */
+#define TL_AGG_MAX_KEPT 60
 void tl_agg_flush_late(struct tl_agg *a);
 /* Emits the cumulative summary of every (group, metric) that has values. */
 void tl_agg_flush(struct tl_agg *a);
@@ -124,6 +146,8 @@ const char *tl_agg_key_part(const char *key, int i, char *out, size_t cap);
 struct tl_agg_counters {
     uint64_t records, overflow_records, late_records, rejected_values, exact_values;
     uint64_t late_parts; /* late parts emitted */
+    uint64_t too_late_records; /* later than the allowed lateness: in no window's quantiles */
+    uint64_t requotes;         /* windows emitted again with late records */
 };
 struct tl_agg_counters tl_agg_counters(const struct tl_agg *a);
 

@@ -75,11 +75,27 @@ static void pass_now(struct tl_output *o, bool force)
     o->buf_lines = 0;
 }
 
+/* Records later than the allowed lateness: said the first time, with how
+ * to keep them (the count is in the self-metrics). */
+static void say_too_late(struct tl_output *o)
+{
+    uint64_t n = tl_agg_counters(o->agg).too_late_records;
+    if (!n || o->too_late_said) return;
+    o->too_late_said = true;
+    tl_log(o->log, TL_LOG_WARN, "records came more than %lld s after their window was written: "
+           "they count in the cumulative and histogram points, not in their window's quantiles "
+           "(self-metric too_late_records; aggregate.allowed_lateness keeps more windows)",
+           (long long)(o->ao.allowed_lateness_ns / 1000000000));
+}
+
 void tl_output_pass(struct tl_output *o, bool force)
 {
     /* a flush tick also writes the late parts: what a checkpoint covers is
      * then written, and the aggregator's saved state holds none */
-    if (force && o->agg) tl_agg_flush_late(o->agg);
+    if (force && o->agg) {
+        tl_agg_flush_late(o->agg);
+        say_too_late(o);
+    }
     if (force || pass_due(o)) pass_now(o, force);
 }
 
@@ -89,7 +105,8 @@ static void window_out(struct tl_output *o, const struct tl_agg_window *w, const
     if (o->encode) {
         o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby, label, scope,
                                                   &o->st);
-        if (o->histograms && !w->cumulative)
+        /* a requote's late records are in the late parts' buckets already */
+        if (o->histograms && !w->cumulative && !w->requote)
             o->buf_lines += (uint32_t)tl_lp_histogram(&o->buf, w, o->ao.by, o->ao.nby, label,
                                                       o->instance, &o->st);
     }
@@ -312,9 +329,9 @@ void tl_output_record(void *ctx, const struct tl_record *r)
 void tl_output_self(struct tl_output *o, const char *instance, const struct tl_summary_input *in,
                     uint64_t lag)
 {
-    const char *names[13 + SELF_SINK_STATS + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
+    const char *names[15 + SELF_SINK_STATS + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
-    uint64_t values[13 + SELF_SINK_STATS + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
+    uint64_t values[15 + SELF_SINK_STATS + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
                                           lag,       in->bytes,   o->buf.len};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
@@ -343,6 +360,10 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
         values[n++] = ac.late_records;
         names[n] = "late_parts";
         values[n++] = ac.late_parts;
+        names[n] = "window_requotes"; /* windows written again whole with their late records */
+        values[n++] = ac.requotes;
+        names[n] = "too_late_records"; /* past the allowed lateness: in no window's quantiles */
+        values[n++] = ac.too_late_records;
     }
     if (in->gaps) {
         names[n] = "gaps";

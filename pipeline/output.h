@@ -51,6 +51,7 @@ struct tl_output {
     struct tl_intern *categories;
     char last_category[128]; /* the last admitted ("": none) */
     uint64_t other_points;
+    bool too_late_said; /* records past the allowed lateness were said */
     /* LSST quanta's allocations from a BPS submit YAML (`requests:`, owned;
      * NULL: none) */
     struct tl_requests *requests;

@@ -50,6 +50,12 @@ static const struct tl_option agg_options[] = {
      "coarser windows also written as task_histogram buckets (s, multiples of `window`): what the "
      "dashboards read over a day or a week instead of every window",
      AS(histogram_windows)},
+    {"allowed_lateness", TL_OPT_INT, "900",
+     "s a record may come after its window was written and still land in that window's "
+     "quantiles (the window is written again whole; two managers' logs read one after the "
+     "other, a clock that steps back); later ones are counted (self-metric too_late_records) "
+     "and said, and still count in cumulative and histogram points",
+     AS(allowed_lateness)},
     {0},
 };
 
@@ -268,6 +274,7 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
         {"aggregate.window", c->agg.window, 0, 86400 * 366},
         {"aggregate.max_keys", c->agg.max_keys, 1, 100000000},
         {"aggregate.exact_limit", c->agg.exact_limit, 0, 100000000},
+        {"aggregate.allowed_lateness", c->agg.allowed_lateness, 0, 86400},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++)
         if (ranges[i].v < ranges[i].min || ranges[i].v > ranges[i].max) {

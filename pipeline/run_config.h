@@ -59,6 +59,7 @@ struct agg_settings {
     long long exact_limit;
     bool histograms;
     const char *histogram_windows; /* s, comma-separated */
+    long long allowed_lateness; /* s */
 };
 
 struct tl_source_type; /* source.h: what reads this entry */

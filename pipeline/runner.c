@@ -355,6 +355,7 @@ static enum tl_err output_open(struct tl_runtime *R)
     ao.sketch.alpha = R->cfg.agg.alpha;
     ao.sketch.exact_limit = (uint32_t)R->cfg.agg.exact_limit;
     ao.max_keys = (uint32_t)R->cfg.agg.max_keys;
+    ao.allowed_lateness_ns = R->cfg.agg.allowed_lateness * 1000000000LL;
     char err[512];
     const char *hw = R->cfg.agg.histograms ? R->cfg.agg.histogram_windows : NULL;
     if (tl_output_coarse(&ao, (long)R->cfg.agg.window, hw,
