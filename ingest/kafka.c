@@ -5,6 +5,8 @@
  * from tl_kafka_poll in the run loop. The consumer queue signals a pipe
  * when something waits, so the loop can sleep in poll() with the files. */
 #include "ingest/kafka.h"
+#include "core/intern.h"
+#include "core/map64.h"
 #include "ingest/rdkafka_api.h"
 
 #include <fcntl.h>
@@ -247,13 +249,47 @@ size_t tl_kafka_poll(struct tl_kafka *k, int max_msgs, size_t max_bytes,
         if (rd_kafka_message_headers(m, &hdrs)) hdrs = NULL;
         struct tl_kafka_msg msg = {topic, m->partition, m->offset, m->key, m->key_len,
                                    m->payload, m->len, hdrs};
-        cb(ctx, &msg);
         struct tl_kafka_partition *p = part_of(k, topic, m->partition);
-        if (p && m->offset + 1 > p->next) p->next = m->offset + 1;
+        int64_t next_before = p ? p->next : -1;
+        cb(ctx, &msg);
+        if (p && p->next == next_before && m->offset + 1 > p->next) { /* (a rewind in cb moved it) */
+            p->next = m->offset + 1;
+            p->last_fp = tl_kafka_fingerprint(&msg);
+        }
         bytes += m->len + 1;
         rd_kafka_message_destroy(m);
     }
     return bytes;
+}
+
+uint64_t tl_kafka_fingerprint(const struct tl_kafka_msg *m)
+{
+    size_t n = m->len < 4096 ? m->len : 4096;
+    uint64_t h = tl_hash_bytes(m->value ? m->value : "", m->value ? n : 0);
+    h = tl_mix64(h ^ (uint64_t)m->offset * 0x9E3779B97F4A7C15ULL ^ (uint64_t)m->len << 1);
+    if (m->key) h = tl_mix64(h ^ tl_hash_bytes(m->key, m->key_len));
+    return h ? h : 1;
+}
+
+int64_t tl_kafka_rewind(struct tl_kafka *k, const char *topic, int32_t partition)
+{
+    int64_t low = 0, high = 0;
+    if (rd_kafka_query_watermark_offsets(k->rk, topic, partition, &low, &high, 5000)) return -1;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, topic, partition)->offset = low;
+    rd_kafka_error_t *e = rd_kafka_seek_partitions(k->rk, l, 5000);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (e) {
+        say(k, 1, "kafka: seek failed: %s%s", rd_kafka_error_string(e), "");
+        rd_kafka_error_destroy(e);
+        return -1;
+    }
+    struct tl_kafka_partition *p = part_of(k, topic, partition);
+    if (p) {
+        p->next = low;
+        p->last_fp = 0;
+    }
+    return low;
 }
 
 enum tl_err tl_kafka_commit(struct tl_kafka *k)

@@ -57,8 +57,13 @@ struct tl_kafka_partition {
     int64_t next;      /* offset after the last processed message; -1 none */
     int64_t committed; /* last committed by us; -1 none */
     int64_t high;      /* high watermark as last seen; -1 unknown */
+    uint64_t last_fp;  /* fingerprint of the last message processed (0: none): its offset,
+                        * length, key and first bytes -- what a resume checks it finds again */
     bool assigned;
 };
+
+/* A message's fingerprint (never 0). */
+uint64_t tl_kafka_fingerprint(const struct tl_kafka_msg *m);
 
 struct tl_kafka_hooks {
     void *ctx;
@@ -84,6 +89,9 @@ size_t tl_kafka_poll(struct tl_kafka *k, int max_msgs, size_t max_bytes,
 enum tl_err tl_kafka_commit(struct tl_kafka *k);
 /* The partitions seen (assigned or not), for checkpoints and lag. */
 int tl_kafka_partitions(struct tl_kafka *k, const struct tl_kafka_partition **out);
+/* Reads the partition again from its first message (the low watermark):
+ * the offset, or -1 when the broker did not say it or the seek failed. */
+int64_t tl_kafka_rewind(struct tl_kafka *k, const char *topic, int32_t partition);
 /* A descriptor that becomes readable when messages or events wait (for poll()). */
 int tl_kafka_fd(const struct tl_kafka *k);
 /* Leaves the group (revoking: on_revoke runs) and frees everything. */

@@ -26,7 +26,8 @@
     X(rd_kafka_poll) X(rd_kafka_poll_set_consumer) X(rd_kafka_producev)                             \
     X(rd_kafka_query_watermark_offsets) X(rd_kafka_queue_destroy) X(rd_kafka_queue_get_consumer)    \
     X(rd_kafka_queue_io_event_enable) X(rd_kafka_queue_new) X(rd_kafka_queue_poll)                  \
-    X(rd_kafka_rebalance_protocol) X(rd_kafka_subscribe) X(rd_kafka_topic_destroy)                  \
+    X(rd_kafka_rebalance_protocol) X(rd_kafka_seek_partitions) X(rd_kafka_subscribe)               \
+    X(rd_kafka_topic_destroy)                                                                        \
     X(rd_kafka_topic_name) X(rd_kafka_topic_new) X(rd_kafka_topic_partition_list_add)               \
     X(rd_kafka_topic_partition_list_copy) X(rd_kafka_topic_partition_list_destroy)                  \
     X(rd_kafka_topic_partition_list_find) X(rd_kafka_topic_partition_list_new)                      \
@@ -93,6 +94,7 @@ bool tl_rdkafka_load(char *err, size_t cap);
 #define rd_kafka_queue_new(...) (tl_rdkafka.rd_kafka_queue_new)(__VA_ARGS__)
 #define rd_kafka_queue_poll(...) (tl_rdkafka.rd_kafka_queue_poll)(__VA_ARGS__)
 #define rd_kafka_rebalance_protocol(...) (tl_rdkafka.rd_kafka_rebalance_protocol)(__VA_ARGS__)
+#define rd_kafka_seek_partitions(...) (tl_rdkafka.rd_kafka_seek_partitions)(__VA_ARGS__)
 #define rd_kafka_subscribe(...) (tl_rdkafka.rd_kafka_subscribe)(__VA_ARGS__)
 #define rd_kafka_topic_destroy(...) (tl_rdkafka.rd_kafka_topic_destroy)(__VA_ARGS__)
 #define rd_kafka_topic_name(...) (tl_rdkafka.rd_kafka_topic_name)(__VA_ARGS__)

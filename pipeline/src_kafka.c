@@ -56,6 +56,7 @@ struct kpending {
     char *topic;
     int32_t partition;
     int64_t next;
+    uint64_t fp; /* the last message read before the checkpoint (0: not saved) */
     uint8_t *states; /* the streams of the partition, as saved */
     size_t len;
     bool revoked; /* kept at a revoke (checkpointed too; a newer group commit outdates it) */
@@ -77,6 +78,16 @@ struct kafka_src {
     int nhdr;
     char hdr_val[MAX_HDR_TAGS][256]; /* of the message being fed */
     bool hdr_set[MAX_HDR_TAGS];
+    /* partitions resumed from a checkpoint, whose first message must be
+     * the last one read before it (the same topic, not one deleted and
+     * created again under its name); or rewound, waiting for their first */
+    struct kcheck {
+        char *topic;
+        int32_t partition;
+        int64_t offset; /* the message expected (verify), the first one (rewind) */
+        uint64_t fp;    /* verify: its fingerprint; 0: rewinding */
+    } checks[64];
+    int nchecks;
 };
 
 static void kstream_free(struct kstream *ks)
@@ -259,11 +270,62 @@ static struct kstream *stream_get(struct tl_source *s, const char *topic,
 /* One message into its stream's parser. Work Queue: lines (a missing last
  * newline added); LSST: one document; Chrome: one event (the stream is an
  * open array, as catapult's writer makes it) or a whole trace. */
+/* The partition's streams and sketches dropped: its saved state was not
+ * of this topic. */
+static void partition_forget(struct tl_source *s, const char *topic, int32_t partition)
+{
+    struct kafka_src *K = s->own;
+    for (size_t j = 0; j < K->nstreams; j++) {
+        struct kstream *ks = K->streams[j];
+        if (ks && ks->partition == partition && !strcmp(ks->topic, topic)) {
+            kstream_free(ks);
+            K->streams[j] = NULL;
+        }
+    }
+    kpart_drop(s, topic, partition);
+    if (K->store) kpart_get(s, topic, partition);
+}
+
+/* A resumed partition's first message: the last one read before the
+ * checkpoint (skipped: it was read), or another topic under the same name
+ * (its state dropped, read from its beginning, said). true: m is not to be
+ * fed. */
+static bool resume_check(struct tl_source *s, const struct tl_kafka_msg *m)
+{
+    struct kafka_src *K = s->own;
+    int i = 0;
+    while (i < K->nchecks && !(K->checks[i].partition == m->partition && !strcmp(K->checks[i].topic, m->topic))) i++;
+    if (i == K->nchecks) return false;
+    struct kcheck *c = &K->checks[i];
+    bool rewinding = !c->fp, skip = false;
+    if (rewinding) {
+        skip = m->offset != c->offset; /* fetched before the seek */
+        if (skip) return true;
+    } else if (m->offset == c->offset && tl_kafka_fingerprint(m) == c->fp) {
+        skip = true; /* the same topic: read on after it */
+    } else if (m->offset <= c->offset) {
+        tl_rt_log(s->rt, TL_LOG_WARN, "kafka:%s/%d: not the topic the checkpoint was saved from (offset %lld "
+                  "holds another message: deleted and created again?): its saved state dropped; read from its "
+                  "beginning", m->topic, (int)m->partition, (long long)c->offset);
+        partition_forget(s, m->topic, m->partition);
+        int64_t low = m->offset == 0 ? 0 : tl_kafka_rewind(K->kafka, m->topic, m->partition);
+        if (low >= 0 && low != m->offset) { /* wait for the first message */
+            c->fp = 0;
+            c->offset = low;
+            return true;
+        }
+    } /* else: retention took it; the messages after it are read as they come */
+    free(c->topic);
+    K->checks[i] = K->checks[--K->nchecks];
+    return skip;
+}
+
 static void kafka_message(void *ctx, const struct tl_kafka_msg *m)
 {
     struct tl_source *s = ctx;
     struct kafka_src *K = s->own;
     s->bytes += m->len;
+    if (K->nchecks && resume_check(s, m)) return;
     if (!m->value || !m->len) return;
     struct kstream *ks = stream_get(s, m->topic, m->partition, m->key, m->key_len);
     if (!ks) {
@@ -424,6 +486,14 @@ static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition, int
         next = local->next;
         ok = partition_apply(s, topic, partition, local->states, local->len);
         from = "the checkpoint";
+        /* read the last message before the checkpoint again: is it the same? */
+        char *t = ok && local->fp && next > 0 && K->nchecks < (int)(sizeof K->checks / sizeof *K->checks)
+                      ? strdup(topic) : NULL;
+        if (t) {
+            K->checks[K->nchecks] = (struct kcheck){t, partition, next - 1, local->fp};
+            K->nchecks++;
+            next--;
+        }
     }
     if (!ok) {
         tl_rt_log(s->rt, TL_LOG_ERROR, "kafka:%s/%d: damaged state in %s; reading from the committed offset",
@@ -486,7 +556,8 @@ static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *part
             char *t = strdup(parts[i]->topic);
             if (t) {
                 K->pending[K->npending++] = (struct kpending){t, parts[i]->partition, parts[i]->next,
-                                                              (uint8_t *)st.data, st.len, true};
+                                                              parts[i]->last_fp, (uint8_t *)st.data,
+                                                              st.len, true};
                 st.data = NULL;
             }
         }
@@ -613,6 +684,13 @@ static enum tl_err kafka_save(struct tl_source *s, struct tl_buf *b)
         tl_put_varint(b, K->pending[i].len);
         tl_buf_append(b, K->pending[i].states, K->pending[i].len);
     }
+    /* then, in the same order, the last message's fingerprint (a resume
+     * reads that message again to know it is the same topic); older
+     * checkpoints end before it */
+    tl_put_u8(b, 'F');
+    for (int i = 0; i < n; i++)
+        if (parts[i].assigned && parts[i].next >= 0) tl_put_varint(b, parts[i].last_fp);
+    for (int i = 0; i < K->npending; i++) tl_put_varint(b, K->pending[i].fp);
     tl_buf_free(&st);
     return rc ? rc : b->oom ? TL_ERR_NOMEM : TL_OK;
 }
@@ -736,6 +814,10 @@ static bool kafka_restore(struct tl_source *s, const uint8_t *p, const uint8_t *
         kp->len = len;
         p += len;
     }
+    uint8_t tag;
+    if (p < end && (!tl_get_u8(&p, end, &tag) || tag != 'F')) return false;
+    for (int i = 0; p < end && i < K->npending; i++)
+        if (!tl_get_varint(&p, end, &K->pending[i].fp)) return false;
     return p == end;
 }
 
@@ -843,6 +925,8 @@ static void kafka_stop(struct tl_source *s, bool saved)
 static void kafka_close(struct tl_source *s)
 {
     if (!s->own) return;
+    struct kafka_src *K = s->own;
+    for (int i = 0; i < K->nchecks; i++) free(K->checks[i].topic);
     kafka_free_all(s);
     free(s->own);
     s->own = NULL;

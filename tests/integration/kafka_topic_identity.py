@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""A Kafka topic deleted and created again while tasklens is stopped
+(issue 46 point 3), against a real Kafka 3.9 broker:
+
+The checkpoint's offset of the old topic used to be applied to the new one:
+its first messages were never read, with only "assigned wq2/0 (from
+checkpoint)" in the log. A resumed partition now reads the last message it
+had read before the checkpoint again and compares it (offset, length, key,
+first bytes): the same topic reads on after it; another one (librdkafka
+2.0 has no topic IDs) has its saved state dropped, is read from its
+beginning, and that is said.
+
+1. A Work Queue log in topic wq2; `run` reads part of it, stops.
+2. wq2 deleted (Kafka's own AdminClient) and created again with another
+   manager's log; `run` restarts from the checkpoint: every task point of
+   the new log arrives (as `lines` makes them), the change is said.
+3. A plain restart (the topic kept, more messages produced) says nothing
+   and reads each message once.
+
+usage: kafka_topic_identity.py TASKLENS DEMO_LOG
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kafka_harness  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+TASKLENS, DEMO = sys.argv[1:3]
+
+DELETE = """
+import java.util.*;
+import org.apache.kafka.clients.admin.*;
+public class DeleteTopic {
+    public static void main(String[] a) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", a[0]);
+        try (Admin admin = Admin.create(p)) {
+            admin.deleteTopics(List.of(a[1])).all().get();
+        }
+    }
+}
+"""
+
+
+def points(text):
+    return sorted(l for l in text.splitlines() if l.startswith("task,"))
+
+
+def shifted(src, offset_s, pid):
+    out = []
+    for line in open(src):
+        parts = line.split(" ", 2)
+        if line.startswith("#") or len(parts) < 3 or not parts[0].isdigit():
+            out.append(line)
+        else:
+            out.append("%d %s %s" % (int(parts[0]) + offset_s * 10**6, pid, parts[2]))
+    return "".join(out)
+
+
+def chunks(text, n):
+    lines = text.encode().splitlines(keepends=True)
+    return [b"".join(lines[i:i + n]) for i in range(0, len(lines), n)]
+
+
+def run(cfg, out, want, timeout=60):
+    err = open(out + ".err", "a")
+    p = subprocess.Popen([TASKLENS, "run", "-c", cfg], stderr=err)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = points(open(out).read()) if os.path.exists(out) else []
+        if len(got) >= want:
+            break
+        time.sleep(0.3)
+    time.sleep(1)
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)
+
+
+def main():
+    with kafka_harness.Kafka(partitions=1) as k, tempfile.TemporaryDirectory() as tmp:
+        jdir = kafka_harness.jars()
+        old = open(DEMO).read()
+        new = shifted(DEMO, 3600, "4242") + shifted(DEMO, 7200, "4343")
+        want_new = points(subprocess.run([TASKLENS, "lines", "-"], input=new, capture_output=True,
+                                         text=True).stdout)
+        old_msgs = chunks(old, 20)
+        k.produce("wq2", old_msgs[:20], key=b"m")
+        cfg, out = os.path.join(tmp, "run.yaml"), os.path.join(tmp, "out.lp")
+        with open(cfg, "w") as f:
+            f.write("sources:\n  - type: kafka\n    brokers: %s\n    topics: wq2\n    group: gid\n"
+                    "    parser: wq\n    properties: {fetch.wait.max.ms: \"50\"}\nsinks:\n  - type: file\n"
+                    "    path: %s\ncheckpoint_dir: %s/ck\ncheckpoint_interval: 1\nflush_interval: 100\n"
+                    "aggregate: {window: 0}\n" % (k.bootstrap, out, tmp))
+        run(cfg, out, 1, timeout=30)
+        first = points(open(out).read())
+        src = os.path.join(tmp, "DeleteTopic.java")
+        with open(src, "w") as f:
+            f.write(DELETE)
+        r = subprocess.run(["java", "-cp", os.path.join(jdir, "*"), src, k.bootstrap, "wq2"],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and first, "the topic read in part (%d task points), then deleted (%s)"
+              % (len(first), r.stderr.strip()[-200:]))
+        time.sleep(2)
+        k.produce("wq2", chunks(new, 20), key=b"m")
+        os.unlink(out)
+        run(cfg, out, len(want_new))
+        got = points(open(out).read())
+        err = open(out + ".err").read()
+        check(got == want_new and "not the topic the checkpoint was saved from" in err,
+              "created again with another log: all %d of %d task points of the new topic, the change said: %s"
+              % (len(got), len(want_new), [l for l in err.splitlines() if "not the topic" in l][:1]))
+
+        # the same topic across a restart: nothing said, nothing twice
+        k.produce("wq3", old_msgs[:len(old_msgs) // 2], key=b"m")
+        cfg3, out3 = os.path.join(tmp, "run3.yaml"), os.path.join(tmp, "out3.lp")
+        with open(cfg3, "w") as f:
+            f.write(open(cfg).read().replace("topics: wq2", "topics: wq3").replace(out, out3)
+                    .replace("/ck", "/ck3").replace("gid", "gid3"))
+        run(cfg3, out3, 1, timeout=30)
+        k.produce("wq3", old_msgs[len(old_msgs) // 2:], key=b"m")
+        want = points(subprocess.run([TASKLENS, "lines", DEMO], capture_output=True, text=True).stdout)
+        run(cfg3, out3, len(want))
+        got = points(open(out3).read())
+        err = open(out3 + ".err").read()
+        check(sorted(set(got)) == want and len(got) == len(want) and "not the topic" not in err,
+              "the same topic across a restart: %d of %d task points, each once, nothing said"
+              % (len(got), len(want)))
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
