@@ -270,8 +270,8 @@ static struct kstream *stream_get(struct tl_source *s, const char *topic,
 /* One message into its stream's parser. Work Queue: lines (a missing last
  * newline added); LSST: one document; Chrome: one event (the stream is an
  * open array, as catapult's writer makes it) or a whole trace. */
-/* The partition's streams and sketches dropped: its saved state was not
- * of this topic. */
+/* The partition's streams and sketches dropped: its saved state was
+ * damaged, or not of this topic. */
 static void partition_forget(struct tl_source *s, const char *topic, int32_t partition)
 {
     struct kafka_src *K = s->own;
@@ -499,15 +499,7 @@ static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition, int
         tl_rt_log(s->rt, TL_LOG_ERROR, "kafka:%s/%d: damaged state in %s; reading from the committed offset",
              topic, (int)partition, from);
         next = -1;
-        for (size_t j = 0; j < K->nstreams; j++) {
-            struct kstream *ks = K->streams[j];
-            if (ks && ks->partition == partition && !strcmp(ks->topic, topic)) {
-                kstream_free(ks);
-                K->streams[j] = NULL;
-            }
-        }
-        kpart_drop(s, topic, partition);
-        if (K->store) kpart_get(s, topic, partition);
+        partition_forget(s, topic, partition);
     }
     if (local) {
         free(local->topic);
