@@ -243,10 +243,7 @@ static enum tl_err cc_finish(void *state)
 static enum tl_err cc_save(const void *state, struct tl_buf *b)
 {
     const struct cc_state *st = state;
-    tl_buf_append(b, CC_SAVE_MAGIC, 4);
-    tl_parse_stats_put(b, &st->stats);
-    tl_counters_put(b, st->counters, CC_COUNT);
-    tl_table_save(&st->table, b);
+    tl_table_state_save(b, CC_SAVE_MAGIC, &st->stats, st->counters, CC_COUNT, &st->table);
     return b->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
@@ -254,11 +251,9 @@ static enum tl_err cc_restore(void *state, const uint8_t *p, size_t len)
 {
     struct cc_state *st = state;
     const uint8_t *end = p + len;
-    if (len < 4 || memcmp(p, CC_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
-    p += 4;
-    if (!tl_parse_stats_get(&p, end, &st->stats) || !tl_counters_get(&p, end, st->counters, CC_COUNT))
+    if (!tl_table_state_restore(&p, end, CC_SAVE_MAGIC, &st->stats, st->counters, CC_COUNT, &st->table, &st->cb))
         return TL_ERR_CORRUPT;
-    return tl_table_restore(&st->table, &p, end, &st->cb) && p == end ? TL_OK : TL_ERR_CORRUPT;
+    return p == end ? TL_OK : TL_ERR_CORRUPT;
 }
 
 /* The header: timestamp,project_name,... (run rows) or

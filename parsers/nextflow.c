@@ -410,11 +410,8 @@ static enum tl_err nf_finish(void *state)
 static enum tl_err nf_save(const void *state, struct tl_buf *b)
 {
     const struct nf_state *st = state;
-    tl_buf_append(b, NF_SAVE_MAGIC, 4);
-    tl_parse_stats_put(b, &st->stats);
-    tl_counters_put(b, st->counters, NC_COUNT);
+    tl_table_state_save(b, NF_SAVE_MAGIC, &st->stats, st->counters, NC_COUNT, &st->table);
     tl_put_str(b, st->workflow);
-    tl_table_save(&st->table, b);
     return b->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
@@ -422,16 +419,14 @@ static enum tl_err nf_restore(void *state, const uint8_t *p, size_t len)
 {
     struct nf_state *st = state;
     const uint8_t *end = p + len;
+    if (!tl_table_state_restore(&p, end, NF_SAVE_MAGIC, &st->stats, st->counters, NC_COUNT, &st->table, &st->cb))
+        return TL_ERR_CORRUPT;
     const char *wf;
     size_t wflen;
-    if (len < 4 || memcmp(p, NF_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
-    p += 4;
-    if (!tl_parse_stats_get(&p, end, &st->stats) || !tl_counters_get(&p, end, st->counters, NC_COUNT) ||
-        !tl_get_str(&p, end, sizeof st->workflow - 1, &wf, &wflen))
-        return TL_ERR_CORRUPT;
+    if (!tl_get_str(&p, end, sizeof st->workflow - 1, &wf, &wflen)) return TL_ERR_CORRUPT;
     memcpy(st->workflow, wf, wflen);
     st->workflow[wflen] = '\0';
-    return tl_table_restore(&st->table, &p, end, &st->cb) && p == end ? TL_OK : TL_ERR_CORRUPT;
+    return p == end ? TL_OK : TL_ERR_CORRUPT;
 }
 
 /* Sure when the first line names at least three of Nextflow's fields and

@@ -301,10 +301,7 @@ static enum tl_err sm_finish(void *state)
 static enum tl_err sm_save(const void *state, struct tl_buf *b)
 {
     const struct sm_state *st = state;
-    tl_buf_append(b, SM_SAVE_MAGIC, 4);
-    tl_parse_stats_put(b, &st->stats);
-    tl_counters_put(b, st->counters, SK_COUNT);
-    tl_table_save(&st->table, b);
+    tl_table_state_save(b, SM_SAVE_MAGIC, &st->stats, st->counters, SK_COUNT, &st->table);
     return b->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
@@ -312,11 +309,9 @@ static enum tl_err sm_restore(void *state, const uint8_t *p, size_t len)
 {
     struct sm_state *st = state;
     const uint8_t *end = p + len;
-    if (len < 4 || memcmp(p, SM_SAVE_MAGIC, 4)) return TL_ERR_CORRUPT;
-    p += 4;
-    if (!tl_parse_stats_get(&p, end, &st->stats) || !tl_counters_get(&p, end, st->counters, SK_COUNT))
+    if (!tl_table_state_restore(&p, end, SM_SAVE_MAGIC, &st->stats, st->counters, SK_COUNT, &st->table, &st->cb))
         return TL_ERR_CORRUPT;
-    return tl_table_restore(&st->table, &p, end, &st->cb) && p == end ? TL_OK : TL_ERR_CORRUPT;
+    return p == end ? TL_OK : TL_ERR_CORRUPT;
 }
 
 /* The TSV header starts "s<TAB>h:m:s"; a JSON line has "h:m:s" and max_rss. */

@@ -5,6 +5,7 @@
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/numfmt.h"
+#include "parsers/parser.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -205,6 +206,25 @@ bool tl_table_restore(struct tl_table *t, const uint8_t **p, const uint8_t *end,
     t->lines = lines;
     t->skipping = skipping & 1;
     return !t->partial.oom && !t->header.oom;
+}
+
+void tl_table_state_save(struct tl_buf *b, const char *magic, const struct tl_parse_stats *st,
+                         const uint64_t *counters, size_t n, const struct tl_table *t)
+{
+    tl_buf_append(b, magic, 4);
+    tl_parse_stats_put(b, st);
+    tl_counters_put(b, counters, n);
+    tl_table_save(t, b);
+}
+
+bool tl_table_state_restore(const uint8_t **p, const uint8_t *end, const char *magic,
+                            struct tl_parse_stats *st, uint64_t *counters, size_t n,
+                            struct tl_table *t, const struct tl_table_cb *cb)
+{
+    if (end - *p < 4 || memcmp(*p, magic, 4)) return false;
+    *p += 4;
+    return tl_parse_stats_get(p, end, st) && tl_counters_get(p, end, counters, n) &&
+           tl_table_restore(t, p, end, cb);
 }
 
 bool tl_cell_number(const char *s, size_t n, double *out)

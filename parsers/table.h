@@ -80,6 +80,16 @@ void tl_table_save(const struct tl_table *t, struct tl_buf *b);
 bool tl_table_restore(struct tl_table *t, const uint8_t **p, const uint8_t *end,
                       const struct tl_table_cb *cb);
 
+/* A table parser's checkpoint: a 4-byte magic, its stats and counters,
+ * then the table (header, a line in progress). Restore leaves *p after it,
+ * for what the parser saves beyond; false when damaged. */
+struct tl_parse_stats;
+void tl_table_state_save(struct tl_buf *b, const char *magic, const struct tl_parse_stats *st,
+                         const uint64_t *counters, size_t n, const struct tl_table *t);
+bool tl_table_state_restore(const uint8_t **p, const uint8_t *end, const char *magic,
+                            struct tl_parse_stats *st, uint64_t *counters, size_t n,
+                            struct tl_table *t, const struct tl_table_cb *cb);
+
 /* "1.5", " 2 ", "1e3" as a number: false for an empty cell, "-", "NA" and
  * anything not wholly a number. */
 bool tl_cell_number(const char *s, size_t n, double *out);
