@@ -5,6 +5,7 @@
 #include "core/path.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,4 +60,13 @@ int64_t tl_file_mtime_ns(const char *path)
     struct stat sb;
     if (!path || stat(path, &sb) || !S_ISREG(sb.st_mode)) return 0;
     return (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+}
+
+int64_t tl_file_birth_ns(const char *path)
+{
+    struct statx sx;
+    if (!path || statx(AT_FDCWD, path, 0, STATX_BTIME, &sx) || !(sx.stx_mask & STATX_BTIME) ||
+        !S_ISREG(sx.stx_mode))
+        return 0;
+    return (int64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
 }

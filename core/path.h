@@ -19,5 +19,9 @@ bool tl_dir_writable(const char *path, bool is_dir, char *why, size_t cap);
 /* A file's modification time in ns since the epoch; 0 when it cannot be
  * read (stdin, a pipe, gone). */
 int64_t tl_file_mtime_ns(const char *path);
+/* Its birth time, where the file system keeps one (statx); 0 otherwise:
+ * unlike the modification time, it stays as the file grows, and a new
+ * file in a reused inode has another. */
+int64_t tl_file_birth_ns(const char *path);
 
 #endif

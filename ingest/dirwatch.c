@@ -26,6 +26,7 @@
 
 #include "core/bytes.h"
 #include "core/intern.h"
+#include "core/path.h"
 #include "core/map64.h"
 
 #define MAX_DEPTH 32
@@ -99,10 +100,7 @@ static long seen_find(const struct tl_dirwatch *w, const char *path, uint64_t *k
  * the old file); never TL_MAP64_EMPTY nor 0. */
 static uint64_t file_id(const char *path, const struct stat *st)
 {
-    uint64_t born = 0;
-    struct statx sx;
-    if (!statx(AT_FDCWD, path, 0, STATX_BTIME, &sx) && (sx.stx_mask & STATX_BTIME))
-        born = (uint64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
+    uint64_t born = (uint64_t)tl_file_birth_ns(path);
     uint64_t id = tl_mix64(tl_mix64((uint64_t)st->st_dev * 0x9E3779B97F4A7C15ULL ^ (uint64_t)st->st_ino) ^ born);
     return id == TL_MAP64_EMPTY || id == 0 ? 1 : id;
 }

@@ -39,6 +39,7 @@
 
 #include "core/bytes.h"
 #include "core/intern.h"
+#include "core/path.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -47,8 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 
 struct dasf_config {
     size_t max_event;
@@ -586,14 +585,13 @@ static void anchor_from_sibling(struct dasf_state *st, const char *path)
     fclose(f);
 }
 
-/* When the file came to be: its birth time where the file system keeps one
- * (statx), else its modification time; 0 when it is no regular file. */
+/* When the file came to be: its birth time, else its modification time
+ * (core/path.h), in s; 0 when it is no regular file. */
 static double file_born(const char *path)
 {
-    struct statx sx;
-    if (statx(AT_FDCWD, path, 0, STATX_BTIME | STATX_MTIME, &sx) || !S_ISREG(sx.stx_mode)) return 0;
-    const struct statx_timestamp *t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_mtime;
-    return (double)t->tv_sec + t->tv_nsec * 1e-9;
+    int64_t ns = tl_file_birth_ns(path);
+    if (!ns) ns = tl_file_mtime_ns(path);
+    return (double)ns / 1e9;
 }
 
 static void dasf_set_name(void *state, const char *name)
