@@ -1,4 +1,5 @@
 /* tasklens: entry point. Dispatches to one file per subcommand. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,7 +45,26 @@ static int cmd_formats(void)
         snprintf(prefix, sizeof prefix, "%s.", tl_parsers[i]->name);
         tl_options_help(tl_parsers[i]->options, prefix, stdout);
     }
+    if (*tl_parsers_left_out()) printf("left out of this build:%s\n", tl_parsers_left_out());
     return TL_EXIT_OK;
+}
+
+/* What this build holds of the parts cmake can leave out (README, "Build
+ * options"), so a site knows what its binary does before a config fails. */
+static void print_build_parts(void)
+{
+    static const struct {
+        const char *option, *what;
+        bool on;
+    } parts[] = {
+        {"TL_KAFKA", "Kafka source", TL_BUILT_KAFKA},
+        {"TL_HTTP_SINKS", "influxdb and prometheus sinks", TL_BUILT_HTTP_SINKS},
+        {"TL_DASF", "DASF traces", TL_BUILT_DASF},
+        {"TL_PARSL", "Parsl databases", TL_BUILT_PARSL},
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        printf("  %-30s %s (%s)\n", parts[i].what, parts[i].on ? "built" : "left out",
+               parts[i].option);
 }
 
 int main(int argc, char **argv)
@@ -66,6 +86,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "formats")) return cmd_formats();
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("tasklens %s\n", TASKLENS_VERSION);
+        print_build_parts();
         return TL_EXIT_OK;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -26,15 +26,6 @@ struct tl_kafka {
     int nparts, cap;
 };
 
-bool tl_kafka_prop_is_secret(const char *key)
-{
-    static const char *const marks[] = {"password", "secret", "token", "oauthbearer.config",
-                                        "key.pem", "keystore", "sasl.jaas", NULL};
-    for (int i = 0; marks[i]; i++)
-        if (strstr(key, marks[i])) return true;
-    return false;
-}
-
 static void say(struct tl_kafka *k, int level, const char *fmt, const char *a, const char *b)
 {
     char msg[512];
@@ -260,15 +251,6 @@ size_t tl_kafka_poll(struct tl_kafka *k, int max_msgs, size_t max_bytes,
         rd_kafka_message_destroy(m);
     }
     return bytes;
-}
-
-uint64_t tl_kafka_fingerprint(const struct tl_kafka_msg *m)
-{
-    size_t n = m->len < 4096 ? m->len : 4096;
-    uint64_t h = tl_hash_bytes(m->value ? m->value : "", m->value ? n : 0);
-    h = tl_mix64(h ^ (uint64_t)m->offset * 0x9E3779B97F4A7C15ULL ^ (uint64_t)m->len << 1);
-    if (m->key) h = tl_mix64(h ^ tl_hash_bytes(m->key, m->key_len));
-    return h ? h : 1;
 }
 
 int64_t tl_kafka_rewind(struct tl_kafka *k, const char *topic, int32_t partition)

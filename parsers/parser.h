@@ -106,6 +106,9 @@ bool tl_counters_get(const uint8_t **p, const uint8_t *end, uint64_t *v, size_t 
 extern const struct tl_parser *const tl_parsers[];
 
 const struct tl_parser *tl_parser_find(const char *name);
+/* The formats this build left out and the option that brings each back
+ * (" dasf (TL_DASF=OFF)"), or "" for a full build. */
+const char *tl_parsers_left_out(void);
 /* The format that wrote a directory of this name as one input (dir_whole),
  * or NULL. */
 const struct tl_parser *tl_parser_for_dir(const char *dirname);

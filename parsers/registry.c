@@ -1,4 +1,5 @@
-/* The registry: which parsers exist, and auto-detection by probing. */
+/* The registry: which parsers exist, and auto-detection by probing. A build
+ * may leave out the parsers whose libraries it lacks (TL_DASF, TL_PARSL). */
 #include "parsers/parser.h"
 
 #include "core/bytes.h"
@@ -9,10 +10,14 @@
 extern const struct tl_parser tl_parser_wq;
 extern const struct tl_parser tl_parser_lsst;
 extern const struct tl_parser tl_parser_chrome;
+#ifdef TL_WITH_DASF
 extern const struct tl_parser tl_parser_dasf;
+#endif
 extern const struct tl_parser tl_parser_spark;
 extern const struct tl_parser tl_parser_rmonitor;
+#ifdef TL_WITH_PARSL
 extern const struct tl_parser tl_parser_parsl;
+#endif
 extern const struct tl_parser tl_parser_nextflow;
 extern const struct tl_parser tl_parser_snakemake;
 extern const struct tl_parser tl_parser_codecarbon;
@@ -22,16 +27,32 @@ const struct tl_parser *const tl_parsers[] = {
     &tl_parser_wq,
     &tl_parser_lsst,
     &tl_parser_chrome,
+#ifdef TL_WITH_DASF
     &tl_parser_dasf,
+#endif
     &tl_parser_spark,
     &tl_parser_rmonitor,
+#ifdef TL_WITH_PARSL
     &tl_parser_parsl,
+#endif
     &tl_parser_nextflow,
     &tl_parser_snakemake,
     &tl_parser_codecarbon,
     &tl_parser_lineprof,
     NULL,
 };
+
+const char *tl_parsers_left_out(void)
+{
+    return ""
+#ifndef TL_WITH_DASF
+           " dasf (TL_DASF=OFF)"
+#endif
+#ifndef TL_WITH_PARSL
+           " parsl (TL_PARSL=OFF)"
+#endif
+        ;
+}
 
 const struct tl_parser *tl_parser_find(const char *name)
 {

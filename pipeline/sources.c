@@ -10,7 +10,10 @@ extern const struct tl_source_type tl_source_file, tl_source_dir, tl_source_stdi
 
 const struct tl_source_type *const tl_source_types[] = {
     &tl_source_file, &tl_source_dir, &tl_source_stdin, &tl_source_kafka, &tl_source_fifo,
-    &tl_source_parsl, NULL,
+#ifdef TL_WITH_PARSL
+    &tl_source_parsl,
+#endif
+    NULL,
 };
 
 const struct tl_source_type *tl_source_find(const char *name)

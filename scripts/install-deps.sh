@@ -1,15 +1,38 @@
 #!/usr/bin/env bash
-# Installs everything tasklens needs to build and test, from Debian packages.
-# Safe to run again; uses sudo when not root.
+# Installs what tasklens needs, from Debian packages. Safe to run again; uses
+# sudo when not root.
+#   install-deps.sh core      the minimal build: compiler, cmake and the core's
+#                             five libraries (scripts/quickstart.sh)
+#   install-deps.sh build     every optional part too (Kafka, HTTP sinks, DASF, Parsl)
+#   install-deps.sh           all that and the test stack (scripts/test.sh)
+#   install-deps.sh --list core|build   print the packages, install nothing
 set -euo pipefail
+# The minimal build (README "Build options"; scripts/make-debian-roots.sh
+# builds in a root holding exactly these)
+CORE=(gcc libc6-dev make cmake pkg-config libpcre2-dev libjansson-dev libyaml-dev libzstd-dev zlib1g-dev)
+# the optional parts' headers, one line per cmake option
+OPTIONAL=(
+  librdkafka-dev                       # TL_KAFKA
+  libcurl4-openssl-dev libsnappy-dev   # TL_HTTP_SINKS
+  libmsgpack-dev                       # TL_DASF
+  libsqlite3-dev                       # TL_PARSL
+)
+if [ "${1:-}" = --list ]; then
+  case ${2:-} in
+    core) echo "${CORE[*]}" ;;
+    build) echo "${CORE[*]} ${OPTIONAL[*]}" ;;
+    *) echo "install-deps.sh --list core|build" >&2; exit 2 ;;
+  esac
+  exit 0
+fi
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-PKGS=(
-  # build
-  cmake ninja-build gcc clang pkg-config
-  libpcre2-dev libjansson-dev librdkafka-dev libcurl4-openssl-dev libzstd-dev libyaml-dev
-  zlib1g-dev libmsgpack-dev libsqlite3-dev libsnappy-dev
+PKGS=("${CORE[@]}")
+case ${1:-all} in
+  core) ;;
+  build) PKGS+=("${OPTIONAL[@]}") ;;
+  all) PKGS+=("${OPTIONAL[@]}" ninja-build clang
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy python3-msgpack gzip zstd
@@ -31,7 +54,12 @@ PKGS=(
   # `tasklens report` is tested as a person sees it: a real headless Chromium
   # driven over its DevTools protocol (python3-websocket)
   chromium python3-websocket
-)
+  # the package tests: CPack's .deb (dpkg-shlibdeps, file), lintian, and the
+  # fresh Debian roots it is installed and built in (debootstrap)
+  dpkg-dev file lintian debootstrap
+) ;;
+  *) echo "install-deps.sh [core|build|all] | --list core|build" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -48,6 +76,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
   done
 fi
+[ "${1:-all}" = all ] || exit 0
 # The sanitizer and libFuzzer runtimes of the installed clang: Debian ships them
 # in libclang-rt-N-dev, only a Recommends of clang (skipped above), so without
 # this line the ASan build links on machines that happen to have it and fails

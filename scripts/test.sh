@@ -11,6 +11,9 @@ bash scripts/install-deps.sh
 # minutes the first time, then cached under ~/.cache/tasklens), before any
 # timed test.
 bash scripts/build-influxd2.sh
+# Two fresh Debian 12 roots for the package and minimal-build tests
+# (debootstrap, once per machine: about 80 s, then cached).
+bash scripts/make-debian-roots.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== build (gcc, -Werror)"

@@ -31,15 +31,6 @@ struct tl_influx {
     long retry_after_ms;
 };
 
-void tl_influx_cfg_default(struct tl_influx_cfg *c)
-{
-    memset(c, 0, sizeof *c);
-    c->url = "http://127.0.0.1:8086";
-    c->version = 1;
-    c->gzip = true;
-    c->timeout_ms = 10000;
-}
-
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
     struct tl_buf *b = ctx;

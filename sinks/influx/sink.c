@@ -39,6 +39,16 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* (http.h) here rather than in http.c, which a build without libcurl leaves out */
+void tl_influx_cfg_default(struct tl_influx_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->url = "http://127.0.0.1:8086";
+    c->version = 1;
+    c->gzip = true;
+    c->timeout_ms = 10000;
+}
+
 void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c)
 {
     memset(c, 0, sizeof *c);

@@ -43,9 +43,9 @@ if "$tl" report -q -o "$tmp/report.html" "$demo" && grep -q "What right-sizing s
 else
   bad "report from the prefix"
 fi
-for page in man1/tasklens.1 man5/tasklens.yaml.5; do
+for page in man1/tasklens.1.gz man5/tasklens.yaml.5.gz; do
   f=$dir/share/man/$page
-  if [ -s "$f" ] && head -5 "$f" | grep -q '^\.TH'; then
+  if [ -s "$f" ] && gzip -dc "$f" | head -5 | grep -q '^\.TH'; then
     if command -v man >/dev/null 2>&1; then
       if MANWIDTH=80 man -l "$f" 2>/dev/null | grep -q "tasklens"; then ok "man -l $page renders"; else bad "man -l $page"; fi
     else
