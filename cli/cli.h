@@ -18,5 +18,6 @@ int tl_cmd_advise(int argc, char **argv);
 int tl_cmd_plan(int argc, char **argv);
 int tl_cmd_energy(int argc, char **argv);
 int tl_cmd_report(int argc, char **argv);
+int tl_cmd_top(int argc, char **argv);
 
 #endif

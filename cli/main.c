@@ -21,6 +21,7 @@ static void usage(FILE *out)
             "  records INPUT...   one row per task attempt (CSV, TSV, NDJSON) for a notebook\n"
             "  run -c FILE        the daemon: follow logs, push points continuously\n"
             "  run --follow PATH  the same, configured by flags\n"
+            "  top INPUT...       a live view of a run in the terminal (--follow, --once)\n"
             "  advise INPUT...    right-sizing: waste and a recommended allocation per category\n"
             "  plan --node SPEC INPUT...  node-hours for a workload, and what binds\n"
             "  energy INPUT...    kWh and kgCO2eq per category and workflow (stated model)\n"
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "plan")) return tl_cmd_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "energy")) return tl_cmd_energy(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return tl_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "top")) return tl_cmd_top(argc - 1, argv + 1);
     if (!strcmp(cmd, "formats")) return cmd_formats();
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("tasklens %s\n", TASKLENS_VERSION);

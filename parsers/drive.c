@@ -74,6 +74,15 @@ enum tl_err tl_drive_init(struct tl_drive *d, const struct tl_drive_cfg *cfg, co
     return TL_OK;
 }
 
+bool tl_drive_open_tasks(struct tl_drive *d, void (*each)(void *ctx, const struct tl_record *r),
+                         void *ctx)
+{
+    const struct tl_parser *p = d->inst.p;
+    if (!p || !p->open_tasks || !d->inst.state) return false;
+    if (!d->finished) p->open_tasks(d->inst.state, each, ctx);
+    return true;
+}
+
 void tl_drive_free(struct tl_drive *d)
 {
     tl_parser_inst_free(&d->inst);

@@ -93,6 +93,10 @@ struct tl_drive {
 /* cfg is copied; name may be NULL ("stdin"). */
 enum tl_err tl_drive_init(struct tl_drive *d, const struct tl_drive_cfg *cfg, const char *name);
 void tl_drive_free(struct tl_drive *d);
+/* The parser's open tasks now (struct tl_parser.open_tasks), if it has
+ * them and is running; false when it cannot say. */
+bool tl_drive_open_tasks(struct tl_drive *d, void (*each)(void *ctx, const struct tl_record *r),
+                         void *ctx);
 
 /* The input's modification time (ns since the epoch), for the records of
  * file_time formats that carry none. */

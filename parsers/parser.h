@@ -92,6 +92,11 @@ struct tl_parser {
      * modification time (the file is written when the job ends), when the
      * source knows it (tl_drive_set_input_time). */
     bool file_time;
+    /* Optional, for `tasklens top`: each task open now (waiting, running)
+     * as a TL_REC_TASK_OPEN record -- category, state, start_ns when it
+     * runs, what it asked for -- without closing it. Borrowed records, as
+     * emit's; the parser's own table, so it costs what is open. */
+    void (*open_tasks)(void *state, void (*each)(void *ctx, const struct tl_record *r), void *ctx);
 };
 
 /* The stats and a parser's counters in a checkpoint (save/restore): the

@@ -318,6 +318,7 @@ void tl_output_record(void *ctx, const struct tl_record *r)
     const struct tl_record *req = with_request(o, r, &copy);
     if (req) r = req;
     if (o->encode) encode_record(o, r);
+    if (o->view_record) o->view_record(o->view_ctx, r);
     if (o->pass_records)
         for (int i = 0; i < o->nsinks; i++)
             if (o->sinks[i].type->record) o->sinks[i].type->record(o->sinks[i].state, r);

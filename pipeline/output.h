@@ -55,6 +55,9 @@ struct tl_output {
     /* LSST quanta's allocations from a BPS submit YAML (`requests:`, owned;
      * NULL: none) */
     struct tl_requests *requests;
+    /* a live view's record hook (pipeline.h, struct tl_view), NULL: none */
+    void (*view_record)(void *ctx, const struct tl_record *r);
+    void *view_ctx;
 };
 
 /* window_s: tumbling window length (0: none); log: where the output

@@ -9,12 +9,42 @@
 #ifndef TL_PIPELINE_PIPELINE_H
 #define TL_PIPELINE_PIPELINE_H
 
+#include <stdbool.h>
+
+#include "core/aggregate.h"
+#include "core/record.h"
 #include "pipeline/run_config.h"
+
+struct tl_runtime;
+
+/* A live view beside (or instead of) the sinks: `tasklens top`. It gets
+ * every record as the sinks do, a tick after every round of the loop (it
+ * draws when it wants: the loop runs often while input flows, at least
+ * every 200 ms when idle), and fd (its keyboard) wakes the loop. */
+struct tl_view {
+    void *ctx;
+    int fd; /* -1: none */
+    void (*record)(void *ctx, const struct tl_record *r);
+    /* input_over: every input was read to its end (nothing is followed);
+     * the loop then goes on ticking while tick returns true. idle: this
+     * round read nothing (followed inputs are read to their current end).
+     * false ends the run. */
+    bool (*tick)(void *ctx, struct tl_runtime *rt, bool input_over, bool idle);
+};
 
 struct tl_pipeline_opts {
     const char *config_path; /* reloaded on SIGHUP (NULL: the run came from flags) */
     const char *stats_path;  /* the sinks' counters as JSON at exit (NULL: none) */
+    const struct tl_view *view; /* NULL: none */
 };
+
+/* For a view's tick: the run's aggregator (per category; what `summary`
+ * computes from the same records), and the tasks open now in every
+ * source's parsers (those that can say: struct tl_parser.open_tasks);
+ * false when none can. */
+struct tl_agg *tl_rt_aggregator(struct tl_runtime *rt);
+bool tl_rt_each_open_task(struct tl_runtime *rt, void (*each)(void *ctx, const struct tl_record *r),
+                          void *ctx);
 
 /* Runs cfg (validated; the pipeline takes it over and frees it) until the
  * inputs are over or SIGINT/SIGTERM. Returns 0, or 1 when the run could

@@ -252,7 +252,7 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
         snprintf(err, errlen, "%s: no sources (give `sources:` or --follow PATH)", f);
         return TL_ERR_USAGE;
     }
-    if (!c->nsink) {
+    if (!c->nsink && !c->view_only) {
         snprintf(err, errlen, "%s: no sinks (give `sinks:`, --influx-db/--influx-bucket or "
                  "--lines-out)", f);
         return TL_ERR_USAGE;

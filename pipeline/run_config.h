@@ -94,6 +94,7 @@ struct run_config {
     int nsrc;
     struct tl_sink_conf sink[RUN_MAX_SINKS]; /* each type's own settings (sinks/sink.h) */
     int nsink;
+    bool view_only; /* `top`: a view takes the records; no sink is needed */
 };
 
 /* Defaults everywhere, no sources or sinks. */

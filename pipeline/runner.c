@@ -69,6 +69,7 @@ struct tl_runtime {
     char *buf;
     uint64_t checkpoints, checkpoints_deferred;
     bool closing; /* the run is over: a revoke only commits */
+    const struct tl_view *view; /* `top`, NULL: none */
 };
 
 /* ---------------------------------------------------------------- for sources */
@@ -93,6 +94,16 @@ static void log_write(void *ctx, enum tl_log_level lv, const char *msg)
 bool tl_rt_quiet(const struct tl_runtime *R) { return R->quiet; }
 char *tl_rt_buf(struct tl_runtime *R) { return R->buf; }
 struct tl_output *tl_rt_output(struct tl_runtime *R) { return &R->out; }
+struct tl_agg *tl_rt_aggregator(struct tl_runtime *R) { return R->out.agg; }
+
+bool tl_rt_each_open_task(struct tl_runtime *R, void (*each)(void *ctx, const struct tl_record *r),
+                          void *ctx)
+{
+    bool any = false;
+    for (int i = 0; i < R->nsrc; i++)
+        if (R->src[i]->type->open_tasks) any |= R->src[i]->type->open_tasks(R->src[i], each, ctx);
+    return any;
+}
 const struct tl_cfg_doc *tl_rt_doc(const struct tl_runtime *R) { return &R->cfg.doc; }
 const char *tl_rt_instance(const struct tl_runtime *R) { return R->instance; }
 bool tl_rt_closing(const struct tl_runtime *R) { return R->closing; }
@@ -377,6 +388,10 @@ static enum tl_err output_open(struct tl_runtime *R)
     R->out.requests = rq;
     R->out.histograms = R->cfg.agg.histograms;
     R->out.instance = R->instance;
+    if (R->view) {
+        R->out.view_record = R->view->record;
+        R->out.view_ctx = R->view->ctx;
+    }
     return TL_OK;
 }
 
@@ -526,10 +541,11 @@ static void reload(struct tl_runtime *R)
  * be looked at anyway). */
 static void wait_for_input(struct tl_runtime *R, int sfd, int64_t until_flush)
 {
-    struct pollfd pf[RUN_MAX_OPEN_SOURCES + 1];
+    struct pollfd pf[RUN_MAX_OPEN_SOURCES + 2];
     int np = 0;
     bool poll_soon = false;
     if (sfd >= 0) pf[np++] = (struct pollfd){sfd, POLLIN, 0};
+    if (R->view && R->view->fd >= 0) pf[np++] = (struct pollfd){R->view->fd, POLLIN, 0};
     for (int i = 0; i < R->nsrc; i++) {
         struct tl_source *s = R->src[i];
         if (s->done) continue;
@@ -574,6 +590,18 @@ static void finish_run(struct tl_runtime *R, bool input_over)
         if (R->src[i]->type->stop) R->src[i]->type->stop(R->src[i], saved);
 }
 
+/* Every input was read to its end: a view stays up (ticking, woken by its
+ * keys) until it says stop or a signal comes. */
+static void hold_view(struct tl_runtime *R, int sfd)
+{
+    while (R->view->tick(R->view->ctx, R, true, true)) {
+        struct pollfd pf[2] = {{sfd, POLLIN, 0}, {R->view->fd, POLLIN, 0}};
+        poll(pf, R->view->fd >= 0 ? 2 : 1, 200);
+        struct signalfd_siginfo si;
+        if (sfd >= 0 && read(sfd, &si, sizeof si) == (ssize_t)sizeof si && si.ssi_signo != SIGHUP) return;
+    }
+}
+
 static void run_loop(struct tl_runtime *R)
 {
     sigset_t mask;
@@ -596,8 +624,10 @@ static void run_loop(struct tl_runtime *R)
         size_t read_now;
         if (!read_round(R, &read_now)) {
             input_over = true; /* nothing follows: the input is complete */
+            if (R->view) hold_view(R, sfd);
             break;
         }
+        if (R->view && !R->view->tick(R->view->ctx, R, false, read_now == 0)) break;
         now = tl_mono_ms();
         if (!read_now) {
             wait_for_input(R, sfd, rs->flush_interval - (now - last_flush));
@@ -654,6 +684,7 @@ int tl_pipeline_run(struct run_config *cfg, const struct tl_pipeline_opts *opts)
     R->cfg = *cfg;
     R->lock_fd = -1;
     R->config_path = opts->config_path;
+    R->view = opts->view;
     static const char *const levels[] = {"error", "warn", "info", "debug"};
     for (int i = 0; i < 4; i++)
         if (!strcmp(R->cfg.run.log_level, levels[i])) R->level = (enum tl_log_level)i;

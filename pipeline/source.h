@@ -95,6 +95,11 @@ struct tl_source_type {
     void (*stop)(struct tl_source *s, bool saved);
     /* Frees what open and step made (not the struct tl_source). */
     void (*close)(struct tl_source *s);
+    /* `tasklens top`: the tasks open now in its parsers (tl_feed_open_tasks).
+     * False (or NULL) when it cannot say: top shows no running or waiting
+     * tasks for it. */
+    bool (*open_tasks)(struct tl_source *s, void (*each)(void *ctx, const struct tl_record *r),
+                       void *ctx);
     /* `tasklens check`: tries the entry (files there, broker reachable),
      * saying each finding. */
     void (*check)(const struct src_settings *cfg, int index, tl_check_say *say, void *ctx);
@@ -167,6 +172,12 @@ enum tl_err tl_feed_bytes(struct tl_feed *f, const char *buf, size_t len);
 /* A whole document was fed (a database read again): the parser's finish,
  * which may come again. */
 enum tl_err tl_feed_end_document(struct tl_feed *f);
+/* Its parser's open tasks now (tl_drive_open_tasks); false: it cannot say. */
+static inline bool tl_feed_open_tasks(struct tl_feed *f,
+                                      void (*each)(void *ctx, const struct tl_record *r), void *ctx)
+{
+    return tl_drive_open_tasks(&f->drive, each, ctx);
+}
 void tl_feed_finish(struct tl_feed *f);
 static inline bool tl_feed_finished(const struct tl_feed *f)
 {

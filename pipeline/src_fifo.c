@@ -117,6 +117,13 @@ static const struct tl_option fifo_options[] = {
     {0},
 };
 
+static bool fifo_open_tasks(struct tl_source *s, void (*each)(void *ctx, const struct tl_record *r),
+                             void *ctx)
+{
+    struct fifo_src *f = s->own;
+    return f && tl_feed_open_tasks(&f->feed, each, ctx);
+}
+
 const struct tl_source_type tl_source_fifo = {
     .name = "fifo",
     .help = "a named pipe, across writers; not resumable",
@@ -128,5 +135,6 @@ const struct tl_source_type tl_source_fifo = {
     .self_metrics = fifo_self_metrics,
     .totals = fifo_totals,
     .close = fifo_close,
+    .open_tasks = fifo_open_tasks,
     .check = fifo_check,
 };

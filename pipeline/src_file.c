@@ -340,6 +340,13 @@ static const struct tl_option file_options[] = {
     {0},
 };
 
+static bool file_open_tasks(struct tl_source *s, void (*each)(void *ctx, const struct tl_record *r),
+                             void *ctx)
+{
+    struct file_src *f = s->own;
+    return f && tl_feed_open_tasks(&f->feed, each, ctx);
+}
+
 const struct tl_source_type tl_source_file = {
     .name = "file",
     .help = "a log file (or a glob of them), followed like tail -F or read once",
@@ -355,5 +362,6 @@ const struct tl_source_type tl_source_file = {
     .totals = file_totals,
     .reopen = file_reopen,
     .close = file_close,
+    .open_tasks = file_open_tasks,
     .check = file_check,
 };

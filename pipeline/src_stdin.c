@@ -80,6 +80,13 @@ static const struct tl_option stdin_options[] = {
     {0},
 };
 
+static bool stdin_open_tasks(struct tl_source *s, void (*each)(void *ctx, const struct tl_record *r),
+                             void *ctx)
+{
+    struct tl_feed *f = s->own;
+    return f && tl_feed_open_tasks(f, each, ctx);
+}
+
 const struct tl_source_type tl_source_stdin = {
     .name = "stdin",
     .help = "standard input, until its end; not resumable",
@@ -91,5 +98,6 @@ const struct tl_source_type tl_source_stdin = {
     .self_metrics = stdin_self_metrics,
     .totals = stdin_totals,
     .close = stdin_close,
+    .open_tasks = stdin_open_tasks,
     .check = stdin_check,
 };

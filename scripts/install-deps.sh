@@ -54,6 +54,8 @@ case ${1:-all} in
   # `tasklens report` is tested as a person sees it: a real headless Chromium
   # driven over its DevTools protocol (python3-websocket)
   chromium python3-websocket
+  # `tasklens top` is tested as an operator uses it: in a terminal (tmux)
+  tmux
   # the package tests: CPack's .deb (dpkg-shlibdeps, file), lintian, and the
   # fresh Debian roots it is installed and built in (debootstrap)
   dpkg-dev file lintian debootstrap

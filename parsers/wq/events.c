@@ -386,6 +386,22 @@ static enum tl_err close_open_tasks(struct wq_state *st, const struct run *run)
     return TL_OK;
 }
 
+void wq_open_tasks(void *state, void (*each)(void *ctx, const struct tl_record *r), void *ctx)
+{
+    struct wq_state *st = state;
+    for (size_t i = 0; i < st->open.cap; i++) {
+        if (st->open.slots[i].key == TL_MAP64_EMPTY) continue;
+        struct task *t = &st->tasks[st->open.slots[i].val];
+        int64_t last = t->t_retrieved ? t->t_retrieved
+                       : t->t_wret    ? t->t_wret
+                       : t->t_running ? t->t_running
+                                      : t->t_waiting;
+        struct tl_record *r = task_record(st, t, TL_REC_TASK_OPEN, last);
+        r->source = "wq";
+        each(ctx, r);
+    }
+}
+
 /* The manager is gone: its unfinished tasks never will be. Reports them
  * now, not at the end of input (a followed log has none), and frees them
  * and the run's worker tables, so memory follows the live runs, not every

@@ -150,5 +150,6 @@ const struct tl_parser tl_parser_wq = {
     .counters = wq_counters,
     .save = wq_save,
     .restore = wq_restore,
+    .open_tasks = wq_open_tasks,
     .messages = TL_MSG_LINES,
 };

@@ -377,6 +377,8 @@ struct task *wq_task_new(struct wq_state *st, uint32_t run, int64_t id);
 struct measured *wq_measured_get(struct wq_state *st, struct task *t);
 enum tl_err wq_feed(void *state, const char *buf, size_t len);
 enum tl_err wq_finish(void *state);
+/* The tasks open now, as TL_REC_TASK_OPEN records (struct tl_parser.open_tasks). */
+void wq_open_tasks(void *state, void (*each)(void *ctx, const struct tl_record *r), void *ctx);
 
 /* state.c */
 enum tl_err wq_save(const void *state, struct tl_buf *b);

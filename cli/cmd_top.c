@@ -1,0 +1,423 @@
+/* `tasklens top`: a live view of a run in the terminal.
+ *
+ *   tasklens top [--follow] [--once] INPUT...      files, directories, - (stdin)
+ *   tasklens top -c CONFIG                         a run configuration's sources (Kafka too)
+ *
+ * The inputs go through the same door as `run` (pipeline/: sources,
+ * parsers, the aggregator; no sinks): records feed the live model
+ * (insights/live.c), and a view hook of the run loop draws a frame
+ * (top_screen.c) at most once a second, reads the keys from the terminal
+ * and asks the parsers what is open now. Nothing is parsed twice. The
+ * whole-run figures are the aggregator's, which `summary` also uses, with
+ * summary's exact limit, so the two agree on the same input. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/top.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/source.h"
+
+struct top {
+    struct top_view v;
+    struct tl_live *live;
+    struct tl_buf frame;
+    bool once, interactive;
+    bool dirty;         /* redraw now (a key, a resize, the input's end) */
+    bool records_since; /* records arrived since the last frame */
+    int64_t last_draw_ms;
+    int tty_fd;         /* keys (interactive), -1 none */
+    struct termios saved_tio;
+    bool tio_saved;
+    int saved_stderr;   /* the real stderr while the run's messages go to log_fd */
+    int log_fd;
+    off_t log_read;
+    char title[256];
+    char *groups[RUN_MAX_SOURCES]; /* Kafka groups made for top (owned) */
+};
+
+static volatile sig_atomic_t resized;
+static void on_winch(int sig) { resized = 1; }
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void top_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tasklens top [--follow] [--once] [OPTIONS] INPUT...\n"
+            "       tasklens top -c CONFIG [OPTIONS]\n"
+            "\n"
+            "A live view of a run: per category what runs, waits, finished and failed, how\n"
+            "fast, wall time and memory p50/p95 and waste against the allocation (over the\n"
+            "last 5 minutes, the last hour or the whole run); the tasks running longest\n"
+            "against their category's p95; failures as they happen; workers, cores and a\n"
+            "time to done. INPUT: a file, a directory or - (stdin), in any format tasklens\n"
+            "reads; -c: the sources of a run configuration (files, directories, Kafka).\n"
+            "\n"
+            "options:\n"
+            "  --follow            follow the files as they grow (like tail -F)\n"
+            "  --once              read what is there, print the table once, exit (scripts)\n"
+            "  -c, --config FILE   a run configuration's sources (its sinks are not used;\n"
+            "                      a Kafka source joins its group with \".top\" appended)\n"
+            "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
+            "  --window W          5m (default), 1h or run\n"
+            "  --sort COL          seen (default), run, wait, done, fail, rate, wall, mem, waste\n"
+            "  --filter TEXT       only categories containing TEXT\n"
+            "  -h, --help          this help\n"
+            "\n"
+            "keys: q quit, s next sort column, f filter categories (Enter applies, Esc\n"
+            "clears), w next window, p pause. No colour when NO_COLOR is set or the output\n"
+            "is not a terminal; not a terminal: frames are printed one after another\n"
+            "(--follow) or once at the end, as with --once.\n");
+}
+
+/* ---------------------------------------------------------------- the terminal */
+
+static void terminal_size(struct top *T)
+{
+    struct winsize ws;
+    if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+        T->v.width = ws.ws_col;
+        T->v.height = ws.ws_row;
+    }
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EAGAIN) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (w <= 0) return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static enum tl_err terminal_open(struct top *T)
+{
+    T->tty_fd = open("/dev/tty", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (T->tty_fd >= 0 && tcgetattr(T->tty_fd, &T->saved_tio) == 0) {
+        struct termios raw = T->saved_tio;
+        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO); /* keys one by one; ^C still signals */
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        T->tio_saved = tcsetattr(T->tty_fd, TCSANOW, &raw) == 0;
+    }
+    struct sigaction sa = {.sa_handler = on_winch};
+    sigaction(SIGWINCH, &sa, NULL);
+    /* the run's messages would tear the screen: into a file, shown on the
+     * last line, and on stderr again at the end */
+    char path[] = "/tmp/tasklens-top.XXXXXX";
+    T->log_fd = mkstemp(path);
+    if (T->log_fd >= 0) {
+        unlink(path);
+        T->saved_stderr = dup(2);
+        dup2(T->log_fd, 2);
+    }
+    terminal_size(T);
+    static const char enter[] = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J"; /* alternate screen, no cursor */
+    write_all(1, enter, sizeof enter - 1);
+    return TL_OK;
+}
+
+static void terminal_close(struct top *T)
+{
+    static const char leave[] = "\x1b[?25h\x1b[?1049l";
+    write_all(1, leave, sizeof leave - 1);
+    if (T->tio_saved) tcsetattr(T->tty_fd, TCSANOW, &T->saved_tio);
+    if (T->tty_fd >= 0) close(T->tty_fd);
+    if (T->log_fd >= 0) { /* what the run said, now where it belongs */
+        dup2(T->saved_stderr, 2);
+        close(T->saved_stderr);
+        char buf[65536];
+        ssize_t n;
+        for (off_t at = 0; (n = pread(T->log_fd, buf, sizeof buf, at)) > 0; at += n)
+            write_all(2, buf, (size_t)n);
+        close(T->log_fd);
+    }
+}
+
+/* The run's last message line, for the screen. */
+static void read_messages(struct top *T)
+{
+    if (T->log_fd < 0) return;
+    char buf[4096];
+    ssize_t n;
+    while ((n = pread(T->log_fd, buf, sizeof buf - 1, T->log_read)) > 0) {
+        T->log_read += n;
+        buf[n] = 0;
+        char *end = buf + n;
+        while (end > buf && (end[-1] == '\n' || end[-1] == '\r')) *--end = 0;
+        char *last = strrchr(buf, '\n');
+        last = last ? last + 1 : buf;
+        if (!strncmp(last, "tasklens run: ", 14)) last += 14;
+        if (*last) snprintf(T->v.message, sizeof T->v.message, "%.199s", last);
+        T->dirty = true;
+    }
+}
+
+/* ---------------------------------------------------------------- keys */
+
+static void filter_key(struct top *T, char c)
+{
+    size_t n = strlen(T->v.filter);
+    if (c == '\r' || c == '\n') T->v.filtering = false;
+    else if (c == 27) T->v.filtering = false, T->v.filter[0] = 0;
+    else if ((c == 127 || c == 8) && n) T->v.filter[n - 1] = 0;
+    else if (c >= 32 && c < 127 && n + 1 < sizeof T->v.filter) T->v.filter[n] = c, T->v.filter[n + 1] = 0;
+}
+
+/* Reads what was typed; false when it says quit. */
+static bool read_keys(struct top *T)
+{
+    char keys[64];
+    ssize_t n = T->tty_fd >= 0 ? read(T->tty_fd, keys, sizeof keys) : 0;
+    for (ssize_t i = 0; i < n; i++) {
+        char c = keys[i];
+        T->dirty = true;
+        if (T->v.filtering) {
+            filter_key(T, c);
+            continue;
+        }
+        switch (c) {
+        case 'q': case 'Q': return false;
+        case 's': T->v.sort = (enum top_sort)((T->v.sort + 1) % TOP_NSORTS); break;
+        case 'S': T->v.sort = (enum top_sort)((T->v.sort + TOP_NSORTS - 1) % TOP_NSORTS); break;
+        case 'w': T->v.window = (enum tl_live_window)((T->v.window + 1) % TL_LIVE_NWINDOWS); break;
+        case 'f': case '/': T->v.filtering = true; T->v.filter[0] = 0; break;
+        case 'p': case ' ': T->v.paused = !T->v.paused; break;
+        default: break;
+        }
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- the view */
+
+static void view_record(void *ctx, const struct tl_record *r)
+{
+    struct top *T = ctx;
+    tl_live_record(T->live, r);
+    T->records_since = true;
+}
+
+static void draw(struct top *T, struct tl_runtime *rt)
+{
+    struct tl_agg *agg = tl_rt_aggregator(rt);
+    if (T->v.follow) tl_live_set_wall(T->live, wall_ns());
+    tl_rt_each_open_task(rt, tl_live_open_clock, T->live);
+    tl_live_open_begin(T->live, agg);
+    bool can_say = tl_rt_each_open_task(rt, tl_live_open_task, T->live);
+    tl_live_open_end(T->live, can_say);
+    if (T->interactive) terminal_size(T);
+    top_render(&T->frame, T->live, agg, &T->v);
+    if (!T->v.screen && T->last_draw_ms) write_all(1, "\n", 1); /* frames one after another */
+    write_all(1, T->frame.data, T->frame.len);
+    T->last_draw_ms = mono_ms();
+    T->dirty = T->records_since = false;
+}
+
+static bool view_tick(void *ctx, struct tl_runtime *rt, bool input_over, bool idle)
+{
+    struct top *T = ctx;
+    /* files are followed even without --follow, so that what is open at
+     * their end is still open (not closed as censored by the end of input):
+     * without --follow, reaching their current end is the end */
+    if (idle && !T->v.follow) input_over = true;
+    if (input_over && !T->v.input_over) T->v.input_over = T->dirty = true;
+    if (T->once) {
+        if (input_over) draw(T, rt);
+        return !input_over;
+    }
+    if (!read_keys(T)) return false;
+    if (resized) resized = 0, T->dirty = true;
+    read_messages(T);
+    int64_t now = mono_ms();
+    bool due = now - T->last_draw_ms >= 1000 && (T->interactive || T->records_since);
+    if ((T->dirty || due) && (!T->v.paused || T->dirty)) draw(T, rt);
+    /* not a terminal and nothing followed: one frame at the end */
+    return T->interactive || !input_over;
+}
+
+/* ---------------------------------------------------------------- the run */
+
+struct top_flags {
+    const char *config, *format;
+    bool follow;
+};
+
+/* One source per input: - is stdin, a directory its files, else a file. */
+static enum tl_err add_inputs(struct run_config *cfg, char **inputs, int n, const struct top_flags *f)
+{
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        bool is_stdin = !strcmp(inputs[i], "-");
+        bool is_dir = !is_stdin && stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode);
+        struct src_settings *s =
+            run_config_add_source(cfg, tl_source_find(is_stdin ? "stdin" : is_dir ? "dir" : "file"));
+        if (!s) return TL_ERR_LIMIT;
+        s->path = is_stdin ? NULL : inputs[i];
+        s->follow = !is_stdin; /* the end of a read is the view's (view_tick) */
+        if (!is_stdin && !is_dir) s->from = "beginning";
+        if (f->format) s->parser = f->format;
+    }
+    return TL_OK;
+}
+
+/* A configuration's sources, without its sinks; a Kafka source joins its
+ * own group (GROUP.top), so the daemon's partitions stay the daemon's. */
+static enum tl_err from_config(struct top *T, struct run_config *cfg, const char *path, char *err,
+                               size_t cap)
+{
+    enum tl_err rc = run_config_load(cfg, path, err, cap);
+    if (rc) return rc;
+    for (int i = 0; i < cfg->nsink; i++) tl_sink_conf_free(&cfg->sink[i]);
+    cfg->nsink = 0;
+    cfg->run.checkpoint_dir = NULL;
+    for (int i = 0; i < cfg->nsrc; i++) {
+        struct src_settings *s = &cfg->src[i];
+        if (strcmp(s->type->name, "kafka")) continue;
+        size_t n = strlen(s->group ? s->group : "tasklens") + 5;
+        if (!(T->groups[i] = malloc(n))) return TL_ERR_NOMEM;
+        snprintf(T->groups[i], n, "%s.top", s->group ? s->group : "tasklens");
+        s->group = T->groups[i];
+        s->state_topic = NULL;
+    }
+    return TL_OK;
+}
+
+static bool parse_choice(const char *arg, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(arg, names[i])) return *out = i, true;
+    return false;
+}
+
+/* Flags into T and f; -1 to go on, else the exit status. */
+static int top_flag(int c, const char *arg, struct top *T, struct top_flags *f)
+{
+    static const char *const windows[] = {"5m", "1h", "run"};
+    static const char *const sorts[] = {"seen", "run", "wait", "done", "fail", "rate", "wall", "mem", "waste"};
+    int k;
+    switch (c) {
+    case 'F': f->follow = true; return -1;
+    case 'o': T->once = true; return -1;
+    case 'c': f->config = arg; return -1;
+    case 'i': f->format = arg; return -1;
+    case 'w':
+        if (!parse_choice(arg, windows, 3, &k)) break;
+        T->v.window = (enum tl_live_window)k;
+        return -1;
+    case 's':
+        if (!parse_choice(arg, sorts, TOP_NSORTS, &k)) break;
+        T->v.sort = (enum top_sort)k;
+        return -1;
+    case 'f': snprintf(T->v.filter, sizeof T->v.filter, "%s", arg); return -1;
+    case 'h': top_usage(stdout); return TL_EXIT_OK;
+    default: break;
+    }
+    top_usage(stderr);
+    return TL_EXIT_USAGE;
+}
+
+static void top_setup_view(struct top *T, int argc, char **argv, int first, const struct top_flags *f)
+{
+    bool tty = isatty(1);
+    const char *no_colour = getenv("NO_COLOR");
+    T->interactive = tty && !T->once;
+    T->v.screen = T->interactive;
+    T->v.colour = tty && !(no_colour && *no_colour);
+    T->v.follow = f->follow && !T->once;
+    if (!T->interactive && !T->v.follow) T->once = true; /* a pipe: the table once, at the end */
+    T->v.width = 120;
+    const char *cols = getenv("COLUMNS");
+    if (cols && atoi(cols) >= 40) T->v.width = atoi(cols);
+    if (tty) terminal_size(T);
+    if (!T->interactive) T->v.height = 0;
+    size_t at = 0;
+    if (f->config) at = (size_t)snprintf(T->title, sizeof T->title, "%s", f->config);
+    for (int i = first; i < argc && at < sizeof T->title; i++)
+        at += (size_t)snprintf(T->title + at, sizeof T->title - at, "%s%s", at ? " " : "", argv[i]);
+    T->v.title = T->title;
+    T->tty_fd = T->log_fd = T->saved_stderr = -1;
+}
+
+int tl_cmd_top(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"follow", no_argument, NULL, 'F'},     {"once", no_argument, NULL, 'o'},
+        {"config", required_argument, NULL, 'c'}, {"format-in", required_argument, NULL, 'i'},
+        {"window", required_argument, NULL, 'w'}, {"sort", required_argument, NULL, 's'},
+        {"filter", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    struct top T = {.v.window = TL_LIVE_5MIN};
+    struct top_flags f = {0};
+    int status = -1, c;
+    optind = 1;
+    while (status < 0 && (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1)
+        status = top_flag(c, optarg, &T, &f);
+    if (status < 0 && optind == argc && !f.config) {
+        fprintf(stderr, "tasklens top: no input (give files, directories, - or -c CONFIG)\n");
+        top_usage(stderr);
+        status = TL_EXIT_USAGE;
+    }
+    if (status >= 0) return status;
+    top_setup_view(&T, argc, argv, optind, &f);
+
+    struct run_config cfg;
+    char err[1024] = "";
+    enum tl_err rc = TL_OK;
+    if (f.config) rc = from_config(&T, &cfg, f.config, err, sizeof err);
+    else run_config_init(&cfg);
+    if (!rc) rc = add_inputs(&cfg, argv + optind, argc - optind, &f);
+    cfg.view_only = true;
+    cfg.run.quiet = true;
+    cfg.agg.by = "category";
+    cfg.agg.exact_limit = 1000000; /* summary's: the same quantiles on the same input */
+    cfg.agg.histograms = false;
+    if (!rc) rc = run_config_validate(&cfg, err, sizeof err);
+    if (rc || !(T.live = tl_live_new())) {
+        fprintf(stderr, "tasklens top: %s\n", err[0] ? err : "out of memory");
+        run_config_free(&cfg);
+        tl_live_free(T.live);
+        for (int i = 0; i < RUN_MAX_SOURCES; i++) free(T.groups[i]);
+        return TL_EXIT_USAGE;
+    }
+    if (T.interactive) terminal_open(&T);
+    struct tl_view view = {.ctx = &T, .fd = T.tty_fd, .record = view_record, .tick = view_tick};
+    struct tl_pipeline_opts po = {.view = &view};
+    int failed = tl_pipeline_run(&cfg, &po);
+    if (T.interactive) terminal_close(&T);
+    tl_live_free(T.live);
+    tl_buf_free(&T.frame);
+    for (int i = 0; i < RUN_MAX_SOURCES; i++) free(T.groups[i]);
+    return failed ? TL_EXIT_INPUT : TL_EXIT_OK;
+}

@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""`tasklens top` as an operator uses it (issue 48): in a terminal (tmux,
+80 x 24 as over ssh, resized), following a log a real Work Queue manager
+(Debian cctools, tests/integration/wq_manager.c) writes while its workers
+run, keys pressed with send-keys, the screen read with capture-pane.
+
+Every figure on the screen is checked against an independent computation
+on the same input:
+  * DONE, FAIL, WALL and MEM p50/p95 per category against `tasklens
+    summary` on the log (the same numbers, formatted as summary formats
+    them), over the whole run and the 5-minute window;
+  * RUN and WAIT per category, the workers, and the stragglers' running
+    times against this file's own reading of the transaction log (each
+    task's last state, the WORKER lines) at a known prefix;
+  * the 5-minute window's counts and quantiles against numpy over the
+    records of the tasks that ended in it (`tasklens records`);
+  * the ETA against open / rate as shown.
+Then the keys (sort, filter, window, pause, quit), a resize, NO_COLOR and
+--once into a pipe.
+
+usage: top_live.py TASKLENS WQ_MANAGER GEN_WQ
+"""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+TL, MANAGER, GEN = sys.argv[1:4]
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def tmux(*args, check_rc=True):
+    return subprocess.run(["tmux", "-L", SOCK] + list(args), capture_output=True, text=True,
+                          check=check_rc).stdout
+
+
+def screen(escapes=False):
+    return tmux("capture-pane", "-p", "-t", "top", *(["-e"] if escapes else []))
+
+
+def start(cmd, width, height, env=""):
+    tmux("new-session", "-d", "-s", "top", "-x", str(width), "-y", str(height),
+         env + " exec " + cmd)
+
+
+def alive():
+    return subprocess.run(["tmux", "-L", SOCK, "has-session", "-t", "top"],
+                          capture_output=True).returncode == 0
+
+
+def quit_top():
+    """q, and the session is gone within 3 s (else it is killed, and False)."""
+    tmux("send-keys", "-t", "top", "q", check_rc=False)
+    end = time.time() + 3
+    while alive() and time.time() < end:
+        time.sleep(0.05)
+    gone = not alive()
+    if not gone:
+        tmux("kill-session", "-t", "top", check_rc=False)
+    return gone
+
+
+def wait_for(pred, timeout=15):
+    end = time.time() + timeout
+    while time.time() < end:
+        s = screen() if alive() else ""
+        if pred(s):
+            return s
+        time.sleep(0.2)
+    return screen() if alive() else ""
+
+
+# ---------------------------------------------------------------- reading the screen
+
+ROW = re.compile(r"^(?P<cat>.+?)\s+(?P<run>-|\d+)\s+(?P<wait>-|\d+)\s+(?P<done>\d+)\s+(?P<fail>\d+)\s+"
+                 r"(?P<rate>\S+)\s+(?P<w50>\S+)\s+(?P<w95>\S+)\s+(?P<m50>\S+)\s+(?P<m95>\S+)\s+(?P<waste>\S+)")
+
+
+def table(s):
+    """Category rows of a frame: name -> cells (between the header and the next section)."""
+    rows, inside = {}, False
+    for line in s.splitlines():
+        if line.startswith("CATEGORY"):
+            inside = True
+            continue
+        if inside:
+            m = ROW.match(line.rstrip())
+            if not m:
+                break
+            rows[m["cat"].strip()] = m.groupdict()
+    return rows
+
+
+# ---------------------------------------------------------------- independent figures
+
+def summary(log):
+    out = subprocess.run([TL, "summary", "--format", "json", log], capture_output=True, text=True)
+    doc = json.loads(out.stdout)
+    per = {}
+    for g in doc["groups"]:
+        cat = g["key"]["category"]
+        res = g.get("results", {})
+        failed = sum(n for r, n in res.items() if r not in ("SUCCESS", "(none)"))
+        per[cat] = {"done": g["tasks"] - failed, "fail": failed,
+                    "wall": g["metrics"].get("wall_time_s", {}).get("quantiles", {}),
+                    "rss": g["metrics"].get("max_rss_bytes", {}).get("quantiles", {})}
+    return per
+
+
+def summary_cells(log):
+    """category -> {w50, w95, m50, m95} as summary's human table prints them."""
+    out = subprocess.run([TL, "summary", log], capture_output=True, text=True).stdout
+    cells, cat = {}, None
+    for line in out.splitlines():
+        if line.startswith("category="):
+            cat = line.split("=", 1)[1]
+            cells[cat] = {}
+        w = line.split()
+        if cat and w and w[0] in ("wall_time_s", "max_rss_bytes"):
+            # metric n p000 p001 p005 p032 p050 p068 p095 p099 p100
+            k = "w" if w[0] == "wall_time_s" else "m"
+            cells[cat][k + "50"], cells[cat][k + "95"] = w[6], w[8]
+    return cells
+
+
+def log_state(path, upto=None):
+    """This test's own reading of a transaction log: per category running
+    and waiting now, workers connected, and each running task's start."""
+    tasks, workers = {}, set()
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if upto is not None and i >= upto:
+                break
+            w = line.split()
+            if len(w) < 5 or w[0].startswith("#"):
+                continue
+            if w[2] == "WORKER" and w[-1] == "CONNECTION":
+                workers.add(w[3])
+            elif w[2] == "WORKER" and w[-2:-1] == ["DISCONNECTION"] or (w[2] == "WORKER" and "DISCONNECTION" in w):
+                workers.discard(w[3])
+            elif w[2] == "TASK":
+                t = tasks.setdefault(w[3], {})
+                t["state"] = w[4]
+                if w[4] == "WAITING":
+                    mode = next(k for k in range(len(w) - 1, 4, -1) if w[k] in ("FIRST_RESOURCES", "MAX_RESOURCES"))
+                    t["cat"] = " ".join(w[5:mode])
+                elif w[4] == "RUNNING":
+                    t["start"] = int(w[0]) / 1e6
+    run, wait = {}, {}
+    for tid, t in tasks.items():
+        if t["state"] in ("RUNNING", "WAITING_RETRIEVAL"):
+            run[t["cat"]] = run.get(t["cat"], 0) + 1
+        elif t["state"] == "WAITING":
+            wait[t["cat"]] = wait.get(t["cat"], 0) + 1
+    return run, wait, len(workers), tasks
+
+
+def compare_rows(shown, want_counts, want_cells, what, run=None, wait=None):
+    cats = set(want_counts)
+    check(set(shown) == cats, "%s: the categories (%s)" % (what, ", ".join(sorted(cats))))
+    bad = []
+    for cat in cats & set(shown):
+        s, c = shown[cat], want_counts[cat]
+        if int(s["done"]) != c["done"] or int(s["fail"]) != c["fail"]:
+            bad.append("%s done/fail %s/%s want %d/%d" % (cat, s["done"], s["fail"], c["done"], c["fail"]))
+        for k in ("w50", "w95", "m50", "m95"):
+            want = want_cells.get(cat, {}).get(k, "-")
+            if s[k] != want:
+                bad.append("%s %s %s want %s" % (cat, k, s[k], want))
+        if run is not None and (s["run"] != str(run.get(cat, 0)) or s["wait"] != str(wait.get(cat, 0))):
+            bad.append("%s run/wait %s/%s want %d/%d" % (cat, s["run"], s["wait"], run.get(cat, 0), wait.get(cat, 0)))
+    check(not bad, "%s: every cell equals summary / the log%s" % (what, (": " + "; ".join(bad[:6])) if bad else ""))
+
+
+def window_numbers(log, now_s, minutes):
+    """numpy over the records of the final attempts that ended in the last
+    `minutes` minutes (minute-aligned, as the screen says)."""
+    out = subprocess.run([TL, "records", log], capture_output=True, text=True).stdout
+    first = (int(now_s // 60) - minutes + 1) * 60
+    per = {}
+    for r in csv.DictReader(io.StringIO(out)):
+        if r["final"] != "true" or not r["end_epoch_s"] or float(r["end_epoch_s"]) < first:
+            continue
+        d = per.setdefault(r["category"], {"n": 0, "wall": []})
+        d["n"] += 1
+        if r["wall_time_s"]:
+            d["wall"].append(float(r["wall_time_s"]))
+    return per
+
+
+def phase_live_manager(tmp):
+    """A real manager and its workers write the log while top follows it."""
+    log = os.path.join(tmp, "wq.log")
+    mgr = subprocess.Popen([MANAGER, log, os.path.join(tmp, "expected.tsv"), "2"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not os.path.exists(log) and mgr.poll() is None:
+        time.sleep(0.05)
+    start("%s top --follow %s" % (TL, log), 80, 24)
+    frames = []
+    while mgr.poll() is None:
+        time.sleep(0.5)
+        frames.append(screen())
+    mgr.wait()
+    mid = [f for f in frames if table(f) and any(r["run"] not in ("0", "-") for r in table(f).values())]
+    check(len(mid) >= 1, "while the manager runs, top shows tasks running (%d of %d frames)" % (len(mid), len(frames)))
+    check(all(len(l) <= 80 for f in frames for l in f.splitlines()), "every frame fits 80 columns")
+    time.sleep(2.5)
+    want, cells = summary(log), summary_cells(log)
+    final = screen()
+    print(final)
+    compare_rows(table(final), want, cells, "the manager's log, last 5 min", run={}, wait={})
+    tmux("send-keys", "-t", "top", "w", "w")
+    s = wait_for(lambda s: "whole run" in s)
+    compare_rows(table(s), want, cells, "the manager's log, whole run", run={}, wait={})
+    done = sum(w["done"] for w in want.values())
+    failed = sum(w["fail"] for w in want.values())
+    check("%d done  %d failed" % (done, failed) in s, "the task line says %d done, %d failed" % (done, failed))
+    keys(log, want)
+
+
+def keys(log, want):
+    """Sort, filter, pause, resize, quit, on the screen of the finished run."""
+    tmux("send-keys", "-t", "top", "s", "s", "s")  # seen -> run -> wait -> done
+    s = wait_for(lambda s: "sort (done)" in s)
+    order = [int(r["done"]) for r in table(s).values()]
+    check(order == sorted(order, reverse=True) and len(order) > 1, "s: rows sorted by DONE, largest first %s" % order)
+    tmux("send-keys", "-t", "top", "f", "c", "o", "m", "p", "Enter")
+    s = wait_for(lambda s: "filter comp" in s)
+    check(list(table(s)) == [c for c in want if "comp" in c], "f comp: only %s" % [c for c in want if "comp" in c])
+    tmux("send-keys", "-t", "top", "f", "Escape")
+    s = wait_for(lambda s: len(table(s)) == len(want))
+    check(len(table(s)) == len(want), "f then Esc: every category again")
+    tmux("send-keys", "-t", "top", "p")
+    s = wait_for(lambda s: "PAUSED" in s)
+    check("PAUSED" in s and "p resume" in s, "p: the screen says PAUSED")
+    tmux("send-keys", "-t", "top", "p")
+    wait_for(lambda s: "PAUSED" not in s)
+    tmux("resize-window", "-t", "top", "-x", "120", "-y", "40")
+    s = wait_for(lambda s: "WCPU" in s)
+    check("WCPU" in s and all(len(l) <= 120 for l in s.splitlines()), "resized to 120 x 40: the cpu waste column appears")
+    tmux("resize-window", "-t", "top", "-x", "80", "-y", "24")
+    s = wait_for(lambda s: "WCPU" not in s and len(s.splitlines()) > 3 and "CATEGORY" in s.splitlines()[3])
+    check(all(len(l) <= 80 for l in s.splitlines()) and "CATEGORY" in s.splitlines()[3],
+          "back to 80 x 24: every line fits, the frame starts at the top")
+    check(quit_top(), "q: top exits at once")
+
+
+def frame_now(s):
+    """The log time the frame says it shows (its first line: ...-HH:MM:SS UTC)."""
+    m = re.search(r"(\d\d):(\d\d):(\d\d) UTC", s.splitlines()[0])
+    return int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3]) if m else None
+
+
+def phase_prefixes(tmp):
+    """A long log (gen_wq: 40 minutes, tasks in flight) appended in parts:
+    after each, the screen equals the independent figures of that prefix."""
+    src = os.path.join(tmp, "gen.log")
+    with open(src, "w") as f:
+        subprocess.run([GEN, "20000", "3", "7", "1000"], stdout=f, check=True)
+    lines = open(src).read().splitlines(True)
+    log = os.path.join(tmp, "prefix.log")
+    open(log, "w").close()
+    start("%s top --follow %s" % (TL, log), 200, 50)
+    written = 0
+    for frac in (0.3, 0.6):
+        upto = int(len(lines) * frac)
+        with open(log, "a") as f:
+            f.writelines(lines[written:upto])
+        written = upto
+        run, wait, workers, tasks = log_state(log)
+        want, cells = summary(log), summary_cells(log)
+        done = sum(w["done"] for w in want.values())
+        s = wait_for(lambda s: "%d done" % done in s)
+        what = "prefix %d%% (%d lines)" % (frac * 100, upto)
+        # the 5-minute window against numpy on the records that ended in it
+        last = [l for l in lines[:upto] if l[:1].isdigit()][-1]
+        now_s = int(last.split()[0]) / 1e6
+        per = window_numbers(log, now_s, 5)
+        shown = table(s)
+        bad = []
+        for cat, d in per.items():
+            r = shown.get(cat)
+            if not r or int(r["done"]) + int(r["fail"]) != d["n"]:
+                bad.append("%s: %s ended, want %d" % (cat, r and r["done"], d["n"]))
+                continue
+            for k, q in (("w50", 0.5), ("w95", 0.95)):
+                v = float(np.quantile(d["wall"], q))
+                if not close(r[k], v):
+                    bad.append("%s %s %s vs numpy %.4g" % (cat, k, r[k], v))
+            if abs(float(r["rate"]) - d["n"] / 5) > 0.051 * max(1, d["n"] / 5):
+                bad.append("%s rate %s want %.3g" % (cat, r["rate"], d["n"] / 5))
+        check(not bad and per, "%s, last 5 min: counts, wall p50/p95 and rate equal numpy over the "
+              "records that ended in it%s" % (what, ": " + "; ".join(bad[:5]) if bad else ""))
+        check(all(shown[c]["run"] == str(run.get(c, 0)) and shown[c]["wait"] == str(wait.get(c, 0)) for c in shown),
+              "%s: RUN and WAIT per category equal the log's open tasks (%s)" % (what, run))
+        check(("workers %d " % workers) in s, "%s: %d workers connected" % (what, workers))
+        stragglers(s, tasks, now_s, what)
+        eta_check(s, what)
+        tmux("send-keys", "-t", "top", "w", "w")
+        s = wait_for(lambda s: "whole run" in s)
+        compare_rows(table(s), want, cells, what + ", whole run", run=run, wait=wait)
+        tmux("send-keys", "-t", "top", "w")
+        wait_for(lambda s: "last 5 min" in s)
+    quit_top()
+
+
+def close(cell, v):
+    """A human cell ('2.47min', '812ms') against a number in seconds, to its 3 digits."""
+    m = re.match(r"^([\d.]+)(ns|us|ms|s|min|h)$", cell)
+    if not m:
+        return False
+    x = float(m[1]) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "h": 3600}[m[2]]
+    return abs(x - v) <= 0.006 * abs(v) + 1e-9
+
+
+def stragglers(s, tasks, now_s, what):
+    """Each listed task runs in the log, for as long as the screen says."""
+    rows = re.findall(r"^\s+([\d.]+)x  task (\d+)  (\S+)  running (\S+), p95", s, re.M)
+    bad = []
+    for ratio, tid, cat, ran in rows:
+        t = tasks.get(tid, {})
+        if t.get("state") not in ("RUNNING", "WAITING_RETRIEVAL") or t.get("cat") != cat:
+            bad.append("task %s is not running in %s" % (tid, cat))
+            continue
+        secs = sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)([hms])", ran))
+        if abs(secs - (now_s - t["start"])) > 1.01:
+            bad.append("task %s running %s, the log says %.0fs" % (tid, ran, now_s - t["start"]))
+    check(rows and not bad, "%s: %d stragglers, each running in the log for what the screen says%s"
+          % (what, len(rows), ": " + "; ".join(bad) if bad else ""))
+
+
+def eta_check(s, what):
+    m = re.search(r"ETA (\S+) = (\d+) open / ([\d.]+) per min", s)
+    t = re.search(r"tasks (\d+) running  (\d+) waiting", s)
+    if not m or not t:
+        check(False, "%s: an ETA and the open tasks are shown" % what)
+        return
+    open_n = int(t[1]) + int(t[2])
+    secs = sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)([hms])", m[1]))
+    want = open_n / float(m[3]) * 60
+    check(int(m[2]) == open_n and abs(secs - want) <= max(1, 0.01 * want) + 60 * (want >= 3600),
+          "%s: ETA %s = %d open / %s per min" % (what, m[1], open_n, m[3]))
+
+
+def phase_plain(tmp, demo_log):
+    """NO_COLOR and a pipe: no colour; --once prints the table once."""
+    start("%s top %s" % (TL, demo_log), 100, 30)
+    s = wait_for(lambda s: "CATEGORY" in s)
+    coloured = screen(escapes=True)
+    quit_top()
+    start("%s top %s" % (TL, demo_log), 100, 30, env="NO_COLOR=1")
+    wait_for(lambda s: "CATEGORY" in s)
+    plain = screen(escapes=True)
+    quit_top()
+    check("\x1b[" in coloured and re.search(r"\x1b\[[0-9;]*3[1-7]m", coloured) is not None,
+          "a terminal gets colour (failures in red)")
+    check(re.search(r"\x1b\[[0-9;]*(3[1-7]|7|1)m", plain) is None, "NO_COLOR=1: no colour, no bold, no reverse")
+    out = subprocess.run([TL, "top", "--once", demo_log], capture_output=True, text=True)
+    check(out.returncode == 0 and "\x1b" not in out.stdout and out.stdout.count("CATEGORY") == 1,
+          "--once into a pipe: the table once, no escape sequence")
+    compare_rows(table(out.stdout), summary(demo_log), summary_cells(demo_log), "--once", run={}, wait={})
+
+
+def main():
+    if not shutil.which("tmux"):
+        print("SKIP: tmux is not installed")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="tl-top-") as tmp:
+        global SOCK
+        SOCK = "tl-top-%d" % os.getpid()
+        try:
+            phase_live_manager(tmp)
+            phase_prefixes(tmp)
+            phase_plain(tmp, os.path.join(os.path.dirname(__file__), "..", "data", "wq", "demo-cctools-9.9.log"))
+        finally:
+            subprocess.run(["tmux", "-L", SOCK, "kill-server"], capture_output=True)
+    print("%d failed" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+SOCK = ""
+if __name__ == "__main__":
+    sys.exit(main())
