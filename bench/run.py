@@ -559,6 +559,85 @@ def bench_rss(tl, tmp, sizes):
     md()
 
 
+def follow_at_rate(cmd, lines, log, rate, tmp, terminal):
+    """Appends lines to log at `rate` lines/s (chunks every 0.1 s) while cmd
+    follows it; the follower's CPU seconds and peak RSS once it has read
+    everything, and the bytes it wrote to its terminal (tmux, 200 x 50)."""
+    open(log, "w").close()
+    sock = "tl-bench-%d" % os.getpid()
+    out = os.path.join(tmp, "pane.out")
+    if terminal:
+        subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", "b", "-x", "200", "-y", "50",
+                        "exec " + " ".join(cmd)], check=True)
+        subprocess.run(["tmux", "-L", sock, "pipe-pane", "-t", "b", "-o", "cat > " + out], check=True)
+        pid = int(subprocess.run(["tmux", "-L", sock, "display", "-p", "-t", "b", "#{pane_pid}"],
+                                 capture_output=True, text=True).stdout)
+    else:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pid = p.pid
+    chunk = rate // 10
+    t0 = time.time()
+    with open(log, "a") as f:
+        for i in range(0, len(lines), chunk):
+            f.writelines(lines[i:i + chunk])
+            f.flush()
+            time.sleep(max(0, t0 + (i + chunk) / rate - time.time()))
+    size = os.path.getsize(log)
+    while int(dict(l.split(": ") for l in open("/proc/%d/io" % pid).read().splitlines())["rchar"]) < size:
+        time.sleep(0.1)
+    time.sleep(1.5)
+    cpu = proc_cpu(pid)
+    rss = int(re.search(r"VmHWM:\s+(\d+)", open("/proc/%d/status" % pid).read()).group(1))
+    if terminal:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
+    else:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+    written = os.path.getsize(out) if terminal and os.path.exists(out) else 0
+    return cpu, rss, written, time.time() - t0
+
+
+def bench_top(tl, tmp):
+    """`tasklens top --follow` in a terminal beside `tasklens run --follow`
+    (file sink) on a Work Queue log written at 100,000 lines/s; and top's
+    memory on a log of a million tasks."""
+    gen = os.path.join(os.path.dirname(os.path.dirname(tl)), "bench", "gen_wq")
+    src = os.path.join(tmp, "gen.log")
+    with open(src, "w") as f:
+        subprocess.run([gen, "400000", "8", "3", "1000"], stdout=f, check=True)
+    lines = open(src).read().splitlines(True)
+    log = os.path.join(tmp, "follow.log")
+    md("### `tasklens top` following a log written at 100,000 lines/s")
+    md()
+    md("%s lines of a synthetic Work Queue log (gen_wq 400000 8 3 1000: 400,000 tasks in 8 "
+       "categories, 64 in flight), appended at 100,000 lines/s in chunks every 0.1 s; each "
+       "follower alone, CPU seconds (user + system) once it has read the whole file." % f"{len(lines):,}")
+    md()
+    md("| follower | CPU s | CPU per 1M lines | peak RSS | terminal output |")
+    md("|---|---:|---:|---:|---:|")
+    ck = tempfile.mkdtemp(dir=tmp)
+    rows = [("`tasklens run --follow LOG --lines-out /dev/null`",
+             [tl, "run", "--follow", log, "--lines-out", "/dev/null", "--checkpoint-dir", ck, "-q"], False),
+            ("`tasklens top --follow LOG` (tmux, 200 x 50)", [tl, "top", "--follow", log], True)]
+    for name, cmd, term in rows:
+        cpu, rss, written, wall = follow_at_rate(cmd, lines, log, 100000, tmp, term)
+        md("| %s | %.2f | %.2f | %d MB | %s |" % (name, cpu, cpu / len(lines) * 1e6, rss // 1024,
+                                                "%d KB in %.0f s (%.1f KB/s)" % (written // 1024, wall, written / 1024 / wall) if term else "-"))
+    md()
+    big = os.path.join(tmp, "million.log")
+    with open(big, "w") as f:
+        subprocess.run([gen, "1000000", "8", "5"], stdout=f, check=True)
+    md("Memory on a million tasks (gen_wq 1000000 8 5, %d MB): peak RSS" % (os.path.getsize(big) >> 20))
+    md()
+    md("| command | wall s | peak RSS |")
+    md("|---|---:|---:|")
+    for name, cmd in (("`tasklens summary`", [tl, "summary", "-q", big]),
+                      ("`tasklens top --once`", [tl, "top", "--once", big])):
+        wall, _cpu, rss = timed(cmd)
+        md("| %s | %.2f | %d MB |" % (name, wall, rss // 1024))
+    md()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -600,6 +679,8 @@ def main():
             bench_records(tl, a.runs)
         if "field" in only:
             bench_field(tl, a.runs)
+        if "top" in only:
+            bench_top(tl, tmp)
     text = "\n".join(report) + "\n"
     with open(os.path.join(OUT, "run-results.md"), "w") as f:
         f.write(text)

@@ -82,7 +82,7 @@ static void top_usage(FILE *out)
             "  -c, --config FILE   a run configuration's sources (its sinks are not used;\n"
             "                      a Kafka source joins its group with \".top\" appended)\n"
             "  --format-in NAME    input format instead of auto-detection (see `tasklens formats`)\n"
-            "  --window W          5m (default), 1h or run\n"
+            "  --window W          5m, 1h or run (default: 5m with --follow, else run)\n"
             "  --sort COL          seen (default), run, wait, done, fail, rate, wall, mem, waste\n"
             "  --filter TEXT       only categories containing TEXT\n"
             "  -h, --help          this help\n"
@@ -355,6 +355,8 @@ static void top_setup_view(struct top *T, int argc, char **argv, int first, cons
     T->v.screen = T->interactive;
     T->v.colour = tty && !(no_colour && *no_colour);
     T->v.follow = f->follow && !T->once;
+    /* followed: what happens now; read after the fact: the whole run */
+    if (T->v.window == TL_LIVE_NWINDOWS) T->v.window = T->v.follow ? TL_LIVE_5MIN : TL_LIVE_RUN;
     if (!T->interactive && !T->v.follow) T->once = true; /* a pipe: the table once, at the end */
     T->v.width = 120;
     const char *cols = getenv("COLUMNS");
@@ -378,7 +380,7 @@ int tl_cmd_top(int argc, char **argv)
         {"filter", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
         {0},
     };
-    struct top T = {.v.window = TL_LIVE_5MIN};
+    struct top T = {.v.window = TL_LIVE_NWINDOWS}; /* unset: see top_setup_view */
     struct top_flags f = {0};
     int status = -1, c;
     optind = 1;

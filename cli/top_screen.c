@@ -108,6 +108,7 @@ static const char *percent(char *buf, size_t cap, double frac)
 static const char *rate(char *buf, size_t cap, double per_min)
 {
     if (isnan(per_min)) snprintf(buf, cap, "-");
+    else if (per_min >= 1000) tl_summary_human(buf, cap, per_min, TL_UNIT_COUNT); /* 14.4M: a trace's µs */
     else if (per_min >= 100) snprintf(buf, cap, "%.0f", per_min);
     else snprintf(buf, cap, "%.3g", per_min);
     return buf;
@@ -121,6 +122,19 @@ static const char *clock_of(char *buf, size_t cap, int64_t ns)
     if (ns <= 0 || !gmtime_r(&t, &tm)) snprintf(buf, cap, "--:--:--");
     else strftime(buf, cap, "%H:%M:%S", &tm);
     return buf;
+}
+
+/* A name cut to width in the middle ("compu~nergy", "subgr~ph_17"): the
+ * end of a name often tells categories apart (a number, a suffix). */
+static void fit_name(char *out, size_t cap, const char *name, int width)
+{
+    int n = (int)strlen(name);
+    if (n <= width || width < 5) {
+        snprintf(out, cap, "%.*s", width, name);
+        return;
+    }
+    int head = (width - 1) / 2, tail = width - 1 - head;
+    snprintf(out, cap, "%.*s~%s", head, name, name + n - tail);
 }
 
 /* ---------------------------------------------------------------- the rows */
@@ -152,13 +166,24 @@ static int cmp_rows(const void *a, const void *b, void *ctx)
     return *x < *y ? -1 : *x > *y;
 }
 
-/* The rows the filter keeps, in the chosen order. */
+/* Nothing open and nothing ended in the window. */
+static bool idle(const struct tl_live_row *r)
+{
+    return r->running <= 0 && r->waiting <= 0 && r->done + r->failed == 0;
+}
+
+/* The rows the filter keeps, in the chosen order; in a recent window, not
+ * the idle ones (counted in *idle_n: the whole run shows them). */
 static size_t visible_rows(struct tl_live_row *rows, size_t n, const struct top_view *v,
-                           const struct tl_live_row **out)
+                           const struct tl_live_row **out, size_t *idle_n)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!v->filter[0] || strstr(rows[i].category, v->filter)) out[k++] = &rows[i];
+    *idle_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v->filter[0] && !strstr(rows[i].category, v->filter)) continue;
+        if (v->window != TL_LIVE_RUN && idle(&rows[i])) (*idle_n)++;
+        else out[k++] = &rows[i];
+    }
     enum top_sort by = v->sort;
     if (by != TOP_SORT_SEEN) qsort_r(out, k, sizeof *out, cmp_rows, &by);
     return k;
@@ -201,9 +226,7 @@ static void category_row(struct tl_buf *out, const struct top_view *v, const str
                          int cw, bool cpu_waste)
 {
     char a[5][24], q[4][16], name[64];
-    int n = (int)strlen(r->category);
-    if (n > cw - 1) snprintf(name, sizeof name, "%.*s~", cw - 2, r->category);
-    else snprintf(name, sizeof name, "%s", r->category);
+    fit_name(name, sizeof name, r->category, cw - 1);
     struct line l;
     line_begin(&l, out, v);
     line_put(&l, "%-*s%*s%*s%*llu", cw, name, W_RUN, count_or_dash(a[0], 24, r->running), W_WAIT,
@@ -235,7 +258,10 @@ static void run_line(struct tl_buf *out, const struct top_view *v, struct tl_liv
         line_put(&l, " PAUSED ");
         line_style(&l, RESET);
     }
-    if (v->window == TL_LIVE_RUN) line_put(&l, "  whole run to %s UTC", clock_of(now, sizeof now, t));
+    if (t < 946684800000000000LL) /* before 2000: a trace's own clock, not a date */
+        line_put(&l, "  %s%s of the trace's clock", v->window == TL_LIVE_RUN ? "whole run" : "last ",
+                 v->window == TL_LIVE_RUN ? "" : tl_live_window_name(v->window));
+    else if (v->window == TL_LIVE_RUN) line_put(&l, "  whole run to %s UTC", clock_of(now, sizeof now, t));
     else
         line_put(&l, "  last %s: %s-%s UTC", tl_live_window_name(v->window),
                  clock_of(from, sizeof from,
@@ -300,13 +326,14 @@ static void straggler_lines(struct tl_buf *out, const struct top_view *v, struct
     line_put(&l, "Running longest against their category's wall p95 (whole run)");
     line_end(&l);
     for (size_t i = 0; i < n && (int)i < max - 1; i++) {
-        char e[32], p[16];
+        char e[32], p[16], name[64];
         duration(e, sizeof e, s[i].elapsed_s);
+        fit_name(name, sizeof name, s[i].category, 24);
         line_begin(&l, out, v);
         double ratio = s[i].elapsed_s / s[i].p95_s;
         if (ratio >= 1) line_style(&l, YELLOW);
         line_put(&l, "  %4.1fx  task %lld  %s  running %s, p95 %s  %s", ratio, (long long)s[i].task_id,
-                 s[i].category, e, human(p, sizeof p, s[i].p95_s, TL_UNIT_SECONDS), s[i].host);
+                 name, e, human(p, sizeof p, s[i].p95_s, TL_UNIT_SECONDS), s[i].host);
         line_end(&l);
     }
 }
@@ -383,7 +410,8 @@ void top_render(struct tl_buf *out, struct tl_live *L, struct tl_agg *agg, const
     for (size_t i = 0; i < n; i++) done += rows[i].done, failed += rows[i].failed;
     const struct tl_live_row **shown = malloc((n ? n : 1) * sizeof *shown);
     if (!shown) return;
-    size_t k = visible_rows(rows, n, v, shown);
+    size_t idle_n;
+    size_t k = visible_rows(rows, n, v, shown, &idle_n);
     run_line(out, v, L);
     workflow_lines(out, v, L, &w, done, failed);
     bool cpu_waste = v->width >= 90;
@@ -413,6 +441,15 @@ void top_render(struct tl_buf *out, struct tl_live *L, struct tl_agg *agg, const
         }
     }
     left -= table < (int)k ? table : (int)k;
+    if (idle_n && left > 0) {
+        struct line l;
+        line_begin(&l, out, v);
+        line_style(&l, DIM);
+        line_put(&l, "%zu categor%s idle in the window (w: the whole run lists them)", idle_n,
+                 idle_n == 1 ? "y" : "ies");
+        line_end(&l);
+        left--;
+    }
     if (v->filter[0] && !k) {
         struct line l;
         line_begin(&l, out, v);

@@ -40,12 +40,14 @@ string(APPEND page ".SH SYNOPSIS\n.B tasklens\n.I COMMAND\n[\\fIOPTIONS\\fR] ...
 string(APPEND page ".SH DESCRIPTION\n"
   "tasklens reads what workflow systems record about every task (Work Queue and TaskVine "
   "transaction logs, LSST task metadata, Chrome trace-event files, DASF profiler traces, "
-  "Spark event logs, resource_monitor summaries, Parsl monitoring databases), normalizes each "
+  "Spark event logs, resource_monitor summaries, Parsl monitoring databases, Nextflow traces, "
+  "Snakemake benchmarks, codecarbon and line_profiler output), normalizes each "
   "task into one resource record, and answers with summaries, right-sizing advice, an HTML "
-  "report, or a live stream of InfluxDB line protocol.\n")
+  "report, a live view in the terminal (\\fBtop\\fR), or a live stream into InfluxDB and "
+  "Prometheus-compatible stores.\n")
 string(APPEND page ".PP\n${top_block}")
 string(APPEND page ".SH COMMANDS\n")
-foreach(cmd summary records lines run check advise plan energy report)
+foreach(cmd summary records lines run top check advise plan energy report)
   help_of(text ${cmd} --help)
   roff_block(block "${text}")
   string(APPEND page ".SS ${cmd}\n${block}")
@@ -57,7 +59,8 @@ string(APPEND page ".SH INPUT FORMATS\n"
   "are given as \\fB-O\\fR \\fIPARSER.KEY=VALUE\\fR.\n${formats_block}")
 string(APPEND page ".SH ENVIRONMENT\n"
   ".TP\n.B INFLUX_PASSWORD\nthe InfluxDB 1.x password, when the configuration names none\n"
-  ".TP\n.B INFLUX_TOKEN\nthe InfluxDB 2.x token, when the configuration names none\n")
+  ".TP\n.B INFLUX_TOKEN\nthe InfluxDB 2.x token, when the configuration names none\n"
+  ".TP\n.B NO_COLOR\nwhen set and not empty, \\fBtop\\fR writes no colour\n")
 string(APPEND page ".SH EXIT STATUS\n"
   "0: done; 1: an input failed (or \\fB--strict\\fR saw a rejected line), or something a "
   "configuration names is not usable; 2: a usage or configuration error.\n")

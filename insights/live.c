@@ -162,7 +162,7 @@ static void note_failure(struct tl_live *L, const struct tl_record *r)
     f->exit_code = r->exit_code;
     f->has_exit = r->has_exit_code;
     f->final = r->final;
-    copy_str(f->category, sizeof f->category, r->category);
+    copy_str(f->category, sizeof f->category, r->category && *r->category ? r->category : "(none)");
     copy_str(f->result, sizeof f->result, r->result);
     copy_str(f->host, sizeof f->host, r->host);
 }

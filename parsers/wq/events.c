@@ -249,8 +249,8 @@ static void box_to_record(struct tl_record *r, const struct box *b, enum tl_metr
 
 /* Fills the scratch record with everything known about task t's current
  * attempt. `end_us` is the time of the line that closes the attempt. */
-static struct tl_record *task_record(struct wq_state *st, struct task *t,
-                                     enum tl_record_kind kind, int64_t end_us)
+struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_record_kind kind,
+                                 int64_t end_us)
 {
     struct tl_record *r = &st->rec;
     tl_record_init(r, kind);
@@ -375,31 +375,11 @@ static enum tl_err close_open_tasks(struct wq_state *st, const struct run *run)
     if (k > 1) qsort(keys, k, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < k; i++) {
         struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
-        int64_t last = t->t_retrieved ? t->t_retrieved
-                       : t->t_wret    ? t->t_wret
-                       : t->t_running ? t->t_running
-                                      : t->t_waiting;
-        emit(st, task_record(st, t, TL_REC_TASK_OPEN, last));
+        emit(st, wq_task_record(st, t, TL_REC_TASK_OPEN, wq_task_last_us(t)));
     }
     for (size_t i = 0; i < k; i++) task_delete(st, &st->tasks[*tl_map64_get(&st->open, keys[i])]);
     free(keys);
     return TL_OK;
-}
-
-void wq_open_tasks(void *state, void (*each)(void *ctx, const struct tl_record *r), void *ctx)
-{
-    struct wq_state *st = state;
-    for (size_t i = 0; i < st->open.cap; i++) {
-        if (st->open.slots[i].key == TL_MAP64_EMPTY) continue;
-        struct task *t = &st->tasks[st->open.slots[i].val];
-        int64_t last = t->t_retrieved ? t->t_retrieved
-                       : t->t_wret    ? t->t_wret
-                       : t->t_running ? t->t_running
-                                      : t->t_waiting;
-        struct tl_record *r = task_record(st, t, TL_REC_TASK_OPEN, last);
-        r->source = "wq";
-        each(ctx, r);
-    }
 }
 
 /* The manager is gone: its unfinished tasks never will be. Reports them
@@ -811,9 +791,9 @@ static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64
     if (t) {
         /* Back in the queue: the previous attempt is over. */
         if (t->state == ST_RETRIEVED) {
-            emit(st, task_record(st, t, TL_REC_TASK, t->t_retrieved));
+            emit(st, wq_task_record(st, t, TL_REC_TASK, t->t_retrieved));
         } else if (t->state == ST_RUNNING || t->state == ST_WAITING_RETRIEVAL) {
-            struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);
+            struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, ts);
             r->result = "REQUEUED";
             r->has_exit_code = false;
             emit(st, r);
@@ -945,7 +925,7 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
         t->exit_code = (int32_t)exit_code;
         t->has_exit = true;
     }
-    struct tl_record *r = task_record(st, t, TL_REC_TASK, t->t_retrieved ? t->t_retrieved : ts);
+    struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, t->t_retrieved ? t->t_retrieved : ts);
     r->final = true;
     r->state = "DONE";
     if (r->result && !strcmp(r->result, "SUCCESS")) run->done++;
@@ -1008,7 +988,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             if (t->state == ST_RUNNING || t->state == ST_WAITING_RETRIEVAL) {
                 /* RUNNING again without going back to the queue: treat the
                  * earlier attempt as lost. */
-                struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);
+                struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, ts);
                 r->result = "REQUEUED";
                 emit(st, r);
                 attempt_reset(st, t);
@@ -1032,7 +1012,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
                 return; /* the repeated line of one cancel */
             struct task *t = task_for_state(st, run, id);
             if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
-            struct tl_record *r = task_record(st, t, TL_REC_TASK, ts);
+            struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, ts);
             r->result = "CANCELED";
             r->has_exit_code = false;
             r->final = true;

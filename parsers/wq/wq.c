@@ -136,6 +136,19 @@ static int wq_probe(const char *buf, size_t len)
     return 0;
 }
 
+/* The tasks open now (struct tl_parser.open_tasks): for `tasklens top`. */
+static void wq_open_tasks(void *state, void (*each)(void *ctx, const struct tl_record *r), void *ctx)
+{
+    struct wq_state *st = state;
+    for (size_t i = 0; i < st->open.cap; i++) {
+        if (st->open.slots[i].key == TL_MAP64_EMPTY) continue;
+        struct task *t = &st->tasks[st->open.slots[i].val];
+        struct tl_record *r = wq_task_record(st, t, TL_REC_TASK_OPEN, wq_task_last_us(t));
+        r->source = "wq";
+        each(ctx, r);
+    }
+}
+
 const struct tl_parser tl_parser_wq = {
     .name = "wq",
     .help = "Work Queue / TaskVine transaction log",

@@ -377,8 +377,15 @@ struct task *wq_task_new(struct wq_state *st, uint32_t run, int64_t id);
 struct measured *wq_measured_get(struct wq_state *st, struct task *t);
 enum tl_err wq_feed(void *state, const char *buf, size_t len);
 enum tl_err wq_finish(void *state);
-/* The tasks open now, as TL_REC_TASK_OPEN records (struct tl_parser.open_tasks). */
-void wq_open_tasks(void *state, void (*each)(void *ctx, const struct tl_record *r), void *ctx);
+/* A task's record (kind TASK, or TASK_OPEN censored at end_us), in st's
+ * scratch record. */
+struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_record_kind kind,
+                                 int64_t end_us);
+/* An open task's last state change (µs). */
+static inline int64_t wq_task_last_us(const struct task *t)
+{
+    return t->t_retrieved ? t->t_retrieved : t->t_wret ? t->t_wret : t->t_running ? t->t_running : t->t_waiting;
+}
 
 /* state.c */
 enum tl_err wq_save(const void *state, struct tl_buf *b);

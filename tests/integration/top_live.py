@@ -344,14 +344,15 @@ def stragglers(s, tasks, now_s, what):
 
 
 def eta_check(s, what):
-    m = re.search(r"ETA (\S+) = (\d+) open / ([\d.]+) per min", s)
+    m = re.search(r"ETA (\S+) = (\d+) open / ([\d.]+)(k?) per min", s)
     t = re.search(r"tasks (\d+) running  (\d+) waiting", s)
     if not m or not t:
         check(False, "%s: an ETA and the open tasks are shown" % what)
         return
     open_n = int(t[1]) + int(t[2])
     secs = sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)([hms])", m[1]))
-    want = open_n / float(m[3]) * 60
+    rate = float(m[3]) * (1000 if m[4] else 1)
+    want = open_n / rate * 60
     check(int(m[2]) == open_n and abs(secs - want) <= max(1, 0.01 * want) + 60 * (want >= 3600),
           "%s: ETA %s = %d open / %s per min" % (what, m[1], open_n, m[3]))
 
@@ -373,6 +374,17 @@ def phase_plain(tmp, demo_log):
     check(out.returncode == 0 and "\x1b" not in out.stdout and out.stdout.count("CATEGORY") == 1,
           "--once into a pipe: the table once, no escape sequence")
     compare_rows(table(out.stdout), summary(demo_log), summary_cells(demo_log), "--once", run={}, wait={})
+    # the same through stdin and through a run configuration's source
+    with open(demo_log) as f:
+        piped = subprocess.run([TL, "top", "--once", "-"], stdin=f, capture_output=True, text=True).stdout
+    cfg = os.path.join(tmp, "top.yaml")
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s\nsinks:\n  - type: file\n    path: %s\n"
+                % (os.path.abspath(demo_log), os.path.join(tmp, "never-written.lp")))
+    configured = subprocess.run([TL, "top", "--once", "-c", cfg], capture_output=True, text=True).stdout
+    check(table(piped) == table(out.stdout) and table(configured) == table(out.stdout),
+          "stdin (-) and -c CONFIG show the same table as the file")
+    check(not os.path.exists(os.path.join(tmp, "never-written.lp")), "-c CONFIG: the configuration's sinks are not written")
 
 
 def main():
