@@ -35,6 +35,8 @@ struct top {
     bool once, interactive;
     bool dirty;         /* redraw now (a key, a resize, the input's end) */
     bool records_since; /* records arrived since the last frame */
+    bool stream_input;  /* a Kafka source: no end; caught up when quiet (view_tick) */
+    int64_t last_record_ms, started_ms;
     int64_t last_draw_ms;
     int tty_fd;         /* keys (interactive), -1 none */
     struct termios saved_tio;
@@ -226,6 +228,7 @@ static void view_record(void *ctx, const struct tl_record *r)
     struct top *T = ctx;
     tl_live_record(T->live, r);
     T->records_since = true;
+    if (T->stream_input) T->last_record_ms = mono_ms();
 }
 
 static void draw(struct top *T, struct tl_runtime *rt)
@@ -250,7 +253,14 @@ static bool view_tick(void *ctx, struct tl_runtime *rt, bool input_over, bool id
     /* files are followed even without --follow, so that what is open at
      * their end is still open (not closed as censored by the end of input):
      * without --follow, reaching their current end is the end */
-    if (idle && !T->v.follow) input_over = true;
+    if (idle && !T->v.follow && !T->stream_input) input_over = true;
+    /* a topic has no end: read what is there is 2 s without a record (after
+     * the group assigned partitions and they were read), or 60 s of nothing */
+    if (T->stream_input && T->once && idle) {
+        int64_t now = mono_ms();
+        if ((T->last_record_ms && now - T->last_record_ms >= 2000) || now - T->started_ms >= 60000)
+            input_over = true;
+    }
     if (input_over && !T->v.input_over) T->v.input_over = T->dirty = true;
     if (T->once) {
         if (input_over) draw(T, rt);
@@ -309,6 +319,7 @@ static enum tl_err from_config(struct top *T, struct run_config *cfg, const char
         snprintf(T->groups[i], n, "%s.top", s->group ? s->group : "tasklens");
         s->group = T->groups[i];
         s->state_topic = NULL;
+        T->stream_input = true;
     }
     return TL_OK;
 }
@@ -392,7 +403,7 @@ int tl_cmd_top(int argc, char **argv)
         status = TL_EXIT_USAGE;
     }
     if (status >= 0) return status;
-    top_setup_view(&T, argc, argv, optind, &f);
+    T.started_ms = mono_ms();
 
     struct run_config cfg;
     char err[1024] = "";
@@ -400,6 +411,8 @@ int tl_cmd_top(int argc, char **argv)
     if (f.config) rc = from_config(&T, &cfg, f.config, err, sizeof err);
     else run_config_init(&cfg);
     if (!rc) rc = add_inputs(&cfg, argv + optind, argc - optind, &f);
+    if (T.stream_input) f.follow = true; /* a topic is live: its clock is the wall clock */
+    top_setup_view(&T, argc, argv, optind, &f);
     cfg.view_only = true;
     cfg.run.quiet = true;
     cfg.agg.by = "category";
@@ -413,7 +426,17 @@ int tl_cmd_top(int argc, char **argv)
         for (int i = 0; i < RUN_MAX_SOURCES; i++) free(T.groups[i]);
         return TL_EXIT_USAGE;
     }
-    if (T.interactive) terminal_open(&T);
+    if (T.interactive) {
+        /* ^C from here on reaches the run loop's signalfd (which takes the
+         * pending signal), so the terminal is always given back */
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        terminal_open(&T);
+    }
     struct tl_view view = {.ctx = &T, .fd = T.tty_fd, .record = view_record, .tick = view_tick};
     struct tl_pipeline_opts po = {.view = &view};
     int failed = tl_pipeline_run(&cfg, &po);

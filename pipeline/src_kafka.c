@@ -987,6 +987,17 @@ static const struct tl_option kafka_options[] = {
     {0},
 };
 
+/* `top`: the open tasks of every stream assigned here. */
+static bool kafka_open_tasks(struct tl_source *s, void (*each)(void *ctx, const struct tl_record *r),
+                             void *ctx)
+{
+    struct kafka_src *K = s->own;
+    bool any = false;
+    for (size_t i = 0; K && i < K->nstreams; i++)
+        if (K->streams[i]) any |= tl_drive_open_tasks(&K->streams[i]->drive, each, ctx);
+    return any;
+}
+
 const struct tl_source_type tl_source_kafka = {
     .name = "kafka",
     .help = "Kafka topics, as a member of a consumer group (librdkafka)",
@@ -1005,5 +1016,6 @@ const struct tl_source_type tl_source_kafka = {
     .cumulative = kafka_global,
     .stop = kafka_stop,
     .close = kafka_close,
+    .open_tasks = kafka_open_tasks,
     .check = kafka_check,
 };

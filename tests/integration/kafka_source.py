@@ -17,6 +17,7 @@ line-protocol file. Checked:
 
 usage: kafka_source.py TASKLENS DATA_DIR SHARED_DIR
 """
+import json
 import os
 import re
 import signal
@@ -361,5 +362,27 @@ with kafka_harness.Kafka(partitions=3) as k:
               % (counts, want))
     else:
         print("SKIP the Nextflow/codecarbon Kafka case: samples absent")
+
+    # 8. `tasklens top -c` on a configuration with a Kafka source (issue 48):
+    #    its own group (GROUP.top), the table summary prints for the same log
+    k.produce("topwq", chunks(logs["mgrA"], 11), key=b"mgr", partition=0)
+    cfg8 = os.path.join(tmp, "top8.yaml")
+    with open(cfg8, "w") as f:
+        f.write("sources:\n  - type: kafka\n    brokers: %s\n    topics: topwq\n    group: g8\n"
+                "    parser: wq\n    properties: {fetch.wait.max.ms: \"50\"}\n"
+                "sinks:\n  - type: file\n    path: %s\n" % (k.bootstrap, os.path.join(tmp, "out8.lp")))
+    top = subprocess.run([TASKLENS, "top", "--once", "-c", cfg8], capture_output=True, text=True, env=env,
+                         timeout=120)
+    doc = json.loads(subprocess.run([TASKLENS, "summary", "--format", "json", logs["mgrA"]], capture_output=True,
+                                    text=True).stdout)
+    want = {g["key"]["category"]: g["tasks"] for g in doc["groups"]}
+    shown = {}
+    for line in top.stdout.splitlines():
+        m = re.match(r"^(.+?)\s+(-|\d+)\s+(-|\d+)\s+(\d+)\s+(\d+)\s", line)
+        if m and m.group(1).strip() in want:
+            shown[m.group(1).strip()] = int(m.group(4)) + int(m.group(5))
+    check(top.returncode == 0 and shown == want and not os.path.exists(os.path.join(tmp, "out8.lp")),
+          "top --once -c with a Kafka source: every category's tasks as summary counts them (%s; want %s)"
+          % (shown, want))
 
 sys.exit(finish())
