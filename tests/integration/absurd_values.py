@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from checks import check, finish, ran  # noqa: E402
+from checks import check, finish, ran, resource_monitor  # noqa: E402
 
 TL = sys.argv[1]
 SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -71,8 +71,10 @@ def rmonitor(tmp):
     if not rm:
         print("SKIP the resource_monitor part: resource_monitor absent (coop-computing-tools)")
         return
-    r = subprocess.run([rm, "-O", os.path.join(tmp, "t"), "--", "sh", "-c", "exit 3"], capture_output=True)
-    good = json.loads(open(os.path.join(tmp, "t.summary")).read().replace("\\'", "'"))
+    body = resource_monitor(os.path.join(tmp, "t"), ["sh", "-c", "exit 3"])
+    if not check(body, "resource_monitor wrote a summary"):
+        return
+    good = json.loads(body.decode().replace("\\'", "'"))
     for what, change in (("end removed", lambda d: d.pop("end")),
                          ("end = 1e20", lambda d: d.__setitem__("end", [1e20, "s"])),
                          ("exit_status = 2^40", lambda d: d.__setitem__("exit_status", 2 ** 40))):

@@ -1,6 +1,9 @@
 """Shared by the Python integration tests: named checks that are all
 reported (a failure does not hide the ones after it), and the closing line
 CI reads ("N passed, N failed")."""
+import json
+import os
+import subprocess
 import sys
 
 _failures = []
@@ -24,6 +27,33 @@ def fail(what):
 def ran():
     """How many checks ran (0: every part skipped -- the caller exits 77)."""
     return _passed[0] + len(_failures)
+
+
+def resource_monitor(out, cmd, opts=(), tries=3):
+    """Runs cctools' resource_monitor on cmd, writing out + ".summary"; the
+    summary's text, or b"" when it wrote none that parses. Its run is
+    bounded and tried again: resource_monitor (cctools 7.x) now and then
+    misses the SIGCHLD of a child that ends at once (`true`, `exit 3`,
+    `kill -9 $$`) and polls for ever beside a zombie (seen here, and a CI
+    run lost 240 s to it), and under a loaded machine it may leave no
+    summary. Its helper library goes to a private directory, not the
+    caller's (it writes one into its working directory)."""
+    path = out + ".summary"
+    for _ in range(tries):
+        try:
+            subprocess.run(["resource_monitor"] + list(opts) + ["-O", out, "--"] + list(cmd),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60,
+                           cwd=os.path.dirname(out) or ".")
+        except subprocess.TimeoutExpired:
+            print("note: resource_monitor hung on %s; trying again" % " ".join(cmd), flush=True)
+            continue
+        body = open(path, "rb").read() if os.path.exists(path) else b""
+        try:
+            json.loads(body.decode().replace("\\'", "'"))
+            return body
+        except ValueError:
+            continue
+    return b""
 
 
 def finish():

@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from checks import check, finish, ran  # noqa: E402
+from checks import check, finish, ran, resource_monitor  # noqa: E402
 
 TL = sys.argv[1]
 SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -75,17 +75,7 @@ def rmonitor(tmp):
         return
     parts = []
     for i in range(1, 6):
-        body = b""
-        for _ in range(3):  # resource_monitor under a loaded machine may leave no summary: again
-            subprocess.run([rm, "-O", os.path.join(tmp, "s%d" % i), "--", "sh", "-c", "exit %d" % i],
-                           capture_output=True)
-            path = os.path.join(tmp, "s%d.summary" % i)
-            body = open(path, "rb").read() if os.path.exists(path) else b""
-            try:
-                json.loads(body.decode().replace("\\'", "'"))
-                break
-            except ValueError:
-                body = b""
+        body = resource_monitor(os.path.join(tmp, "s%d" % i), ["sh", "-c", "exit %d" % i])
         if not check(body, "resource_monitor wrote summary %d" % i):
             return
         parts.append(body)

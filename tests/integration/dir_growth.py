@@ -25,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, resource_monitor  # noqa: E402
 
 TL, DEMO = sys.argv[1:3]
 SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -119,9 +119,8 @@ def main():
         d = os.path.join(tmp, "docs")
         os.makedirs(d)
         doc = os.path.join(d, "t.summary")
-        subprocess.run(["resource_monitor", "-O", os.path.join(tmp, "t"), "--", "true"], capture_output=True)
-        if os.path.exists(os.path.join(tmp, "t.summary")):
-            body = open(os.path.join(tmp, "t.summary"), "rb").read()
+        body = resource_monitor(os.path.join(tmp, "t"), ["true"])
+        if body:
             with open(doc, "wb") as f:
                 f.write(body)
             os.utime(doc, (time.time() - 5, time.time() - 5))

@@ -27,7 +27,7 @@ root=$tmp/root
 trap 'umount "$root/proc" 2>/dev/null; rm -rf "$tmp"' EXIT
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 
-cp -a "$base" "$root" && mount -t proc proc "$root/proc"
+cp -a --reflink=auto "$base" "$root" && mount -t proc proc "$root/proc"
 mkdir -p "$root/src"
 tar -C "$src" --exclude='./build*' --exclude=./.git --exclude='./bench/out' -cf - . | tar -C "$root/src" -xf -
 cp "$demo" "$root/tmp/demo.log"

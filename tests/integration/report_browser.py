@@ -58,7 +58,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from browser import Chromium, find_chromium, png_pixels  # noqa: E402
-from checks import check, finish  # noqa: E402
+from checks import check, finish, resource_monitor  # noqa: E402
 import advise_emit  # noqa: E402  (its BPS submit file)
 
 DRAWN = ["wall_time_s", "cpu_time_s", "max_rss_bytes", "queue_time_s"]
@@ -665,8 +665,7 @@ def main():
                 print("SKIP: %s absent; the report of a %s is not tried" % (path, what))
         if shutil.which("resource_monitor"):
             rm = os.path.join(tmp, "rm")
-            subprocess.run(["resource_monitor", "-O", rm, "--", "sleep", "0.2"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            resource_monitor(rm, ["sleep", "0.2"])
             cases.append(("resource_monitor summary", [rm + ".summary"]))
         # --requests (LSST quanta allocated what a BPS file requests) and --metrics
         bps = os.path.join(tmp, "submit.yaml")

@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, resource_monitor  # noqa: E402
 
 MB = 1048576.0
 FIELDS = {  # resource_monitor field -> (task point field, factor to canonical)
@@ -99,16 +99,7 @@ def monitored(tmp):
              ["/usr/bin/python3", "-c", "x = bytearray(150 * 1024 * 1024); import time; time.sleep(3)"]),
             ("signal", [], ["sh", "-c", "kill -9 $$"])]
     for name, opts, cmd in runs:
-        # resource_monitor (cctools 7.x) now and then misses the SIGCHLD of a
-        # child that dies at once (`kill -9 $$`) and polls for ever beside a
-        # zombie: seen here. Its run is bounded and tried again.
-        for _ in range(3):
-            try:
-                subprocess.run(["resource_monitor"] + opts + ["-O", os.path.join(tmp, name), "--"] + cmd,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-                break
-            except subprocess.TimeoutExpired:
-                print("note: resource_monitor hung on %s; trying again" % name, flush=True)
+        resource_monitor(os.path.join(tmp, name), cmd, opts)  # bounded, tried again (checks.py)
     return sorted(glob.glob(os.path.join(tmp, "*.summary")))
 
 
