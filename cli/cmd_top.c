@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "cli/cli.h"
 #include "cli/top.h"
 #include "pipeline/pipeline.h"
@@ -50,20 +51,6 @@ struct top {
 
 static volatile sig_atomic_t resized;
 static void on_winch(int sig) { resized = 1; }
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void top_usage(FILE *out)
 {
@@ -228,13 +215,13 @@ static void view_record(void *ctx, const struct tl_record *r)
     struct top *T = ctx;
     tl_live_record(T->live, r);
     T->records_since = true;
-    if (T->stream_input) T->last_record_ms = mono_ms();
+    if (T->stream_input) T->last_record_ms = tl_mono_ms();
 }
 
 static void draw(struct top *T, struct tl_runtime *rt)
 {
     struct tl_agg *agg = tl_rt_aggregator(rt);
-    if (T->v.follow) tl_live_set_wall(T->live, wall_ns());
+    if (T->v.follow) tl_live_set_wall(T->live, tl_wall_ns());
     tl_rt_each_open_task(rt, tl_live_open_clock, T->live);
     tl_live_open_begin(T->live, agg);
     bool can_say = tl_rt_each_open_task(rt, tl_live_open_task, T->live);
@@ -243,7 +230,7 @@ static void draw(struct top *T, struct tl_runtime *rt)
     top_render(&T->frame, T->live, agg, &T->v);
     if (!T->v.screen && T->last_draw_ms) write_all(1, "\n", 1); /* frames one after another */
     write_all(1, T->frame.data, T->frame.len);
-    T->last_draw_ms = mono_ms();
+    T->last_draw_ms = tl_mono_ms();
     T->dirty = T->records_since = false;
 }
 
@@ -257,7 +244,7 @@ static bool view_tick(void *ctx, struct tl_runtime *rt, bool input_over, bool id
     /* a topic has no end: read what is there is 2 s without a record (after
      * the group assigned partitions and they were read), or 60 s of nothing */
     if (T->stream_input && T->once && idle) {
-        int64_t now = mono_ms();
+        int64_t now = tl_mono_ms();
         if ((T->last_record_ms && now - T->last_record_ms >= 2000) || now - T->started_ms >= 60000)
             input_over = true;
     }
@@ -269,7 +256,7 @@ static bool view_tick(void *ctx, struct tl_runtime *rt, bool input_over, bool id
     if (!read_keys(T)) return false;
     if (resized) resized = 0, T->dirty = true;
     read_messages(T);
-    int64_t now = mono_ms();
+    int64_t now = tl_mono_ms();
     bool due = now - T->last_draw_ms >= 1000 && (T->interactive || T->records_since);
     if ((T->dirty || due) && (!T->v.paused || T->dirty)) draw(T, rt);
     /* not a terminal and nothing followed: one frame at the end */
@@ -403,7 +390,7 @@ int tl_cmd_top(int argc, char **argv)
         status = TL_EXIT_USAGE;
     }
     if (status >= 0) return status;
-    T.started_ms = mono_ms();
+    T.started_ms = tl_mono_ms();
 
     struct run_config cfg;
     char err[1024] = "";
@@ -430,11 +417,7 @@ int tl_cmd_top(int argc, char **argv)
         /* ^C from here on reaches the run loop's signalfd (which takes the
          * pending signal), so the terminal is always given back */
         sigset_t mask;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        tl_pipeline_block_signals(&mask);
         terminal_open(&T);
     }
     struct tl_view view = {.ctx = &T, .fd = T.tty_fd, .record = view_record, .tick = view_tick};

@@ -9,6 +9,7 @@
  * a watch limit reached). A scan visits each directory once and each file
  * once, whatever symlinks lead to them again (by device and inode): a link
  * to a parent directory is not a loop that multiplies every file. */
+#include "core/clock.h"
 #include "ingest/dirwatch.h"
 
 #include <dirent.h>
@@ -61,20 +62,6 @@ struct tl_dirwatch {
     bool current_failed_before; /* the file handed out last could not be read last time */
     bool current_grown;         /* ... was handed out before, and has grown since */
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Index of path in seen, or -1. Keys are hash(path) with linear re-hash
  * on collision (different path under the same key). */
@@ -224,9 +211,9 @@ static void scan(struct tl_dirwatch *w)
 {
     w->pending = 0;
     w->dirty = false;
-    w->last_scan = now_ms();
+    w->last_scan = tl_mono_ms();
     tl_map64_free(&w->visited);
-    scan_dir(w, w->dir, 0, wall_ns());
+    scan_dir(w, w->dir, 0, tl_wall_ns());
     tl_map64_free(&w->visited);
 }
 
@@ -277,7 +264,7 @@ const char *tl_dirwatch_next(struct tl_dirwatch *w)
 {
     if (w->qhead == w->nqueue) {
         w->qhead = w->nqueue = 0;
-        int64_t t = now_ms();
+        int64_t t = tl_mono_ms();
         if (w->dirty || (w->pending && t - w->last_scan >= w->settle_ms / 2) ||
             t - w->last_scan >= RESCAN_MS)
             scan(w);

@@ -10,6 +10,7 @@
  * checks that the bytes before the offset are still there (truncated and
  * written past the old offset meanwhile). Appends in steady state are plain
  * reads; the checks cost a stat and a 4 KiB pread per wake-up. */
+#include "core/clock.h"
 #include "ingest/follow.h"
 
 #include "core/intern.h"
@@ -65,13 +66,6 @@ struct tl_follow {
     char **chain;
     int nchain, ichain;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* ---------------------------------------------------------------- content memory */
 
@@ -253,7 +247,7 @@ static bool enter_if_holds(struct tl_follow *f, const char *path, const struct t
     f->ino = (uint64_t)st.st_ino;
     f->offset = at->offset;
     f->last_was_newline = !at->mid_line;
-    f->quiet_since_ms = mono_ms();
+    f->quiet_since_ms = tl_mono_ms();
     const char *base = strrchr(path, '/');
     snprintf(f->st.rotated_name, sizeof f->st.rotated_name, "%s", base ? base + 1 : path);
     f->st.rotated_compressed = strcmp(tl_reader_codec(r), "plain") != 0;
@@ -384,7 +378,7 @@ static bool find_by_identity(struct tl_follow *f, const struct tl_follow_pos *at
             f->live = false;
             f->dev = at->dev;
             f->ino = at->ino;
-            f->quiet_since_ms = mono_ms();
+            f->quiet_since_ms = tl_mono_ms();
             snprintf(f->st.rotated_name, sizeof f->st.rotated_name, "%s", e->d_name);
             size_t n = strlen(dir) + strlen(e->d_name) + 1;
             if ((*found = malloc(n))) snprintf(*found, n, "%s%s", dir, e->d_name);
@@ -659,7 +653,7 @@ static bool live_end(struct tl_follow *f)
         f->st.rotations++; /* drained until quiet, then the new file */
         f->rotated_away = true;
         f->live = false;
-        f->quiet_since_ms = mono_ms();
+        f->quiet_since_ms = tl_mono_ms();
         int fd = open(f->path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && (fstat(fd, &fs) || !S_ISREG(fs.st_mode))) {
             close(fd);
@@ -720,7 +714,7 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
             f->offset += (uint64_t)n;
             f->st.bytes += (uint64_t)n;
             f->last_was_newline = buf[n - 1] == '\n';
-            if (!f->live) f->quiet_since_ms = mono_ms();
+            if (!f->live) f->quiet_since_ms = tl_mono_ms();
             *got = (size_t)n;
             return TL_OK;
         }
@@ -732,7 +726,7 @@ enum tl_err tl_follow_read(struct tl_follow *f, char *buf, size_t cap, size_t *g
         /* the end of a file that is not at the path any more: a decoded
          * one is whole; a plain one is left once it has been quiet (its
          * writer may not have reopened yet) */
-        if (!f->rd && f->quiet_ms >= 0 && mono_ms() - f->quiet_since_ms < f->quiet_ms) return TL_OK;
+        if (!f->rd && f->quiet_ms >= 0 && tl_mono_ms() - f->quiet_since_ms < f->quiet_ms) return TL_OK;
         leave_file(f);
         if (give_owed_newline(f, buf, got)) return TL_OK;
     }

@@ -16,13 +16,6 @@
 #define PASS_BYTES (1 << 20)
 #define SELF_SINK_STATS 32 /* sink counters in a self-metrics point, at most */
 
-int64_t tl_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* SIGINT, SIGTERM or SIGHUP waiting: `run` blocks them and reads them from a
  * signalfd, so a wait here must give way to them (the sink keeps the batch;
  * the checkpoint never covers it, so nothing is lost on exit). */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "core/aggregate.h"
+#include "core/clock.h"
 #include "core/requests.h"
 #include "sinks/influx/lineproto.h"
 #include "sinks/sink.h"
@@ -112,7 +113,5 @@ int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stat
 size_t tl_output_sink_stats(const struct tl_output *o, struct tl_sink_stat *out, size_t max);
 /* One summed counter (0 when no sink has it). */
 uint64_t tl_output_sink_stat(const struct tl_output *o, const char *name);
-
-int64_t tl_mono_ms(void);
 
 #endif

@@ -9,6 +9,7 @@
 #ifndef TL_PIPELINE_PIPELINE_H
 #define TL_PIPELINE_PIPELINE_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "core/aggregate.h"
@@ -50,5 +51,10 @@ bool tl_rt_each_open_task(struct tl_runtime *rt, void (*each)(void *ctx, const s
  * inputs are over or SIGINT/SIGTERM. Returns 0, or 1 when the run could
  * not start or output was lost. */
 int tl_pipeline_run(struct run_config *cfg, const struct tl_pipeline_opts *opts);
+
+/* Blocks the signals the run loop takes through its signalfd (SIGINT,
+ * SIGTERM, SIGHUP) and puts them in *mask: one sent before the loop starts
+ * waits for it instead of killing the process. */
+void tl_pipeline_block_signals(sigset_t *mask);
 
 #endif

@@ -602,14 +602,19 @@ static void hold_view(struct tl_runtime *R, int sfd)
     }
 }
 
+void tl_pipeline_block_signals(sigset_t *mask)
+{
+    sigemptyset(mask);
+    sigaddset(mask, SIGINT);
+    sigaddset(mask, SIGTERM);
+    sigaddset(mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, mask, NULL);
+}
+
 static void run_loop(struct tl_runtime *R)
 {
     sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
+    tl_pipeline_block_signals(&mask);
     int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     const struct run_settings *rs = &R->cfg.run;
     bool tty = isatty(2) && !R->quiet;

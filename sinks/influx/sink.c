@@ -1,4 +1,5 @@
 /* The InfluxDB sink: see sink.h. */
+#include "core/clock.h"
 #include "sinks/influx/sink.h"
 
 #include <stdio.h>
@@ -31,13 +32,6 @@ struct tl_influx_sink {
     bool spool_full;    /* the spool reached its cap: said once until it takes a batch */
     struct tl_influx_sink_stats st;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* (http.h) here rather than in http.c, which a build without libcurl leaves out */
 void tl_influx_cfg_default(struct tl_influx_cfg *c)
@@ -77,7 +71,7 @@ enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_i
         return rc;
     }
     s->backoff_ms = cfg->backoff_min_ms;
-    s->rng = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+    s->rng = (uint64_t)tl_mono_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
     *out = s;
     return TL_OK;
 }
@@ -100,7 +94,7 @@ static void backoff(struct tl_influx_sink *s, long retry_after_ms)
     s->rng ^= s->rng << 17;
     long wait = s->backoff_ms / 2 + (long)(s->rng % (uint64_t)(s->backoff_ms / 2 + 1));
     if (retry_after_ms > wait) wait = retry_after_ms;
-    s->next_try_ms = now_ms() + wait;
+    s->next_try_ms = tl_mono_ms() + wait;
     s->backoff_ms *= 2;
     if (s->backoff_ms > s->cfg.backoff_max_ms) s->backoff_ms = s->cfg.backoff_max_ms;
     s->st.retries++;
@@ -289,7 +283,7 @@ static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_
         tl_log(s->cfg.log, TL_LOG_INFO, "spool writable again");
     }
     if (!rc) s->st.batches_spooled++;
-    int64_t t = now_ms();
+    int64_t t = tl_mono_ms();
     if (!rc && t - s->last_sync_ms >= 1000) { /* fsync at most every second */
         rc = tl_spool_sync(s->spool);
         s->last_sync_ms = t;
@@ -330,7 +324,7 @@ static void delivered(struct tl_influx_sink *s)
 /* Delivers spooled frames in order while InfluxDB takes them. */
 static void drain_once(struct tl_influx_sink *s)
 {
-    while (tl_spool_stats(s->spool).frames && now_ms() >= s->next_try_ms) {
+    while (tl_spool_stats(s->spool).frames && tl_mono_ms() >= s->next_try_ms) {
         if (tl_spool_peek(s->spool, &s->frame) != TL_OK) return;
         enum send_outcome o = send_batch(s, s->frame.data, s->frame.len, 0);
         say_refusal(s, o);
@@ -348,7 +342,7 @@ enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
     }
     enum tl_err rc = TL_OK;
     drain_once(s);
-    if (tl_spool_stats(s->spool).frames || now_ms() < s->next_try_ms) {
+    if (tl_spool_stats(s->spool).frames || tl_mono_ms() < s->next_try_ms) {
         rc = spool_batch(s, s->batch.data, s->batch.len); /* keep the order */
     } else {
         enum send_outcome o = send_batch(s, s->batch.data, s->batch.len, 0);
@@ -369,7 +363,7 @@ enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
 enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
                                uint32_t nlines)
 {
-    int64_t t = now_ms();
+    int64_t t = tl_mono_ms();
     if (!s->batch.len) s->batch_started_ms = t;
     tl_buf_append(&s->batch, lines, len);
     if (s->batch.oom) return TL_ERR_NOMEM;
@@ -382,13 +376,13 @@ enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size
 
 enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = tl_mono_ms() + timeout_ms;
     int retried_fatal = 0;
     for (;;) {
         if (s->batch.len) tl_influx_sink_flush(s);
         drain_once(s);
         if (!tl_spool_stats(s->spool).frames && !s->batch.len) return TL_OK;
-        int64_t t = now_ms();
+        int64_t t = tl_mono_ms();
         if (t >= deadline) return TL_ERR_LIMIT;
         /* a bad token or a missing bucket does not mend by waiting: one more
          * try after the backoff (so a caller's loop never spins), then return */
@@ -402,7 +396,7 @@ enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms)
 
 enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s)
 {
-    s->last_sync_ms = now_ms();
+    s->last_sync_ms = tl_mono_ms();
     return tl_spool_sync(s->spool);
 }
 

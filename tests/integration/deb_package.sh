@@ -14,23 +14,8 @@
 # root) or the mirror cannot be reached.
 set -u
 src=$1 host_tl=$2 demo=$3
-cache=${TASKLENS_CACHE:-$HOME/.cache/tasklens}
-base=$cache/bookworm-minbase
-if [ "$(id -u)" != 0 ]; then echo "SKIP: chroot needs root"; exit 77; fi
-if [ ! -x "$base/usr/bin/apt-get" ]; then
-  echo "SKIP: no Debian root at $base (scripts/make-debian-roots.sh makes it; debootstrap could not run)"
-  exit 77
-fi
-fail=0 pass=0
-ok() { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-tmp=$(mktemp -d /var/tmp/tasklens-deb.XXXXXX)
-root=$tmp/root
-trap 'umount "$root/proc" 2>/dev/null; rm -rf "$tmp"' EXIT
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
-# a root thrown away after the test: dpkg need not fsync every file it
-# unpacks (on a disk the server tests keep busy, that took minutes)
-echo 'force-unsafe-io' >"$tmp/unsafe-io"
+. "$(dirname "$0")/debian_root.sh"
+fresh_root bookworm-minbase usr/bin/apt-get
 
 if out=$(bash "$src/scripts/build-deb.sh" "$tmp/build" 2>&1); then
   deb=$(ls "$tmp"/build/tasklens_*.deb)
@@ -41,8 +26,9 @@ else
   echo "$pass checks passed, $fail failed"; exit 1
 fi
 
-cp -a --reflink=auto "$base" "$root" && mount -t proc proc "$root/proc"
-cp "$tmp/unsafe-io" "$root/etc/dpkg/dpkg.cfg.d/unsafe-io"
+# a root thrown away after the test: dpkg need not fsync every file it
+# unpacks (on a disk the server tests keep busy, that took minutes)
+echo 'force-unsafe-io' >"$root/etc/dpkg/dpkg.cfg.d/unsafe-io"
 cp "$deb" "$root/tmp/tasklens.deb" && cp "$demo" "$root/tmp/demo.log"
 if ! in_root apt-get update -qq >"$tmp/apt.log" 2>&1; then
   cat "$tmp/apt.log"; echo "SKIP: apt in the Debian root cannot reach its mirror"; exit 77

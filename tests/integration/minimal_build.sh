@@ -12,22 +12,8 @@
 # Skips (77), saying why, where debootstrap could not run.
 set -u
 src=$1 host_tl=$2 demo=$3
-cache=${TASKLENS_CACHE:-$HOME/.cache/tasklens}
-base=$cache/bookworm-build
-if [ "$(id -u)" != 0 ]; then echo "SKIP: chroot needs root"; exit 77; fi
-if [ ! -x "$base/usr/bin/cmake" ]; then
-  echo "SKIP: no Debian build root at $base (scripts/make-debian-roots.sh makes it; debootstrap could not run)"
-  exit 77
-fi
-fail=0 pass=0
-ok() { echo "ok   $*"; pass=$((pass + 1)); }
-bad() { echo "FAIL $*"; fail=$((fail + 1)); }
-tmp=$(mktemp -d /var/tmp/tasklens-min.XXXXXX)
-root=$tmp/root
-trap 'umount "$root/proc" 2>/dev/null; rm -rf "$tmp"' EXIT
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
-
-cp -a --reflink=auto "$base" "$root" && mount -t proc proc "$root/proc"
+. "$(dirname "$0")/debian_root.sh"
+fresh_root bookworm-build usr/bin/cmake
 mkdir -p "$root/src"
 tar -C "$src" --exclude='./build*' --exclude=./.git --exclude='./bench/out' -cf - . | tar -C "$root/src" -xf -
 cp "$demo" "$root/tmp/demo.log"
