@@ -283,12 +283,15 @@ def phase_prefixes(tmp):
         written = upto
         run, wait, workers, tasks = log_state(log)
         want, cells = summary(log), summary_cells(log)
-        done = sum(w["done"] for w in want.values())
-        s = wait_for(lambda s: "%d done" % done in s)
         what = "prefix %d%% (%d lines)" % (frac * 100, upto)
-        # the 5-minute window against numpy on the records that ended in it
+        # top has read it all when its clock shows the last line's time
         last = [l for l in lines[:upto] if l[:1].isdigit()][-1]
         now_s = int(last.split()[0]) / 1e6
+        hms = time.strftime("%H:%M:%S", time.gmtime(int(now_s)))
+        s = wait_for(lambda s: s and ("-%s UTC" % hms) in s.splitlines()[0], timeout=30)
+        check(("-%s UTC" % hms) in s.splitlines()[0] if s else False,
+              "%s: top reads to the end (its clock shows %s)" % (what, hms))
+        # the 5-minute window against numpy on the records that ended in it
         per = window_numbers(log, now_s, 5)
         shown = table(s)
         bad = []
@@ -311,7 +314,10 @@ def phase_prefixes(tmp):
         stragglers(s, tasks, now_s, what)
         eta_check(s, what)
         tmux("send-keys", "-t", "top", "w", "w")
-        s = wait_for(lambda s: "whole run" in s)
+        totals = {c: w["done"] for c, w in want.items()}
+        s = wait_for(lambda s: "whole run" in s and {c: int(r["done"]) for c, r in table(s).items()} == totals)
+        if {c: int(r["done"]) for c, r in table(s).items()} != totals:
+            print(s)  # what it showed instead
         compare_rows(table(s), want, cells, what + ", whole run", run=run, wait=wait)
         tmux("send-keys", "-t", "top", "w")
         wait_for(lambda s: "last 5 min" in s)
