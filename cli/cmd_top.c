@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +188,14 @@ static void filter_key(struct top *T, char c)
 static bool read_keys(struct top *T)
 {
     char keys[64];
-    ssize_t n = T->tty_fd >= 0 ? read(T->tty_fd, keys, sizeof keys) : 0;
+    if (T->tty_fd < 0) return true;
+    /* the terminal hung up (an ssh connection dropped, tmux killed): quit,
+     * or the loop would wake on its descriptor for ever (a read returns 0
+     * when no key waits: VMIN 0) */
+    struct pollfd pf = {T->tty_fd, POLLIN, 0};
+    if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL))) return false;
+    ssize_t n = read(T->tty_fd, keys, sizeof keys);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
     for (ssize_t i = 0; i < n; i++) {
         char c = keys[i];
         T->dirty = true;

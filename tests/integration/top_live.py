@@ -391,6 +391,15 @@ def phase_plain(tmp, demo_log):
     check(table(piped) == table(out.stdout) and table(configured) == table(out.stdout),
           "stdin (-) and -c CONFIG show the same table as the file")
     check(not os.path.exists(os.path.join(tmp, "never-written.lp")), "-c CONFIG: the configuration's sinks are not written")
+    # the terminal goes away (an ssh connection dropped): top ends, it does not spin
+    start("%s top --follow %s" % (TL, demo_log), 80, 24)
+    wait_for(lambda s: "CATEGORY" in s)
+    pid = int(tmux("display", "-p", "-t", "top", "#{pane_pid}").strip())
+    tmux("kill-server", check_rc=False)
+    end = time.time() + 5
+    while os.path.exists("/proc/%d" % pid) and time.time() < end:
+        time.sleep(0.1)
+    check(not os.path.exists("/proc/%d" % pid), "the terminal hung up: top exits (no spinning on a dead tty)")
 
 
 def main():
