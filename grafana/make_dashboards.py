@@ -114,12 +114,12 @@ def flux_last_table(measurement, fields, by, tags="", where=""):
 # `task_histogram` points (shared/DESIGN.md): per closed window (60 s), group
 # and metric, one point per sketch bucket the window touched, tagged
 # vmrange="<lo>...<hi>" (bounds fixed by alpha alone, the same in every
-# window and instance), field `bucket` = its count; and one point with the
+# window and instance) and the same bounds as numbers in `lo` and `hi`,
+# field `bucket` = its count; and one point with the
 # window's count, sum, min and max. A quantile over any range is the
 # quantile of the buckets summed over the windows in it: within alpha plus
 # one bucket, at the cost of the windows, not of the tasks. A window counts
 # where its end falls: a range's edges are rounded to the window.
-HIST_FLUX_IMPORT = 'import "strings"\n\n'
 # Which windows a histogram panel reads (tasklens writes 60 s windows and,
 # merged from them, 600 s and 3600 s ones: aggregate.histogram_windows): the
 # coarsest that still fits the graph's interval, or the range of a table,
@@ -149,7 +149,7 @@ def fhist_src(metrics, fields, tags=FTASKS):
 
 
 def fhist_cumulative(sums, keys):
-    """Summed buckets (one row per vmrange, by keys) -> cumulative counts
+    """Summed buckets (one row per bucket, by keys) -> cumulative counts
     over `le`, as histogramQuantile() wants them. Each bucket's lower bound
     is added as a zero-count row: the buckets are sparse, and the
     interpolation must start at the bucket's own lower bound, not at the
@@ -157,21 +157,24 @@ def fhist_cumulative(sums, keys):
     row is what made a day's graph take minutes.)"""
     cols = ", ".join("%s: r.%s" % (k, k) for k in keys)
     klist = ", ".join('"%s"' % k for k in keys)
-    bound = 'float(v: strings.split(v: r.vmrange, t: "...")[%d])'
+    # the bounds from the lo/hi tags: float() of a tag runs in Flux's
+    # vectorized map; strings.split of vmrange cost ~24 us a row (28.8 s for
+    # a day's graph, bench/RESULTS.md)
+    bound = 'float(v: r.%s)'
     return ('union(tables: [\n'
             '    %s |> map(fn: (r) => ({%s, le: %s, _value: float(v: r._value)})),\n'
             '    %s |> map(fn: (r) => ({%s, le: %s, _value: 0.0}))])\n'
             '  |> group(columns: [%s])\n  |> sort(columns: ["le"])\n  |> cumulativeSum()\n'
-            % (sums, cols, bound % 1, sums, cols, bound % 0, klist))
+            % (sums, cols, bound % "hi", sums, cols, bound % "lo", klist))
 
 
 def flux_hist_interval(metric, qs, by="category", tags=FTASKS):
     """p-quantiles of one metric per `by` value and interval, from the
     buckets of the windows ending in each interval; 100 is the max field."""
     keys = [by, "_time"]
-    out = [HIST_FLUX_IMPORT + FLUX_LEVEL_INTERVAL +
+    out = [FLUX_LEVEL_INTERVAL +
            'sums = ' + fhist_src([metric], ["bucket"], tags) +
-           '  |> group(columns: ["%s", "vmrange"])\n'
+           '  |> group(columns: ["%s", "lo", "hi"])\n'
            '  |> aggregateWindow(every: v.windowPeriod, fn: sum, timeSrc: "_start", createEmpty: false)\n'
            % by + 'hist = ' + fhist_cumulative("sums", keys)]
     parts = []
@@ -198,10 +201,10 @@ def flux_hist_table(columns, by=("category",), tags=FTASKS):
     klist = ", ".join('"%s"' % k for k in keys)
     rec = ", ".join("%s: r.%s" % (k, k) for k in keys)
     qmetrics = sorted({m for _, m, fn, _ in columns if isinstance(fn, tuple) and fn[1] not in (0, 1)})
-    text = HIST_FLUX_IMPORT + FLUX_LEVEL_RANGE
+    text = FLUX_LEVEL_RANGE
     if qmetrics:
         text += ('sums = ' + fhist_src(qmetrics, ["bucket"], tags) +
-                 '  |> group(columns: [%s, "metric", "vmrange"])\n  |> sum()\n' % klist +
+                 '  |> group(columns: [%s, "metric", "lo", "hi"])\n  |> sum()\n' % klist +
                  'hist = ' + fhist_cumulative("sums", keys + ["metric"]))
     parts = []
     for name, metric, fn, scale in columns:

@@ -9,8 +9,9 @@
  *                   window
  *                   fields q0 q01 q05 q25 q32 q50 q68 q75 q95 q99 q100,
  *                   count, sum, mean; time: window end
- *   task_histogram  tags as task_quantiles', plus instance and vmrange
- *                   ("<lo>...<hi>", bounds fixed by alpha); field bucket
+ *   task_histogram  tags as task_quantiles', plus instance, vmrange
+ *                   ("<lo>...<hi>", bounds fixed by alpha) and lo, hi (the
+ *                   same bounds as plain numbers, for Flux); field bucket
  *                   (a count, float), or count, sum, min, max for the
  *                   window; time: window end (+ k ns for a late part)
  *   tasklens        tags instance, source; fields: the pipeline's counters
@@ -34,7 +35,7 @@
 #include "core/record.h"
 
 #define TL_LP_MEMO 1024 /* entries of 32 bytes */
-#define TL_LP_HIST_MEMO 2048 /* entries of 72 bytes */
+#define TL_LP_HIST_MEMO 2048 /* entries of 104 bytes */
 
 struct tl_lp_stats {
     uint64_t points;
@@ -57,14 +58,14 @@ struct tl_lp_stats {
         char s[64];
         size_t n; /* 0: nothing remembered */
     } tag_memo[5];
-    /* The `vmrange` labels of recent histogram buckets, by bucket id: the
-     * same buckets come back window after window, and a label costs two
-     * inversions and two %e conversions (~5,000 instructions) to make.
-     * One alpha per encoder. */
+    /* The bound tags (vmrange, lo, hi) of recent histogram buckets, by
+     * bucket id: the same buckets come back window after window, and a
+     * label costs two inversions and two %e conversions (~5,000
+     * instructions) to make. One alpha per encoder. */
     struct {
         int64_t id;
         unsigned char n; /* 0: nothing remembered */
-        char s[63];
+        char s[95];
     } hist_memo[TL_LP_HIST_MEMO];
 };
 
@@ -82,9 +83,9 @@ int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const cha
                     struct tl_lp_stats *st);
 
 /* Appends the `task_histogram` points of a closed window: one per bucket
- * the window touched (tags as task_quantiles' plus instance when given and
- * vmrange="<lo>...<hi>", bounds fixed by alpha alone; field bucket = its
- * count, a float) and one with the window's count, sum, min and max.
+ * the window touched (tags as task_quantiles' plus instance when given,
+ * vmrange="<lo>...<hi>" with bounds fixed by alpha alone, and the same
+ * bounds as numbers in lo and hi; field bucket = its count, a float) and one with the window's count, sum, min and max.
  * Returns the points written. */
 int tl_lp_histogram(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by,
                     int nby, const char *window_label, const char *instance,

@@ -4,13 +4,17 @@
  *                   (the vector scan must not read past it);
  *   the value memo  a stream of records encoded with one encoder state
  *                   equals each record encoded on its own;
- *   numbers         every field reads back as the record's value. */
+ *   numbers         every field reads back as the record's value;
+ *   histograms      each bucket point's lo/hi tags are its vmrange's two
+ *                   halves, bracket the values counted in it, and the
+ *                   counts add up to the window's count. */
 #include "check.h"
 
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/aggregate.h"
 #include "core/buf.h"
 #include "core/numfmt.h"
 #include "core/record.h"
@@ -295,10 +299,98 @@ static void test_short_decimals(void)
     free(wide);
 }
 
+/* A closed window's task_histogram points, as the sinks write them. */
+struct hist_out {
+    struct tl_buf b;
+    struct tl_lp_stats st;
+};
+
+static void on_hist_window(void *ctx, const struct tl_agg_window *w)
+{
+    struct hist_out *h = ctx;
+    static const char *const by[] = {"category"};
+    if (!w->cumulative) tl_lp_histogram(&h->b, w, by, 1, "60s", "t", &h->st);
+}
+
+/* The value of tag `key` in a point's tag section [p, end), or "" */
+static const char *tag_of(const char *p, const char *end, const char *key, char *out, size_t cap)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, ",%s=", key);
+    const char *t = strstr(p, pat);
+    out[0] = '\0';
+    if (!t || t >= end) return out;
+    t += strlen(pat);
+    size_t n = strcspn(t, ", ");
+    if (n < cap) memcpy(out, t, n), out[n] = '\0';
+    return out;
+}
+
+static void test_histogram_bounds(void)
+{
+    static struct hist_out h;
+    struct tl_agg_opts o;
+    tl_agg_opts_default(&o);
+    o.nmetrics = 1;
+    o.metrics[0] = TL_M_WALL_TIME_S;
+    o.window_ns = 60000000000LL;
+    struct tl_agg *a = tl_agg_new(&o, on_hist_window, &h);
+    const int64_t t0 = 1700000040000000000LL;
+    double vals[400];
+    int nv = 0;
+    for (int i = 0; i < 400; i++) { /* 1e-6 .. 1e6, a few negatives and zeros */
+        double v = pow(10, -6 + 12.0 * (double)(next() % 100000) / 100000.0);
+        if (i % 37 == 0) v = -v;
+        if (i % 101 == 0) v = 0;
+        vals[nv++] = v;
+        struct tl_record r;
+        init_task(&r);
+        r.category = "c";
+        r.final = true;
+        r.time_ns = t0 + i;
+        tl_record_set(&r, TL_M_WALL_TIME_S, v);
+        tl_agg_add(a, &r);
+    }
+    tl_agg_close_window(a);
+    tl_buf_putc(&h.b, '\0');
+    long long counted = 0, window_count = -1;
+    int points = 0, bad = 0;
+    for (const char *line = h.b.data; *line; line = strchr(line, '\n') + 1) {
+        const char *sp = strchr(line, ' ');
+        char vr[96], lo[48], hi[48], want[104];
+        if (strstr(line, " bucket=") != sp) {
+            const char *c = strstr(line, " count=");
+            if (c) window_count = atoll(c + 7);
+            continue;
+        }
+        tag_of(line, sp, "vmrange", vr, sizeof vr);
+        tag_of(line, sp, "lo", lo, sizeof lo);
+        tag_of(line, sp, "hi", hi, sizeof hi);
+        snprintf(want, sizeof want, "%s...%s", lo, hi);
+        bad += strcmp(vr, want) != 0 || !(strtod(lo, NULL) < strtod(hi, NULL));
+        long long n = atoll(sp + 8);
+        int inside = 0; /* values in [lo, hi], within the labels' rounding */
+        double l = strtod(lo, NULL), u = strtod(hi, NULL), slack = 1e-4 * fmax(fabs(l), fabs(u));
+        for (int i = 0; i < nv; i++) inside += vals[i] >= l - slack && vals[i] <= u + slack;
+        bad += inside < n;
+        counted += n;
+        points++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(points > 100);
+    CHECK_EQ_INT(counted, nv);
+    CHECK_EQ_INT(window_count, nv);
+    printf("  histogram bounds: %d bucket points, lo/hi = vmrange's halves, %lld values\n", points,
+           counted);
+    tl_agg_free(a);
+    tl_buf_free(&h.b);
+}
+
 int main(void)
 {
     test_escaping();
     test_memo();
     test_short_decimals();
+    test_histogram_bounds();
     return check_done("test_lineproto");
 }
