@@ -643,6 +643,25 @@ static enum tl_err partition_save(struct tl_source *s, const char *topic, int32_
     return rc ? rc : b->oom ? TL_ERR_NOMEM : TL_OK;
 }
 
+/* Where a partition's saved state stops: the offset after the last message
+ * processed, and that message's fingerprint. A partition resumed a message
+ * early to verify it (resume_check) has processed that message already, in
+ * the state it resumed with: until the message comes back its position is
+ * the one after it, never the consumer's (a checkpoint taken in that gap
+ * must not make the next resume feed it twice). */
+static void partition_position(const struct kafka_src *K, const struct tl_kafka_partition *p,
+                               int64_t *next, uint64_t *fp)
+{
+    *next = p->next;
+    *fp = p->last_fp;
+    for (int i = 0; i < K->nchecks; i++)
+        if (K->checks[i].fp && K->checks[i].partition == p->partition &&
+            !strcmp(K->checks[i].topic, p->topic) && K->checks[i].offset + 1 > p->next) {
+            *next = K->checks[i].offset + 1;
+            *fp = K->checks[i].fp;
+        }
+}
+
 /* The checkpoint section (see the top of the file). */
 static enum tl_err kafka_save(struct tl_source *s, struct tl_buf *b)
 {
@@ -657,9 +676,12 @@ static enum tl_err kafka_save(struct tl_source *s, struct tl_buf *b)
     enum tl_err rc = TL_OK;
     for (int i = 0; !rc && i < n; i++) {
         if (!parts[i].assigned || parts[i].next < 0) continue;
+        int64_t next;
+        uint64_t fp;
+        partition_position(K, &parts[i], &next, &fp);
         tl_put_str(b, parts[i].topic);
         tl_put_varint(b, tl_zigzag(parts[i].partition));
-        tl_put_varint(b, tl_zigzag(parts[i].next));
+        tl_put_varint(b, tl_zigzag(next));
         st.len = 0;
         rc = partition_save(s, parts[i].topic, parts[i].partition, &st);
         tl_put_varint(b, st.len);
@@ -681,7 +703,12 @@ static enum tl_err kafka_save(struct tl_source *s, struct tl_buf *b)
      * checkpoints end before it */
     tl_put_u8(b, 'F');
     for (int i = 0; i < n; i++)
-        if (parts[i].assigned && parts[i].next >= 0) tl_put_varint(b, parts[i].last_fp);
+        if (parts[i].assigned && parts[i].next >= 0) {
+            int64_t next;
+            uint64_t fp;
+            partition_position(K, &parts[i], &next, &fp);
+            tl_put_varint(b, fp);
+        }
     for (int i = 0; i < K->npending; i++) tl_put_varint(b, K->pending[i].fp);
     tl_buf_free(&st);
     return rc ? rc : b->oom ? TL_ERR_NOMEM : TL_OK;
@@ -702,10 +729,13 @@ static bool kafka_publish(struct tl_source *s)
     for (int i = 0; i < n; i++) {
         if (!parts[i].assigned || parts[i].next < 0) continue;
         char key[1024];
+        int64_t next;
+        uint64_t fp;
+        partition_position(K, &parts[i], &next, &fp);
         v.len = 0;
         tl_put_u8(&v, KSTATE_VERSION);
         tl_put_str(&v, tl_rt_instance(s->rt));
-        tl_put_varint(&v, tl_zigzag(parts[i].next));
+        tl_put_varint(&v, tl_zigzag(next));
         if (!kstate_key(key, sizeof key, s, parts[i].topic, parts[i].partition) ||
             partition_save(s, parts[i].topic, parts[i].partition, &v) ||
             tl_kstore_put(K->store, key, v.data, v.len)) {

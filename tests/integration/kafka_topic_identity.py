@@ -16,6 +16,13 @@ beginning, and that is said.
    the new log arrives (as `lines` makes them), the change is said.
 3. A plain restart (the topic kept, more messages produced) says nothing
    and reads each message once.
+4. A resumed partition whose message-to-verify is slow to come (the broker
+   holds the fetch) while checkpoints are taken, then kill -9, then a
+   restart: each message still read once. (Those checkpoints used to save
+   the consumer's position -- one before the verified message, without its
+   fingerprint -- so the next start fed that message to the parser again:
+   a Work Queue chunk twice, the category-less duplicates kafka_influx once
+   caught.)
 
 usage: kafka_topic_identity.py TASKLENS DEMO_LOG
 """
@@ -130,6 +137,32 @@ def main():
         check(sorted(set(got)) == want and len(got) == len(want) and "not the topic" not in err,
               "the same topic across a restart: %d of %d task points, each once, nothing said"
               % (len(got), len(want)))
+        # checkpoints while the resumed partition waits for its first message
+        k.produce("wq4", old_msgs[:len(old_msgs) // 2], key=b"m")
+        cfg4, out4 = os.path.join(tmp, "run4.yaml"), os.path.join(tmp, "out4.lp")
+        base4 = (open(cfg).read().replace("topics: wq2", "topics: wq4").replace(out, out4)
+                 .replace("/ck", "/ck4").replace("gid", "gid4")
+                 .replace('{fetch.wait.max.ms: "50"}', '{fetch.wait.max.ms: "50", session.timeout.ms: "6000", '
+                          'heartbeat.interval.ms: "500"}'))
+        with open(cfg4, "w") as f:
+            f.write(base4)
+        run(cfg4, out4, 1, timeout=30)
+        slow = os.path.join(tmp, "run4slow.yaml")
+        with open(slow, "w") as f:  # the broker holds a fetch 10 s for bytes that never come
+            f.write(base4.replace('fetch.wait.max.ms: "50"', 'fetch.wait.max.ms: "10000", '
+                                  'fetch.min.bytes: "10000000"'))
+        before = len(points(open(out4).read()))
+        p = subprocess.Popen([TASKLENS, "run", "-c", slow], stderr=open(out4 + ".err", "a"))
+        time.sleep(6)  # assigned, several checkpoints taken, the verified message not fetched yet
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        held = len(points(open(out4).read()))
+        k.produce("wq4", old_msgs[len(old_msgs) // 2:], key=b"m")
+        run(cfg4, out4, len(want), timeout=90)
+        got = points(open(out4).read())
+        check(held == before and sorted(set(got)) == want and len(got) == len(want),
+              "checkpoints while a resumed partition waits for its verified message, kill -9, restart: "
+              "%d of %d task points, each once (the held run wrote %d)" % (len(got), len(want), held - before))
     return finish()
 
 
