@@ -844,7 +844,7 @@ HIST_METHOD = {"flux": "Flux histogramQuantile() over the `task_histogram` bucke
                "promql": "histogram_quantile() over the `task_histogram` vmrange buckets summed with "
                          "sum_over_time() over the range"}
 # bench/RESULTS.md, "Histogram panels": one day of 100 tasks/s
-HIST_COST = {"flux": "graphs ~12 s for an hour, ~29 s for a day; tables 1-5 s",
+HIST_COST = {"flux": "graphs ~2 s for an hour, ~3.5 s for a day; tables 1-4.5 s",
              "promql": "0.1-0.7 s for an hour or a day"}
 
 
