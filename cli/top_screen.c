@@ -286,7 +286,11 @@ static void workflow_lines(struct tl_buf *out, const struct top_view *v, struct 
     char a[4][32];
     struct line l;
     line_begin(&l, out, v);
-    if (w->known) line_put(&l, "workers %lld  cores %s", (long long)w->workers, human(a[0], 32, w->cores_total, TL_UNIT_COUNT));
+    /* connected workers with no cores: none reported its resources (a worker has >= 1) */
+    bool cores_unsaid = isnan(w->cores_total) || (w->cores_total == 0 && w->workers > 0);
+    if (w->known)
+        line_put(&l, "workers %lld  cores %s", (long long)w->workers,
+                 cores_unsaid ? "-" : human(a[0], 32, w->cores_total, TL_UNIT_COUNT));
     else line_put(&l, "workers -  cores -");
     if (!isnan(w->cores_in_use)) line_put(&l, " (%s in use)", human(a[1], 32, w->cores_in_use, TL_UNIT_COUNT));
     eta(&l, w);

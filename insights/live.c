@@ -27,7 +27,7 @@ struct cat {
 struct workflow_state {
     int32_t name;
     int64_t workers;
-    double cores;
+    double cores; /* NAN until a record says (a manager may never count its workers' cores) */
 };
 
 struct tl_live {
@@ -236,7 +236,7 @@ static void workflow_seen(struct tl_live *L, const struct tl_record *r)
             L->capwf = cap;
         }
         w = &L->wf[L->nwf++];
-        *w = (struct workflow_state){.name = id};
+        *w = (struct workflow_state){.name = id, .cores = NAN};
     }
     if (tl_record_has(r, TL_M_WORKERS)) w->workers = (int64_t)r->v[TL_M_WORKERS];
     if (tl_record_has(r, TL_M_WORKER_CORES)) w->cores = r->v[TL_M_WORKER_CORES];
@@ -499,9 +499,11 @@ void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_
 {
     *out = (struct tl_live_workflow){.known = L->nwf > 0, .cores_in_use = NAN, .running = -1,
                                      .waiting = -1, .per_min = 0, .eta_s = NAN};
+    out->cores_total = NAN; /* unknown unless some workflow says */
     for (size_t i = 0; i < L->nwf; i++) {
         out->workers += L->wf[i].workers;
-        out->cores_total += L->wf[i].cores;
+        if (!isnan(L->wf[i].cores))
+            out->cores_total = (isnan(out->cores_total) ? 0 : out->cores_total) + L->wf[i].cores;
     }
     if (L->cores_known) out->cores_in_use = L->cores_in_use;
     uint64_t ended = 0;

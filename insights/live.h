@@ -64,7 +64,7 @@ struct tl_live_failure {
 struct tl_live_workflow {
     bool known;          /* a workflow record was seen (workers, cores) */
     int64_t workers;     /* connected, summed over the live workflows */
-    double cores_total;  /* of the connected workers */
+    double cores_total;  /* of the connected workers; NAN when no record says */
     double cores_in_use; /* allocated to running tasks; NAN when none say */
     int64_t running, waiting; /* open tasks now; -1 unknown */
     double per_min;      /* attempts ended per minute in the window */

@@ -380,6 +380,14 @@ def phase_plain(tmp, demo_log):
     check(out.returncode == 0 and "\x1b" not in out.stdout and out.stdout.count("CATEGORY") == 1,
           "--once into a pipe: the table once, no escape sequence")
     compare_rows(table(out.stdout), summary(demo_log), summary_cells(demo_log), "--once", run={}, wait={})
+    # workers that never said their resources: cores unknown, not 0
+    gen_log = os.path.join(tmp, "noresources.log")
+    with open(gen_log, "w") as f:
+        subprocess.run([GEN, "300", "2", "1", "1"], stdout=f, check=True)
+    head = subprocess.run([TL, "top", "--once", gen_log], capture_output=True, text=True).stdout
+    m = re.search(r"workers (\d+)  cores (\S+)", head)
+    check(m is not None and int(m[1]) > 0 and m[2] == "-",
+          "workers without resources: cores '-', not 0 (%s)" % (m[0] if m else head[:200]))
     # the same through stdin and through a run configuration's source
     with open(demo_log) as f:
         piped = subprocess.run([TL, "top", "--once", "-"], stdin=f, capture_output=True, text=True).stdout
