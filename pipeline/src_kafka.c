@@ -520,13 +520,13 @@ static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *part
     struct tl_source *s = ctx;
     struct kafka_src *K = s->own;
     struct tl_runtime *rt = s->rt;
+    /* closing: kafka_stop has committed what the exit checkpoint covers, or
+     * nothing when it failed -- a commit here would skip what it lost */
     if (!tl_rt_closing(rt)) {
         tl_output_pass(tl_rt_output(rt), true);
         if (tl_rt_checkpoint(rt, "revoke")) tl_kafka_commit(K->kafka);
         else tl_rt_log(s->rt, TL_LOG_WARN, "kafka: partitions revoked before their output was acknowledged; "
                   "another owner reads them again from the last commit");
-    } else {
-        tl_kafka_commit(K->kafka);
     }
     /* If the partitions come back to this process (a broker restart, a
      * rebalance that changes nothing for them), their open tasks must too:
@@ -933,8 +933,8 @@ static void kafka_commit(struct tl_source *s)
     if (K->kafka) tl_kafka_commit(K->kafka);
 }
 
-/* Commit what the checkpoint covers, then leave the group (the revoke that
- * follows only commits). */
+/* Commit what the exit checkpoint covers (nothing when it failed), then
+ * leave the group (the revoke that follows commits nothing). */
 static void kafka_stop(struct tl_source *s, bool saved)
 {
     struct kafka_src *K = s->own;
