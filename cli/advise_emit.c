@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "cli/advise_emit.h"
+#include "core/quote.h"
 
 #define MIB 1048576.0
 
@@ -51,7 +52,10 @@ static void header(struct tl_buf *b, const char *sys, const char *lead,
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     snprintf(mem, sizeof mem, "%.0f MiB", o->round[TL_RES_MEM] / MIB);
     tl_buf_printf(b, "%smade by tasklens advise --emit %s, %s, from:", lead, sys, when);
-    for (int i = 0; i < ninputs; i++) tl_buf_printf(b, " %s", inputs[i]);
+    for (int i = 0; i < ninputs; i++) {
+        tl_buf_putc(b, ' ');
+        tl_quote_comment(b, inputs[i]);
+    }
     tl_buf_printf(b, "\n%srule: memory = peak RSS p%02.0f x %g, rounded up to %s, in MB (MiB);\n"
                      "%s      cores = cores used p%02.0f (CPU time / wall time where not measured), "
                      "rounded up to a whole core;\n"
@@ -61,14 +65,14 @@ static void header(struct tl_buf *b, const char *sys, const char *lead,
                   o->quantile * 100, o->margin);
 }
 
-/* A category's evidence, as a comment (a line break in a name would end
- * the comment: written as a space). */
+/* A category's evidence, as a comment (the name in visible escapes: no
+ * code point in it can end the comment). */
 static void evidence(struct tl_buf *b, const char *lead, const char *name,
                      const struct tl_cat_advice *ca)
 {
     const struct tl_advice *m = &ca->a[TL_RES_MEM];
     tl_buf_puts(b, lead);
-    for (const char *p = name; *p; p++) tl_buf_putc(b, *p == '\n' || *p == '\r' ? ' ' : *p);
+    tl_quote_comment(b, name);
     tl_buf_printf(b, ": %zu attempt%s", ca->attempts, ca->attempts == 1 ? "" : "s");
     if (m->n_used)
         tl_buf_printf(b, "; peak RSS max %.4g MiB; %.1f %% of attempts above the recommendation",
@@ -77,8 +81,50 @@ static void evidence(struct tl_buf *b, const char *lead, const char *name,
     tl_buf_putc(b, '\n');
 }
 
+/* A category whose name the language cannot hold safely: left out, said
+ * in the file (when lead is given) and counted for the caller to say. */
+static void refuse(struct tl_buf *b, const char *lead, struct advise_refusals *rf, const char *name,
+                   const char *why)
+{
+    if (!rf->n++) {
+        rf->first = name;
+        rf->why = why;
+    }
+    if (lead) tl_buf_printf(b, "%s  (left out: %s)\n", lead, why);
+}
+
+static bool name_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* A Nextflow process name, DSL2's qualified ones (WF:SUB:PROC) included:
+ * identifiers joined by ':'. withName takes a pattern, and such a name
+ * matches itself and nothing else. */
+static bool process_name(const char *s)
+{
+    for (;;) {
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return false;
+        while (name_char(*s)) s++;
+        if (!*s) return true;
+        if (*s++ != ':') return false;
+    }
+}
+
+/* A Makeflow category: its lexer reads `CATEGORY=` to the end of the line,
+ * trims it and expands $ in it, so only names of letters, digits, inner
+ * spaces and none of its special characters read back as written. */
+static bool makeflow_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || s[0] == ' ' || s[n - 1] == ' ') return false;
+    for (; *s; s++)
+        if (!name_char(*s) && !strchr("-.+@%,: ", *s)) return false;
+    return true;
+}
+
 static void emit_bps(struct tl_buf *b, const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
-                     const struct tl_advise_opts *o, char *const *inputs, int ninputs)
+                     const struct tl_advise_opts *o, char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     header(b, "bps", "# ", o, inputs, ninputs);
     tl_buf_puts(b, "# labels with no measurement are left out: BPS gives them its defaults\n"
@@ -87,16 +133,25 @@ static void emit_bps(struct tl_buf *b, const struct tl_task_rows *rs, const stru
         const struct tl_advice *m = &ca[k].a[TL_RES_MEM], *c = &ca[k].a[TL_RES_CORES];
         evidence(b, "  # ", rs->cats.s[k], &ca[k]);
         if (!m->n_used && !c->n_used) continue;
-        tl_buf_puts(b, "  ");
-        tl_buf_put_json_string(b, rs->cats.s[k]); /* a double-quoted YAML key */
-        tl_buf_puts(b, ":\n");
+        struct tl_buf key = {0};
+        bool ok = tl_quote_yaml(&key, rs->cats.s[k]); /* a double-quoted YAML key */
+        if (ok) {
+            tl_buf_puts(b, "  ");
+            tl_buf_append(b, key.data, key.len);
+            tl_buf_puts(b, ":\n");
+        }
+        tl_buf_free(&key);
+        if (!ok) {
+            refuse(b, "  # ", rf, rs->cats.s[k], "not UTF-8, so not a label BPS can name");
+            continue;
+        }
         if (m->n_used) tl_buf_printf(b, "    requestMemory: %lld\n", to_mb(m->rec));
         if (c->n_used) tl_buf_printf(b, "    requestCpus: %lld\n", to_cores(c->rec));
     }
 }
 
 static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
-                    const struct tl_advise_opts *o, char *const *inputs, int ninputs)
+                    const struct tl_advise_opts *o, char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     struct tl_buf h = {0};
     header(&h, "wq", "", o, inputs, ninputs);
@@ -109,6 +164,10 @@ static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struc
     for (size_t k = 0; k < rs->cats.n; k++) {
         const struct tl_advice *a = ca[k].a;
         if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
+        if (!tl_utf8_valid(rs->cats.s[k])) { /* JSON would hold another name */
+            refuse(NULL, NULL, rf, rs->cats.s[k], "not UTF-8, so not a name JSON can hold");
+            continue;
+        }
         tl_buf_puts(b, first ? "\n    " : ",\n    ");
         first = false;
         tl_buf_put_json_string(b, rs->cats.s[k]);
@@ -130,7 +189,7 @@ static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struc
 
 static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
                           const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                          char *const *inputs, int ninputs)
+                          char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     header(b, "makeflow", "# ", o, inputs, ninputs);
     tl_buf_puts(b, "# each block applies to the rules that follow it, until the next CATEGORY\n");
@@ -139,12 +198,10 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
         tl_buf_putc(b, '\n');
         evidence(b, "# ", rs->cats.s[k], &ca[k]);
         if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
-        if (strpbrk(rs->cats.s[k], "\n\r")) {
-            tl_buf_puts(b, "# (a line break in the name: Makeflow cannot name it)\n");
+        if (!makeflow_name(rs->cats.s[k])) {
+            refuse(b, "# ", rf, rs->cats.s[k], "not a name Makeflow reads back as written");
             continue;
         }
-        /* the rest of the line, as written: Makeflow keeps quotes as part of
-         * the name */
         tl_buf_printf(b, "CATEGORY=%s\n", rs->cats.s[k]);
         if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "CORES=%lld\n", to_cores(a[TL_RES_CORES].rec));
         if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "MEMORY=%lld\n", to_mb(a[TL_RES_MEM].rec));
@@ -174,7 +231,7 @@ static void time_rule(struct tl_buf *b, const char *lead, const struct tl_advise
 
 static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
                           const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                          char *const *inputs, int ninputs)
+                          char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     header(b, "nextflow", "// ", o, inputs, ninputs);
     time_rule(b, "// ", o);
@@ -184,12 +241,13 @@ static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
         long long minutes = wall_minutes(rs, k, o);
         evidence(b, "    // ", rs->cats.s[k], &ca[k]);
         if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !minutes) continue;
-        tl_buf_puts(b, "    withName: '");
-        for (const char *p = rs->cats.s[k]; *p; p++) {
-            if (*p == '\'' || *p == '\\') tl_buf_putc(b, '\\');
-            tl_buf_putc(b, *p == '\n' || *p == '\r' ? ' ' : *p);
+        if (!process_name(rs->cats.s[k])) { /* a selector is a pattern: only a name is safe */
+            refuse(b, "    // ", rf, rs->cats.s[k], "not a Nextflow process name");
+            continue;
         }
-        tl_buf_puts(b, "' {\n");
+        tl_buf_puts(b, "    withName: ");
+        tl_quote_groovy(b, rs->cats.s[k]);
+        tl_buf_puts(b, " {\n");
         if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "        cpus = %lld\n", to_cores(a[TL_RES_CORES].rec));
         if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "        memory = '%lld MB'\n", to_mb(a[TL_RES_MEM].rec));
         if (minutes) tl_buf_printf(b, "        time = '%lldm'\n", minutes);
@@ -210,7 +268,7 @@ static bool rule_name(const char *s)
 
 static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
                            const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                           char *const *inputs, int ninputs)
+                           char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     struct tl_buf threads = {0}, res = {0};
     header(b, "snakemake", "# ", o, inputs, ninputs);
@@ -222,7 +280,7 @@ static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
         long long minutes = wall_minutes(rs, k, o);
         evidence(b, "# ", rs->cats.s[k], &ca[k]);
         if (!rule_name(rs->cats.s[k])) {
-            tl_buf_puts(b, "#   (not a rule name: left out)\n");
+            refuse(b, "# ", rf, rs->cats.s[k], "not a Snakemake rule name");
             continue;
         }
         if (a[TL_RES_CORES].n_used)
@@ -258,11 +316,12 @@ bool advise_emit_parse(const char *name, enum advise_emit *out)
 
 void advise_emit(struct tl_buf *b, enum advise_emit e, const struct tl_task_rows *rs,
                  const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                 char *const *inputs, int ninputs)
+                 char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
-    if (e == EMIT_BPS) emit_bps(b, rs, ca, o, inputs, ninputs);
-    else if (e == EMIT_WQ) emit_wq(b, rs, ca, o, inputs, ninputs);
-    else if (e == EMIT_MAKEFLOW) emit_makeflow(b, rs, ca, o, inputs, ninputs);
-    else if (e == EMIT_NEXTFLOW) emit_nextflow(b, rs, ca, o, inputs, ninputs);
-    else if (e == EMIT_SNAKEMAKE) emit_snakemake(b, rs, ca, o, inputs, ninputs);
+    *rf = (struct advise_refusals){0};
+    if (e == EMIT_BPS) emit_bps(b, rs, ca, o, inputs, ninputs, rf);
+    else if (e == EMIT_WQ) emit_wq(b, rs, ca, o, inputs, ninputs, rf);
+    else if (e == EMIT_MAKEFLOW) emit_makeflow(b, rs, ca, o, inputs, ninputs, rf);
+    else if (e == EMIT_NEXTFLOW) emit_nextflow(b, rs, ca, o, inputs, ninputs, rf);
+    else if (e == EMIT_SNAKEMAKE) emit_snakemake(b, rs, ca, o, inputs, ninputs, rf);
 }

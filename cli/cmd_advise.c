@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/advise_emit.h"
+#include "core/term.h"
 #include "cli/cli.h"
 #include "cli/insights_cli.h"
 #include "sinks/summary.h"
@@ -201,6 +202,29 @@ static void advise_lp(struct tl_buf *b, const char *name, const struct tl_cat_ad
     }
 }
 
+/* The advice of every category into b: a table, JSON, line protocol or a
+ * workflow system's file (a name it cannot hold is left out and said). */
+static void advise_write(struct tl_buf *b, enum advise_emit emit, const struct common *co,
+                         const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
+                         const struct tl_advise_opts *o, char *const *inputs, int ninputs)
+{
+    int written = 0;
+    char pct[16];
+    snprintf(pct, sizeof pct, "p%02.0f", o->quantile * 100);
+    struct advise_refusals rf = {0};
+    if (emit) advise_emit(b, emit, rs, ca, o, inputs, ninputs, &rf);
+    else advise_header(b, co->fmt, o, pct);
+    if (rf.n) /* a name the file cannot hold exactly never goes in it */
+        tl_eprintf("tasklens advise: %zu categor%s left out of the file: '%s' is %s\n", rf.n,
+                   rf.n == 1 ? "y" : "ies", rf.first, rf.why);
+    for (size_t k = 0; !emit && k < rs->cats.n; k++) {
+        if (co->fmt == F_TABLE) advise_table(b, rs->cats.s[k], &ca[k], pct);
+        else if (co->fmt == F_JSON) advise_json(b, k, rs->cats.s[k], &ca[k], pct);
+        else advise_lp(b, rs->cats.s[k], &ca[k], o->quantile, rs->newest_ns, &written);
+    }
+    if (!emit && co->fmt == F_JSON) tl_buf_puts(b, "]}\n");
+}
+
 int tl_cmd_advise(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -217,13 +241,13 @@ int tl_cmd_advise(int argc, char **argv)
         switch (c) {
         case 'Q':
             if (!parse_num(optarg, 0, 1, &o.quantile)) {
-                fprintf(stderr, "tasklens advise: --quantile wants a number in [0,1]\n");
+                tl_eprintf("tasklens advise: --quantile wants a number in [0,1]\n");
                 return TL_EXIT_USAGE;
             }
             break;
         case 'M':
             if (!parse_num(optarg, 1, 100, &o.margin)) {
-                fprintf(stderr, "tasklens advise: --margin wants a number in [1,100]\n");
+                tl_eprintf("tasklens advise: --margin wants a number in [1,100]\n");
                 return TL_EXIT_USAGE;
             }
             break;
@@ -239,7 +263,7 @@ int tl_cmd_advise(int argc, char **argv)
             bool ok = res >= 0 && (res == TL_RES_CORES ? parse_num(eq + 1, 1e-3, 1e6, &v)
                                                     : parse_bytes(eq + 1, &v) && v >= 1);
             if (!ok) {
-                fprintf(stderr, "tasklens advise: --round wants cores=N, memory=SIZE or disk=SIZE\n");
+                tl_eprintf("tasklens advise: --round wants cores=N, memory=SIZE or disk=SIZE\n");
                 return TL_EXIT_USAGE;
             }
             o.round[res] = v;
@@ -247,7 +271,7 @@ int tl_cmd_advise(int argc, char **argv)
         }
         case 'E':
             if (!advise_emit_parse(optarg, &emit)) {
-                fprintf(stderr, "tasklens advise: --emit is bps, wq, makeflow, nextflow or snakemake\n");
+                tl_eprintf("tasklens advise: --emit is bps, wq, makeflow, nextflow or snakemake\n");
                 return TL_EXIT_USAGE;
             }
             break;
@@ -270,29 +294,19 @@ int tl_cmd_advise(int argc, char **argv)
     int ninputs = tl_inputs_once(argv + optind, argc - optind, "tasklens advise");
     int status = read_all(&co, ninputs, argv + optind, &rs, "tasklens advise");
     if (rs.process_wide_rss) /* their memory recommendations rest on upper bounds */
-        fprintf(stderr, "tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
+        tl_eprintf("tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
                         "categories is from those bounds\n",
                 (unsigned long long)rs.process_wide_rss);
     double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
     struct tl_cat_advice *ca = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *ca);
     if (!tmp || !ca) {
-        fprintf(stderr, "tasklens advise: out of memory\n");
+        tl_eprintf("tasklens advise: out of memory\n");
         status = TL_EXIT_INPUT;
     }
     struct tl_buf b = {0};
     if (status == TL_EXIT_OK) {
         for (size_t k = 0; k < rs.cats.n; k++) tl_advise_category(&rs, (int32_t)k, &o, tmp, &ca[k]);
-        int written = 0;
-        char pct[16];
-        snprintf(pct, sizeof pct, "p%02.0f", o.quantile * 100);
-        if (emit) advise_emit(&b, emit, &rs, ca, &o, argv + optind, ninputs);
-        else advise_header(&b, co.fmt, &o, pct);
-        for (size_t k = 0; !emit && k < rs.cats.n; k++) {
-            if (co.fmt == F_TABLE) advise_table(&b, rs.cats.s[k], &ca[k], pct);
-            else if (co.fmt == F_JSON) advise_json(&b, k, rs.cats.s[k], &ca[k], pct);
-            else advise_lp(&b, rs.cats.s[k], &ca[k], o.quantile, rs.newest_ns, &written);
-        }
-        if (!emit && co.fmt == F_JSON) tl_buf_puts(&b, "]}\n");
+        advise_write(&b, emit, &co, &rs, ca, &o, argv + optind, ninputs);
         status = write_out(&co, &b, "tasklens advise");
     }
     tl_buf_free(&b);

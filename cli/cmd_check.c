@@ -25,6 +25,7 @@
 #include "pipeline/run_config.h"
 #include "pipeline/source.h"
 #include "core/path.h"
+#include "core/term.h"
 
 /* One finding (ctx: the count of problems); also how each source type
  * reports its own (tl_check_say). */
@@ -34,9 +35,7 @@ static void say(void *problems, int verdict, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs(verdict == TL_CHECK_NOTE ? "  ..    " : verdict ? "  ok    " : "  FAIL  ", stdout);
-    vprintf(fmt, ap);
-    putchar('\n');
+    tl_vprintln(stdout, verdict == TL_CHECK_NOTE ? "  ..    " : verdict ? "  ok    " : "  FAIL  ", fmt, ap);
     va_end(ap);
     if (verdict == TL_CHECK_FAIL) (*(int *)problems)++;
 }
@@ -113,13 +112,13 @@ int tl_cmd_check(int argc, char **argv)
         }
     }
     if (!path || optind != argc) {
-        fprintf(stderr, "usage: tasklens check [--config-only] -c FILE\n");
+        tl_eprintf("usage: tasklens check [--config-only] -c FILE\n");
         return TL_EXIT_USAGE;
     }
     struct run_config cfg;
     char err[1024];
     if (run_config_load(&cfg, path, err, sizeof err)) {
-        fprintf(stderr, "tasklens check: %s\n", err);
+        tl_eprintf("tasklens check: %s\n", err);
         run_config_free(&cfg);
         return TL_EXIT_USAGE;
     }

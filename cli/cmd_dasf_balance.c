@@ -3,6 +3,7 @@
  * DASF's columns. The traces are read with dasf.clock=monotonic, so the
  * seconds are DASF's. */
 #include "cli/cli.h"
+#include "core/term.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ int tl_cmd_dasf_balance(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "tasklens summary --dasf-task-balance: no TracePlugin file given\n");
+        tl_eprintf("tasklens summary --dasf-task-balance: no TracePlugin file given\n");
         return TL_EXIT_USAGE;
     }
     struct tl_dasf_balance *b = tl_dasf_balance_new();
@@ -72,7 +73,7 @@ int tl_cmd_dasf_balance(int argc, char **argv)
     }
     tl_reject_budget_end(&budget, "tasklens summary");
     if (b && tl_dasf_balance_failed(b)) {
-        fprintf(stderr, "tasklens summary --dasf-task-balance: out of memory\n");
+        tl_eprintf("tasklens summary --dasf-task-balance: out of memory\n");
         status = TL_EXIT_INPUT;
     }
     if (status == TL_EXIT_OK && !write_csv(b, stdout)) status = TL_EXIT_INPUT;

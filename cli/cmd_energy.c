@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "cli/insights_cli.h"
 
 static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const char *name,
@@ -228,7 +229,7 @@ static int parse_flags(int argc, char **argv, struct common *co, struct tl_power
         double *dst = c == 'W' ? &pw->w_core : c == 'G' ? &pw->w_gib : c == 'P' ? &pw->pue : c == 'I' ? &pw->g_kwh : NULL;
         if (dst) {
             if (!parse_num(optarg, c == 'P' ? 1 : 0, 1e6, dst)) {
-                fprintf(stderr, "tasklens energy: bad number '%s'%s\n", optarg, c == 'P' ? " (PUE >= 1)" : "");
+                tl_eprintf("tasklens energy: bad number '%s'%s\n", optarg, c == 'P' ? " (PUE >= 1)" : "");
                 return TL_EXIT_USAGE;
             }
             continue;
@@ -259,7 +260,7 @@ int tl_cmd_energy(int argc, char **argv)
     status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens energy");
     struct tl_energy *ec = calloc(rs.cats.n + 1, sizeof *ec), *ew = calloc(rs.wfs.n + 1, sizeof *ew);
     if (!ec || !ew) {
-        fprintf(stderr, "tasklens energy: out of memory\n");
+        tl_eprintf("tasklens energy: out of memory\n");
         status = TL_EXIT_INPUT;
     }
     struct tl_buf b = {0};

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "cli/sink_flags.h"
 #include "cli/input.h"
 #include "core/aggregate.h"
@@ -73,7 +74,7 @@ static enum tl_err open_sinks(struct tl_output *o, const struct tl_sink_flags *s
         enum tl_err rc = t->validate ? t->validate(named[i]->config, &key, err, sizeof err) : TL_OK;
         if (!rc) rc = tl_output_open_sink(o, named[i], &env, err, sizeof err);
         if (rc) {
-            fprintf(stderr, "tasklens lines: %s%s%s\n", key ? key : "", key ? ": " : "", err);
+            tl_eprintf("tasklens lines: %s%s%s\n", key ? key : "", key ? ": " : "", err);
             return rc;
         }
     }
@@ -84,7 +85,7 @@ static enum tl_err open_sinks(struct tl_output *o, const struct tl_sink_flags *s
                                     outpath ? outpath : "-", err, sizeof err);
     if (!rc) rc = tl_options_set(file.type->options, file.config, "append", "false", err, sizeof err);
     if (!rc) rc = tl_output_open_sink(o, &file, &env, err, sizeof err);
-    if (rc) fprintf(stderr, "tasklens lines: %s\n", err);
+    if (rc) tl_eprintf("tasklens lines: %s\n", err);
     tl_sink_conf_free(&file);
     return rc ? TL_ERR_OPEN : TL_OK;
 }
@@ -116,11 +117,11 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
                                                                       : TL_HISTOGRAM_WINDOWS;
     k->ao.window_ns = k->window_s * 1000000000LL;
     if (tl_output_coarse(&k->ao, k->window_s, hw, k->histogram_windows != NULL, err, sizeof err)) {
-        fprintf(stderr, "tasklens lines: --histogram-windows: %s\n", err);
+        tl_eprintf("tasklens lines: --histogram-windows: %s\n", err);
         return TL_EXIT_USAGE;
     }
     if (tl_output_init(&o, &k->ao, k->window_s, NULL)) {
-        fprintf(stderr, "tasklens lines: bad aggregation options\n");
+        tl_eprintf("tasklens lines: bad aggregation options\n");
         return TL_EXIT_USAGE;
     }
     o.histograms = !k->no_histograms;
@@ -159,14 +160,14 @@ static int lines_flag(int c, char *arg, struct lines_cmd *k)
     case 'o': k->outpath = arg; break;
     case 'b':
         if (!(k->ao.nby = tl_parse_key_list(arg, k->ao.by, TL_AGG_MAX_KEYS))) {
-            fprintf(stderr, "tasklens lines: bad --by list\n");
+            tl_eprintf("tasklens lines: bad --by list\n");
             return TL_EXIT_USAGE;
         }
         break;
     case 'w':
         k->window_s = strtol(arg, &end, 10);
         if (*end || k->window_s < 0 || k->window_s > 366L * 86400) {
-            fprintf(stderr, "tasklens lines: --window wants seconds\n");
+            tl_eprintf("tasklens lines: --window wants seconds\n");
             return TL_EXIT_USAGE;
         }
         break;
@@ -180,7 +181,7 @@ static int lines_flag(int c, char *arg, struct lines_cmd *k)
     case 1020: {
         long l = strtol(arg, &end, 10);
         if (*end || l < 0 || l > 86400) {
-            fprintf(stderr, "tasklens lines: --allowed-lateness wants seconds, 0..86400\n");
+            tl_eprintf("tasklens lines: --allowed-lateness wants seconds, 0..86400\n");
             return TL_EXIT_USAGE;
         }
         k->ao.allowed_lateness_ns = l * 1000000000LL;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "cli/input.h"
 #include "core/numfmt.h"
 #include "ingest/reader.h"
@@ -50,7 +51,7 @@ static bool list_inputs(struct tl_file_list *fl, char **args, int n)
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (stat(args[i], &st)) {
-            fprintf(stderr, "tasklens: %s: %s\n", args[i], strerror(errno));
+            tl_eprintf("tasklens: %s: %s\n", args[i], strerror(errno));
             ok = false;
         } else if (S_ISDIR(st.st_mode)) {
             ok &= tl_dir_list(fl, args[i], tl_parser_find("lsst")->member);
@@ -99,7 +100,7 @@ static int read_all(const struct tl_file_list *fl, const struct tl_input_opts *i
         return TL_EXIT_INPUT;
     }
     if (tl_drive_start(&d, NULL, NULL, 0)) {
-        fprintf(stderr, "tasklens: %s\n", d.error);
+        tl_eprintf("tasklens: %s\n", d.error);
         status = TL_EXIT_USAGE;
     }
     struct timespec t0, t1;
@@ -107,7 +108,7 @@ static int read_all(const struct tl_file_list *fl, const struct tl_input_opts *i
     for (size_t i = 0; status != TL_EXIT_USAGE && i < fl->n; i++) {
         struct tl_reader *rd;
         if (tl_reader_open(fl->paths[i], &rd, err, sizeof err)) {
-            fprintf(stderr, "tasklens: %s\n", err);
+            tl_eprintf("tasklens: %s\n", err);
             status = TL_EXIT_INPUT;
             continue;
         }
@@ -119,7 +120,7 @@ static int read_all(const struct tl_file_list *fl, const struct tl_input_opts *i
             t->bytes += got;
         }
         if (rc) {
-            fprintf(stderr, "tasklens: %s: %s\n", fl->paths[i], err);
+            tl_eprintf("tasklens: %s: %s\n", fl->paths[i], err);
             status = TL_EXIT_INPUT;
         }
         tl_drive_end_document(&d);
@@ -127,7 +128,7 @@ static int read_all(const struct tl_file_list *fl, const struct tl_input_opts *i
     }
     t->rejected = tl_drive_stats(&d).rejected;
     if (budget.untold)
-        fprintf(stderr, "tasklens: ... %llu more rejected files not shown\n",
+        tl_eprintf("tasklens: ... %llu more rejected files not shown\n",
                 (unsigned long long)budget.untold);
     tl_drive_free(&d);
     free(buf);
@@ -196,7 +197,7 @@ int tl_cmd_lsst_summary(int argc, char **argv)
         case 'f':
             if (!strcmp(optarg, "csv")) csv = true;
             else if (strcmp(optarg, "table")) {
-                fprintf(stderr, "tasklens summary --lsst-summary: --format is table or csv\n");
+                tl_eprintf("tasklens summary --lsst-summary: --format is table or csv\n");
                 return TL_EXIT_USAGE;
             }
             break;
@@ -219,7 +220,7 @@ int tl_cmd_lsst_summary(int argc, char **argv)
     int rs = u ? read_all(&fl, &io, u, &t) : TL_EXIT_INPUT;
     if (rs != TL_EXIT_OK) status = rs;
     if (!io.quiet && u)
-        fprintf(stderr, "tasklens: %zu metadata %s, %llu %s, %llu rejected, %.2f s "
+        tl_eprintf("tasklens: %zu metadata %s, %llu %s, %llu rejected, %.2f s "
                         "(%.0f files/s, %.1f MB/s)\n",
                 fl.n, fl.n == 1 ? "file" : "files", (unsigned long long)tl_lsst_usage_quanta(u),
                 tl_lsst_usage_quanta(u) == 1 ? "quantum" : "quanta", (unsigned long long)t.rejected,

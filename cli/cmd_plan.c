@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "cli/insights_cli.h"
 #include "sinks/summary.h"
 
@@ -233,17 +234,17 @@ static bool plan_flag(int c, char *arg, struct plan_cmd *k)
             k->nnodes++;
             return true;
         }
-        fprintf(stderr, "tasklens plan: --node wants cores=N,mem=SIZE (at most %d)\n", MAX_NODES);
+        tl_eprintf("tasklens plan: --node wants cores=N,mem=SIZE (at most %d)\n", MAX_NODES);
         return false;
     case 'S':
         if (parse_num(arg, 0, 1e12, &k->o.scale)) return true;
-        fprintf(stderr, "tasklens plan: --scale wants a number >= 0\n");
+        tl_eprintf("tasklens plan: --scale wants a number >= 0\n");
         return false;
     case 'C': {
         char *eq = strrchr(arg, '=');
         if (!eq || eq == arg || k->ncounts == MAX_COUNTS ||
             !parse_num(eq + 1, 0, 1e15, &k->count_n[k->ncounts])) {
-            fprintf(stderr, "tasklens plan: --count wants CATEGORY=N\n");
+            tl_eprintf("tasklens plan: --count wants CATEGORY=N\n");
             return false;
         }
         *eq = '\0';
@@ -252,18 +253,18 @@ static bool plan_flag(int c, char *arg, struct plan_cmd *k)
     }
     case 'Q':
         if (parse_num(arg, 0, 1, &k->o.quantile)) return true;
-        fprintf(stderr, "tasklens plan: --quantile wants a number in [0,1]\n");
+        tl_eprintf("tasklens plan: --quantile wants a number in [0,1]\n");
         return false;
     case 'T':
         if (strcmp(arg, "cpu") && strcmp(arg, "wall")) {
-            fprintf(stderr, "tasklens plan: --time is cpu or wall\n");
+            tl_eprintf("tasklens plan: --time is cpu or wall\n");
             return false;
         }
         k->o.use_cpu = !strcmp(arg, "cpu");
         return true;
     case 'P':
         if (parse_num(arg, 1e-3, 1e6, &k->o.cores_per_task)) return true;
-        fprintf(stderr, "tasklens plan: --cores-per-task wants a number > 0\n");
+        tl_eprintf("tasklens plan: --cores-per-task wants a number > 0\n");
         return false;
     }
     return false;
@@ -292,7 +293,7 @@ static int parse_flags(int argc, char **argv, struct plan_cmd *k)
         }
     }
     if (optind >= argc || !k->nnodes) {
-        if (!k->nnodes) fprintf(stderr, "tasklens plan: at least one --node cores=N,mem=SIZE\n");
+        if (!k->nnodes) tl_eprintf("tasklens plan: at least one --node cores=N,mem=SIZE\n");
         plan_usage(stderr);
         return TL_EXIT_USAGE;
     }
@@ -306,7 +307,7 @@ static int check_counts(const struct plan_cmd *k, const struct tl_task_rows *rs)
         bool found = false;
         for (size_t j = 0; j < rs->cats.n; j++) found |= !strcmp(rs->cats.s[j], k->count_cat[i]);
         if (!found) {
-            fprintf(stderr, "tasklens plan: --count %s: no such category in the input\n",
+            tl_eprintf("tasklens plan: --count %s: no such category in the input\n",
                     k->count_cat[i]);
             return TL_EXIT_USAGE;
         }
@@ -326,7 +327,7 @@ int tl_cmd_plan(int argc, char **argv)
     double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
     struct tl_cat_plan *cp = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *cp);
     if (!tmp || !cp) {
-        fprintf(stderr, "tasklens plan: out of memory\n");
+        tl_eprintf("tasklens plan: out of memory\n");
         status = TL_EXIT_INPUT;
     }
     struct tl_buf b = {0};

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
+#include "core/path.h"
 #include "cli/input.h"
 #include "sinks/table.h"
 
@@ -56,7 +58,7 @@ struct records_cmd {
 
 /* Where rows go: the buffer, and the stream it drains into. */
 struct records_out {
-    const struct tl_table *table;
+    struct tl_table *table;
     struct tl_buf buf;
     FILE *out;
     int error; /* errno of the first failed write */
@@ -81,11 +83,14 @@ static void on_record(void *ctx, const struct tl_record *r)
 /* Every input through the parsers' one door into rows; the exit status. */
 static int write_records(struct records_cmd *k, char **paths, int n)
 {
-    struct records_out w = {.table = &k->table, .out = stdout};
-    if (k->outpath && strcmp(k->outpath, "-") && !(w.out = fopen(k->outpath, "w"))) {
-        fprintf(stderr, "tasklens records: %s: %s\n", k->outpath, strerror(errno));
+    struct records_out w = {.table = &k->table};
+    struct tl_out_file of; /* written whole or not at all */
+    char err[512];
+    if (!tl_out_open(&of, k->outpath ? k->outpath : "-", err, sizeof err)) {
+        tl_eprintf("tasklens records: %s\n", err);
         return TL_EXIT_INPUT;
     }
+    w.out = of.f;
     tl_table_header(&k->table, &w.buf);
     int status = TL_EXIT_OK;
     n = tl_inputs_once(paths, n, "tasklens records");
@@ -101,15 +106,15 @@ static int write_records(struct records_cmd *k, char **paths, int n)
     }
     tl_reject_budget_end(&budget, "tasklens records");
     drain(&w);
-    if (fflush(w.out) && !w.error) w.error = errno;
-    if (w.out != stdout && fclose(w.out) && !w.error) w.error = errno;
     if (w.buf.oom && !w.error) w.error = ENOMEM;
     tl_buf_free(&w.buf);
-    if (w.error) {
-        fprintf(stderr, "tasklens records: writing %s: %s\n",
-                k->outpath && strcmp(k->outpath, "-") ? k->outpath : "stdout", strerror(w.error));
+    if (!tl_out_commit(&of, w.error, err, sizeof err)) {
+        tl_eprintf("tasklens records: writing %s\n", err);
         return TL_EXIT_INPUT;
     }
+    if (k->table.cells_not_utf8)
+        tl_eprintf("tasklens records: %llu names held bytes that are not UTF-8: written with U+FFFD "
+                   "for each, as NDJSON writes them\n", (unsigned long long)k->table.cells_not_utf8);
     return status;
 }
 
@@ -120,11 +125,11 @@ static bool set_tags(struct tl_table *t, char *list)
     t->ntags = 0;
     for (char *save, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         if (tl_tag_field(s) != TL_TAG_OTHER) {
-            fprintf(stderr, "tasklens records: --tags: '%s' is already a column\n", s);
+            tl_eprintf("tasklens records: --tags: '%s' is already a column\n", s);
             return false;
         }
         if (t->ntags == TL_TABLE_MAX_TAGS) {
-            fprintf(stderr, "tasklens records: --tags: at most %d\n", TL_TABLE_MAX_TAGS);
+            tl_eprintf("tasklens records: --tags: at most %d\n", TL_TABLE_MAX_TAGS);
             return false;
         }
         t->tags[t->ntags++] = s;
@@ -139,12 +144,12 @@ static int records_flag(int c, char *arg, struct records_cmd *k)
     switch (c) {
     case 'f':
         if (tl_table_format_named(arg, &k->table.format)) break;
-        fprintf(stderr, "tasklens records: --format: '%s' is none of csv, tsv, ndjson\n", arg);
+        tl_eprintf("tasklens records: --format: '%s' is none of csv, tsv, ndjson\n", arg);
         return TL_EXIT_USAGE;
     case 'o': k->outpath = arg; break;
     case 'm':
         if ((k->table.nmetrics = tl_metric_list(arg, k->table.metrics, err, sizeof err))) break;
-        fprintf(stderr, "tasklens records: --metrics: %s\n", err);
+        tl_eprintf("tasklens records: --metrics: %s\n", err);
         return TL_EXIT_USAGE;
     case 't':
         if (set_tags(&k->table, arg)) break;

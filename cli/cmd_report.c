@@ -7,6 +7,7 @@
  * (report/model.c: the plots). Baseline inputs go to a second
  * summary, compared per category. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
+#include "core/path.h"
 #include "cli/input.h"
 #include "core/aggregate.h"
 #include "core/requests.h"
@@ -96,7 +99,7 @@ static int read_inputs(char **paths, int n, struct tl_input_opts *io, struct fan
     tl_reject_budget_end(&budget, "tasklens report");
     io->budget = NULL;
     if (f->rc) {
-        fprintf(stderr, "tasklens report: %s\n", tl_strerror(f->rc));
+        tl_eprintf("tasklens report: %s\n", tl_strerror(f->rc));
         status = TL_EXIT_INPUT;
     }
     return status;
@@ -139,20 +142,20 @@ static int report_option(int c, char *arg, struct report_opts *ro)
     case 'm': {
         char err[2048];
         if ((ro->nextra = tl_metric_list(arg, ro->extra, err, sizeof err))) return 1;
-        fprintf(stderr, "tasklens report: --metrics: %s\n", err);
+        tl_eprintf("tasklens report: --metrics: %s\n", err);
         return -1;
     }
     case 't':
         ro->threshold = strtod(arg, &end) / 100;
         if (*end || !(ro->threshold >= 0)) {
-            fprintf(stderr, "tasklens report: --threshold wants a percentage >= 0\n");
+            tl_eprintf("tasklens report: --threshold wants a percentage >= 0\n");
             return -1;
         }
         return 1;
     case 'Q':
         ro->quantile = strtod(arg, &end);
         if (*end || !(ro->quantile >= 0 && ro->quantile <= 1)) {
-            fprintf(stderr, "tasklens report: --quantile wants a number in [0,1]\n");
+            tl_eprintf("tasklens report: --quantile wants a number in [0,1]\n");
             return -1;
         }
         return 1;
@@ -160,7 +163,7 @@ static int report_option(int c, char *arg, struct report_opts *ro)
     case 'S':
     case 'N':
         if (!parse_count(arg, 1, 1000000, &v)) {
-            fprintf(stderr, "tasklens report: a count in 1..1000000 is expected, not '%s'\n", arg);
+            tl_eprintf("tasklens report: a count in 1..1000000 is expected, not '%s'\n", arg);
             return -1;
         }
         *(c == 'M' ? &ro->max_plots : c == 'S' ? &ro->scatter_max : &ro->bins) = v;
@@ -169,17 +172,20 @@ static int report_option(int c, char *arg, struct report_opts *ro)
     }
 }
 
+/* The page, written whole or not at all (a failure leaves the previous
+ * page as it was). */
 static int write_page(const struct report_opts *ro, struct tl_report_page *pg)
 {
-    FILE *f = strcmp(ro->out_path, "-") ? fopen(ro->out_path, "w") : stdout;
-    if (!f) {
-        perror(ro->out_path);
+    struct tl_out_file of;
+    char err[512];
+    if (!tl_out_open(&of, ro->out_path, err, sizeof err)) {
+        tl_eprintf("tasklens report: %s\n", err);
         return TL_EXIT_INPUT;
     }
-    enum tl_err rc = tl_report_write_html(pg, f);
-    if ((f == stdout ? fflush(f) : fclose(f)) || rc) {
-        fprintf(stderr, "tasklens report: writing %s failed: %s\n", ro->out_path,
-                tl_strerror(rc ? rc : TL_ERR_IO));
+    enum tl_err rc = tl_report_write_html(pg, of.f);
+    int e = rc == TL_ERR_NOMEM ? ENOMEM : rc ? (errno ? errno : EIO) : 0;
+    if (!tl_out_commit(&of, e, err, sizeof err)) {
+        tl_eprintf("tasklens report: writing %s\n", err);
         return TL_EXIT_INPUT;
     }
     return TL_EXIT_OK;
@@ -269,7 +275,7 @@ static int make_page(const struct report_opts *ro, const char *first, int n, str
     struct tl_report_page bpg = {0}; /* the baseline's distributions, drawn under the run's */
     if ((base_fan->model && !tl_report_model_finish(base_fan->model, &ao, &bpg)) ||
         !tl_report_model_finish(main_fan->model, &ao, &pg)) {
-        fprintf(stderr, "tasklens report: out of memory\n");
+        tl_eprintf("tasklens report: out of memory\n");
         return TL_EXIT_INPUT;
     }
     pg.base_groups = bpg.groups;
@@ -287,7 +293,7 @@ int tl_cmd_report(int argc, char **argv)
     if (status >= 0) return status;
     int n = tl_inputs_once(argv + optind, argc - optind, "tasklens report");
     if (n <= 0 || !ro.out_path) {
-        if (!ro.out_path) fprintf(stderr, "tasklens report: name the page with -o FILE\n");
+        if (!ro.out_path) tl_eprintf("tasklens report: name the page with -o FILE\n");
         report_usage(stderr);
         return TL_EXIT_USAGE;
     }
@@ -302,11 +308,11 @@ int tl_cmd_report(int argc, char **argv)
     status = TL_EXIT_INPUT;
     char rerr[512];
     if (ro.requests_path && tl_requests_load(ro.requests_path, &main_fan.requests, rerr, sizeof rerr)) {
-        fprintf(stderr, "tasklens report: --requests: %s\n", rerr);
+        tl_eprintf("tasklens report: --requests: %s\n", rerr);
         status = TL_EXIT_USAGE;
     } else if (!main_fan.sum || !main_fan.by_workflow || !main_fan.model ||
                (ro.nbaseline && (!base_fan.sum || !base_fan.model)) || !infos || !binfos) {
-        fprintf(stderr, "tasklens report: out of memory\n");
+        tl_eprintf("tasklens report: out of memory\n");
     } else {
         status = read_inputs(argv + optind, n, &io, &main_fan, infos);
         if (status == TL_EXIT_OK && ro.nbaseline) {

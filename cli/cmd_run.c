@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "cli/sink_flags.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/source.h"
@@ -58,7 +59,7 @@ static enum tl_err add_sink(struct run_config *cfg, const struct tl_sink_type *t
     if (config) memcpy(k->config, config, type->config_size);
     char err[256];
     if (key && tl_options_set(type->options, k->config, key, value, err, sizeof err)) {
-        fprintf(stderr, "tasklens run: %s\n", err);
+        tl_eprintf("tasklens run: %s\n", err);
         return TL_ERR_USAGE;
     }
     return TL_OK;
@@ -88,7 +89,7 @@ static int run_flag(int c, const char *arg, struct run_flags *f)
         break;
     case 'F':
         if (strcmp(arg, "end") && strcmp(arg, "beginning")) {
-            fprintf(stderr, "tasklens run: --from is beginning or end\n");
+            tl_eprintf("tasklens run: --from is beginning or end\n");
             return TL_EXIT_USAGE;
         }
         f->from = arg;
@@ -102,7 +103,7 @@ static int run_flag(int c, const char *arg, struct run_flags *f)
     case 'b': f->by = arg; f->set_by = true; break;
     case 'i':
         if (!tl_parser_find(arg)) {
-            fprintf(stderr, "tasklens run: unknown format '%s' (see `tasklens formats`)\n", arg);
+            tl_eprintf("tasklens run: unknown format '%s' (see `tasklens formats`)\n", arg);
             return TL_EXIT_USAGE;
         }
         f->format = arg;
@@ -187,9 +188,9 @@ int tl_cmd_run(int argc, char **argv)
     if (f.po.config_path) rc = run_config_load(&cfg, f.po.config_path, err, sizeof err);
     else run_config_init(&cfg);
     if (rc) {
-        fprintf(stderr, "tasklens run: %s\n", err);
+        tl_eprintf("tasklens run: %s\n", err);
     } else if ((rc = apply_flags(&cfg, &f)) || (rc = run_config_validate(&cfg, err, sizeof err))) {
-        if (rc != TL_ERR_LIMIT && err[0]) fprintf(stderr, "tasklens run: %s\n", err);
+        if (rc != TL_ERR_LIMIT && err[0]) tl_eprintf("tasklens run: %s\n", err);
         run_usage(stderr);
     }
     tl_sink_flags_free(&f.sf); /* the configuration holds copies */

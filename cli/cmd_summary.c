@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "cli/input.h"
 #include "core/aggregate.h"
 #include "core/quantile.h"
@@ -110,43 +111,43 @@ static bool summary_option(int c, const char *arg, struct summary_cmd *k)
     switch (c) {
     case 'b':
         if ((k->so.nby = tl_parse_key_list((char *)arg, k->so.by, TL_SUMMARY_MAX_KEYS))) return true;
-        fprintf(stderr, "tasklens summary: bad --by list\n");
+        tl_eprintf("tasklens summary: bad --by list\n");
         return false;
     case 'Q': {
         double scratch[TL_SUMMARY_MAX_QUANTILES + 1];
         int n = tl_parse_quantile_list(arg, scratch, TL_SUMMARY_MAX_QUANTILES + 1);
         if (n > TL_SUMMARY_MAX_QUANTILES) {
-            fprintf(stderr, "tasklens summary: --quantiles takes at most %d values\n",
+            tl_eprintf("tasklens summary: --quantiles takes at most %d values\n",
                     TL_SUMMARY_MAX_QUANTILES);
             return false;
         }
         if ((k->so.nq = tl_parse_quantile_list(arg, k->so.q, TL_SUMMARY_MAX_QUANTILES)) > 0) return true;
-        fprintf(stderr, "tasklens summary: --quantiles wants numbers in [0,1], comma-separated\n");
+        tl_eprintf("tasklens summary: --quantiles wants numbers in [0,1], comma-separated\n");
         return false;
     }
     case 'm':
         if (tl_summary_opts_set_metrics(&k->so, arg, err, sizeof err)) return true;
-        fprintf(stderr, "tasklens summary: --metrics: %s\n", err);
+        tl_eprintf("tasklens summary: --metrics: %s\n", err);
         return false;
     case 'f':
         if (!strcmp(arg, "table")) k->fmt = TL_SUMMARY_TABLE;
         else if (!strcmp(arg, "csv")) k->fmt = TL_SUMMARY_CSV;
         else if (!strcmp(arg, "json")) k->fmt = TL_SUMMARY_JSON;
         else {
-            fprintf(stderr, "tasklens summary: --format is table, csv or json\n");
+            tl_eprintf("tasklens summary: --format is table, csv or json\n");
             return false;
         }
         return true;
     case 'x':
     case 'G':
         if (count_flag(arg, c == 'G', c == 'G' ? &k->so.max_groups : &k->so.exact_limit)) return true;
-        fprintf(stderr, "tasklens summary: --%s wants a count\n", c == 'G' ? "max-groups" : "exact-limit");
+        tl_eprintf("tasklens summary: --%s wants a count\n", c == 'G' ? "max-groups" : "exact-limit");
         return false;
     case 'A': {
         char *end;
         k->so.alpha = strtod(arg, &end);
         if (!*end && k->so.alpha >= 1e-6 && k->so.alpha <= 0.5) return true;
-        fprintf(stderr, "tasklens summary: --alpha wants a number in [0.000001, 0.5]\n");
+        tl_eprintf("tasklens summary: --alpha wants a number in [0.000001, 0.5]\n");
         return false;
     }
     }
@@ -209,10 +210,10 @@ static bool tags_known(const struct summary_cmd *k, const struct reading *rd)
         for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) known |= !strcmp(k->so.by[b], fields[i]);
         for (int i = 0; i < rd->nseen; i++) known |= !strcmp(k->so.by[b], rd->seen[i]);
         if (known) continue;
-        fprintf(stderr, "tasklens summary: --by %s: no record has this tag (known: category, host, "
+        tl_eprintf("tasklens summary: --by %s: no record has this tag (known: category, host, "
                         "worker, workflow, result, source", k->so.by[b]);
-        for (int i = 0; i < rd->nseen; i++) fprintf(stderr, ", %s", rd->seen[i]);
-        fprintf(stderr, ")\n");
+        for (int i = 0; i < rd->nseen; i++) tl_eprintf(", %s", rd->seen[i]);
+        tl_eprintf(")\n");
         ok = false;
     }
     return ok;
@@ -233,7 +234,7 @@ int tl_cmd_summary(int argc, char **argv)
     struct tl_summary *s = tl_summary_new(&k.so);
     struct tl_summary_input *infos = calloc((size_t)ninputs, sizeof *infos);
     if (!s || !infos) {
-        fprintf(stderr, "tasklens: out of memory\n");
+        tl_eprintf("tasklens: out of memory\n");
         tl_summary_free(s);
         free(infos);
         return TL_EXIT_INPUT;
@@ -249,14 +250,14 @@ int tl_cmd_summary(int argc, char **argv)
     }
     tl_reject_budget_end(&budget, "tasklens summary");
     if (rd.rc) {
-        fprintf(stderr, "tasklens: %s\n", tl_strerror(rd.rc));
+        tl_eprintf("tasklens: %s\n", tl_strerror(rd.rc));
         status = TL_EXIT_INPUT;
     }
     if (!tags_known(&k, &rd)) status = TL_EXIT_USAGE;
     if (status != TL_EXIT_USAGE) {
         enum tl_err rc = tl_summary_write(s, k.fmt, infos, (size_t)ninputs, stdout);
         if (rc || fflush(stdout)) {
-            fprintf(stderr, "tasklens: writing the summary: %s\n", tl_strerror(rc ? rc : TL_ERR_IO));
+            tl_eprintf("tasklens: writing the summary: %s\n", tl_strerror(rc ? rc : TL_ERR_IO));
             status = TL_EXIT_INPUT;
         }
     }

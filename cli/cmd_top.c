@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/term.h"
 #include "cli/cli.h"
 #include "cli/top.h"
 #include "pipeline/pipeline.h"
@@ -393,7 +394,7 @@ int tl_cmd_top(int argc, char **argv)
     while (status < 0 && (c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1)
         status = top_flag(c, optarg, &T, &f);
     if (status < 0 && optind == argc && !f.config) {
-        fprintf(stderr, "tasklens top: no input (give files, directories, - or -c CONFIG)\n");
+        tl_eprintf("tasklens top: no input (give files, directories, - or -c CONFIG)\n");
         top_usage(stderr);
         status = TL_EXIT_USAGE;
     }
@@ -415,7 +416,7 @@ int tl_cmd_top(int argc, char **argv)
     cfg.agg.histograms = false;
     if (!rc) rc = run_config_validate(&cfg, err, sizeof err);
     if (rc || !(T.live = tl_live_new())) {
-        fprintf(stderr, "tasklens top: %s\n", err[0] ? err : "out of memory");
+        tl_eprintf("tasklens top: %s\n", err[0] ? err : "out of memory");
         run_config_free(&cfg);
         tl_live_free(T.live);
         for (int i = 0; i < RUN_MAX_SOURCES; i++) free(T.groups[i]);

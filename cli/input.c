@@ -1,5 +1,6 @@
 /* The input flags every batch command shares (input.h). */
 #include "cli/input.h"
+#include "core/term.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +25,13 @@ int tl_input_option(int c, char *arg, struct tl_input_opts *io,
     case 'i':
         io->forced = tl_parser_find(arg);
         if (!io->forced) {
-            fprintf(stderr, "%s: unknown input format '%s' (see `tasklens formats`)\n", cmd, arg);
+            tl_eprintf("%s: unknown input format '%s' (see `tasklens formats`)\n", cmd, arg);
             return -1;
         }
         return 1;
     case 'O':
         if (io->nsettings == max || !tl_parse_setting(arg, &settings[io->nsettings])) {
-            fprintf(stderr, "%s: -O wants PARSER.KEY=VALUE\n", cmd);
+            tl_eprintf("%s: -O wants PARSER.KEY=VALUE\n", cmd);
             return -1;
         }
         io->nsettings++;

@@ -1,6 +1,7 @@
 /* The command-line side of the insights. See insights_cli.h. */
 #include "cli/insights_cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "core/path.h"
+#include "core/term.h"
 #include "sinks/influx/lineproto.h"
 #include "sinks/summary.h"
 
@@ -20,7 +23,7 @@ int common_option(int c, char *arg, struct common *co, const char *cmd)
         else if (!strcmp(arg, "json")) co->fmt = F_JSON;
         else if (!strcmp(arg, "lp")) co->fmt = F_LP;
         else {
-            fprintf(stderr, "%s: --format is table, json or lp\n", cmd);
+            tl_eprintf("%s: --format is table, json or lp\n", cmd);
             return -1;
         }
         return 1;
@@ -56,7 +59,7 @@ static void say_defaulted(const struct common *co, const char *cmd)
     if (!n) return;
     double mb, cpus;
     tl_requests_defaults(co->requests, &mb, &cpus);
-    fprintf(stderr, "%s: %zu LSST %s of labels not in %s (%s) were taken as allocated its "
+    tl_eprintf("%s: %zu LSST %s of labels not in %s (%s) were taken as allocated its "
             "default: requestMemory %g MB, requestCpus %g\n", cmd, n, n == 1 ? "quantum" : "quanta",
             co->requests_path, labels, mb, cpus);
 }
@@ -85,7 +88,7 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
     char err[512];
     if (co->requests_path && !co->requests &&
         tl_requests_load(co->requests_path, &co->requests, err, sizeof err)) {
-        fprintf(stderr, "%s: --requests: %s\n", cmd, err);
+        tl_eprintf("%s: --requests: %s\n", cmd, err);
         status = TL_EXIT_USAGE;
         for (size_t i = 0; i < fl.n; i++) free(fl.paths[i]);
         fl.n = 0;
@@ -112,7 +115,7 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
     tl_requests_free(co->requests);
     co->requests = NULL;
     if (!tl_task_rows_done(rs)) {
-        fprintf(stderr, "%s: out of memory\n", cmd);
+        tl_eprintf("%s: out of memory\n", cmd);
         status = TL_EXIT_INPUT;
     }
     return status;
@@ -120,15 +123,15 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
 
 int write_out(struct common *co, struct tl_buf *b, const char *cmd)
 {
-    FILE *f = co->out_path && strcmp(co->out_path, "-") ? fopen(co->out_path, "w") : stdout;
-    if (!f) {
-        perror(co->out_path);
+    struct tl_out_file out;
+    char err[512];
+    if (!tl_out_open(&out, co->out_path ? co->out_path : "-", err, sizeof err)) {
+        tl_eprintf("%s: %s\n", cmd, err);
         return TL_EXIT_INPUT;
     }
-    bool ok = fwrite(b->data, 1, b->len, f) == b->len;
-    ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
-    if (!ok) {
-        fprintf(stderr, "%s: writing the output failed\n", cmd);
+    int e = b->oom ? ENOMEM : fwrite(b->data, 1, b->len, out.f) != b->len ? errno : 0;
+    if (!tl_out_commit(&out, e, err, sizeof err)) {
+        tl_eprintf("%s: writing %s\n", cmd, err);
         return TL_EXIT_INPUT;
     }
     return TL_EXIT_OK;

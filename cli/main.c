@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/term.h"
 #include "parsers/parser.h"
 
 #ifndef TASKLENS_VERSION
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return TL_EXIT_OK;
     }
-    fprintf(stderr, "tasklens: unknown command '%s'\n", cmd);
+    tl_eprintf("tasklens: unknown command '%s'\n", cmd);
     usage(stderr);
     return TL_EXIT_USAGE;
 }

@@ -1,5 +1,6 @@
 /* The sinks' quick flags, from their option tables. See sink_flags.h. */
 #include "cli/sink_flags.h"
+#include "core/term.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -52,7 +53,7 @@ int tl_sink_flag(struct tl_sink_flags *f, int c, const char *arg, const char *cm
                                                : arg;
     char err[256];
     if (tl_options_set(k->type->options, k->config, o->name, value, err, sizeof err)) {
-        fprintf(stderr, "%s: --%s: %s\n", cmd, o->flag, err);
+        tl_eprintf("%s: --%s: %s\n", cmd, o->flag, err);
         return -1;
     }
     return 1;

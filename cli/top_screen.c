@@ -6,6 +6,7 @@
  * shorter line never leaves debris. Numbers are formatted as `summary`'s
  * table formats them (tl_summary_human), so the two read alike. */
 #include "cli/top.h"
+#include "core/term.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -42,15 +43,18 @@ static void line_style(struct line *l, const char *sgr)
     if (l->v->colour) tl_buf_puts(l->out, sgr);
 }
 
-/* Appends text; what passes the width is cut (its last column shows '~'). */
+/* Appends text, names in it in visible escapes (term.h: nothing from an
+ * input reaches the terminal as a control); what passes the width is cut
+ * (its last column shows '~'). */
 static void line_put(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line_put(struct line *l, const char *fmt, ...)
 {
-    char tmp[1024];
+    char raw[1024], tmp[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    tl_vis(raw, tmp, sizeof tmp);
     for (const unsigned char *p = (const unsigned char *)tmp; *p; p++) {
         bool starts_char = (*p & 0xC0) != 0x80; /* UTF-8: count a character once */
         if (starts_char && l->col >= l->v->width) return;
@@ -124,17 +128,31 @@ static const char *clock_of(char *buf, size_t cap, int64_t ns)
     return buf;
 }
 
+/* The i-th character of s (UTF-8), or its end. */
+static const char *char_at(const char *s, int i)
+{
+    for (; *s; s++)
+        if ((*s & 0xC0) != 0x80 && i-- == 0) return s;
+    return s;
+}
+
 /* A name cut to width in the middle ("compu~nergy", "subgr~ph_17"): the
- * end of a name often tells categories apart (a number, a suffix). */
+ * end of a name often tells categories apart (a number, a suffix). It is
+ * cut as shown, in visible escapes, on whole characters. */
 static void fit_name(char *out, size_t cap, const char *name, int width)
 {
-    int n = (int)strlen(name);
+    struct tl_buf v = {0};
+    tl_vis_append(&v, name, strlen(name), 0);
+    const char *s = v.oom ? "?" : tl_buf_cstr(&v);
+    int n = 0;
+    for (const char *p = s; *p; p++) n += (*p & 0xC0) != 0x80;
     if (n <= width || width < 5) {
-        snprintf(out, cap, "%.*s", width, name);
-        return;
+        snprintf(out, cap, "%.*s", (int)(char_at(s, width) - s), s);
+    } else {
+        int head = (width - 1) / 2, tail = width - 1 - head;
+        snprintf(out, cap, "%.*s~%s", (int)(char_at(s, head) - s), s, char_at(s, n - tail));
     }
-    int head = (width - 1) / 2, tail = width - 1 - head;
-    snprintf(out, cap, "%.*s~%s", head, name, name + n - tail);
+    tl_buf_free(&v);
 }
 
 /* ---------------------------------------------------------------- the rows */
@@ -225,7 +243,7 @@ static void waste_cell(struct line *l, const char *text)
 static void category_row(struct tl_buf *out, const struct top_view *v, const struct tl_live_row *r,
                          int cw, bool cpu_waste)
 {
-    char a[5][24], q[4][16], name[64];
+    char a[5][24], q[4][16], name[256];
     fit_name(name, sizeof name, r->category, cw - 1);
     struct line l;
     line_begin(&l, out, v);
@@ -330,7 +348,7 @@ static void straggler_lines(struct tl_buf *out, const struct top_view *v, struct
     line_put(&l, "Running longest against their category's wall p95 (whole run)");
     line_end(&l);
     for (size_t i = 0; i < n && (int)i < max - 1; i++) {
-        char e[32], p[16], name[64];
+        char e[32], p[16], name[256];
         duration(e, sizeof e, s[i].elapsed_s);
         fit_name(name, sizeof name, s[i].category, 24);
         line_begin(&l, out, v);

@@ -1,5 +1,6 @@
 #include "core/buf.h"
 #include "core/numfmt.h"
+#include "core/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,26 +73,10 @@ void tl_buf_put_double(struct tl_buf *b, double v)
     tl_buf_append(b, tmp, n);
 }
 
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. p is NUL-terminated,
- * so a sequence cut by the end fails on the NUL. */
-static int utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    if (!n || c > 0xf4) return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80) return 0;
-    if (c == 0xe0 && p[1] < 0xa0) return 0; /* overlong */
-    if (c == 0xed && p[1] >= 0xa0) return 0; /* surrogate */
-    if (c == 0xf0 && p[1] < 0x90) return 0; /* overlong */
-    if (c == 0xf4 && p[1] >= 0x90) return 0; /* past U+10FFFF */
-    return n;
-}
-
 void tl_buf_put_json_string(struct tl_buf *b, const char *s)
 {
     tl_buf_putc(b, '"');
+    const unsigned char *end = (const unsigned char *)s + strlen(s);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
         case '"': tl_buf_puts(b, "\\\""); break;
@@ -107,12 +92,12 @@ void tl_buf_put_json_string(struct tl_buf *b, const char *s)
             } else {
                 /* names come from input: a byte that is not UTF-8 becomes
                  * U+FFFD, so the document stays valid JSON */
-                int n = utf8_len(p);
+                int n = tl_utf8_len(p, (size_t)(end - p), NULL);
                 if (n) {
                     tl_buf_append(b, p, (size_t)n);
                     p += n - 1;
                 } else {
-                    tl_buf_puts(b, "\xef\xbf\xbd");
+                    tl_buf_puts(b, TL_UTF8_REPLACEMENT);
                 }
             }
         }

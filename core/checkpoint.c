@@ -1,5 +1,6 @@
 /* Checkpoints: see checkpoint.h. */
 #include "core/checkpoint.h"
+#include "core/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,19 +35,6 @@ bool tl_write_all(int fd, const void *p, size_t n)
 }
 
 /* fsync the directory holding path, so the rename itself is durable. */
-static void sync_dir_of(const char *path)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    else snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 int tl_lock_dir(const char *dir, const char *what, char *err, size_t errlen)
 {
     char path[4200];
@@ -95,7 +83,7 @@ enum tl_err tl_write_atomic(const char *path, const void *data, size_t len, char
         unlink(tmp);
         return TL_ERR_IO;
     }
-    sync_dir_of(path);
+    tl_sync_dir_of(path);
     return TL_OK;
 }
 

@@ -1,5 +1,6 @@
 /* Logging through a handle (log.h). */
 #include "core/log.h"
+#include "core/term.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,5 +13,5 @@ void tl_log(const struct tl_log *lg, enum tl_log_level lv, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (lg && lg->write) lg->write(lg->ctx, lv, msg);
-    else fprintf(stderr, "tasklens: %s\n", msg);
+    else tl_eprintf("tasklens: %s\n", msg); /* one line: a newline in it is escaped too */
 }

@@ -70,3 +70,80 @@ int64_t tl_file_birth_ns(const char *path)
         return 0;
     return (int64_t)sx.stx_btime.tv_sec * 1000000000 + sx.stx_btime.tv_nsec;
 }
+
+void tl_sync_dir_of(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else snprintf(dir, sizeof dir, ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+bool tl_out_open(struct tl_out_file *o, const char *path, char *err, size_t cap)
+{
+    *o = (struct tl_out_file){0};
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        return true;
+    }
+    size_t n = strlen(path) + sizeof ".tasklens-XXXXXX";
+    o->path = strdup(path);
+    o->tmp = malloc(n);
+    if (!o->path || !o->tmp) {
+        snprintf(err, cap, "%s: %s", path, strerror(ENOMEM));
+        goto fail;
+    }
+    snprintf(o->tmp, n, "%s.tasklens-XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        snprintf(err, cap, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    mode_t mask = umask(0); /* the mode a plain fopen would give: 0666 less the umask */
+    umask(mask);
+    struct stat st;
+    if (stat(path, &st) == 0) fchmod(fd, st.st_mode & 07777); /* an existing file keeps its mode */
+    else fchmod(fd, 0666 & ~mask);
+    if (!(o->f = fdopen(fd, "w"))) {
+        snprintf(err, cap, "%s: %s", path, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        goto fail;
+    }
+    return true;
+fail:
+    free(o->path);
+    free(o->tmp);
+    *o = (struct tl_out_file){0};
+    return false;
+}
+
+bool tl_out_commit(struct tl_out_file *o, int write_errno, char *err, size_t cap)
+{
+    if (!o->f) return false;
+    int e = write_errno;
+    if (fflush(o->f) && !e) e = errno;
+    if (!o->tmp) {
+        o->f = NULL;
+        if (e) snprintf(err, cap, "stdout: %s", strerror(e));
+        return !e;
+    }
+    if (fsync(fileno(o->f)) && !e) e = errno;
+    if (fclose(o->f) && !e) e = errno;
+    o->f = NULL;
+    if (!e && rename(o->tmp, o->path)) e = errno;
+    if (!e) tl_sync_dir_of(o->path);
+    else {
+        unlink(o->tmp);
+        snprintf(err, cap, "%s: %s (the file is as it was)", o->path, strerror(e));
+    }
+    free(o->path);
+    free(o->tmp);
+    *o = (struct tl_out_file){0};
+    return !e;
+}

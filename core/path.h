@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* realpath, or for a file not there yet its directory's realpath and its
  * name; malloc'ed, NULL when out of memory. */
@@ -23,5 +24,23 @@ int64_t tl_file_mtime_ns(const char *path);
  * unlike the modification time, it stays as the file grows, and a new
  * file in a reused inode has another. */
 int64_t tl_file_birth_ns(const char *path);
+
+/* An output file written whole or not at all: the bytes go to a temporary
+ * file beside it (same directory, so the rename cannot cross a file
+ * system), which is flushed, fsync'ed and renamed over the path, and the
+ * directory fsync'ed. A failure at any step (a full disk, a short write, a
+ * read-only directory) leaves the previous file as it was and the reason,
+ * naming the file, in err. "-" is stdout, written directly. */
+struct tl_out_file {
+    FILE *f;
+    char *path, *tmp; /* tmp NULL: stdout */
+};
+/* false with the reason in err */
+bool tl_out_open(struct tl_out_file *o, const char *path, char *err, size_t cap);
+/* Flush, fsync, rename; when write_errno is set (an error seen while
+ * writing), only clean up. false with the reason in err. */
+bool tl_out_commit(struct tl_out_file *o, int write_errno, char *err, size_t cap);
+/* fsync a file's directory, so a rename in it is durable */
+void tl_sync_dir_of(const char *path);
 
 #endif

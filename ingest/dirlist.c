@@ -7,6 +7,7 @@
  * the walk reads entries with getdents64 and trusts their d_type: no stat
  * per entry (31-40 k metadata files/s on a 20,000-file tree, bench/). */
 #include "ingest/dirlist.h"
+#include "core/term.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,7 +58,7 @@ static bool walk(struct tl_file_list *fl, int fd, char *path, size_t plen, int d
         ssize_t n = getdents64(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            if (n < 0) fprintf(stderr, "tasklens: %s: %s\n", path, strerror(errno));
+            if (n < 0) tl_eprintf("tasklens: %s: %s\n", path, strerror(errno));
             break;
         }
         len += (size_t)n;
@@ -82,7 +83,7 @@ static bool walk(struct tl_file_list *fl, int fd, char *path, size_t plen, int d
             if (!want && name[0] == '.') continue;
             int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) {
-                fprintf(stderr, "tasklens: %s: %s\n", path, strerror(errno));
+                tl_eprintf("tasklens: %s: %s\n", path, strerror(errno));
                 ok = false;
                 continue;
             }
@@ -108,7 +109,7 @@ bool tl_dir_list(struct tl_file_list *fl, const char *dir, bool (*want)(const ch
     char path[PATH_MAX];
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || strlen(dir) >= sizeof path) {
-        fprintf(stderr, "tasklens: %s: %s\n", dir, strerror(fd < 0 ? errno : ENAMETOOLONG));
+        tl_eprintf("tasklens: %s: %s\n", dir, strerror(fd < 0 ? errno : ENAMETOOLONG));
         if (fd >= 0) close(fd);
         return false;
     }

@@ -10,6 +10,7 @@
  * The held bytes are fed as they were once the parser is known, so a
  * parser still sees one unbroken stream. */
 #include "parsers/drive.h"
+#include "core/term.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 static void tell(struct tl_reject_budget *b, const char *line)
 {
     if (b->say) b->say(b->ctx, line);
-    else fprintf(stderr, "%s\n", line);
+    else tl_eprintf("%s\n", line);
 }
 
 /* A rejected unit of input, told while the budget lasts. */

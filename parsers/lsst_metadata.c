@@ -40,6 +40,7 @@
 #include <pcre2.h>
 
 #include "core/buf.h"
+#include "core/term.h"
 #include "core/numfmt.h"
 #include "parsers/butler_path.h"
 #include "parsers/md_tree.h"
@@ -628,7 +629,7 @@ static enum tl_err lsst_open(void **state, const void *config, const struct tl_e
     if (pat && !st->re) {
         char msg[256];
         pcre2_get_error_message(errc, (PCRE2_UCHAR *)msg, sizeof msg);
-        fprintf(stderr, "tasklens: lsst.path_regex at offset %zu: %s\n", (size_t)erroff, msg);
+        tl_eprintf("tasklens: lsst.path_regex at offset %zu: %s\n", (size_t)erroff, msg);
         free(st);
         return TL_ERR_USAGE;
     }

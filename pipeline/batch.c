@@ -7,6 +7,7 @@
  * said as `path:line: reason` (the first max_reports of the run, then a
  * total per input, and one line for the inputs past that budget). */
 #include "pipeline/batch.h"
+#include "core/term.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -72,7 +73,8 @@ static void progress_tick(struct progress *pr, const char *path, struct tl_reade
     double el = (double)(tn.tv_sec - pr->t0.tv_sec) + (tn.tv_nsec - pr->t0.tv_nsec) * 1e-9;
     if (el - pr->last < 0.25) return;
     uint64_t at = tl_reader_raw_offset(rd);
-    fprintf(stderr, "\r%s: %3.0f%%  %.2f / %.2f GB  %.0f MB/s ", path,
+    char shown[256];
+    fprintf(stderr, "\r%s: %3.0f%%  %.2f / %.2f GB  %.0f MB/s ", tl_vis(path, shown, sizeof shown),
             100.0 * (double)at / (double)pr->size, (double)at / 1e9, (double)pr->size / 1e9,
             (double)at / 1e6 / el);
     pr->last = el;
@@ -100,7 +102,7 @@ static void take_stats(const struct tl_drive *d, struct tl_summary_input *info)
 
 static void set_error(struct tl_summary_input *info, const char *err, enum tl_err rc)
 {
-    fprintf(stderr, "tasklens: %s\n", err[0] ? err : tl_strerror(rc));
+    tl_eprintf("tasklens: %s\n", err[0] ? err : tl_strerror(rc));
     if (!info->error) info->error = strdup(err[0] ? err : tl_strerror(rc));
 }
 
@@ -170,7 +172,7 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
         info->format = tl_drive_parser(&d)->name;
         take_stats(&d, info);
         if (!opts->quiet && tl_summary_counter(info, 1, "time_anchor_fallback"))
-            fprintf(stderr, "%s: no wall-clock anchor (no Resource Usage event for it, nor a "
+            tl_eprintf("%s: no wall-clock anchor (no Resource Usage event for it, nor a "
                             "ResourceMonitor file beside it): its monotonic timestamps are placed as "
                             "if its first event happened when the file was created, so a second "
                             "read places them the same\n", path);
@@ -180,7 +182,7 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
     } else if (d.error[0] && rc != TL_ERR_USAGE) {
         set_error(info, d.error, rc);
     } else if (d.error[0]) {
-        fprintf(stderr, "tasklens: %s\n", d.error);
+        tl_eprintf("tasklens: %s\n", d.error);
     }
     tl_drive_free(&d);
     free(buf);
@@ -241,10 +243,10 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
     }
     info->counters = counters;
     if (unknown && !opts->quiet)
-        fprintf(stderr, "%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
+        tl_eprintf("%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
                         "them as NAME)\n", dir, unknown, fl.n);
     if (failed && !opts->quiet)
-        fprintf(stderr, "%s: %zu of %zu files could not be read (reported above)\n", dir, failed, fl.n);
+        tl_eprintf("%s: %zu of %zu files could not be read (reported above)\n", dir, failed, fl.n);
     if (!info->format) info->format = "none";
     tl_file_list_free(&fl);
     return rc;
@@ -283,7 +285,7 @@ static enum tl_err read_parts(const struct tl_parser *p, const char *dir,
         tl_file_list_free(&fl);
         memset(info, 0, sizeof *info);
         info->path = dir;
-        fprintf(stderr, "tasklens: %s: no parts of a %s directory in it\n", dir, p->name);
+        tl_eprintf("tasklens: %s: no parts of a %s directory in it\n", dir, p->name);
         return TL_ERR_FORMAT;
     }
     qsort_r(fl.paths, fl.n, sizeof *fl.paths, by_part, (void *)p);
@@ -328,7 +330,7 @@ int tl_inputs_once(char **paths, int n, const char *cmd)
         for (int j = 0; c && j < kept && twin < 0; j++)
             if (canon[j] && !strcmp(canon[j], c)) twin = j;
         if (twin >= 0) {
-            fprintf(stderr, "%s: %s is %s, given twice: read once\n", cmd, paths[i], paths[twin]);
+            tl_eprintf("%s: %s is %s, given twice: read once\n", cmd, paths[i], paths[twin]);
             free(c);
             continue;
         }

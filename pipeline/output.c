@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/checkpoint.h"
 #include "core/intern.h"
 #include "core/options.h"
 
@@ -392,15 +393,17 @@ void tl_output_finish(struct tl_output *o)
 /* --stats FILE: the sinks' counters summed, as one JSON object. */
 static void write_stats(const struct tl_output *o, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return;
     struct tl_sink_stat st[64];
     size_t n = tl_output_sink_stats(o, st, 64);
-    fputc('{', f);
+    struct tl_buf b = {0};
+    tl_buf_putc(&b, '{');
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "\"%s\":%llu,", st[i].name, (unsigned long long)st[i].value);
-    fprintf(f, "\"points_unwritable\":%llu}\n", (unsigned long long)o->st.rejected_unwritable);
-    fclose(f);
+        tl_buf_printf(&b, "\"%s\":%llu,", st[i].name, (unsigned long long)st[i].value);
+    tl_buf_printf(&b, "\"points_unwritable\":%llu}\n", (unsigned long long)o->st.rejected_unwritable);
+    char err[512];
+    if (b.oom || tl_write_atomic(path, b.data, b.len, err, sizeof err))
+        tl_log(o->log, TL_LOG_ERROR, "--stats %s", b.oom ? "out of memory" : err);
+    tl_buf_free(&b);
 }
 
 int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stats_path)

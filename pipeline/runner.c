@@ -47,6 +47,7 @@
 #include "core/checkpoint.h"
 #include "core/intern.h"
 #include "core/path.h"
+#include "core/term.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/source.h"
 
@@ -79,9 +80,7 @@ void tl_rt_log(const struct tl_runtime *R, enum tl_log_level lv, const char *fmt
     if (lv > R->level || (R->quiet && lv > TL_LOG_WARN)) return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("tasklens run: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    tl_vprintln(stderr, "tasklens run: ", fmt, ap);
     va_end(ap);
 }
 
@@ -427,7 +426,7 @@ static void status_line(struct tl_runtime *R)
 {
     struct tl_source_totals t = {0};
     for (int i = 0; i < R->nsrc; i++) R->src[i]->type->totals(R->src[i], &t);
-    fprintf(stderr,
+    tl_eprintf(
             "tasklens: %llu lines, %llu records, %llu rejected, lag %llu bytes, %llu points "
             "acked, spool %llu bytes\n",
             (unsigned long long)t.lines, (unsigned long long)t.records,

@@ -5,6 +5,7 @@
  * per present metric. Values are kept in growable arrays and sorted once at
  * output time; exact quantiles are then simple index arithmetic. */
 #include "sinks/summary.h"
+#include "core/term.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -487,7 +488,9 @@ static void put_failed_exits(struct tl_buf *b, struct tl_agg_group *g)
     for (size_t i = 0; i < g->nexits; i++) {
         char n[32];
         tl_fmt_grouped(n, g->exits[i].n);
-        tl_buf_printf(b, " %s=%s", g->exits[i].name, n);
+        tl_buf_putc(b, ' ');
+        tl_vis_append(b, g->exits[i].name, strlen(g->exits[i].name), 0);
+        tl_buf_printf(b, "=%s", n);
     }
 }
 
@@ -506,7 +509,9 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         if (gi) tl_buf_putc(b, '\n');
         for (int k = 0; k < s->opts.nby; k++) {
             const char *v = tl_agg_key_part(key, k, part, sizeof part);
-            tl_buf_printf(b, "%s%s=%s", k ? " " : "", s->opts.by[k], v ? v : "-");
+            tl_buf_printf(b, "%s%s=", k ? " " : "", s->opts.by[k]);
+            if (v) tl_vis_append(b, v, strlen(v), 0); /* a name on a terminal */
+            else tl_buf_putc(b, '-');
         }
         if (g->tasks || g->attempts || g->open || !g->samples) {
             char t[32], a[32];
@@ -523,7 +528,9 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             tl_buf_puts(b, "\n  results");
             for (size_t i = 0; i < g->nresults; i++) {
                 tl_fmt_grouped(t, g->results[i].n);
-                tl_buf_printf(b, " %s=%s", g->results[i].name, t);
+                tl_buf_putc(b, ' ');
+                tl_vis_append(b, g->results[i].name, strlen(g->results[i].name), 0);
+                tl_buf_printf(b, "=%s", t);
             }
             put_failed_exits(b, g);
         }

@@ -3,6 +3,8 @@
  * row is built in the caller's buffer with no allocation, and times are
  * formatted from integers (exact to the nanosecond; no gmtime, no locale). */
 #include "sinks/table.h"
+#include "core/quote.h"
+#include "core/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -161,7 +163,7 @@ static void format_time(struct when *w, int64_t t)
 /* A row under construction: its separator, and whether a cell has been
  * written (the first one has no separator before it). */
 struct row {
-    const struct tl_table *t;
+    struct tl_table *t;
     struct tl_buf *b;
     char sep;
     bool json, started;
@@ -216,12 +218,34 @@ static void put_csv_string(struct tl_buf *b, const char *s, char sep)
     tl_buf_putc(b, '"');
 }
 
+/* v with each byte that is not UTF-8 as U+FFFD, in out. */
+static const char *replace_ill_formed(const char *v, struct tl_buf *out)
+{
+    const unsigned char *p = (const unsigned char *)v, *end = p + strlen(v);
+    while (p < end) {
+        int n = tl_utf8_len(p, (size_t)(end - p), NULL);
+        if (n) tl_buf_append(out, p, (size_t)n);
+        else tl_buf_puts(out, TL_UTF8_REPLACEMENT);
+        p += n ? n : 1;
+    }
+    return out->oom ? "" : tl_buf_cstr(out);
+}
+
+/* A name: UTF-8 in every format (pandas reads a CSV as UTF-8 and fails on
+ * the whole file at one bad byte), an ill-formed byte replaced by U+FFFD
+ * as NDJSON does, and counted for the command to say. */
 static void str_cell(struct row *w, const char *key, const char *v)
 {
     if (!v) return absent(w);
     cell(w, key);
+    struct tl_buf fixed = {0};
+    if (!tl_ascii(v) && !tl_utf8_valid(v)) {
+        w->t->cells_not_utf8++;
+        v = replace_ill_formed(v, &fixed);
+    }
     if (w->json) tl_buf_put_json_string(w->b, v);
     else put_csv_string(w->b, v, w->sep);
+    tl_buf_free(&fixed);
 }
 
 static void int_cell(struct row *w, const char *key, bool has, int64_t v)
@@ -244,12 +268,11 @@ static void time_cell(struct row *w, const char *key, const char *text, size_t l
 static void data_id_cell(struct row *w, const struct tl_record *r)
 {
     if (!r->n_tags) return absent(w);
-    char id[512];
-    size_t at = 0;
-    for (int i = 0; i < r->n_tags && at < sizeof id; i++)
-        at += (size_t)snprintf(id + at, sizeof id - at, "%s%s=%s", i ? " " : "", r->tags[i].key,
-                               r->tags[i].value);
-    str_cell(w, "data_id", id);
+    struct tl_buf id = {0}; /* whole, however long the values */
+    for (int i = 0; i < r->n_tags; i++)
+        tl_buf_printf(&id, "%s%s=%s", i ? " " : "", r->tags[i].key, r->tags[i].value);
+    str_cell(w, "data_id", id.oom ? "" : tl_buf_cstr(&id));
+    tl_buf_free(&id);
 }
 
 static void identity_cells(struct row *w, const struct tl_record *r)
@@ -276,7 +299,7 @@ static void identity_cells(struct row *w, const struct tl_record *r)
     time_cell(w, "end_epoch_s", has_end ? end.epoch : NULL, has_end ? end.epoch_len : 0, false);
 }
 
-bool tl_table_row(const struct tl_table *t, const struct tl_record *r, struct tl_buf *out)
+bool tl_table_row(struct tl_table *t, const struct tl_record *r, struct tl_buf *out)
 {
     if (r->kind != TL_REC_TASK) return false;
     struct row w = {.t = t, .b = out, .sep = t->format == TL_TABLE_TSV ? '\t' : ',',

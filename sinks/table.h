@@ -12,6 +12,8 @@
 #ifndef TL_SINKS_TABLE_H
 #define TL_SINKS_TABLE_H
 
+#include <stdint.h>
+
 #include "core/buf.h"
 #include "core/record.h"
 
@@ -25,6 +27,7 @@ struct tl_table {
     int metrics[TL_M_COUNT];
     int ntags;                           /* 0: one data_id column */
     const char *tags[TL_TABLE_MAX_TAGS]; /* tag columns asked for */
+    uint64_t cells_not_utf8;             /* names written with U+FFFD for bad bytes */
 };
 
 /* csv, tsv, ndjson (or jsonl); false when the name is none of them. */
@@ -40,6 +43,6 @@ void tl_table_header(const struct tl_table *t, struct tl_buf *out);
 
 /* r's row, when r is a finished task attempt; false (nothing written)
  * otherwise. */
-bool tl_table_row(const struct tl_table *t, const struct tl_record *r, struct tl_buf *out);
+bool tl_table_row(struct tl_table *t, const struct tl_record *r, struct tl_buf *out);
 
 #endif

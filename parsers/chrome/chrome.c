@@ -39,6 +39,7 @@
  * reported. An object form that never closes (a crashed PyTorch run) keeps
  * every complete event and is reported as truncated. */
 #include "parsers/chrome/chrome_internal.h"
+#include "core/term.h"
 
 static const struct tl_option chrome_options[] = {
     {"category", TL_OPT_STRING, "name", "what names a duration's category: name or cat",
@@ -371,7 +372,7 @@ static enum tl_err chrome_open(void **state, const void *config, const struct tl
     st->cfg = *(const struct chrome_config *)config;
     st->emit = *emit;
     if (strcmp(st->cfg.category, "name") && strcmp(st->cfg.category, "cat")) {
-        fprintf(stderr, "tasklens: chrome.category is name or cat, not '%s'\n", st->cfg.category);
+        tl_eprintf("tasklens: chrome.category is name or cat, not '%s'\n", st->cfg.category);
         free(st);
         return TL_ERR_USAGE;
     }

@@ -24,34 +24,15 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
+import nextflow_jars  # noqa: E402
 
 TL = sys.argv[1]
 REPO = sys.argv[2]
 SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(REPO)), "shared")
 MIB = 1048576.0
-NF_VERSION = "24.10.0"
+NF_VERSION = nextflow_jars.NF_VERSION
 SNAKEMAKE_VERSION = "9.27.1"
 CACHE = os.path.expanduser("~/.cache/tasklens")
-
-READ_CONFIG = r"""
-import nextflow.config.ConfigParser
-import nextflow.util.MemoryUnit
-import nextflow.util.Duration
-import groovy.json.JsonOutput
-def cfg = new ConfigParser().parse(new File(args[0]))
-def out = [:]
-cfg.process.each { k, v ->
-    if (!k.startsWith('withName:')) return
-    def m = [:]
-    v.each { kk, vv ->
-        m[kk] = kk == 'memory' ? new MemoryUnit(vv.toString()).toBytes()
-              : kk == 'time' ? Duration.of(vv.toString()).toMillis() : vv
-    }
-    out[k.substring(9)] = m
-}
-println JsonOutput.toJson(out)
-"""
-
 
 def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
@@ -91,27 +72,12 @@ def expected(inputs):
     return out
 
 
-def nextflow_jars():
-    jdir = os.path.join(CACHE, "nextflow-" + NF_VERSION, "jars")
-    done = os.path.join(CACHE, "nextflow-" + NF_VERSION, "complete")
-    if not os.path.exists(done):
-        os.makedirs(jdir, exist_ok=True)
-        print("fetching Nextflow %s's jars from Maven Central into %s" % (NF_VERSION, jdir), flush=True)
-        r = run(["mvn", "-q", "-B", "-f", os.path.join(REPO, "tests", "nextflow", "pom.xml"),
-                 "dependency:copy-dependencies", "-DoutputDirectory=" + jdir, "-DincludeScope=runtime"])
-        if r.returncode:
-            print("SKIP part: mvn could not fetch Nextflow: " + (r.stdout + r.stderr)[-400:])
-            return None
-        open(done, "w").close()
-    return jdir
-
-
 def nextflow(tmp):
     traces = [f for f in sorted(glob.glob(os.path.join(SHARED, "nextflow/samples/*.t*")))
               if not f.endswith("sha256sums.txt")]
     if not check(traces, "nextflow: real traces in ../shared"):
         return
-    jdir = nextflow_jars()
+    jdir = nextflow_jars.jars(REPO)
     if not check(jdir is not None, "nextflow: Nextflow %s from Maven Central" % NF_VERSION):
         return
     want = expected(traces)
@@ -119,14 +85,11 @@ def nextflow(tmp):
     cfg = os.path.join(tmp, "tasklens.config")
     with open(cfg, "w") as f:
         f.write(out)
-    script = os.path.join(tmp, "read.groovy")
-    with open(script, "w") as f:
-        f.write(READ_CONFIG)
-    r = run(["java", "-cp", os.path.join(jdir, "*"), "groovy.ui.GroovyMain", script, cfg], timeout=300)
-    if not check(r.returncode == 0, "nextflow: Nextflow's ConfigParser reads the config (%s)"
-                 % r.stderr.strip()[-300:]):
+    rc, parsed, text = nextflow_jars.read_config(jdir, tmp, cfg)
+    if not check(rc == 0 and parsed, "nextflow: Nextflow's ConfigParser reads the config (%s)"
+                 % text.strip()[-300:]):
         return
-    got = json.loads(r.stdout.strip().splitlines()[-1])
+    got = parsed["selectors"]
     bad = []
     for cat, w in want.items():
         g = got.get(cat)

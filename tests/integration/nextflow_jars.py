@@ -1,0 +1,64 @@
+"""Nextflow's jars from Maven Central (tests/nextflow/pom.xml), fetched once
+per machine into ~/.cache/tasklens, for the tests that read what tasklens
+writes for Nextflow with Nextflow's own code (its ConfigParser)."""
+import os
+import subprocess
+
+NF_VERSION = "24.10.0"
+CACHE = os.path.expanduser("~/.cache/tasklens")
+
+# Prints, as JSON, every withName selector of a config and its settings as
+# Nextflow reads them (memory in bytes, time in ms), and the config's other
+# top-level keys, so a test sees any key a name managed to add.
+READ_CONFIG = r"""
+import nextflow.config.ConfigParser
+import nextflow.util.MemoryUnit
+import nextflow.util.Duration
+import groovy.json.JsonOutput
+def cfg = new ConfigParser().parse(new File(args[0]))
+def out = [:]
+def other = []
+cfg.each { k, v -> if (k != 'process') other << k.toString() }
+cfg.process.each { k, v ->
+    if (!k.startsWith('withName:')) { other << 'process.' + k; return }
+    def m = [:]
+    v.each { kk, vv ->
+        m[kk] = kk == 'memory' ? new MemoryUnit(vv.toString()).toBytes()
+              : kk == 'time' ? Duration.of(vv.toString()).toMillis() : vv
+    }
+    out[k.substring(9)] = m
+}
+println JsonOutput.toJson([selectors: out, other: other])
+"""
+
+
+def jars(repo):
+    """The directory of Nextflow's jars, or None (said) when Maven cannot
+    fetch them."""
+    jdir = os.path.join(CACHE, "nextflow-" + NF_VERSION, "jars")
+    done = os.path.join(CACHE, "nextflow-" + NF_VERSION, "complete")
+    if not os.path.exists(done):
+        os.makedirs(jdir, exist_ok=True)
+        print("fetching Nextflow %s's jars from Maven Central into %s" % (NF_VERSION, jdir), flush=True)
+        r = subprocess.run(["mvn", "-q", "-B", "-f", os.path.join(repo, "tests", "nextflow", "pom.xml"),
+                            "dependency:copy-dependencies", "-DoutputDirectory=" + jdir,
+                            "-DincludeScope=runtime"], capture_output=True, text=True)
+        if r.returncode:
+            print("SKIP part: mvn could not fetch Nextflow: " + (r.stdout + r.stderr)[-400:])
+            return None
+        open(done, "w").close()
+    return jdir
+
+
+def read_config(jdir, tmp, cfg):
+    """Nextflow's ConfigParser on cfg: (returncode, parsed JSON or None, stdout+stderr)."""
+    import json
+    script = os.path.join(tmp, "read.groovy")
+    with open(script, "w") as f:
+        f.write(READ_CONFIG)
+    r = subprocess.run(["java", "-cp", os.path.join(jdir, "*"), "groovy.ui.GroovyMain", script, cfg],
+                       capture_output=True, text=True, timeout=300)
+    got = None
+    if r.returncode == 0 and r.stdout.strip():
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+    return r.returncode, got, r.stdout + r.stderr
