@@ -91,7 +91,9 @@ static const char *amount(char *buf, size_t cap, double hours, const char *what)
 static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat_advice *x,
                          const char *pct)
 {
-    tl_buf_printf(b, "\ncategory=%s  attempts %zu  tasks %zu\n", name, x->attempts, x->tasks);
+    tl_buf_puts(b, "\ncategory=");
+    tl_vis_append(b, name, strlen(name), 0); /* a name on a terminal */
+    tl_buf_printf(b, "  attempts %zu  tasks %zu\n", x->attempts, x->tasks);
     char usedq[24];
     snprintf(usedq, sizeof usedq, "used %s", pct);
     tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %14s\n", "resource", "requested",

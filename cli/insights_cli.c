@@ -199,19 +199,32 @@ static int chars(const char *s)
     return n;
 }
 
+/* A name as a terminal shows it: visible escapes (core/term.h). */
+static const char *shown(const char *name, struct tl_buf *tmp)
+{
+    tmp->len = 0;
+    tl_vis_append(tmp, name, strlen(name), 0);
+    return tmp->oom ? "?" : tl_buf_cstr(tmp);
+}
+
 int name_width(const char *const *names, size_t n, int min)
 {
     int w = min;
+    struct tl_buf tmp = {0};
     for (size_t i = 0; i < n; i++) {
-        int c = chars(names[i]);
+        int c = chars(shown(names[i], &tmp));
         if (c > w) w = c;
     }
+    tl_buf_free(&tmp);
     return w > TL_NAME_MAX ? TL_NAME_MAX : w;
 }
 
 void name_cell(struct tl_buf *b, const char *name, int width)
 {
-    int c = chars(name);
-    if (c > width) tl_buf_printf(b, "  %s\n  %*s", name, width, "");
-    else tl_buf_printf(b, "  %s%*s", name, width - c, "");
+    struct tl_buf tmp = {0};
+    const char *s = shown(name, &tmp);
+    int c = chars(s);
+    if (c > width) tl_buf_printf(b, "  %s\n  %*s", s, width, "");
+    else tl_buf_printf(b, "  %s%*s", s, width - c, "");
+    tl_buf_free(&tmp);
 }

@@ -183,19 +183,48 @@ struct tl_agg_counters tl_agg_counters(const struct tl_agg *a)
     return a->c;
 }
 
-const char *tl_agg_key_part(const char *key, int i, char *out, size_t cap)
+/* Group keys. A key is its tags' values joined by KEY_SEP, an absent value
+ * KEY_ABSENT alone; a value's own KEY_ESC, KEY_ABSENT and KEY_SEP bytes
+ * are written after a KEY_ESC, so no byte of a name can end its part or
+ * stand for another (a name holding KEY_SEP once forged a host). */
+#define KEY_SEP '\x1f'
+#define KEY_ABSENT '\x1e'
+#define KEY_ESC '\x1d'
+static const char key_specials[] = {KEY_ESC, KEY_ABSENT, KEY_SEP, 0};
+
+/* Whether v can be a key part as it is (the usual: no byte to escape). */
+static inline bool key_plain(const char *v)
 {
-    for (; i > 0; i--) {
-        key = strchr(key, '\x1f');
-        if (!key) return NULL;
+    return !v[strcspn(v, key_specials)];
+}
+
+static void key_put_part(struct tl_buf *k, const char *v)
+{
+    if (!v) {
+        tl_buf_putc(k, KEY_ABSENT);
+        return;
+    }
+    for (const char *p = v; *p; p++) {
+        if (strchr(key_specials, *p)) tl_buf_putc(k, KEY_ESC);
+        tl_buf_putc(k, *p);
+    }
+}
+
+const char *tl_agg_key_part(const char *key, int i, struct tl_buf *out)
+{
+    if (i == 0 && key_plain(key)) return key; /* one part, nothing escaped: the name itself */
+    for (; i > 0; i--) { /* past i separators that are not escaped */
+        while (*key && *key != KEY_SEP) key += *key == KEY_ESC && key[1] ? 2 : 1;
+        if (!*key) return NULL;
         key++;
     }
-    size_t n = strcspn(key, "\x1f");
-    if (n == 1 && key[0] == '\x1e') return NULL;
-    if (n >= cap) n = cap - 1;
-    memcpy(out, key, n);
-    out[n] = '\0';
-    return out;
+    if (key[0] == KEY_ABSENT && (!key[1] || key[1] == KEY_SEP)) return NULL;
+    out->len = 0;
+    for (; *key && *key != KEY_SEP; key++) {
+        if (*key == KEY_ESC && key[1]) key++;
+        tl_buf_putc(out, *key);
+    }
+    return out->oom ? NULL : tl_buf_cstr(out);
 }
 
 /* A new group for an interned key id (== its index). */
@@ -244,27 +273,26 @@ static struct tl_agg_group *group_new(struct tl_agg *a, int32_t id)
 static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *r)
 {
     int32_t id;
-    if (a->o.nby == 1) { /* the usual: the key is the tag itself, found without a copy */
-        const char *v = tl_record_tag_at(r, a->by_field[0], a->o.by[0]);
-        id = v ? tl_intern_find(a->keys, v, strlen(v)) : tl_intern_find(a->keys, "\x1e", 1);
+    const char *v1 = a->o.nby == 1 ? tl_record_tag_at(r, a->by_field[0], a->o.by[0]) : NULL;
+    bool plain = a->o.nby == 1 && (!v1 || key_plain(v1));
+    if (plain) { /* the usual: the key is the tag itself, found without a copy */
+        id = v1 ? tl_intern_find(a->keys, v1, strlen(v1)) : tl_intern_find(a->keys, "\x1e", 1);
         if (id >= 0) return &a->groups[id];
     }
     struct tl_buf *k = &a->keybuf;
     k->len = 0;
     for (int i = 0; i < a->o.nby; i++) {
-        const char *v = tl_record_tag_at(r, a->by_field[i], a->o.by[i]);
-        if (i) tl_buf_putc(k, '\x1f');
-        if (v) tl_buf_puts(k, v);
-        else tl_buf_putc(k, '\x1e');
+        if (i) tl_buf_putc(k, KEY_SEP);
+        key_put_part(k, tl_record_tag_at(r, a->by_field[i], a->o.by[i]));
     }
     if (k->oom) return NULL;
-    id = a->o.nby == 1 ? -1 : tl_intern_find(a->keys, k->data, k->len);
+    id = plain ? -1 : tl_intern_find(a->keys, k->data, k->len);
     if (id >= 0) return &a->groups[id];
     if (a->ngroups >= a->o.max_keys) {
         a->c.overflow_records++;
         k->len = 0;
         for (int i = 0; i < a->o.nby; i++) {
-            if (i) tl_buf_putc(k, '\x1f');
+            if (i) tl_buf_putc(k, KEY_SEP);
             tl_buf_puts(k, TL_AGG_OTHER);
         }
         id = tl_intern_find(a->keys, k->data, k->len);
@@ -646,11 +674,11 @@ static bool get_counts(const uint8_t **p, const uint8_t *end, struct tl_count **
         const char *s;
         size_t len;
         uint64_t v;
-        if (!tl_get_str(p, end, 4096, &s, &len) || !tl_get_varint(p, end, &v)) return false;
-        char name[4097];
-        memcpy(name, s, len);
-        name[len] = '\0';
-        if (!count_add(c, n, name, v)) return false;
+        if (!tl_get_str(p, end, TL_SAVED_NAME_MAX, &s, &len) || !tl_get_varint(p, end, &v)) return false;
+        char *name = strndup(s, len); /* a result or exit code as long as the input wrote it */
+        bool ok = name && count_add(c, n, name, v);
+        free(name);
+        if (!ok) return false;
     }
     return true;
 }
@@ -751,7 +779,7 @@ static enum tl_err read_group(struct tl_agg *a, const uint8_t **pp, const uint8_
     const uint8_t *p = *pp;
     const char *s;
     size_t len;
-    if (!tl_get_str(&p, end, 1 << 20, &s, &len)) return TL_ERR_CORRUPT;
+    if (!tl_get_str(&p, end, TL_SAVED_NAME_MAX, &s, &len)) return TL_ERR_CORRUPT;
     int32_t id = tl_intern(a->keys, s, len);
     if (id < 0 || (size_t)id != a->ngroups) return TL_ERR_CORRUPT; /* duplicate key */
     struct tl_agg_group *g = group_new(a, id);
@@ -852,7 +880,7 @@ enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
             struct tl_buf *k = &dst->keybuf; /* as group_for: into "_other" */
             k->len = 0;
             for (int i = 0; i < dst->o.nby; i++) {
-                if (i) tl_buf_putc(k, '\x1f');
+                if (i) tl_buf_putc(k, KEY_SEP);
                 tl_buf_puts(k, TL_AGG_OTHER);
             }
             if (k->oom) return TL_ERR_NOMEM;

@@ -65,7 +65,7 @@ struct tl_count {
 };
 
 struct tl_agg_group {
-    const char *key; /* tag values joined by \x1f; \x1e = absent */
+    const char *key; /* tag values, escaped and joined (tl_agg_key_part reads them) */
     uint64_t tasks, attempts, open;
     uint64_t samples; /* resource samples (counters, instants): the group is a series */
     double runtime_s, runtime_c; /* Kahan-compensated sum of wall_time_s */
@@ -140,8 +140,9 @@ void tl_agg_flush(struct tl_agg *a);
 size_t tl_agg_ngroups(const struct tl_agg *a);
 struct tl_agg_group *tl_agg_group(struct tl_agg *a, size_t i); /* by insertion */
 const struct tl_agg_opts *tl_agg_options(const struct tl_agg *a);
-/* The i-th tag value of a group key into out; NULL when absent. */
-const char *tl_agg_key_part(const char *key, int i, char *out, size_t cap);
+/* The i-th tag value of a group key, whole: the key itself when it is the
+ * one value and holds no escape, else decoded into out; NULL when absent. */
+const char *tl_agg_key_part(const char *key, int i, struct tl_buf *out);
 
 struct tl_agg_counters {
     uint64_t records, overflow_records, late_records, rejected_values, exact_values;

@@ -135,6 +135,11 @@ int tl_metric_by_name(const char *name, size_t len);
  * or 0 with err saying which name is unknown and listing the known ones. */
 int tl_metric_list(const char *list, int *out, char *err, size_t errlen);
 
+/* The longest name (category, host, result, ...) a saved state takes back:
+ * names are kept whole, bounded by each parser's own line and document
+ * limits; this only bounds what a damaged checkpoint can ask for. */
+#define TL_SAVED_NAME_MAX ((size_t)64 << 20)
+
 #define TL_NO_TIME INT64_MIN
 
 enum tl_record_kind {

@@ -382,13 +382,15 @@ static int metric_slot(const struct tl_agg *agg, enum tl_metric m)
 
 static struct tl_agg_group *group_of(struct tl_agg *agg, const char *category)
 {
-    for (size_t i = 0, n = tl_agg_ngroups(agg); i < n; i++) {
+    struct tl_buf part = {0};
+    struct tl_agg_group *found = NULL;
+    for (size_t i = 0, n = tl_agg_ngroups(agg); !found && i < n; i++) {
         struct tl_agg_group *g = tl_agg_group(agg, i);
-        char part[512];
-        const char *name = tl_agg_key_part(g->key, 0, part, sizeof part);
-        if (name && !strcmp(name, category)) return g;
+        const char *name = tl_agg_key_part(g->key, 0, &part);
+        if (name && !strcmp(name, category)) found = g;
     }
-    return NULL;
+    tl_buf_free(&part);
+    return found;
 }
 
 static double sketch_q(struct tl_sketch *s, double q)
@@ -461,11 +463,12 @@ static void row_window(struct tl_live *L, struct tl_live_row *row, struct cat *c
  * the aggregator's groups, first seen first, then what only runs or waits). */
 static void adopt_groups(struct tl_live *L, struct tl_agg *agg)
 {
+    struct tl_buf part = {0};
     for (size_t i = 0, n = tl_agg_ngroups(agg); i < n; i++) {
-        char part[512];
-        const char *name = tl_agg_key_part(tl_agg_group(agg, i)->key, 0, part, sizeof part);
+        const char *name = tl_agg_key_part(tl_agg_group(agg, i)->key, 0, &part);
         if (name && !tl_agg_group(agg, i)->samples) cat_of(L, name);
     }
+    tl_buf_free(&part);
 }
 
 size_t tl_live_rows(struct tl_live *L, struct tl_agg *agg, enum tl_live_window w,

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "core/aggregate.h"
+#include "core/intern.h"
+#include "core/map64.h"
 #include "core/sketch.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -57,90 +59,133 @@ static const char CSS[] =
 
 /* ---------------------------------------------------------------- the summary */
 
-/* A summary's groups, in the order `summary` prints them. */
+/* A plot's label and id hold a name shortened to this (its table row and
+ * its hover text have it whole). */
+#define NAME_CAP 1024
+
+/* A summary's groups, in the order `summary` prints them, each with its
+ * category whole, and indexes from a name (and from a normalized name, for
+ * the baseline) to its place: a lookup is a hash, not a walk of every
+ * group, so a page of many categories is not quadratic in them. */
 struct view {
     struct tl_summary *s;
     struct tl_agg_group **g;
     size_t n;
+    struct tl_intern *names;      /* name -> id == place in g */
+    struct tl_map64 place;        /* a group's address -> its place in g */
+    struct tl_intern *normalized; /* normalized name -> id; first place in norm_at */
+    size_t *norm_at;
 };
 
-static bool view_open(struct view *v, struct tl_summary *s)
+/* indexed: by category (the run's and the baseline's groups) */
+static bool view_open(struct view *v, struct tl_summary *s, bool indexed)
 {
     *v = (struct view){.s = s};
     v->n = tl_summary_groups(s, &v->g);
-    return v->g != NULL;
+    if (!v->g) return false;
+    if (!indexed) return true;
+    v->names = tl_intern_new(SIZE_MAX);
+    struct tl_buf scratch = {0};
+    bool ok = v->names != NULL;
+    for (size_t i = 0; ok && i < v->n; i++) {
+        const char *c = tl_summary_group_tag(v->s, v->g[i], "category", &scratch);
+        if (!c) c = "(none)";
+        ok = tl_intern(v->names, c, strlen(c)) >= 0 && /* ids in the order of g: one per group */
+             tl_map64_put(&v->place, (uint64_t)(uintptr_t)v->g[i], i);
+    }
+    tl_buf_free(&scratch);
+    return ok && tl_intern_count(v->names) == v->n;
 }
 
 static void view_close(struct view *v)
 {
     free(v->g);
+    tl_intern_free(v->names);
+    tl_map64_free(&v->place);
+    tl_intern_free(v->normalized);
+    free(v->norm_at);
 }
 
-#define NAME_CAP 1024
-
-static const char *group_name(const struct view *v, const struct tl_agg_group *g, char *buf)
+static const char *group_name(const struct view *v, const struct tl_agg_group *g)
 {
-    const char *c = tl_summary_group_tag(v->s, g, "category", buf, NAME_CAP);
-    return c ? c : "(none)";
+    const uint64_t *i = tl_map64_get(&v->place, (uint64_t)(uintptr_t)g);
+    return i ? tl_intern_str(v->names, (int32_t)*i) : "(none)";
 }
 
 static struct tl_agg_group *find_group(const struct view *v, const char *name)
 {
-    char buf[NAME_CAP];
-    for (size_t i = 0; i < v->n; i++)
-        if (!strcmp(group_name(v, v->g[i], buf), name)) return v->g[i];
-    return NULL;
+    int32_t id = tl_intern_find(v->names, name, strlen(name));
+    return id >= 0 ? v->g[id] : NULL;
 }
 
 /* A category name as runs share it: every run of 8 or more hexadecimal
  * digits (with its 0x) becomes '#', so "subgraph_callable-3f2a...9c",
  * "<function f at 0x7f3a2b1c4d50>" and a Dask key's token match the same
  * category of another run. */
-static void normalized(const char *name, char *out, size_t cap)
+static void normalized(const char *name, struct tl_buf *out)
 {
-    size_t o = 0;
-    for (const char *p = name; *p && o + 2 < cap;) {
+    out->len = 0;
+    for (const char *p = name; *p;) {
         const char *q = p + (p[0] == '0' && p[1] == 'x' ? 2 : 0);
         size_t h = strspn(q, "0123456789abcdefABCDEF");
         if (h >= 8) {
-            out[o++] = '#';
+            tl_buf_putc(out, '#');
             p = q + h;
         } else {
-            out[o++] = *p++;
+            tl_buf_putc(out, *p++);
         }
     }
-    out[o] = '\0';
+    tl_buf_cstr(out);
+}
+
+/* The normalized index of a view, made when first asked for. */
+static bool normalized_index(struct view *v)
+{
+    if (v->normalized) return true;
+    struct tl_buf n = {0};
+    v->normalized = tl_intern_new(SIZE_MAX);
+    v->norm_at = malloc((v->n + 1) * sizeof *v->norm_at);
+    bool ok = v->normalized && v->norm_at;
+    for (size_t i = 0; ok && i < v->n; i++) {
+        normalized(tl_intern_str(v->names, (int32_t)i), &n);
+        int32_t id = tl_intern(v->normalized, n.data, n.len);
+        if (id < 0) ok = false;
+        else if ((size_t)id + 1 == tl_intern_count(v->normalized)) v->norm_at[id] = i; /* first seen */
+    }
+    tl_buf_free(&n);
+    return ok && !n.oom;
 }
 
 /* The baseline's group for a category of the run: the same name, or with
  * --exact-names off (the default) the same normalized name. */
-static struct tl_agg_group *baseline_group(const struct tl_report_page *pg, const struct view *base,
+static struct tl_agg_group *baseline_group(const struct tl_report_page *pg, struct view *base,
                                            const char *name)
 {
     struct tl_agg_group *g = find_group(base, name);
-    if (g || pg->exact_names) return g;
-    char want[NAME_CAP], buf[NAME_CAP], got[NAME_CAP];
-    normalized(name, want, sizeof want);
-    for (size_t i = 0; i < base->n; i++) {
-        normalized(group_name(base, base->g[i], buf), got, sizeof got);
-        if (!strcmp(got, want)) return base->g[i];
-    }
-    return NULL;
+    if (g || pg->exact_names || !normalized_index(base)) return g;
+    struct tl_buf want = {0};
+    normalized(name, &want);
+    int32_t id = want.oom ? -1 : tl_intern_find(base->normalized, want.data, want.len);
+    tl_buf_free(&want);
+    return id >= 0 ? base->g[base->norm_at[id]] : NULL;
 }
 
 /* The baseline's distributions of a category, found the same way. */
 static const struct tl_report_group *baseline_dists(const struct tl_report_page *pg, const char *name)
 {
-    char want[NAME_CAP], got[NAME_CAP];
     for (size_t i = 0; i < pg->nbase_groups; i++)
         if (!strcmp(pg->base_groups[i].name, name)) return &pg->base_groups[i];
     if (pg->exact_names) return NULL;
-    normalized(name, want, sizeof want);
-    for (size_t i = 0; i < pg->nbase_groups; i++) {
-        normalized(pg->base_groups[i].name, got, sizeof got);
-        if (!strcmp(got, want)) return &pg->base_groups[i];
+    struct tl_buf want = {0}, got = {0};
+    const struct tl_report_group *found = NULL;
+    normalized(name, &want);
+    for (size_t i = 0; !found && i < pg->nbase_groups; i++) {
+        normalized(pg->base_groups[i].name, &got);
+        if (!want.oom && !got.oom && !strcmp(got.data, want.data)) found = &pg->base_groups[i];
     }
-    return NULL;
+    tl_buf_free(&want);
+    tl_buf_free(&got);
+    return found;
 }
 
 static struct tl_sketch *metric_of(const struct view *v, const struct tl_agg_group *g,
@@ -190,8 +235,7 @@ static void count_cell(FILE *o, uint64_t n, const char *what)
 /* A table row for a summary group, opened with its name. */
 static void group_row(FILE *o, const struct view *v, const struct tl_agg_group *g)
 {
-    char buf[NAME_CAP];
-    const char *name = group_name(v, g, buf);
+    const char *name = group_name(v, g);
     fputs("<tr data-g=\"", o);
     tl_html_esc(o, name);
     fputs("\">", o);
@@ -592,11 +636,11 @@ static void workflows_section(FILE *o, const struct view *wf)
           "<th class=\"n\">workflow</th><th>tasks</th><th>attempts</th><th>open</th>"
           "<th>core-hours</th><th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n",
           o);
+    struct tl_buf sb = {0}, nb = {0};
     for (size_t i = 0; i < wf->n; i++) {
         const struct tl_agg_group *g = wf->g[i];
-        char sb[NAME_CAP], nb[NAME_CAP];
-        const char *src = tl_summary_group_tag(wf->s, g, "source", sb, sizeof sb);
-        const char *name = tl_summary_group_tag(wf->s, g, "workflow", nb, sizeof nb);
+        const char *src = tl_summary_group_tag(wf->s, g, "source", &sb);
+        const char *name = tl_summary_group_tag(wf->s, g, "workflow", &nb);
         fputs("<tr data-wf=\"", o);
         tl_html_esc(o, src ? src : "");
         fputc('|', o);
@@ -617,6 +661,8 @@ static void workflows_section(FILE *o, const struct view *wf)
         }
         fputs("</td></tr>\n", o);
     }
+    tl_buf_free(&sb);
+    tl_buf_free(&nb);
     fputs("</table></div>\n", o);
 }
 
@@ -642,9 +688,8 @@ static void count_list(FILE *o, const struct tl_count *c, size_t n, bool exits)
  * then the results and exit codes with their counts. */
 static const struct tl_report_group *report_group(const struct tl_report_page *pg, const char *name)
 {
-    for (size_t i = 0; i < pg->ngroups; i++)
-        if (!strcmp(pg->groups[i].name, name)) return &pg->groups[i];
-    return NULL;
+    int32_t id = pg->group_names ? tl_intern_find(pg->group_names, name, strlen(name)) : -1;
+    return id >= 0 && (size_t)id < pg->ngroups ? &pg->groups[id] : NULL;
 }
 
 struct failing {
@@ -671,11 +716,10 @@ static void failures_head(FILE *o)
 static void failure_row(FILE *o, const struct view *v, const struct failing *f)
 {
     const struct tl_agg_group *g = f->g;
-    char buf[NAME_CAP];
     fputs("<tr data-g=\"", o);
-    tl_html_esc(o, group_name(v, g, buf));
+    tl_html_esc(o, group_name(v, g));
     fputs("\">", o);
-    tl_html_name_cell(o, group_name(v, g, buf));
+    tl_html_name_cell(o, group_name(v, g));
     count_cell(o, g->tasks, "tasks");
     if (f->known) {
         count_cell(o, f->failed, "failed");
@@ -710,8 +754,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     struct failing *f = g ? calloc(n + 1, sizeof *f) : NULL;
     for (size_t i = 0; f && i < n; i++) {
         if (!g[i]->tasks) continue; /* a sample series */
-        char buf[NAME_CAP];
-        const struct tl_report_group *rg = report_group(pg, group_name(v, g[i], buf));
+        const struct tl_report_group *rg = report_group(pg, group_name(v, g[i]));
         uint64_t known = 0;
         for (size_t j = 0; j < g[i]->nresults; j++)
             known += strcmp(g[i]->results[j].name, "(none)") ? g[i]->results[j].n : 0;
@@ -744,7 +787,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
 /* Per category and metric, p50 and p95 against the baseline's; a shift
  * beyond the threshold is highlighted. */
 static void baseline_section(FILE *o, const struct tl_report_page *pg, const struct view *v,
-                             const struct view *base)
+                             struct view *base)
 {
     fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
     tl_html_esc(o, pg->baseline_label);
@@ -760,8 +803,7 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, const str
     for (size_t i = 0; i < v->n; i++) {
         const struct tl_agg_group *g = v->g[i];
         if (!g->tasks) continue;
-        char buf[NAME_CAP];
-        const struct tl_agg_group *b = baseline_group(pg, base, group_name(v, g, buf));
+        const struct tl_agg_group *b = baseline_group(pg, base, group_name(v, g));
         if (!b) {
             group_row(o, v, g);
             count_cell(o, g->tasks, "tasks");
@@ -771,11 +813,11 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, const str
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
             enum tl_metric metric = tl_report_dist_metric[d];
             fputs("<tr data-g=\"", o);
-            tl_html_esc(o, group_name(v, g, buf));
+            tl_html_esc(o, group_name(v, g));
             fputs("\">", o);
             if (d == 0) { /* the category and its counts, once for its four rows */
                 fprintf(o, "<td class=\"n\" rowspan=\"%d\">", TL_REPORT_NDIST);
-                tl_html_esc(o, group_name(v, g, buf));
+                tl_html_esc(o, group_name(v, g));
                 fprintf(o, "</td><td rowspan=\"%d\" data-k=\"tasks\" data-v=\"%llu\">%llu</td>"
                            "<td rowspan=\"%d\" data-k=\"baseline_tasks\" data-v=\"%llu\">%llu</td>",
                         TL_REPORT_NDIST, (unsigned long long)g->tasks, (unsigned long long)g->tasks,
@@ -1004,8 +1046,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
     size_t nc = tl_report_by_cost(pg->summary, &cg), k = 0;
     bool *taken = calloc(pg->ngroups + 1, sizeof *taken);
     for (size_t i = 0; taken && cg && i < nc; i++) {
-        char buf[NAME_CAP];
-        const struct tl_report_group *rg = report_group(pg, group_name(sum, cg[i], buf));
+        const struct tl_report_group *rg = report_group(pg, group_name(sum, cg[i]));
         if (rg && !taken[rg - pg->groups]) {
             taken[rg - pg->groups] = true;
             v[k++] = rg;
@@ -1056,8 +1097,8 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
 enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
 {
     struct view doc, base = {0}, wf = {0};
-    bool ok = view_open(&doc, pg->summary) && (!pg->baseline || view_open(&base, pg->baseline)) &&
-              (!pg->workflows || view_open(&wf, pg->workflows));
+    bool ok = view_open(&doc, pg->summary, true) && (!pg->baseline || view_open(&base, pg->baseline, true)) &&
+              (!pg->workflows || view_open(&wf, pg->workflows, false));
     if (ok) {
         head(o, pg);
         tl_report_glance(o, pg);

@@ -688,6 +688,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     free(tmp);
     pg->groups = m->out;
     pg->ngroups = m->ng;
+    pg->group_names = m->names;
     memcpy(pg->top, m->top, sizeof pg->top);
     memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
     pg->advise_quantile = ao->quantile;

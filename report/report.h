@@ -118,6 +118,8 @@ struct tl_report_energy {
     struct tl_energy e;
 };
 
+struct tl_intern;
+
 struct tl_report_page {
     const char *title;
     const char *generated; /* an ISO date, or NULL */
@@ -135,6 +137,7 @@ struct tl_report_page {
     double threshold;          /* a quantile shift beyond it (fraction) is highlighted */
     struct tl_report_group *groups;
     size_t ngroups;
+    const struct tl_intern *group_names; /* a name -> its place in groups */
     size_t groups_drawn_cap;   /* plots for at most this many groups (most tasks first) */
     const int *extra;          /* more metrics for the summary table (--metrics) */
     size_t nextra;

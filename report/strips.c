@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/aggregate.h"
+#include "core/intern.h"
 #include "core/sketch.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -43,20 +44,23 @@ size_t tl_report_by_cost(struct tl_summary *s, struct tl_agg_group ***out)
     return all ? k : 0;
 }
 
-static const char *category_of(const struct tl_report_page *pg, const struct tl_agg_group *g,
-                               char *buf, size_t cap)
+/* g's category, whole, in buf (a copy: the caller keeps several). */
+static void category_of(const struct tl_report_page *pg, const struct tl_agg_group *g, struct tl_buf *buf)
 {
-    const char *c = tl_summary_group_tag(pg->summary, g, "category", buf, cap);
-    return c ? c : "(none)";
+    struct tl_buf scratch = {0};
+    const char *c = tl_summary_group_tag(pg->summary, g, "category", &scratch);
+    buf->len = 0;
+    tl_buf_puts(buf, c ? c : "(none)");
+    tl_buf_cstr(buf);
+    tl_buf_free(&scratch);
 }
 
 static double allocated_memory(const struct tl_report_page *pg, const char *name)
 {
-    for (size_t i = 0; i < pg->ngroups; i++)
-        if (!strcmp(pg->groups[i].name, name) && pg->groups[i].has_ca &&
-            pg->groups[i].ca.a[TL_RES_MEM].n_used)
-            return pg->groups[i].ca.a[TL_RES_MEM].alloc;
-    return NAN;
+    int32_t id = pg->group_names ? tl_intern_find(pg->group_names, name, strlen(name)) : -1;
+    if (id < 0 || (size_t)id >= pg->ngroups) return NAN;
+    const struct tl_report_group *g = &pg->groups[id];
+    return g->has_ca && g->ca.a[TL_RES_MEM].n_used ? g->ca.a[TL_RES_MEM].alloc : NAN;
 }
 
 static const double Q[5] = {0.05, 0.32, 0.5, 0.68, 0.95};
@@ -109,22 +113,25 @@ static void strips_of(FILE *o, const struct tl_report_page *pg, struct tl_agg_gr
                       enum tl_metric m)
 {
     double q[STRIPS_TOP][5], alloc[STRIPS_TOP], lo = INFINITY, hi = 0;
-    char names[STRIPS_TOP][1024];
+    struct tl_buf names[STRIPS_TOP] = {{0}};
     size_t rows = 0;
     for (size_t i = 0; i < n && rows < STRIPS_TOP; i++) {
         struct tl_sketch *k = tl_summary_sketch(pg->summary, g[i], m);
         if (!k || !k->count) continue;
-        category_of(pg, g[i], names[rows], sizeof names[rows]);
+        category_of(pg, g[i], &names[rows]);
         for (int j = 0; j < 5; j++) {
             q[rows][j] = tl_sketch_quantile(k, Q[j]);
             if (q[rows][j] > 0) lo = fmin(lo, q[rows][j]);
             hi = fmax(hi, q[rows][j]);
         }
-        alloc[rows] = m == TL_M_MAX_RSS_BYTES ? allocated_memory(pg, names[rows]) : NAN;
+        alloc[rows] = m == TL_M_MAX_RSS_BYTES ? allocated_memory(pg, names[rows].data) : NAN;
         if (alloc[rows] > 0) lo = fmin(lo, alloc[rows]), hi = fmax(hi, alloc[rows]);
         rows++;
     }
-    if (!rows || !(hi > 0)) return;
+    if (!rows || !(hi > 0)) {
+        for (size_t r = 0; r < STRIPS_TOP; r++) tl_buf_free(&names[r]);
+        return;
+    }
     if (!isfinite(lo)) lo = hi / 10;
     char plot[64], label[160];
     snprintf(plot, sizeof plot, "strips %s", tl_metric_info[m].name);
@@ -135,8 +142,9 @@ static void strips_of(FILE *o, const struct tl_report_page *pg, struct tl_agg_gr
                         TL_UNIT_COUNT, false};
     p.no_yticks = true;
     tl_plot_begin(&p, plot, label, tl_metric_info[m].name, "");
-    for (size_t r = 0; r < rows; r++) strip_row(o, &p, (int)r, names[r], q[r], alloc[r], m);
+    for (size_t r = 0; r < rows; r++) strip_row(o, &p, (int)r, names[r].oom ? "" : names[r].data, q[r], alloc[r], m);
     tl_plot_end(&p);
+    for (size_t r = 0; r < STRIPS_TOP; r++) tl_buf_free(&names[r]);
 }
 
 void tl_report_strips(FILE *o, const struct tl_report_page *pg)

@@ -123,8 +123,9 @@ static void ndjson_window(void *state, const struct tl_agg_window *w, const stru
     tl_buf_puts(b, "{\"kind\":\"window\"");
     put_str(b, "window", window);
     put_str(b, "scope", scope);
-    char part[1024];
-    for (int i = 0; i < ao->nby; i++) put_str(b, ao->by[i], tl_agg_key_part(w->group->key, i, part, sizeof part));
+    struct tl_buf part = {0};
+    for (int i = 0; i < ao->nby; i++) put_str(b, ao->by[i], tl_agg_key_part(w->group->key, i, &part));
+    tl_buf_free(&part);
     put_str(b, "metric", tl_metric_info[w->metric].name);
     tl_buf_printf(b, ",\"end\":%lld", (long long)w->end_ns);
     tl_buf_printf(b, ",\"count\":%llu", (unsigned long long)w->sketch->count);

@@ -148,10 +148,10 @@ size_t tl_summary_groups(struct tl_summary *s, struct tl_agg_group ***out)
 }
 
 const char *tl_summary_group_tag(const struct tl_summary *s, const struct tl_agg_group *g,
-                                 const char *tag, char *buf, size_t cap)
+                                 const char *tag, struct tl_buf *scratch)
 {
     for (int k = 0; k < s->opts.nby; k++)
-        if (!strcmp(s->opts.by[k], tag)) return tl_agg_key_part(g->key, k, buf, cap);
+        if (!strcmp(s->opts.by[k], tag)) return tl_agg_key_part(g->key, k, scratch);
     return NULL;
 }
 
@@ -246,14 +246,15 @@ static void put_json_counts(struct tl_buf *b, struct tl_count *c, size_t n)
 /* One group of the JSON: its key, counts, results, exit codes and metrics. */
 static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g, struct tl_buf *b)
 {
-    char part[4096], qk[48];
+    char qk[48];
+    struct tl_buf part = {0}; /* a name decoded from the key, whole */
     const char *key = g->key;
     tl_buf_puts(b, "{\"key\":{");
     for (int k = 0; k < s->opts.nby; k++) {
         if (k) tl_buf_putc(b, ',');
         tl_buf_put_json_string(b, s->opts.by[k]);
         tl_buf_putc(b, ':');
-        const char *v = tl_agg_key_part(key, k, part, sizeof part);
+        const char *v = tl_agg_key_part(key, k, &part);
         if (v) tl_buf_put_json_string(b, v);
         else tl_buf_puts(b, "null");
     }
@@ -296,6 +297,7 @@ static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g,
         tl_buf_puts(b, "}}");
     }
     tl_buf_puts(b, "}}");
+    tl_buf_free(&part);
 }
 
 static void write_json(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
@@ -339,7 +341,8 @@ static void csv_number(struct tl_buf *b, double v)
 
 static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
-    char col[64], part[4096];
+    char col[64];
+    struct tl_buf part = {0};
     for (int k = 0; k < s->opts.nby; k++) {
         csv_field(b, s->opts.by[k]);
         tl_buf_putc(b, ',');
@@ -358,7 +361,7 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
         struct tl_agg_group *g = order[gi];
         const char *key = g->key;
         for (int k = 0; k < s->opts.nby; k++) {
-            csv_field(b, tl_agg_key_part(key, k, part, sizeof part));
+            csv_field(b, tl_agg_key_part(key, k, &part));
             tl_buf_putc(b, ',');
         }
         tl_buf_printf(b, "%llu,%llu,%llu,%llu,", (unsigned long long)g->tasks,
@@ -387,6 +390,7 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
         }
         tl_buf_putc(b, '\n');
     }
+    tl_buf_free(&part);
 }
 
 uint64_t tl_summary_counter(const struct tl_summary_input *in, size_t n, const char *name)
@@ -502,13 +506,14 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         int n = (int)strlen(tl_metric_info[s->opts.metrics[mi]].name);
         if (n > name_width) name_width = n;
     }
-    char part[4096], cell[64];
+    char cell[64];
+    struct tl_buf part = {0};
     for (size_t gi = 0; gi < ngroups; gi++) {
         struct tl_agg_group *g = order[gi];
         const char *key = g->key;
         if (gi) tl_buf_putc(b, '\n');
         for (int k = 0; k < s->opts.nby; k++) {
-            const char *v = tl_agg_key_part(key, k, part, sizeof part);
+            const char *v = tl_agg_key_part(key, k, &part);
             tl_buf_printf(b, "%s%s=", k ? " " : "", s->opts.by[k]);
             if (v) tl_vis_append(b, v, strlen(v), 0); /* a name on a terminal */
             else tl_buf_putc(b, '-');
@@ -586,6 +591,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         tl_buf_printf(b, "%llu records of groups past the first %u are in the group %s\n",
                       (unsigned long long)ac.overflow_records, tl_agg_options(s->agg)->max_keys,
                       TL_AGG_OTHER);
+    tl_buf_free(&part);
 }
 
 enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/buf.h"
 #include "core/error.h"
 #include "core/record.h"
 #include "core/reject.h"
@@ -93,10 +94,11 @@ struct tl_sketch;
  * exit codes sorted as it prints them; *out is malloc'ed (free it), the
  * groups borrowed until the next add or free. 0 when empty or out of memory. */
 size_t tl_summary_groups(struct tl_summary *s, struct tl_agg_group ***out);
-/* The value of a grouping tag ("category") of g: NULL when absent, or
- * when the summary is not grouped by it. */
+/* The value of a grouping tag ("category") of g, whole (in scratch when it
+ * must be decoded): NULL when absent, or when the summary is not grouped by
+ * it. */
 const char *tl_summary_group_tag(const struct tl_summary *s, const struct tl_agg_group *g,
-                                 const char *tag, char *buf, size_t cap);
+                                 const char *tag, struct tl_buf *scratch);
 /* g's sketch of metric m (its count, sum, quantiles); NULL when m is not
  * one of the summary's metrics. */
 struct tl_sketch *tl_summary_sketch(const struct tl_summary *s, const struct tl_agg_group *g,

@@ -36,7 +36,9 @@ static bool ids_grow(struct chrome_state *st, int32_t id)
     return true;
 }
 
-/* The key text of a pid, or of a (pid, tid) pair, in st->tmp. */
+/* The key text of a pid, or of a (pid, tid) pair: each part its type and
+ * length before its text, so no byte of a name can stand for another part
+ * (texts past 511 bytes are refused before, names_too_long). */
 static size_t ident_key(char *out, size_t cap, const struct ident *pid, const struct ident *tid)
 {
     size_t o = 0;
@@ -44,11 +46,12 @@ static size_t ident_key(char *out, size_t cap, const struct ident *pid, const st
     for (int k = 0; k < (tid ? 2 : 1); k++) {
         const struct ident *id = parts[k];
         if (k && id->type == 0) id = pid; /* a missing tid is the pid (Perfetto) */
-        if (o + 2 >= cap) break;
-        out[o++] = k ? '\x1f' : '\x1e';
-        out[o++] = id->type ? id->type : 'n';
+        if (o + 4 >= cap) break;
         size_t n = id->text.set ? id->text.n : 0;
-        if (n > cap - o - 1) n = cap - o - 1;
+        if (n > cap - o - 4) n = cap - o - 4;
+        out[o++] = id->type ? id->type : 'n';
+        out[o++] = (char)(n >> 8);
+        out[o++] = (char)(n & 0xff);
         if (n) memcpy(out + o, id->text.s, n);
         o += n;
     }
@@ -513,6 +516,18 @@ static void count_phase(struct chrome_state *st, char ph)
     st->counters[at ? at - phase_letters : CC_OTHER_PHASE]++;
 }
 
+/* Whether a name the event's records would carry is longer than the
+ * buffers that hold it (4,095 bytes of JSON text for a name or cat, 511 for
+ * a pid or tid written as a string): such an event is refused, never read
+ * with its name cut, where two long names would become one category. */
+static bool names_too_long(const struct chrome_state *st, const struct event *ev)
+{
+    const struct span *s = st->by_cat ? &ev->cat : &ev->name;
+    return (s->set && s->n >= sizeof st->cat_buf) || (ev->name.set && ev->name.n >= sizeof st->cat_buf) ||
+           (ev->pid.type == 's' && ev->pid.text.n >= sizeof st->host_buf) ||
+           (ev->tid.type == 's' && ev->tid.text.n >= sizeof st->worker_buf);
+}
+
 /* One parsed event. */
 void chrome_handle_event(struct chrome_state *st, const struct event *evp)
 {
@@ -529,6 +544,11 @@ void chrome_handle_event(struct chrome_state *st, const struct event *evp)
         return;
     }
     count_phase(st, ev.ph);
+    if (ev.ph && strchr("XBEiIC", ev.ph) && names_too_long(st, &ev)) {
+        chrome_reject(st, st->ev_line, TL_REJ_LIMIT, "a name, cat, pid or tid past its length limit "
+                                                     "(4,095 bytes; 511 for pid and tid)");
+        return;
+    }
     switch (ev.ph) {
     case 'X': do_complete(st, &ev); break;
     case 'B': do_begin(st, &ev); break;

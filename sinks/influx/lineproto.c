@@ -358,12 +358,13 @@ int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char 
     if (!s->count) return 0;
     size_t start = b->len;
     bool ok = true;
-    char part[4096];
+    struct tl_buf part = {0}; /* a name decoded from the key, whole */
     tl_buf_puts(b, "task_quantiles");
     /* tag keys sorted as InfluxDB prefers: the group's tags, then metric,
      * source, window (InfluxDB sorts them anyway; order only costs it work) */
     for (int i = 0; ok && i < nby; i++)
-        ok = put_tag(b, by[i], tl_agg_key_part(w->group->key, i, part, sizeof part), st);
+        ok = put_tag(b, by[i], tl_agg_key_part(w->group->key, i, &part), st);
+    tl_buf_free(&part);
     ok = ok && put_tag(b, "metric", tl_metric_info[w->metric].name, st);
     if (scope) ok = ok && put_tag(b, "scope", scope, st);
     ok = ok && put_tag(b, "window", window_label, st);
@@ -463,10 +464,11 @@ int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char 
     if (!s->count) return 0;
     struct tl_buf tags = {0};
     bool ok = true;
-    char part[4096];
+    struct tl_buf part = {0};
     tl_buf_puts(&tags, "task_histogram");
     for (int i = 0; ok && i < nby; i++)
-        ok = put_tag(&tags, by[i], tl_agg_key_part(w->group->key, i, part, sizeof part), st);
+        ok = put_tag(&tags, by[i], tl_agg_key_part(w->group->key, i, &part), st);
+    tl_buf_free(&part);
     ok = ok && put_tag(&tags, "instance", instance, st) &&
          put_tag(&tags, "metric", tl_metric_info[w->metric].name, st);
     size_t prefix_len = tags.len;

@@ -7,7 +7,8 @@ carriage return are shown as visible escapes by
 1. `summary` (its table on stdout),
 2. `top --once` (its frame),
 3. the messages on stderr: a rejected line in a file whose name holds the
-   same sequences (file:line), and advise's note on a name it left out,
+   same sequences (file:line), and advise's note on a name it left out;
+   the tables of advise, energy and plan,
 4. `check` on a configuration whose source path holds them;
 
 and the terminal acted on none: tmux's clipboard (its paste buffers, with
@@ -104,6 +105,9 @@ def main():
             "%s top --once %s" % (TL, q(trace)),
             "echo TOP-DONE",
             "%s advise --emit snakemake -o %s %s" % (TL, q(os.path.join(tmp, "p.yaml")), q(d)),
+            "%s advise %s" % (TL, q(d)),
+            "%s energy %s" % (TL, q(d)),
+            "%s plan --node cores=8,mem=16G %s" % (TL, q(d)),
             "%s check -c %s" % (TL, q(cfg)),
             "echo CHECK-DONE",
         ])
@@ -135,6 +139,9 @@ def main():
               or "left out of the file: 'red\\x1b" in rest or "left out of the file: 'wipe\\x1b" in rest,
               "advise: the name it left out is said in visible escapes")
         check("src\\x1b]52;c;cm0gLXJmIH4K\\x07.log" in rest, "check: a source path shows as text")
+        check("category=clip\\x1b]52;" in rest, "advise: its table shows an OSC 52 name as text")
+        check(rest.count("clip\\x1b]52;") >= 3, "advise, energy and plan tables show the name as text "
+              "(%d)" % rest.count("clip\\x1b]52;"))
         check("\x1b" not in screen and "\u202e" not in screen, "nothing on the screen is a raw ESC or "
               "bidi override")
     return finish()

@@ -545,8 +545,56 @@ static void histogram_sums(void)
     }
 }
 
+/* Names holding the key's own separator, absent mark and escape bytes
+ * cannot forge another field or another group (issue 55 point 2: a task on
+ * node1 was reported on node9, from its category "x\x1fnode9"); every
+ * value reads back whole, however long. */
+static void unforgeable_keys(void)
+{
+    struct tl_agg_opts o = small_opts();
+    o.window_ns = 0;
+    o.nby = 2;
+    o.by[0] = "category";
+    o.by[1] = "host";
+    struct tl_agg *a = tl_agg_new(&o, NULL, NULL);
+    static char long_name[20000];
+    memset(long_name, 'n', sizeof long_name - 1);
+    const char *cats[] = {"x\x1fnode9", "x", "\x1e", "\x1d", "a\x1d\x1f" "b", "a\x1d", long_name, NULL};
+    const char *hosts[] = {"node1", "node9", NULL, "\x1e", "h\x1d", "\x1f" "b", "n1", "h"};
+    size_t n = sizeof cats / sizeof *cats;
+    for (size_t i = 0; i < n; i++) {
+        struct tl_record r = task(cats[i], SEC, 1);
+        r.host = hosts[i];
+        tl_agg_add(a, &r);
+    }
+    CHECK_EQ_INT(tl_agg_ngroups(a), n); /* every pair its own group */
+    struct tl_buf part = {0};
+    for (size_t i = 0; i < n && i < tl_agg_ngroups(a); i++) {
+        const char *key = tl_agg_group(a, i)->key;
+        const char *c = tl_agg_key_part(key, 0, &part);
+        CHECK(cats[i] ? c && !strcmp(c, cats[i]) : c == NULL);
+        const char *h = tl_agg_key_part(key, 1, &part);
+        CHECK(hosts[i] ? h && !strcmp(h, hosts[i]) : h == NULL);
+    }
+    tl_agg_free(a);
+    o.nby = 1; /* one tag: the key is the name itself unless it holds those bytes */
+    a = tl_agg_new(&o, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+        struct tl_record r = task(cats[i], SEC, 1);
+        tl_agg_add(a, &r);
+    }
+    CHECK_EQ_INT(tl_agg_ngroups(a), n); /* "\x1e" is not the absent category */
+    for (size_t i = 0; i < n && i < tl_agg_ngroups(a); i++) {
+        const char *c = tl_agg_key_part(tl_agg_group(a, i)->key, 0, &part);
+        CHECK(cats[i] ? c && !strcmp(c, cats[i]) : c == NULL);
+    }
+    tl_buf_free(&part);
+    tl_agg_free(a);
+}
+
 int main(void)
 {
+    unforgeable_keys();
     places_and_keys();
     windows();
     key_cap_and_budget();
