@@ -610,3 +610,25 @@ void tl_lp_point_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int
     tl_buf_printf(b, " %lld\n", (long long)ns);
     (*written)++;
 }
+
+void tl_lp_victoriametrics(struct tl_buf *out, const char *lp, size_t len)
+{
+    const char *p = lp, *end = lp + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        eol = eol ? eol + 1 : end;
+        bool series = true; /* up to the first unescaped space: measurement and tags */
+        for (const char *q = p; q < eol; q++) {
+            if (series && *q == '\\') {
+                bool escape = q + 1 < eol && (q[1] == ',' || q[1] == ' ' || q[1] == '=');
+                tl_buf_putc(out, '\\');
+                if (escape) tl_buf_putc(out, *++q);
+                else tl_buf_putc(out, '\\');
+                continue;
+            }
+            if (*q == ' ') series = false;
+            tl_buf_putc(out, *q);
+        }
+        p = eol;
+    }
+}

@@ -122,4 +122,11 @@ void tl_lp_field_float(struct tl_buf *b, bool *first, const char *k, double v);
 void tl_lp_field_int(struct tl_buf *b, bool *first, const char *k, int64_t v);
 void tl_lp_point_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written);
 
+/* Line protocol as tasklens writes it (InfluxDB's rules: a backslash is
+ * itself, `\,` `\ ` `\=` escape) rewritten for VictoriaMetrics' /write,
+ * which reads `\\` as one backslash: in each line's measurement and tags,
+ * a backslash that escapes nothing is doubled. Both servers then store
+ * every name exactly (a name `a\,b` was dropped by VictoriaMetrics 1.79). */
+void tl_lp_victoriametrics(struct tl_buf *out, const char *lp, size_t len);
+
 #endif

@@ -17,6 +17,8 @@ struct tl_netsink {
     struct tl_influx_sink *sink;
     const struct tl_log *log;
     char spool_dir[4096];
+    bool victoriametrics; /* names escaped as VictoriaMetrics reads them */
+    struct tl_buf rewritten;
 };
 
 /* The spool directory: configured, else $XDG_STATE_HOME/tasklens/spool or

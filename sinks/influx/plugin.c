@@ -15,6 +15,7 @@
 
 #include "core/path.h"
 #include "sinks/influx/http.h"
+#include "sinks/influx/lineproto.h"
 #include "sinks/influx/netsink.h"
 #include "sinks/influx/sink.h"
 #include "sinks/sink.h"
@@ -24,7 +25,7 @@ struct influx_config {
     bool insecure, gzip, create_db, spool_drop_oldest;
     long long timeout, batch_lines;
     size_t spool_max, batch_bytes;
-    const char *spool_dir;
+    const char *spool_dir, *dialect;
 };
 
 #define IC(f) offsetof(struct influx_config, f)
@@ -43,6 +44,9 @@ static const struct tl_option influx_options[] = {
     {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", IC(insecure),
      "influx-insecure"},
     {"gzip", TL_OPT_BOOL, "true", "gzip request bodies", IC(gzip), "no-gzip"},
+    {"dialect", TL_OPT_STRING, "influxdb",
+     "influxdb, or victoriametrics for its /write (it reads a doubled backslash in a name as one)",
+     IC(dialect), "influx-dialect"},
     {"timeout", TL_OPT_INT, "10000", "ms per request", IC(timeout), "influx-timeout"},
     {"create_db", TL_OPT_BOOL, "false", "create the 1.x database when missing", IC(create_db),
      "influx-create-db"},
@@ -146,6 +150,11 @@ static enum tl_err influx_validate(const void *config, const char **key, char *e
                  empty[0] == 'd' ? "database" : empty[0] == 'o' ? "organization" : "bucket");
         return TL_ERR_USAGE;
     }
+    if (strcmp(c->dialect, "influxdb") && strcmp(c->dialect, "victoriametrics")) {
+        *key = "dialect";
+        snprintf(err, errlen, "is influxdb or victoriametrics, not '%s'", c->dialect);
+        return TL_ERR_USAGE;
+    }
     if (!c->db && !(c->org && c->bucket)) {
         *key = NULL;
         snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");
@@ -200,12 +209,21 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
     const char *spool = tl_netsink_spool_dir(c->spool_dir, dir, sizeof dir);
     struct tl_influx_sink_cfg sc;
     sink_cfg(c, env, &sc, spool);
-    return tl_netsink_open(state, &sc, spool, !c->spool_dir, env, err, errlen);
+    enum tl_err rc = tl_netsink_open(state, &sc, spool, !c->spool_dir, env, err, errlen);
+    if (!rc) ((struct tl_netsink *)*state)->victoriametrics = !strcmp(c->dialect, "victoriametrics");
+    return rc;
 }
 
 enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines)
 {
-    return tl_influx_sink_add(((struct tl_netsink *)state)->sink, lp, len, nlines);
+    struct tl_netsink *p = state;
+    if (p->victoriametrics && memchr(lp, '\\', len)) { /* a name with a backslash: rewritten */
+        p->rewritten.len = 0;
+        tl_lp_victoriametrics(&p->rewritten, lp, len);
+        if (p->rewritten.oom) return TL_ERR_NOMEM;
+        return tl_influx_sink_add(p->sink, p->rewritten.data, p->rewritten.len, nlines);
+    }
+    return tl_influx_sink_add(p->sink, lp, len, nlines);
 }
 
 enum tl_err tl_netsink_flush(void *state)
@@ -282,6 +300,7 @@ void tl_netsink_close(void *state)
     struct tl_netsink *p = state;
     if (!p) return;
     tl_influx_sink_free(p->sink);
+    tl_buf_free(&p->rewritten);
     free(p);
 }
 

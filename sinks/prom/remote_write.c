@@ -74,13 +74,16 @@ static size_t sanitize(char *out, const char *in, size_t n, bool colon)
 }
 
 /* Reads up to an unescaped stop character into out (unescaped, at most cap
- * bytes); returns the position of the stop (or end), NULL when longer. */
+ * bytes); returns the position of the stop (or end), NULL when longer.
+ * InfluxDB's rules, which lineproto.c writes by: `\,` `\ ` `\=` are the
+ * character, any other backslash is itself (`a\,b` is the name "a\" then an
+ * escaped comma: "a\,b"), so every name arrives as a label byte for byte. */
 static const char *read_token(const char *p, const char *end, const char *stops, char *out,
                               size_t cap, size_t *olen)
 {
     size_t n = 0;
     while (p < end && !strchr(stops, *p)) {
-        if (*p == '\\' && p + 1 < end) p++;
+        if (*p == '\\' && p + 1 < end && (p[1] == ',' || p[1] == ' ' || p[1] == '=')) p++;
         if (n == cap) return NULL;
         out[n++] = *p++;
     }
