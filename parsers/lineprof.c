@@ -171,8 +171,10 @@ static void read_pickle(struct lp_state *st)
     struct tl_pickle p;
     st->stats.lines = 1;
     st->counters[LC_PICKLES]++;
-    if (!tl_pickle_read(&p, st->doc.data, st->doc.len)) {
-        reject(st, 1, TL_REJ_BAD_DOCUMENT, p.error);
+    /* the document and what the pickle makes of it, together within max_document */
+    size_t budget = st->cfg.max_document > st->doc.len ? st->cfg.max_document - st->doc.len : 0;
+    if (!tl_pickle_read(&p, st->doc.data, st->doc.len, budget)) {
+        reject(st, 1, p.over_budget ? TL_REJ_TOO_LARGE : TL_REJ_BAD_DOCUMENT, p.error);
         tl_pickle_free(&p);
         return;
     }

@@ -43,6 +43,7 @@
 #include "core/term.h"
 #include "core/numfmt.h"
 #include "parsers/butler_path.h"
+#include "parsers/jscan.h"
 #include "parsers/md_tree.h"
 #include "parsers/civil_time.h"
 #include "parsers/parser.h"
@@ -482,6 +483,8 @@ static void walk_json(struct lsst_state *st)
 static void parse_json_doc(struct lsst_state *st, const char *p, size_t n)
 {
     if (fast_tree(st, md_json_fast, p, n)) return walk_json(st);
+    if (tl_json_values_upper(p, n, 2 * st->cfg.max_nodes) > 2 * st->cfg.max_nodes) /* keys count too */
+        return reject(st, TL_REJ_TOO_LARGE, "more nodes than max_nodes");
     size_t len;
     char *fixed = md_json_constants_to_null(p, n, &len);
     if (!fixed) return reject(st, TL_REJ_LIMIT, "out of memory");
@@ -535,10 +538,34 @@ static bool flow_too_deep(const char *p, size_t n)
     return false;
 }
 
+/* Whether the document has at most max nodes, counted on libyaml's event
+ * stream (constant memory) before its loader builds the tree: 32 MB of
+ * "[0,0,...]" (3 KB compressed) made 16 million nodes and took 2.7 GB. */
+static bool yaml_nodes_within(const char *p, size_t n, long long max)
+{
+    yaml_parser_t yp;
+    if (!yaml_parser_initialize(&yp)) return false;
+    yaml_parser_set_input_string(&yp, (const unsigned char *)p, n);
+    long long nodes = 0;
+    bool done = false, ok = true;
+    while (!done && ok) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&yp, &ev)) break; /* the loader says what is wrong */
+        nodes += ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+                 ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_ALIAS_EVENT;
+        ok = nodes <= max;
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&yp);
+    return ok;
+}
+
 static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
 {
     if (fast_tree(st, md_yaml_fast, p, n)) return walk_yaml(st);
     if (flow_too_deep(p, n)) return reject(st, TL_REJ_TOO_LARGE, "flow collections nested deeper than 64");
+    if (!yaml_nodes_within(p, n, st->cfg.max_nodes)) return reject(st, TL_REJ_TOO_LARGE, "more nodes than max_nodes");
     yaml_parser_t yp;
     yaml_document_t d;
     if (!yaml_parser_initialize(&yp)) return reject(st, TL_REJ_LIMIT, "out of memory");

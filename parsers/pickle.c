@@ -24,13 +24,23 @@ static bool fail(struct machine *m, const char *why)
     return false;
 }
 
-static bool grow(void **a, uint32_t *cap, uint32_t need, size_t size)
+/* Grows an array of p's within p's memory budget: the arrays a pickle
+ * makes count against it, so a small file that decodes to millions of
+ * values is refused, not given gigabytes (2.8 KB of .lprof.zst once took
+ * 1.2 GB). */
+static bool grow(struct tl_pickle *p, void **a, uint32_t *cap, uint32_t need, size_t size)
 {
     if (need <= *cap) return true;
     uint32_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
+    size_t more = ((size_t)c - *cap) * size;
+    if (p->used + more > p->max_bytes) {
+        p->over_budget = true;
+        return false;
+    }
     void *n = realloc(*a, (size_t)c * size);
     if (!n) return false;
+    p->used += more;
     *a = n;
     *cap = c;
     return true;
@@ -39,7 +49,7 @@ static bool grow(void **a, uint32_t *cap, uint32_t need, size_t size)
 static uint32_t new_value(struct machine *m, uint8_t type)
 {
     struct tl_pickle *p = m->p;
-    if (!grow((void **)&p->v, &p->capv, p->nv + 1, sizeof *p->v)) return 0;
+    if (!grow(p, (void **)&p->v, &p->capv, p->nv + 1, sizeof *p->v)) return 0;
     memset(&p->v[p->nv], 0, sizeof *p->v);
     p->v[p->nv].type = type;
     return p->nv++;
@@ -47,7 +57,7 @@ static uint32_t new_value(struct machine *m, uint8_t type)
 
 static bool push(struct machine *m, uint32_t id)
 {
-    if (!id) return fail(m, "out of memory");
+    if (!id) return fail(m, m->p->over_budget ? "more values than max_document allows" : "out of memory");
     if (m->nstack >= m->cap) return fail(m, "stack too deep");
     m->stack[m->nstack++] = id;
     return true;
@@ -74,8 +84,8 @@ static bool append_items(struct machine *m, uint32_t c, uint32_t from)
     struct tl_pickle *p = m->p;
     uint32_t n = m->nstack - from;
     if (!n) return true;
-    if (!grow((void **)&p->cells, &p->capcells, p->ncells + n, sizeof *p->cells) ||
-        !grow((void **)&p->chunks, &p->capchunks, p->nchunks + 1, sizeof *p->chunks))
+    if (!grow(p, (void **)&p->cells, &p->capcells, p->ncells + n, sizeof *p->cells) ||
+        !grow(p, (void **)&p->chunks, &p->capchunks, p->nchunks + 1, sizeof *p->chunks))
         return fail(m, "out of memory");
     uint32_t k = p->nchunks++;
     p->chunks[k].first = p->ncells;
@@ -133,7 +143,7 @@ static bool global_value(struct machine *m, const char *mod, size_t ml, const ch
 {
     struct tl_pickle *p = m->p;
     uint32_t need = p->nnames + (uint32_t)(ml + nl + 2);
-    if (ml + nl > 4096 || !grow((void **)&p->names, &p->capnames, need, 1)) return fail(m, "bad class name");
+    if (ml + nl > 4096 || !grow(p, (void **)&p->names, &p->capnames, need, 1)) return fail(m, "bad class name");
     uint32_t off = p->nnames;
     memcpy(p->names + off, mod, ml);
     p->names[off + ml] = '.';
@@ -292,17 +302,20 @@ static bool step(struct machine *m, unsigned char op)
     }
 }
 
-bool tl_pickle_read(struct tl_pickle *p, const char *data, size_t len)
+bool tl_pickle_read(struct tl_pickle *p, const char *data, size_t len, size_t max_bytes)
 {
     memset(p, 0, sizeof *p);
     p->data = data;
     p->len = len;
+    p->max_bytes = max_bytes;
     struct machine m = {.p = p, .at = (const unsigned char *)data,
                         .end = (const unsigned char *)data + len};
     m.cap = len + 1 < PK_MAX_DEPTH ? len + 1 : PK_MAX_DEPTH;
-    m.stack = malloc(m.cap * sizeof *m.stack);
-    m.marks = malloc(m.cap * sizeof *m.marks);
-    m.memo = malloc(m.cap * sizeof *m.memo);
+    p->used = m.cap * (sizeof *m.stack + sizeof *m.marks + sizeof *m.memo);
+    bool fits = p->used <= max_bytes;
+    m.stack = fits ? malloc(m.cap * sizeof *m.stack) : NULL;
+    m.marks = fits ? malloc(m.cap * sizeof *m.marks) : NULL;
+    m.memo = fits ? malloc(m.cap * sizeof *m.memo) : NULL;
     bool ok = m.stack && m.marks && m.memo;
     if (ok) new_value(&m, TL_PK_NONE); /* id 0: "none" in every reference */
     ok = ok && p->nv == 1;

@@ -41,12 +41,15 @@ struct tl_pickle {
     char *names; /* GLOBAL names */
     uint32_t nnames, capnames;
     uint32_t root;
+    size_t used, max_bytes; /* bytes of the arrays above, and their cap */
+    bool over_budget;
     char error[128];
 };
 
-/* Reads a whole pickle; false with p->error set. The values point into data,
- * which must stay until tl_pickle_free. */
-bool tl_pickle_read(struct tl_pickle *p, const char *data, size_t len);
+/* Reads a whole pickle, its values, stack and memo taking at most
+ * max_bytes; false with p->error set. The values point into data, which
+ * must stay until tl_pickle_free. */
+bool tl_pickle_read(struct tl_pickle *p, const char *data, size_t len, size_t max_bytes);
 void tl_pickle_free(struct tl_pickle *p);
 
 /* Items of a container, in order: *it starts at 0; returns the next value

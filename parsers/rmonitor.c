@@ -29,6 +29,7 @@
  *   snapshots -> counted; machine_load, fs_nodes, workers,
  *     executable_type, monitor_version have no place in the record. */
 #include "parsers/cctools_units.h"
+#include "parsers/jscan.h"
 #include "parsers/parser.h"
 
 #include "core/bytes.h"
@@ -308,6 +309,10 @@ static void jx_escapes_to_json(struct tl_buf *doc)
     doc->len = w;
 }
 
+/* A summary holds about 100 values; past this many, one is refused before
+ * Jansson builds it (8 MB of "[0,0,...]" took 314 MB). */
+#define RM_MAX_VALUES 65536
+
 /* Every document of the input, one after the other. */
 static enum tl_err rm_finish(void *state)
 {
@@ -322,7 +327,10 @@ static enum tl_err rm_finish(void *state)
         while (at < st->doc.len && strchr(" \t\r\n", st->doc.data[at])) at++;
         if (at == st->doc.len) break;
         json_error_t e;
-        json_t *d = json_loadb(st->doc.data + at, st->doc.len - at, JSON_DISABLE_EOF_CHECK, &e);
+        json_t *d = NULL;
+        if (tl_json_values_upper(st->doc.data + at, st->doc.len - at, RM_MAX_VALUES) > RM_MAX_VALUES)
+            snprintf(e.text, sizeof e.text, "more than %d values in one summary", RM_MAX_VALUES);
+        else d = json_loadb(st->doc.data + at, st->doc.len - at, JSON_DISABLE_EOF_CHECK, &e);
         if (!d) {
             st->stats.lines++;
             char detail[200];
