@@ -215,6 +215,11 @@ static void on_header(void *ctx)
     st->c_time = tl_table_col(&st->table, "timestamp");
 }
 
+static void on_unterminated(void *ctx, uint64_t line)
+{
+    reject(ctx, line, TL_REJ_TRUNCATED, "a quoted cell never closed");
+}
+
 static void on_too_long(void *ctx, uint64_t line)
 {
     struct cc_state *st = ctx;
@@ -292,7 +297,8 @@ static enum tl_err cc_open(void **state, const void *config, const struct tl_emi
         return TL_ERR_NOMEM;
     }
     tl_table_init(&st->table, ',', true, st->cfg.max_line);
-    st->cb = (struct tl_table_cb){.header = on_header, .row = on_row, .too_long = on_too_long, .ctx = st};
+    st->cb = (struct tl_table_cb){.header = on_header, .row = on_row, .too_long = on_too_long,
+                                .unterminated = on_unterminated, .ctx = st};
     st->c_project = st->c_task = st->c_run = st->c_time = -1;
     for (size_t i = 0; i < NNUM; i++) st->num_col[i] = -1;
     snprintf(st->workflow, sizeof st->workflow, "codecarbon");

@@ -241,8 +241,11 @@ static const char *category_of(struct nf_state *st)
     return absent(s, n) ? "(no name)" : intern(st, s, n);
 }
 
-/* status: the result, or for a task still in flight its state. */
-static void status_of(struct nf_state *st, struct tl_record *r)
+/* status: the result, or for a task still in flight its state; false for
+ * a status Nextflow does not write (TaskStatus: NEW, SUBMITTED, RUNNING,
+ * COMPLETED, FAILED, ABORTED, CACHED), which the caller refuses rather than
+ * count a task as running that the input never said was. */
+static bool status_of(struct nf_state *st, struct tl_record *r)
 {
     size_t n;
     const char *s = tl_table_cell(&st->table, st->col[C_STATUS], &n);
@@ -250,20 +253,26 @@ static void status_of(struct nf_state *st, struct tl_record *r)
         {"COMPLETED", NC_COMPLETED}, {"FAILED", NC_FAILED}, {"ABORTED", NC_ABORTED},
         {"CACHED", NC_CACHED},
     };
+    static const char *const in_flight[] = {"NEW", "SUBMITTED", "RUNNING"};
     if (absent(s, n)) { /* no status column: a row is written when a task ends */
         r->result = "COMPLETED";
         st->counters[NC_COMPLETED]++;
-        return;
+        return true;
     }
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         if (strlen(known[i].name) == n && !memcmp(s, known[i].name, n)) {
             r->result = known[i].name;
             st->counters[known[i].counter]++;
-            return;
+            return true;
         }
-    r->kind = TL_REC_TASK_OPEN; /* NEW, SUBMITTED, RUNNING: never completed */
-    r->state = intern(st, s, n);
-    st->counters[NC_UNFINISHED]++;
+    for (size_t i = 0; i < sizeof in_flight / sizeof *in_flight; i++)
+        if (strlen(in_flight[i]) == n && !memcmp(s, in_flight[i], n)) {
+            r->kind = TL_REC_TASK_OPEN; /* never completed */
+            r->state = in_flight[i];
+            st->counters[NC_UNFINISHED]++;
+            return true;
+        }
+    return false;
 }
 
 static void ids_of(struct nf_state *st, uint64_t line, struct tl_record *r)
@@ -364,7 +373,14 @@ static void on_row(void *ctx, uint64_t line)
     r.workflow = st->workflow;
     r.line = line;
     r.category = category_of(st);
-    status_of(st, &r);
+    if (!status_of(st, &r)) {
+        size_t n;
+        const char *s = tl_table_cell(&st->table, st->col[C_STATUS], &n);
+        char detail[96];
+        snprintf(detail, sizeof detail, "status '%.*s' is none of Nextflow's", (int)(n < 40 ? n : 40), s);
+        reject(st, line, TL_REJ_BAD_FIELDS, detail);
+        return;
+    }
     ids_of(st, line, &r);
     times_of(st, line, &r);
     resources_of(st, line, &r);

@@ -73,6 +73,7 @@ struct sm_state {
     struct tl_table_cb cb;
     int col[NCOL];
     bool no_columns;
+    bool jsonl; /* the input is JSON lines (its first row was an object) */
     struct tl_intern *names;
     char rule[256];     /* from the path, or the option */
     char workflow[512]; /* the file's folder */
@@ -240,8 +241,14 @@ static void on_row(void *ctx, uint64_t line)
 static bool on_raw(void *ctx, const char *p, size_t n, uint64_t line)
 {
     struct sm_state *st = ctx;
+    if (st->jsonl && n && *p != '{') { /* JSON lines hold objects: anything else is refused, said */
+        st->stats.lines = line;
+        reject(st, line, TL_REJ_BAD_JSON, *p == '[' ? "an array, not an object" : "not a JSON object");
+        return true;
+    }
     if (!n || *p != '{') return false;
     st->stats.lines = line;
+    st->jsonl = true;
     json_t *o = json_loadb(p, n, 0, NULL);
     if (!json_is_object(o)) {
         json_decref(o);
@@ -311,6 +318,7 @@ static enum tl_err sm_restore(void *state, const uint8_t *p, size_t len)
     const uint8_t *end = p + len;
     if (!tl_table_state_restore(&p, end, SM_SAVE_MAGIC, &st->stats, st->counters, SK_COUNT, &st->table, &st->cb))
         return TL_ERR_CORRUPT;
+    st->jsonl = !st->table.header.len && st->counters[SK_JSON_ROWS]; /* rows read, no header */
     return p == end ? TL_OK : TL_ERR_CORRUPT;
 }
 

@@ -105,19 +105,51 @@ static void read_header(struct tl_table *t, const char *p, size_t n, const struc
     if (cb->header) cb->header(cb->ctx);
 }
 
+/* Where a CSV record is, byte by byte (RFC 4180): at a cell's start, in an
+ * unquoted cell, in a quoted one, or just after a quote inside a quoted
+ * one (the closing quote, or the first of a doubled one). */
+enum { Q_START, Q_PLAIN, Q_QUOTED, Q_QUOTE };
+
+static uint8_t quote_step(uint8_t q, char c, char sep)
+{
+    bool is_sep = sep ? c == sep : c == ',' || c == '\t';
+    switch (q) {
+    case Q_START: return c == '"' ? Q_QUOTED : is_sep ? Q_START : Q_PLAIN;
+    case Q_PLAIN: return is_sep ? Q_START : Q_PLAIN;
+    case Q_QUOTED: return c == '"' ? Q_QUOTE : Q_QUOTED;
+    default: return c == '"' ? Q_QUOTED : is_sep ? Q_START : Q_PLAIN;
+    }
+}
+
+/* Steps t's quote state over [p, p+n): true when the record is inside a
+ * quoted cell at the end. */
+static bool inside_quotes(struct tl_table *t, const char *p, size_t n)
+{
+    if (!t->quotes) return false;
+    if (!memchr(p, '"', n) && t->qstate != Q_QUOTED) { /* the usual: no quote, no cell open */
+        if (n) t->qstate = quote_step(Q_PLAIN, p[n - 1], t->sep);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) t->qstate = quote_step(t->qstate, p[i], t->sep);
+    return t->qstate == Q_QUOTED;
+}
+
 static void line(struct tl_table *t, const char *p, size_t n, const struct tl_table_cb *cb)
 {
-    t->lines++;
+    uint64_t first = t->lines + 1; /* a record is numbered by its first line */
+    t->lines += 1 + t->record_lines;
+    t->record_lines = 0;
+    t->qstate = Q_START;
     if (n && p[n - 1] == '\r') n--;
     if (t->lines == 1 && n >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) p += 3, n -= 3; /* a BOM */
-    if (cb->raw && cb->raw(cb->ctx, p, n, t->lines)) return;
+    if (cb->raw && cb->raw(cb->ctx, p, n, first)) return;
     if (!t->ncols && !t->header.len) {
         read_header(t, p, n, cb);
         return;
     }
     if (!n) return; /* blank lines carry nothing */
     split(t, p, p + n);
-    cb->row(cb->ctx, t->lines);
+    cb->row(cb->ctx, first);
 }
 
 void tl_table_glue(struct tl_table *t, int c)
@@ -143,12 +175,24 @@ enum tl_err tl_table_feed(struct tl_table *t, const char *buf, size_t len, const
             t->skipping = true;
             t->partial.len = 0;
         }
+        bool quoted = !t->skipping && inside_quotes(t, buf, take);
         if (!nl) {
             if (!t->skipping) tl_buf_append(&t->partial, buf, take);
             return t->partial.oom ? TL_ERR_NOMEM : TL_OK;
         }
+        if (quoted) { /* a line break inside a quoted cell: the record goes on */
+            tl_buf_append(&t->partial, buf, take + 1);
+            if (t->partial.oom) return TL_ERR_NOMEM;
+            t->record_lines++;
+            t->qstate = quote_step(t->qstate, '\n', t->sep);
+            buf = nl + 1;
+            len -= take + 1;
+            continue;
+        }
         if (t->skipping) {
-            t->lines++;
+            t->lines += 1 + t->record_lines;
+            t->record_lines = 0;
+            t->qstate = Q_START;
             if (cb->too_long) cb->too_long(cb->ctx, t->lines);
             t->skipping = false;
         } else if (t->partial.len) {
@@ -168,13 +212,18 @@ enum tl_err tl_table_feed(struct tl_table *t, const char *buf, size_t len, const
 void tl_table_finish(struct tl_table *t, const struct tl_table_cb *cb)
 {
     if (t->skipping) {
-        t->lines++;
+        t->lines += 1 + t->record_lines;
         if (cb->too_long) cb->too_long(cb->ctx, t->lines);
+    } else if (t->partial.len && t->qstate == Q_QUOTED && cb->unterminated) {
+        cb->unterminated(cb->ctx, t->lines + 1); /* a quoted cell never closed: not a row */
+        t->lines += 1 + t->record_lines;
     } else if (t->partial.len) {
         line(t, t->partial.data, t->partial.len, cb);
     }
     t->skipping = false;
     t->partial.len = 0;
+    t->record_lines = 0;
+    t->qstate = Q_START;
 }
 
 void tl_table_save(const struct tl_table *t, struct tl_buf *b)
@@ -205,6 +254,14 @@ bool tl_table_restore(struct tl_table *t, const uint8_t **p, const uint8_t *end,
     *p += plen;
     t->lines = lines;
     t->skipping = skipping & 1;
+    /* the quote state and the line breaks of a record cut by the checkpoint,
+     * from its bytes: the saved state stays as it was */
+    t->qstate = Q_START;
+    t->record_lines = 0;
+    for (size_t i = 0; t->quotes && i < t->partial.len; i++) {
+        t->record_lines += t->partial.data[i] == '\n';
+        t->qstate = quote_step(t->qstate, t->partial.data[i], t->sep);
+    }
     return !t->partial.oom && !t->header.oom;
 }
 

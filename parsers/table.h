@@ -5,6 +5,10 @@
  *
  * Bytes come in any split; complete lines go to the caller's callback
  * (a trailing CR dropped, a line over max_line counted and skipped). The
+ * With CSV quoting a line break inside a quoted cell belongs to the cell
+ * (RFC 4180, as pandas writes a project name with a newline): the record
+ * goes on to the line that closes it, and is numbered by its first line.
+ * The
  * first line is the header: its names are kept, so a parser finds its
  * columns by name in any order and subset, as the producers' own docs ask
  * (they add, drop and reorder columns across versions). Each later line
@@ -28,6 +32,8 @@ struct tl_table {
     uint64_t lines;        /* lines seen, the header included */
     struct tl_buf partial; /* a line not complete yet */
     bool skipping;         /* inside a line over max_line */
+    uint8_t qstate;        /* CSV quoting: where the record being read is (table.c) */
+    uint32_t record_lines; /* line breaks inside the record being read (quoted cells) */
     struct tl_buf header;  /* the header line as read */
     int ncols;
     const char *col[TL_TABLE_MAX_COLS]; /* names, NUL-terminated, in header's copy */
@@ -48,6 +54,8 @@ struct tl_table_cb {
     void (*row)(void *ctx, uint64_t line);
     void (*too_long)(void *ctx, uint64_t line);
     bool (*raw)(void *ctx, const char *line, size_t n, uint64_t no);
+    /* optional: the input ended inside a quoted cell (else a row) */
+    void (*unterminated)(void *ctx, uint64_t line);
     void *ctx;
 };
 

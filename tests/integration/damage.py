@@ -4,7 +4,8 @@
 1. One flipped bit in the length field of a real DASF trace's event (the
    length still under max_event, so it looks valid): that event is
    rejected with its byte offset, and every other Compute event is read
-   (it used to swallow the 200-678 events inside the longer length).
+   (it used to swallow the 200-678 events inside the longer length); so
+   does any byte of that header flipped any way.
 2. Five summaries written by the real resource_monitor, concatenated, the
    third cut short: the cut one is rejected with file:line, the four intact
    ones are read (it used to keep 2 and drop the rest uncounted).
@@ -66,6 +67,17 @@ def dasf(tmp):
     check(said and lost == 1 and set(keys(got)) <= set(keys(base)),
           "DASF: one flipped bit in an event's length: that event rejected at its byte (%s), %d of %d "
           "Compute tasks read (lost %d)" % (said.group(0) if said else err.strip()[-200:], len(got), len(base), lost))
+    # any byte of the header, flipped any way (the length past max_event, or
+    # pointing into the next event): that event only (issue 55 point 5)
+    worst = 0
+    for pos in range(8):
+        for x in (0xFF, 0x01, 0x80):
+            d = bytearray(open(src, "rb").read())
+            d[at + pos] ^= x
+            open(path, "wb").write(d)
+            got, _ = tasks(path, "--format-in", "dasf")
+            worst = max(worst, len(base) - len(got))
+    check(worst == 1, "DASF: each of the header's 8 bytes flipped three ways costs its one event (worst %d)" % worst)
 
 
 def rmonitor(tmp):

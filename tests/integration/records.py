@@ -31,30 +31,10 @@ import subprocess
 import sys
 import tempfile
 
-VENV = os.path.expanduser("~/.cache/tasklens/notebook-venv")
-PINS = ["pandas==2.2.3", "polars==1.17.1", "msgpack==1.1.0"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import notebook_venv  # noqa: E402
 
-
-def in_venv():
-    """Re-runs this script under the notebook venv (made once); None to go on."""
-    py = os.path.join(VENV, "bin", "python")
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
-        return None
-    ok = os.path.exists(py) and subprocess.run(
-        [py, "-c", "import pandas, polars, msgpack"], capture_output=True).returncode == 0
-    if not ok:
-        r = subprocess.run(["/usr/bin/python3", "-m", "venv", VENV], capture_output=True, text=True)
-        if r.returncode == 0:
-            r = subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", *PINS],
-                               capture_output=True, text=True)
-        if r.returncode != 0:
-            print("SKIP: pandas/polars could not be installed from PyPI into %s: %s"
-                  % (VENV, r.stderr.strip()[-300:]))
-            return 77
-    return subprocess.run([py, *sys.argv]).returncode
-
-
-if __name__ == "__main__" and (rc := in_venv()) is not None:
+if __name__ == "__main__" and (rc := notebook_venv.rerun_inside()) is not None:
     sys.exit(rc)
 
 import numpy as np  # noqa: E402  (the venv's)
