@@ -64,6 +64,9 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r);
  * whatever the input order). false when out of memory. */
 bool tl_task_rows_done(struct tl_task_rows *rs);
 void tl_task_rows_free(struct tl_task_rows *rs);
+/* The id of category `name` once done (a binary search of the sorted
+ * names), or -1. */
+int32_t tl_task_rows_category(const struct tl_task_rows *rs, const char *name);
 /* Sorted finite values of column c for the rows of category cat (cat < 0:
  * all) into vals (room for every row); the count. */
 size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, double *vals);

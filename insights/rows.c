@@ -110,6 +110,19 @@ bool tl_task_rows_done(struct tl_task_rows *rs)
     return !rs->oom;
 }
 
+int32_t tl_task_rows_category(const struct tl_task_rows *rs, const char *name)
+{
+    size_t lo = 0, hi = rs->cats.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(rs->cats.s[mid], name);
+        if (!c) return (int32_t)mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
 static void names_free(struct tl_names *nm)
 {
     free(nm->s);

@@ -339,6 +339,20 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
 }
 
 #define SUMMARY_TOP 20
+/* Rows of a collapsed "others" section at most: past them the page says
+ * how many it leaves to `tasklens summary` (a page of a million categories
+ * would be 1.6 GB; this keeps it to a few MB). */
+#define DETAILS_MAX 1000
+
+/* The closing line of a collapsed section that holds only its first
+ * DETAILS_MAX rows. */
+static void details_more(FILE *o, size_t rest, const char *cmd)
+{
+    if (rest <= DETAILS_MAX) return;
+    fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%zu more categories are left off this page "
+               "(it lists %d): <code>%s</code> has them all.</p>", rest - DETAILS_MAX,
+            rest - DETAILS_MAX, DETAILS_MAX, cmd);
+}
 
 /* One of the four metrics the page always shows. */
 static bool drawn_metric(int m)
@@ -412,10 +426,14 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
                    "not tasks) are left out of this table; <code>tasklens summary --format json</code> "
                    "has their values.</p>\n", series, series);
     if (top < n) {
-        fprintf(o, "<details><summary>the %zu other categories</summary>", n - top);
+        size_t shown = n - top < DETAILS_MAX ? n - top : DETAILS_MAX;
+        fprintf(o, "<details><summary>the %zu other categories%s</summary>", n - top,
+                shown < n - top ? " (the first 1,000 of them)" : "");
         summary_head(o, pg);
-        summary_rows(o, pg, v, g + top, n - top);
-        fputs("</table></div></details>\n", o);
+        summary_rows(o, pg, v, g + top, shown);
+        fputs("</table></div>", o);
+        details_more(o, n - top, "tasklens summary --format csv");
+        fputs("</details>\n", o);
     }
     free(g);
 }
@@ -775,10 +793,14 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     }
     fputs("</table></div>\n", o);
     if (top < k) {
-        fprintf(o, "<details><summary>the %zu other categories</summary>", k - top);
+        size_t shown = k - top < DETAILS_MAX ? k - top : DETAILS_MAX;
+        fprintf(o, "<details><summary>the %zu other categories%s</summary>", k - top,
+                shown < k - top ? " (the first 1,000 of them)" : "");
         failures_head(o);
-        for (size_t i = top; i < k; i++) failure_row(o, v, &f[i]);
-        fputs("</table></div></details>\n", o);
+        for (size_t i = top; i < top + shown; i++) failure_row(o, v, &f[i]);
+        fputs("</table></div>", o);
+        details_more(o, k - top, "tasklens summary --format json");
+        fputs("</details>\n", o);
     }
     free(f);
     free(g);

@@ -579,8 +579,9 @@ static void advice_of(const struct tl_report_model *m, const char *name,
                       const struct tl_advise_opts *ao, double *tmp, struct tl_report_group *out)
 {
     const char *rows_name = strcmp(name, "(none)") ? name : "default";
-    for (size_t k = 0; k < m->rows.cats.n; k++) {
-        if (strcmp(m->rows.cats.s[k], rows_name)) continue;
+    int32_t found = tl_task_rows_category(&m->rows, rows_name);
+    if (found >= 0) {
+        size_t k = (size_t)found;
         struct tl_cat_advice ca;
         tl_advise_category(&m->rows, (int32_t)k, ao, tmp, &ca);
         out->ca = ca;
