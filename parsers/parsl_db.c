@@ -37,15 +37,20 @@
 #include "parsers/parser.h"
 
 #include "core/bytes.h"
+#include "core/cleanup.h"
 #include "core/intern.h"
 #include "core/map64.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct parsl_config {
@@ -55,7 +60,7 @@ struct parsl_config {
 };
 
 static const struct tl_option parsl_options[] = {
-    {"max_db", TL_OPT_SIZE, "1G", "largest database read (it is held in memory)",
+    {"max_db", TL_OPT_SIZE, "1G", "largest database read, its -wal or -journal included (it is held in memory)",
      offsetof(struct parsl_config, max_db)},
     {"utc_offset", TL_OPT_DOUBLE, "0",
      "hours the Parsl run's local clock was ahead of UTC (Parsl writes naive local times)",
@@ -260,34 +265,82 @@ static bool write_file(const char *path, const void *data, size_t len)
     return fclose(f) == 0 && ok;
 }
 
+/* A sibling copied in pieces (a WAL can be as large as the database:
+ * never held whole). */
 static bool copy_file(const char *from, const char *to)
 {
-    FILE *in = fopen(from, "rb");
-    if (!in) return false;
-    struct tl_buf b = {0};
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) tl_buf_append(&b, chunk, n);
-    fclose(in);
-    bool ok = !b.oom && write_file(to, b.data ? b.data : "", b.len);
-    tl_buf_free(&b);
+    bool ok = in && out;
+    while (ok && (n = fread(chunk, 1, sizeof chunk, in)) > 0) ok = fwrite(chunk, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    if (in) fclose(in);
+    if (out && fclose(out)) ok = false;
     return ok;
 }
 
+/* What a private copy holds: the database and what SQLite may make beside
+ * it. */
+static const char *const copy_names[] = {"monitoring.db", "monitoring.db-journal", "monitoring.db-wal",
+                                         "monitoring.db-shm"};
+#define COPY_PREFIX "tasklens-parsl-"
+
+static void remove_copy_files(const char *dir)
+{
+    char p[4400];
+    for (size_t i = 0; i < sizeof copy_names / sizeof *copy_names; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, copy_names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+/* Private copies left by a process that a SIGKILL ended (its pid is in the
+ * name, and no longer runs): removed, ours only. */
+static void sweep_stale_copies(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        char rest[64];
+        if (strncmp(e->d_name, COPY_PREFIX, strlen(COPY_PREFIX)) ||
+            sscanf(e->d_name + strlen(COPY_PREFIX), "%ld-%63s", &pid, rest) != 2 || pid <= 0)
+            continue;
+        char dir[4300];
+        snprintf(dir, sizeof dir, "%s/%s", tmp, e->d_name);
+        struct stat st;
+        if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* its process runs */
+        remove_copy_files(dir);
+    }
+    closedir(d);
+}
+
 /* The bytes read and the journal or WAL beside them, in a private
- * directory, opened there (SQLite rolls a hot journal back, or reads the
- * WAL, in the copy). dir: where, to remove after. NULL when no sibling
- * exists or the copy fails. */
-static sqlite3 *open_private_copy(struct parsl_state *st, char *dir, size_t dircap)
+ * directory (mode 0700, named with our pid; removed if a signal ends us,
+ * swept at a later start if a SIGKILL did), opened there (SQLite rolls a
+ * hot journal back, or reads the WAL, in the copy). dir: where, to remove
+ * after. NULL when no sibling exists or the copy fails. */
+static sqlite3 *open_private_copy(struct parsl_state *st, char *dir, size_t dircap, int *slots)
 {
     char *journal = sibling(st, "-journal"), *wal = journal ? NULL : sibling(st, "-wal");
     /* the header's read/write versions are 2 in WAL mode: not for memory */
     bool wal_mode = st->db.len >= 20 && st->db.data[18] == 2 && st->db.data[19] == 2;
     const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
     sqlite3 *db = NULL;
-    snprintf(dir, dircap, "%s/tasklens-parsl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(dir, dircap, "%s/" COPY_PREFIX "%ld-XXXXXX", tmp, (long)getpid());
+    if (journal || wal || wal_mode) sweep_stale_copies(tmp);
     if ((journal || wal || wal_mode) && mkdtemp(dir)) {
         char main_path[4200], side[4220];
+        slots[0] = tl_cleanup_add(dir);
+        for (size_t i = 0; i < sizeof copy_names / sizeof *copy_names; i++) {
+            snprintf(main_path, sizeof main_path, "%s/%s", dir, copy_names[i]);
+            slots[1 + i] = tl_cleanup_add(main_path);
+        }
         snprintf(main_path, sizeof main_path, "%s/monitoring.db", dir);
         snprintf(side, sizeof side, "%s%s", main_path, journal ? "-journal" : "-wal");
         if (write_file(main_path, st->db.data, st->db.len) &&
@@ -304,32 +357,27 @@ static sqlite3 *open_private_copy(struct parsl_state *st, char *dir, size_t dirc
     return db;
 }
 
-static void remove_private_copy(const char *dir)
+static void remove_private_copy(const char *dir, const int *slots)
 {
     if (!dir[0]) return;
-    static const char *const names[] = {"monitoring.db", "monitoring.db-journal", "monitoring.db-wal",
-                                        "monitoring.db-shm"};
-    char p[4300];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    remove_copy_files(dir);
+    for (size_t i = 0; i <= sizeof copy_names / sizeof *copy_names; i++) tl_cleanup_forget(slots[i]);
 }
 
-/* The bytes fed, as a read-only database in memory. */
+/* The bytes fed, as a read-only database in memory: SQLite reads them
+ * where they are (no copy: a 1 GiB database took 2 GiB). */
 static sqlite3 *open_in_memory(struct parsl_state *st)
 {
     sqlite3 *db = NULL;
-    unsigned char *mem = sqlite3_malloc64(st->db.len ? st->db.len : 1);
-    if (!mem || sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        sqlite3_free(mem);
+    if (!st->db.len || sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return NULL;
     }
-    memcpy(mem, st->db.data, st->db.len);
-    sqlite3_deserialize(db, "main", mem, (sqlite3_int64)st->db.len, (sqlite3_int64)st->db.len,
-                        SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
+    if (sqlite3_deserialize(db, "main", (unsigned char *)st->db.data, (sqlite3_int64)st->db.len,
+                            (sqlite3_int64)st->db.len, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
     return db;
 }
 
@@ -338,11 +386,12 @@ static void read_db(struct parsl_state *st)
 {
     sqlite3_stmt *q = NULL;
     char dir[4096];
+    int slots[1 + sizeof copy_names / sizeof *copy_names];
     st->counters[PC_READS]++;
-    sqlite3 *db = open_private_copy(st, dir, sizeof dir);
+    sqlite3 *db = open_private_copy(st, dir, sizeof dir, slots);
     if (!db) db = open_in_memory(st);
     if (!db) {
-        remove_private_copy(dir);
+        remove_private_copy(dir, slots);
         st->stats.lines++;
         st->unreadable = true;
         reject(st, TL_REJ_LIMIT, "out of memory for the database");
@@ -373,7 +422,7 @@ static void read_db(struct parsl_state *st)
     }
     sqlite3_finalize(q);
     sqlite3_close(db);
-    remove_private_copy(dir);
+    remove_private_copy(dir, slots);
 }
 
 /* ---------------------------------------------------------------- input */
@@ -391,10 +440,26 @@ static enum tl_err parsl_feed(void *state, const char *buf, size_t len)
     return st->db.oom ? TL_ERR_NOMEM : TL_OK;
 }
 
+/* The bytes of the -wal (or -journal) SQLite would read with the database:
+ * they count against max_db too (a WAL holds pages the database file does
+ * not have yet). */
+static size_t sibling_bytes(const struct parsl_state *st)
+{
+    char *p = sibling(st, "-wal");
+    if (!p) p = sibling(st, "-journal");
+    struct stat sb;
+    size_t n = p && stat(p, &sb) == 0 ? (size_t)sb.st_size : 0;
+    free(p);
+    return n;
+}
+
 static enum tl_err parsl_finish(void *state)
 {
     struct parsl_state *st = state;
-    if (st->too_large) {
+    if (!st->too_large && st->db.len && st->db.len + sibling_bytes(st) > st->cfg.max_db) {
+        st->stats.lines++;
+        reject(st, TL_REJ_TOO_LARGE, "database and its -wal or -journal over max_db");
+    } else if (st->too_large) {
         st->stats.lines++;
         reject(st, TL_REJ_TOO_LARGE, "database over max_db");
     } else if (st->db.len) {

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, peak_rss  # noqa: E402
 
 TL = sys.argv[1]
 MB = 1 << 20
@@ -71,27 +71,6 @@ def compress(raw, path, codec):
             f.write(gzip.compress(raw, 9))
     else:
         subprocess.run(["zstd", "-q", "-19", "-f", "-o", path], input=raw, check=True)
-
-
-# A small process forks the command and reads its peak RSS (wait4): a
-# child forked from this test would count the bombs this process holds,
-# since the peak survives exec.
-MEASURE = """import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-_, status, ru = os.wait4(pid, 0)
-sys.stderr.write("\\nPEAK-KB %d\\n" % ru.ru_maxrss)
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
-def peak_rss(args):
-    """(exit status, stderr, peak RSS in bytes) of one run."""
-    r = subprocess.run([sys.executable, "-c", MEASURE] + args, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, errors="replace", timeout=300)
-    err, _, peak = r.stderr.rpartition("\nPEAK-KB ")
-    return r.returncode, err, int(peak.split()[0]) * 1024
 
 
 def main():

@@ -56,6 +56,27 @@ def resource_monitor(out, cmd, opts=(), tries=3):
     return b""
 
 
+# A small process forks the command and reads its peak RSS (wait4): a child
+# forked from the test itself would count what the test holds (inputs it
+# made), since the peak survives exec.
+_MEASURE = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+sys.stderr.write("\\nPEAK-KB %d\\n" % ru.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def peak_rss(args, env=None, timeout=300):
+    """(exit status, stderr, peak RSS in bytes) of one run of args."""
+    r = subprocess.run([sys.executable, "-c", _MEASURE] + list(args), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout, env=env)
+    err, _, peak = r.stderr.rpartition("\nPEAK-KB ")
+    return r.returncode, err, int(peak.split()[0]) * 1024
+
+
 def finish():
     print("%d checks passed, %d failed" % (_passed[0], len(_failures)))
     for f in _failures:
