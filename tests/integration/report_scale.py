@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""`report` at many categories (issue 55 point 6): 30,000 categories (a
+generated Nextflow trace) make a page of a few MB: the summary and the
+failures each show the top 20, one "others" row with the sums of all the
+rest, the next 1,000 collapsed, and a note saying how many more are left
+off and which command lists them (the page used to hold every category:
+58 MB here, 1.6 GB at a million). Time against `summary` is measured in
+bench/RESULTS.md, not here.
+
+usage: report_scale.py TASKLENS
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+TL = sys.argv[1]
+N = 30000
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.txt")
+        with open(trace, "w") as f:
+            f.write("task_id\thash\tname\tstatus\texit\tsubmit\tduration\trealtime\t%cpu\tpeak_rss\tprocess\n")
+            for i in range(N):
+                f.write("%d\taa/%06x\tP%d (1)\t%s\t%d\t2020-03-26 13:32:23.000\t%dms\t%dms\t95.0%%\t%d MB\tP%d\n"
+                        % (i + 1, i, i, "FAILED" if i % 3 == 0 else "COMPLETED", 1 if i % 3 == 0 else 0,
+                           1000 + i % 977, 900 + i % 977, 100 + i % 500, i))
+        page = os.path.join(tmp, "run.html")
+        r = subprocess.run([TL, "report", "-q", "-o", page, trace], capture_output=True, text=True, timeout=600)
+        if not check(r.returncode == 0, "report writes the page (%s)" % r.stderr.strip()[-200:]):
+            return finish()
+        html = open(page, encoding="utf-8").read()
+        size = os.path.getsize(page)
+        check(size < 5e6, "the page of %d categories is %.1f MB (under 5)" % (N, size / 1e6))
+        for table, cmd in (("summary", "tasklens summary --format csv"), ("failures", "tasklens summary --format json")):
+            at = html.find('data-table="%s"' % table)
+            end = html.find("</details>", at)
+            part = html[at:end]
+            others = re.search(r'data-others="(\d+)"', part)
+            rows = part.count('<tr data-g="')
+            left = re.search(r'data-left-out="(\d+)"', part)
+            total = N  # the failures table lists every category, most failures first
+            check(others and int(others.group(1)) == total - 20,
+                  "%s: one others row for the %d categories past the top 20 (%s)"
+                  % (table, total - 20, others.group(1) if others else None))
+            check(rows == 20 + 1000, "%s: 20 rows and 1,000 collapsed (%d)" % (table, rows))
+            check(left and int(left.group(1)) == total - 1020 and cmd in part[left.start():left.start() + 400],
+                  "%s: %d more said to be left off, with the command that lists them" % (table, total - 1020))
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
