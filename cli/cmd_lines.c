@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "core/term.h"
+#include "core/path.h"
 #include "cli/sink_flags.h"
 #include "cli/input.h"
 #include "core/aggregate.h"
@@ -126,10 +127,23 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
     }
     o.histograms = !k->no_histograms;
     o.instance = k->instance;
-    /* InfluxDB, a file, or both; stdout when neither */
-    enum tl_err orc = open_sinks(&o, &k->sf, k->outpath, k->io.quiet);
+    /* InfluxDB, a file, or both; stdout when neither. -o FILE is written
+     * beside it and renamed over it at the end: the previous file stays
+     * if anything fails */
+    struct tl_out_file of = {0};
+    if (k->outpath && strcmp(k->outpath, "-")) {
+        if (!tl_out_open(&of, k->outpath, err, sizeof err)) {
+            tl_eprintf("tasklens lines: %s\n", err);
+            tl_output_close(&o, 0, NULL);
+            return TL_EXIT_INPUT;
+        }
+        fclose(of.f); /* the file sink writes it by its path */
+        of.f = NULL;
+    }
+    enum tl_err orc = open_sinks(&o, &k->sf, of.tmp ? of.tmp : k->outpath, k->io.quiet);
     if (orc) {
         tl_output_close(&o, 0, NULL);
+        if (of.tmp) tl_out_commit(&of, EIO, err, sizeof err);
         return orc == TL_ERR_OPEN ? TL_EXIT_INPUT : TL_EXIT_USAGE; /* -o FILE: not writable */
     }
     status = TL_EXIT_OK;
@@ -147,8 +161,14 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
     }
     tl_reject_budget_end(&budget, "tasklens lines");
     tl_output_finish(&o);
-    if (tl_output_close(&o, k->drain_timeout_s * 1000, k->stats_path) && status == TL_EXIT_OK)
+    bool output_ok = !tl_output_close(&o, k->drain_timeout_s * 1000, k->stats_path);
+    if (!output_ok && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
+    if (of.tmp && !tl_out_commit(&of, output_ok ? 0 : ECANCELED, err, sizeof err)) {
+        if (output_ok) tl_eprintf("tasklens lines: writing %s\n", err);
+        else tl_eprintf("tasklens lines: %s not replaced: the output failed (said above); it is as it was\n",
+                        k->outpath);
         status = TL_EXIT_INPUT;
+    }
     return status;
 }
 

@@ -91,6 +91,16 @@ bool tl_out_open(struct tl_out_file *o, const char *path, char *err, size_t cap)
         o->f = stdout;
         return true;
     }
+    struct stat target;
+    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) { /* a device or a FIFO: no rename */
+        if (!(o->f = fopen(path, "w")) || !(o->path = strdup(path))) {
+            snprintf(err, cap, "%s: %s", path, strerror(errno));
+            if (o->f) fclose(o->f);
+            *o = (struct tl_out_file){0};
+            return false;
+        }
+        return true;
+    }
     size_t n = strlen(path) + sizeof ".tasklens-XXXXXX";
     o->path = strdup(path);
     o->tmp = malloc(n);
@@ -106,8 +116,7 @@ bool tl_out_open(struct tl_out_file *o, const char *path, char *err, size_t cap)
     }
     mode_t mask = umask(0); /* the mode a plain fopen would give: 0666 less the umask */
     umask(mask);
-    struct stat st;
-    if (stat(path, &st) == 0) fchmod(fd, st.st_mode & 07777); /* an existing file keeps its mode */
+    if (stat(path, &target) == 0) fchmod(fd, target.st_mode & 07777); /* an existing file keeps its mode */
     else fchmod(fd, 0666 & ~mask);
     if (!(o->f = fdopen(fd, "w"))) {
         snprintf(err, cap, "%s: %s", path, strerror(errno));
@@ -125,17 +134,25 @@ fail:
 
 bool tl_out_commit(struct tl_out_file *o, int write_errno, char *err, size_t cap)
 {
-    if (!o->f) return false;
+    if (!o->f && !o->tmp) return false;
     int e = write_errno;
-    if (fflush(o->f) && !e) e = errno;
-    if (!o->tmp) {
-        o->f = NULL;
-        if (e) snprintf(err, cap, "stdout: %s", strerror(e));
+    if (o->f && fflush(o->f) && !e) e = errno;
+    if (!o->tmp) { /* stdout, or a device or FIFO written directly */
+        if (o->f && o->f != stdout && fclose(o->f) && !e) e = errno;
+        if (e) snprintf(err, cap, "%s: %s", o->path ? o->path : "stdout", strerror(e));
+        free(o->path);
+        *o = (struct tl_out_file){0};
         return !e;
     }
-    if (fsync(fileno(o->f)) && !e) e = errno;
-    if (fclose(o->f) && !e) e = errno;
-    o->f = NULL;
+    if (o->f) {
+        if (fsync(fileno(o->f)) && !e) e = errno;
+        if (fclose(o->f) && !e) e = errno;
+        o->f = NULL;
+    } else if (!e) { /* written by someone else through its path: made durable here */
+        int fd = open(o->tmp, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd)) e = errno;
+        if (fd >= 0) close(fd);
+    }
     if (!e && rename(o->tmp, o->path)) e = errno;
     if (!e) tl_sync_dir_of(o->path);
     else {

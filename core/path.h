@@ -30,15 +30,19 @@ int64_t tl_file_birth_ns(const char *path);
  * system), which is flushed, fsync'ed and renamed over the path, and the
  * directory fsync'ed. A failure at any step (a full disk, a short write, a
  * read-only directory) leaves the previous file as it was and the reason,
- * naming the file, in err. "-" is stdout, written directly. */
+ * naming the file, in err. "-" is stdout, written directly, and so is a
+ * target that exists and is not a regular file (/dev/full, a FIFO). */
 struct tl_out_file {
     FILE *f;
-    char *path, *tmp; /* tmp NULL: stdout */
+    char *path, *tmp; /* tmp NULL: stdout, or a target that is not a regular
+                       * file (a device, a FIFO), written directly */
 };
 /* false with the reason in err */
 bool tl_out_open(struct tl_out_file *o, const char *path, char *err, size_t cap);
 /* Flush, fsync, rename; when write_errno is set (an error seen while
- * writing), only clean up. false with the reason in err. */
+ * writing), only clean up. f may have been closed and set to NULL by a
+ * caller that had the temporary file written through its path (o->tmp).
+ * false with the reason in err. */
 bool tl_out_commit(struct tl_out_file *o, int write_errno, char *err, size_t cap);
 /* fsync a file's directory, so a rename in it is durable */
 void tl_sync_dir_of(const char *path);

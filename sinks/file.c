@@ -28,8 +28,16 @@ struct file_sink {
     const char *path;
     const struct tl_log *log;
     bool failed;
+    int error; /* errno of the first failure, said at the end */
     uint64_t points;
 };
+
+/* Remembers the first failure's cause. */
+static void failed(struct file_sink *f)
+{
+    if (!f->failed) f->error = errno;
+    f->failed = true;
+}
 
 static enum tl_err file_validate(const void *config, const char **key, char *err, size_t errlen)
 {
@@ -64,7 +72,7 @@ static enum tl_err file_open(void **state, const void *config, const struct tl_s
 static enum tl_err file_lines(void *state, const char *lp, size_t len, uint32_t nlines)
 {
     struct file_sink *f = state;
-    if (fwrite(lp, 1, len, f->out) != len || fflush(f->out)) f->failed = true;
+    if (fwrite(lp, 1, len, f->out) != len || fflush(f->out)) failed(f);
     else f->points += nlines;
     return f->failed ? TL_ERR_IO : TL_OK;
 }
@@ -72,7 +80,7 @@ static enum tl_err file_lines(void *state, const char *lp, size_t len, uint32_t 
 static enum tl_err file_flush(void *state)
 {
     struct file_sink *f = state;
-    if (fflush(f->out)) f->failed = true;
+    if (fflush(f->out)) failed(f);
     return f->failed ? TL_ERR_IO : TL_OK;
 }
 
@@ -83,7 +91,7 @@ static enum tl_err file_sync(void *state)
     struct file_sink *f = state;
     if (fflush(f->out) || (f->out != stdout && fsync(fileno(f->out)) && errno != EINVAL &&
                            errno != ENOTSUP))
-        f->failed = true;
+        failed(f);
     return f->failed ? TL_ERR_IO : TL_OK;
 }
 
@@ -99,10 +107,10 @@ static int file_finish(void *state, long drain_ms)
 {
     struct file_sink *f = state;
     (void)drain_ms;
-    if (fflush(f->out) || (f->out != stdout && fclose(f->out))) f->failed = true;
+    if (fflush(f->out) || (f->out != stdout && fclose(f->out))) failed(f);
     f->out = NULL;
     if (!f->failed) return 0;
-    tl_log(f->log, TL_LOG_ERROR, "writing %s failed", f->path);
+    tl_log(f->log, TL_LOG_ERROR, "writing %s failed: %s", f->path, strerror(f->error ? f->error : EIO));
     return TL_SINK_FAILED;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every file tasklens writes is written whole or not at all (issue 55
-point 3): `advise --emit -o`, `advise -o`, `records -o` and `report -o` on a
+point 3): `advise --emit -o`, `advise -o`, `records -o`, `report -o` and
+`lines -o` on a
 full disk (a small tmpfs, really full) and into a directory that refuses
 new files (read-only) leave the previous file byte for byte as it was and
 no temporary file beside it, exit non-zero and say which file and why;
@@ -12,6 +13,7 @@ otherwise.
 usage: atomic_outputs.py TASKLENS DEMO_LOG
 """
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,7 @@ COMMANDS = {
     "advise --format json": lambda out: [TL, "advise", "-q", "--format", "json", "-o", out, DEMO],
     "records": lambda out: [TL, "records", "-q", "-o", out, DEMO],
     "report": lambda out: [TL, "report", "-q", "-o", out, DEMO],
+    "lines": lambda out: [TL, "lines", "-q", "-o", out, DEMO],
 }
 
 
@@ -81,6 +84,12 @@ def main():
         os.makedirs(roomy)
         for name in COMMANDS:
             replaced(name, roomy)
+        # a target that is not a regular file is written, never replaced:
+        # a rename over /dev/full once made it a regular file
+        for name in COMMANDS:
+            r = subprocess.run(COMMANDS[name]("/dev/null"), capture_output=True, text=True)
+            check(r.returncode == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode),
+                  "%s -o /dev/null: written to the device, which stays one (%s)" % (name, r.stderr.strip()[-120:]))
         mnt = os.path.join(tmp, "small")
         os.makedirs(mnt)
         if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
