@@ -101,8 +101,13 @@ bool tl_out_open(struct tl_out_file *o, const char *path, char *err, size_t cap)
         }
         return true;
     }
+    /* a symlink stays one: the file it points to is replaced */
+    char *real = realpath(path, NULL);
+    if (real) path = real;
     size_t n = strlen(path) + sizeof ".tasklens-XXXXXX";
     o->path = strdup(path);
+    free(real);
+    path = o->path ? o->path : "";
     o->tmp = malloc(n);
     if (!o->path || !o->tmp) {
         snprintf(err, cap, "%s: %s", path, strerror(ENOMEM));
