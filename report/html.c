@@ -14,6 +14,7 @@
 #include "core/aggregate.h"
 #include "core/intern.h"
 #include "core/map64.h"
+#include "core/numfmt.h"
 #include "core/sketch.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -349,9 +350,10 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
 static void details_more(FILE *o, size_t rest, const char *cmd)
 {
     if (rest <= DETAILS_MAX) return;
-    fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%zu more categories are left off this page "
-               "(it lists %d): <code>%s</code> has them all.</p>", rest - DETAILS_MAX,
-            rest - DETAILS_MAX, DETAILS_MAX, cmd);
+    char n[32];
+    tl_fmt_grouped(n, rest - DETAILS_MAX);
+    fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more categories are left off this page "
+               "(it lists 1,000 of them): <code>%s</code> has them all.</p>", rest - DETAILS_MAX, n, cmd);
 }
 
 /* One of the four metrics the page always shows. */
@@ -427,7 +429,9 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
                    "has their values.</p>\n", series, series);
     if (top < n) {
         size_t shown = n - top < DETAILS_MAX ? n - top : DETAILS_MAX;
-        fprintf(o, "<details><summary>the %zu other categories%s</summary>", n - top,
+        char rest[32];
+        tl_fmt_grouped(rest, n - top);
+        fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
                 shown < n - top ? " (the first 1,000 of them)" : "");
         summary_head(o, pg);
         summary_rows(o, pg, v, g + top, shown);
@@ -794,7 +798,9 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     fputs("</table></div>\n", o);
     if (top < k) {
         size_t shown = k - top < DETAILS_MAX ? k - top : DETAILS_MAX;
-        fprintf(o, "<details><summary>the %zu other categories%s</summary>", k - top,
+        char rest[32];
+        tl_fmt_grouped(rest, k - top);
+        fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
                 shown < k - top ? " (the first 1,000 of them)" : "");
         failures_head(o);
         for (size_t i = top; i < top + shown; i++) failure_row(o, v, &f[i]);
