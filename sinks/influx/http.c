@@ -29,6 +29,7 @@ struct tl_influx {
     struct tl_buf pb;   /* remote write: the WriteRequest before snappy */
     struct tl_buf resp; /* response body */
     long retry_after_ms;
+    bool influxdb_header; /* the answer carried X-Influxdb-Version */
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
@@ -42,6 +43,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 {
     struct tl_influx *c = ctx;
     size_t len = size * n;
+    if (len > 19 && !strncasecmp(p, "X-Influxdb-Version:", 19)) c->influxdb_header = true;
     if (len > 12 && !strncasecmp(p, "Retry-After:", 12)) {
         /* delay-seconds, or an HTTP-date (RFC 9110 10.2.3) */
         char v[128];
@@ -365,6 +367,7 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
 {
     c->resp.len = 0;
     c->retry_after_ms = 0;
+    c->influxdb_header = false;
     CURLcode cc = curl_easy_perform(c->curl);
     if (cc != CURLE_OK) {
         /* curl's message names the host, never our credentials */
@@ -373,6 +376,7 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
     }
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
     r->retry_after_ms = c->retry_after_ms;
+    r->influxdb = c->influxdb_header;
     if (r->status >= 200 && r->status < 300) return TL_HTTP_OK;
     parse_error(c, r);
     if (c->cfg.version == TL_WIRE_REMOTE_WRITE && r->status == 404) return TL_HTTP_FATAL;

@@ -69,6 +69,7 @@ struct tl_http_reply {
     long status; /* 0 when no HTTP answer */
     uint64_t dropped; /* PARTIAL: points InfluxDB said it dropped, if it said */
     long retry_after_ms;
+    bool influxdb; /* the server said it is InfluxDB (X-Influxdb-Version); VictoriaMetrics does not */
     char message[512]; /* safe to log: no credentials */
 };
 

@@ -335,6 +335,13 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
         return;
     }
     say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: reachable", i);
+    if (!r.influxdb && !strcmp(k->dialect, "influxdb"))
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: the server does not say it is InfluxDB (no "
+                                "X-Influxdb-Version): for VictoriaMetrics set dialect: victoriametrics, "
+                                "or names holding a backslash are dropped there", i);
+    else if (r.influxdb && !strcmp(k->dialect, "victoriametrics"))
+        say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: the server is InfluxDB, not VictoriaMetrics: set "
+                                "dialect: influxdb, or names holding a backslash are stored with it doubled", i);
     res = tl_influx_write(h, "", 0, &r);
     if (res == TL_HTTP_OK)
         say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: %s %s accepts writes", i,

@@ -13,7 +13,9 @@ checked by querying each real server back (all started here on loopback):
 4. Prometheus 2.42 by remote write, the same.
 
 A name that line protocol cannot hold (a trailing backslash) is refused,
-counted (points_unwritable) and said, never sent half.
+counted (points_unwritable) and said, never sent half. `tasklens check`
+says when the dialect does not fit the server (VictoriaMetrics answers
+without X-Influxdb-Version).
 
 usage: names_servers.py TASKLENS
 """
@@ -58,6 +60,17 @@ def said_unwritable(r):
     return "cannot be written in line protocol" in r.stderr
 
 
+def check_says(tmp, url, dialect):
+    """`tasklens check` of an influxdb sink at url with that dialect: its output."""
+    cfg = os.path.join(tmp, "check-%s.yaml" % dialect)
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s\nsinks:\n  - type: influxdb\n    url: %s\n"
+                "    db: tl\n    dialect: %s\n    spool_dir: %s\n" % (json.dumps(os.path.join(tmp, "x.log")), url,
+                                                                   dialect, json.dumps(os.path.join(tmp, "sp"))))
+    r = subprocess.run([TL, "check", "-c", cfg], capture_output=True, text=True, timeout=60)
+    return r.stdout + r.stderr
+
+
 def vm_names(vm, metric):
     vm.flush()
     return sorted(vm.label_values("category", metric, int(time.time()) - 86400 * 2, int(time.time()) + 3600))
@@ -82,12 +95,23 @@ def influx1(tmp, d):
         check(got == sorted(WRITABLE), "InfluxDB 1.x stores every writable name exactly (%d of %d; %r)"
               % (len(set(got) & set(WRITABLE)), len(WRITABLE), sorted(set(got) ^ set(WRITABLE))[:4]))
         check(said_unwritable(r), "InfluxDB 1.x: the name with a trailing backslash is refused and said")
+        out = check_says(tmp, srv.url, "influxdb")
+        check("does not say it is InfluxDB" not in out and "not VictoriaMetrics" not in out,
+              "check: InfluxDB 1.x with dialect influxdb is not warned about (%s)" % out.strip()[-200:])
+        out = check_says(tmp, srv.url, "victoriametrics")
+        check("set dialect: influxdb" in out, "check: InfluxDB 1.x with dialect victoriametrics is said")
     finally:
         srv.stop()
 
 
 def victoriametrics(tmp, d):
     with prom_harness.VictoriaMetrics() as vm:
+        out = check_says(tmp, vm.url, "influxdb")
+        check("set dialect: victoriametrics" in out, "check: VictoriaMetrics with dialect influxdb is said "
+              "(%s)" % out.strip()[-200:])
+        out = check_says(tmp, vm.url, "victoriametrics")
+        check("does not say it is InfluxDB" not in out and "set dialect" not in out,
+              "check: VictoriaMetrics with dialect victoriametrics is not warned about")
         r = lines(["--influx-url", vm.url, "--influx-db", "tl", "--influx-dialect", "victoriametrics",
                    "--spool-dir", tmp + "/s1"], d)
         check(r.returncode == 0 or said_unwritable(r), "lines wrote to VictoriaMetrics' /write (%s)" % r.stderr[-300:])
