@@ -139,6 +139,10 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
         }
         fclose(of.f); /* the file sink writes it by its path */
         of.f = NULL;
+        if (!of.tmp) { /* a device or a FIFO: written directly */
+            free(of.path);
+            of = (struct tl_out_file){0};
+        }
     }
     enum tl_err orc = open_sinks(&o, &k->sf, of.tmp ? of.tmp : k->outpath, k->io.quiet);
     if (orc) {
