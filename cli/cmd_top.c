@@ -280,12 +280,18 @@ struct top_flags {
 };
 
 /* One source per input: - is stdin, a directory its files, else a file. */
-static enum tl_err add_inputs(struct run_config *cfg, char **inputs, int n, const struct top_flags *f)
+static enum tl_err add_inputs(struct run_config *cfg, char **inputs, int n, const struct top_flags *f,
+                              char *err, size_t cap)
 {
     for (int i = 0; i < n; i++) {
         struct stat st;
         bool is_stdin = !strcmp(inputs[i], "-");
-        bool is_dir = !is_stdin && stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode);
+        bool exists = !is_stdin && stat(inputs[i], &st) == 0;
+        if (!is_stdin && !exists && !f->follow) { /* a mistyped path; --follow waits, as tail -F */
+            snprintf(err, cap, "%s: %s", inputs[i], strerror(errno));
+            return TL_ERR_OPEN;
+        }
+        bool is_dir = exists && S_ISDIR(st.st_mode);
         struct src_settings *s =
             run_config_add_source(cfg, tl_source_find(is_stdin ? "stdin" : is_dir ? "dir" : "file"));
         if (!s) return TL_ERR_LIMIT;
@@ -406,7 +412,7 @@ int tl_cmd_top(int argc, char **argv)
     enum tl_err rc = TL_OK;
     if (f.config) rc = from_config(&T, &cfg, f.config, err, sizeof err);
     else run_config_init(&cfg);
-    if (!rc) rc = add_inputs(&cfg, argv + optind, argc - optind, &f);
+    if (!rc) rc = add_inputs(&cfg, argv + optind, argc - optind, &f, err, sizeof err);
     if (T.stream_input) f.follow = true; /* a topic is live: its clock is the wall clock */
     top_setup_view(&T, argc, argv, optind, &f);
     cfg.view_only = true;
@@ -420,7 +426,7 @@ int tl_cmd_top(int argc, char **argv)
         run_config_free(&cfg);
         tl_live_free(T.live);
         for (int i = 0; i < RUN_MAX_SOURCES; i++) free(T.groups[i]);
-        return TL_EXIT_USAGE;
+        return rc == TL_ERR_OPEN ? TL_EXIT_INPUT : TL_EXIT_USAGE;
     }
     if (T.interactive) {
         /* ^C from here on reaches the run loop's signalfd (which takes the

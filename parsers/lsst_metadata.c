@@ -734,10 +734,25 @@ static size_t lsst_counters(const void *state, const char *const **names, const 
 
 /* A metadata document: the PropertySet tag, a `quantum` entry or section
  * near the start, or TaskMetadata's JSON keys. */
+/* Whether the PropertySet tag is in buf as YAML writes it: as a value (after
+ * ':' or '-') or at a line's start, not quoted in prose (a SOURCES.md that
+ * describes the format was read as metadata and counted as a rejection). */
+static bool property_tag(const char *buf, size_t n)
+{
+    const char *p = buf, *end = buf + n;
+    while ((p = memmem(p, (size_t)(end - p), "!<lsst.daf.base.Property", 24))) {
+        const char *q = p;
+        while (q > buf && (q[-1] == ' ' || q[-1] == '\t')) q--;
+        if (q == buf || q[-1] == ':' || q[-1] == '-' || q[-1] == '\n') return true;
+        p += 24;
+    }
+    return false;
+}
+
 static int lsst_probe(const char *buf, size_t len)
 {
     size_t n = len < 65536 ? len : 65536;
-    if (memmem(buf, n, "!<lsst.daf.base.Property", 24)) return 95;
+    if (property_tag(buf, n)) return 95;
     size_t i = 0;
     while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
     if (i < n && buf[i] == '{') {

@@ -41,6 +41,10 @@
     plan and energy tables on the bundled log and every real sample.
 16. `records` onto a full disk (/dev/full, as a file and as stdout): exit 1
     and the write error said, never a silent short table.
+17. Mistakes are said (issue 56 point 7): `top --once` on a path that does
+    not exist exits 1 naming it (it drew an empty screen, exit 0); a
+    Markdown file that describes LSST's format in prose is not read as LSST
+    metadata (it was, and counted as a rejection).
 9. `summary --by` a tag no record has is refused with the names there are
    (it grouped everything under node=-); a record field (host) groups
    whatever the inputs.
@@ -180,6 +184,17 @@ def main():
               max(len(l) for l in default.splitlines()) < 100,
               "metric names whole, the default table under 100 columns (%d)"
               % max(len(l) for l in default.splitlines()))
+        missing = os.path.join(tmp, "no-such.log")
+        r = run(tasklens, "top", "--once", missing)
+        check(r.returncode == 1 and "no-such.log: No such file or directory" in r.stderr and not r.stdout,
+              "top --once on a missing path: exit 1, named (%d: %s)" % (r.returncode, r.stderr.strip()[:120]))
+        prose = os.path.join(tmp, "SOURCES.md")
+        with open(prose, "w") as f:
+            f.write("# Sources\n\n| file | note |\n|---|---|\n| x.yaml | a real `!<lsst.daf.base.PropertyList>` "
+                    "YAML file |\n")
+        r = run(tasklens, "summary", prose)
+        check(r.returncode == 1 and "format not recognized" in r.stderr and "rejected" not in r.stderr,
+              "a Markdown file naming LSST's tag in prose is not read as metadata (%s)" % r.stderr.strip()[:160])
         r = run(tasklens, "summary", "--by", "node", demo)
         check(r.returncode == 2 and "--by node" in r.stderr and "category" in r.stderr and not r.stdout,
               "--by node: refused with the tags there are: %s" % r.stderr.strip())
