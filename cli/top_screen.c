@@ -109,12 +109,16 @@ static const char *percent(char *buf, size_t cap, double frac)
     return buf;
 }
 
+/* A rate in at most 5 characters, two or three significant digits, so
+ * its column never runs into the next ("00.0289" was FAIL 0 and 0.0289). */
 static const char *rate(char *buf, size_t cap, double per_min)
 {
     if (isnan(per_min)) snprintf(buf, cap, "-");
     else if (per_min >= 1000) tl_summary_human(buf, cap, per_min, TL_UNIT_COUNT); /* 14.4M: a trace's µs */
-    else if (per_min >= 100) snprintf(buf, cap, "%.0f", per_min);
-    else snprintf(buf, cap, "%.3g", per_min);
+    else if (per_min >= 10 || per_min == 0) snprintf(buf, cap, "%.0f", per_min);
+    else if (per_min >= 1) snprintf(buf, cap, "%.1f", per_min);
+    else if (per_min >= 0.01) snprintf(buf, cap, "%.2f", per_min);
+    else snprintf(buf, cap, "<0.01");
     return buf;
 }
 

@@ -417,6 +417,15 @@ static double run_minutes(const struct tl_live *L)
     return L->data_first && now > L->data_first ? (double)(now - L->data_first) / 60e9 : 0;
 }
 
+/* The minutes a window's rate divides by: the window, or the run's age
+ * when the run is younger (a 20-minute-old run's 1-hour rate divided by 60
+ * made its ETA six times too long). */
+static double rate_minutes(const struct tl_live *L, int window)
+{
+    double age = run_minutes(L);
+    return age > 0 && age < window ? age : window;
+}
+
 static void row_whole_run(const struct tl_live *L, struct tl_live_row *row, struct cat *c,
                           struct tl_agg *agg)
 {
@@ -452,7 +461,7 @@ static void row_window(struct tl_live *L, struct tl_live_row *row, struct cat *c
         tl_sketch_merge(&L->scratch_rss, &m->rss);
         rss += m->rss_sum, mem += m->mem_alloc_sum, cpu += m->cpu_sum, cores += m->core_alloc_sum;
     }
-    row->per_min = (double)(row->done + row->failed) / minutes;
+    row->per_min = (double)(row->done + row->failed) / rate_minutes(L, minutes);
     row->wall_p50 = sketch_q(&L->scratch_wall, 0.50), row->wall_p95 = sketch_q(&L->scratch_wall, 0.95);
     row->rss_p50 = sketch_q(&L->scratch_rss, 0.50), row->rss_p95 = sketch_q(&L->scratch_rss, 0.95);
     row->mem_waste = waste(rss, mem);
@@ -515,7 +524,7 @@ void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_
         double span = run_minutes(L);
         out->per_min = span > 0 ? (double)ended / span : 0;
     } else {
-        out->per_min = (double)ended / (w == TL_LIVE_5MIN ? 5 : 60);
+        out->per_min = (double)ended / rate_minutes(L, w == TL_LIVE_5MIN ? 5 : 60);
     }
     if (!L->open_known) return;
     out->running = out->waiting = 0;
