@@ -38,7 +38,8 @@ static void plan_usage(FILE *out)
             "usage: tasklens plan --node cores=N,mem=SIZE [--node ...] [OPTIONS] INPUT...\n"
             "\n"
             "Capacity planning the way the DESC DRP study sized Rubin processing: per\n"
-            "category the quantile (default p95) of CPU time and of peak memory per task;\n"
+            "category the quantile (default p95) of the time a task holds its slot (the\n"
+            "longer of its wall time and its CPU time over its cores) and of its peak memory;\n"
             "jobs per node = min(node cores / cores per task, node memory / memory p95);\n"
             "node-hours = tasks x time p95 / 3600 / jobs per node. Prints which resource\n"
             "binds, per category and node type, and the totals.\n"
@@ -47,7 +48,8 @@ static void plan_usage(FILE *out)
             "  --scale N           the observed task counts times N (default 1)\n"
             "  --count CAT=N       this many tasks of CAT instead (repeatable)\n"
             "  --quantile Q        time and memory quantile (default 0.95)\n"
-            "  --time cpu|wall     which time a task occupies its slot for (default cpu)\n"
+            "  --time slot|cpu|wall  what a task holds its slot for: slot = max(wall, CPU time /\n"
+            "                      cores), the default; or its CPU or wall time\n"
             "  --cores-per-task N  instead of the observed allocation (else request, else 1)\n" COMMON_HELP);
 }
 
@@ -73,14 +75,25 @@ static void choose_unit(struct plan_out *po, double total_h)
     else if (total_h < 1) po->unit = "node-min", po->per_hour = 60;
 }
 
+static const char *time_key(enum tl_plan_time t)
+{
+    return t == TL_PLAN_CPU ? "cpu" : t == TL_PLAN_WALL ? "wall" : "slot";
+}
+
+/* What the table's time column is the quantile of. */
+static const char *time_word(enum tl_plan_time t)
+{
+    return t == TL_PLAN_CPU ? "CPU time" : t == TL_PLAN_WALL ? "wall time" : "max(wall, CPU time / cores)";
+}
+
 static void plan_node_head(struct plan_out *po, int ni, const struct tl_node *nd)
 {
     struct tl_buf *b = po->b;
     char memh[24];
     tl_summary_human(memh, sizeof memh, nd->mem, TL_UNIT_BYTES);
     if (po->fmt == F_TABLE) {
-        tl_buf_printf(b, "%snode cores=%g mem=%s; time = %s %s time, memory = %s peak RSS\n",
-                      ni ? "\n" : "", nd->cores, memh, po->pct, po->o->use_cpu ? "CPU" : "wall",
+        tl_buf_printf(b, "%snode cores=%g mem=%s; time = %s of %s, memory = %s of peak RSS\n",
+                      ni ? "\n" : "", nd->cores, memh, po->pct, time_word(po->o->time),
                       po->pct);
         name_cell(b, "category", po->width);
         tl_buf_printf(b, " %10s %9s %9s %6s %12s %8s %12s %10s\n", "tasks", "time", "memory", "cores",
@@ -116,7 +129,7 @@ static void plan_row(struct plan_out *po, size_t k, const char *name, const stru
         json_num(b, p->tasks);
         tl_buf_printf(b, ",\"time_s\":");
         json_num(b, p->t_q);
-        tl_buf_printf(b, ",\"time_is\":\"%s\",\"memory_bytes\":", p->cpu_time ? "cpu" : "wall");
+        tl_buf_printf(b, ",\"time_is\":\"%s\",\"memory_bytes\":", time_key(p->time_is));
         json_num(b, p->m_q);
         tl_buf_puts(b, ",\"cores_per_task\":");
         json_num(b, p->cpt);
@@ -191,7 +204,7 @@ static void plan_write(struct tl_buf *b, enum fmt fmt, const struct tl_plan_opts
         json_num(b, o->quantile);
         tl_buf_puts(b, ",\"scale\":");
         json_num(b, o->scale);
-        tl_buf_printf(b, ",\"time\":\"%s\",\"nodes\":[", o->use_cpu ? "cpu" : "wall");
+        tl_buf_printf(b, ",\"time\":\"%s\",\"nodes\":[", time_key(o->time));
     }
     for (int ni = 0; ni < nnodes; ni++) {
         double total_h = 0, total_tasks = 0;
@@ -256,11 +269,11 @@ static bool plan_flag(int c, char *arg, struct plan_cmd *k)
         tl_eprintf("tasklens plan: --quantile wants a number in [0,1]\n");
         return false;
     case 'T':
-        if (strcmp(arg, "cpu") && strcmp(arg, "wall")) {
-            tl_eprintf("tasklens plan: --time is cpu or wall\n");
+        if (strcmp(arg, "slot") && strcmp(arg, "cpu") && strcmp(arg, "wall")) {
+            tl_eprintf("tasklens plan: --time is slot, cpu or wall\n");
             return false;
         }
-        k->o.use_cpu = !strcmp(arg, "cpu");
+        k->o.time = !strcmp(arg, "cpu") ? TL_PLAN_CPU : !strcmp(arg, "wall") ? TL_PLAN_WALL : TL_PLAN_SLOT;
         return true;
     case 'P':
         if (parse_num(arg, 1e-3, 1e6, &k->o.cores_per_task)) return true;
@@ -318,7 +331,7 @@ static int check_counts(const struct plan_cmd *k, const struct tl_task_rows *rs)
 int tl_cmd_plan(int argc, char **argv)
 {
     struct plan_cmd k = {.co = {.io = {.max_reports = 10}},
-                         .o = {.quantile = 0.95, .scale = 1, .use_cpu = true}};
+                         .o = {.quantile = 0.95, .scale = 1, .time = TL_PLAN_SLOT}};
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
     struct tl_task_rows rs = {0};
