@@ -25,7 +25,10 @@
  *                 `benchmark` (benchmarks/<rule>.tsv); option `rule` names it.
  * A job that ended before the first sample is written with integer 0 in
  * the memory columns (not NA, not 0.00): those are left absent, not read
- * as 0 bytes. NA and - are absent. Rows carry no time: the file's
+ * as 0 bytes. So is an integer 0 in max_pss alone: psutil without PSS
+ * (macOS, an old kernel) leaves benchmark.py's `getattr(meminfo, "pss", 0)`
+ * an int, where any measurement is a float written 0.00 or more. NA and -
+ * are absent. Rows carry no time: the file's
  * modification time (written when the job ends) stands in (file_time). */
 #include "parsers/parser.h"
 #include "parsers/table.h"
@@ -189,7 +192,7 @@ static void emit_row(struct sm_state *st, uint64_t line, struct row *w)
         bytes_mib(&r, &w->c[C_MAX_RSS], TL_M_MAX_RSS_BYTES);
         bytes_mib(&r, &w->c[C_MAX_VMS], TL_M_VIRTUAL_MEMORY_BYTES);
         bytes_mib(&r, &w->c[C_MAX_USS], TL_M_USS_BYTES);
-        bytes_mib(&r, &w->c[C_MAX_PSS], TL_M_PSS_BYTES);
+        if (!w->c[C_MAX_PSS].integer_zero) bytes_mib(&r, &w->c[C_MAX_PSS], TL_M_PSS_BYTES);
     }
     bytes_mib(&r, &w->c[C_IO_IN], TL_M_STORAGE_READ_BYTES);
     bytes_mib(&r, &w->c[C_IO_OUT], TL_M_STORAGE_WRITTEN_BYTES);

@@ -12,7 +12,9 @@ every figure is compared with what the producing tool itself reads back:
    per category, tasks, energy (kWh x 3.6e6 J) and CO2 as pandas reads the
    CSVs codecarbon wrote (its own stack).
 3. Snakemake with benchmark: (TSV, repeat(), --benchmark-extended, JSON
-   lines): every row as json/csv read it, the rule from the path.
+   lines): every row as json/csv read it, the rule from the path; a row
+   Snakemake's own BenchmarkRecord writes without PSS (max_pss the int 0)
+   has no pss_bytes, where 0.00 is a measured 0.
 
 usage: field_producers.py TASKLENS
 """
@@ -236,6 +238,39 @@ def snakemake(tmp):
     check(mem and mem[0].get("max_rss_bytes", 0) > 150 * 1048576,
           "Snakemake: the 150 MiB job's max_rss (MiB in the file) is %.0f MiB in bytes"
           % (mem[0].get("max_rss_bytes", 0) / 1048576 if mem else 0))
+    pss_unmeasured(tmp, sm)
+
+
+# Snakemake's own BenchmarkRecord writes a row as its benchmark code does
+# when psutil gives no PSS (macOS, an old kernel): max_pss stays the int 0
+# of `getattr(meminfo, "pss", 0)`; a measured value is a float (0.00 or more).
+PSS_WRITER = r"""
+import sys
+from snakemake.benchmark import BenchmarkRecord
+for pss in (0, 0.0, 12.5):
+    r = BenchmarkRecord(running_time=2.5, max_rss=10.0, max_vms=20.0, max_uss=9.0, max_pss=pss,
+                        io_in=0.0, io_out=0.0, cpu_usage=100.0, cpu_time=1.0)
+    r.data_collected = True
+    if pss == 0 and isinstance(pss, int):
+        sys.stdout.write("\t".join(BenchmarkRecord.get_header(False)) + "\n")
+    sys.stdout.write(r.to_tsv(False) + "\n")
+"""
+
+
+def pss_unmeasured(tmp, sm):
+    py = os.path.join(os.path.dirname(sm), "python")
+    r = run([py, "-c", PSS_WRITER])
+    if not check(r.returncode == 0, "Snakemake's BenchmarkRecord writes rows (%s)" % r.stderr.strip()[-200:]):
+        return
+    d = os.path.join(tmp, "pss", "benchmarks")
+    os.makedirs(d)
+    path = os.path.join(d, "pssrule.tsv")
+    open(path, "w").write(r.stdout)
+    got = records(path)
+    pss = [g.get("pss_bytes") for g in got]
+    check(pss == [None, 0, round(12.5 * 1048576)],
+          "Snakemake: max_pss written as the int 0 (PSS not measured) is absent, 0.00 is 0 bytes, 12.50 "
+          "is 12.5 MiB (%s; rows %r)" % (pss, r.stdout.splitlines()[1:]))
 
 
 def main():
