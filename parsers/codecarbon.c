@@ -3,8 +3,10 @@
  * row per task of the task API). Written by pandas: comma, a header, a
  * value quoted when it holds a comma or a quote. Facts from codecarbon
  * 3.3.2's output_methods/ and emissions_tracker.py, summed up in
- * ../shared/codecarbon/FORMAT.md. Columns by name: every set from 1.x (11
- * columns) through 2.x (29-32) to 3.x (38) reads the same.
+ * ../shared/codecarbon/FORMAT.md. Columns by name: every set from 0.1
+ * (12 columns, experiment_id first) and 1.0-1.2 (experiment_id second)
+ * through 2.x (29-32) to 3.x (38) reads the same; experiment_id is the
+ * task key where there is no run_id.
  *
  * Every row is one record, result SUCCESS:
  *   project_name -> category; a task row: "<project>/<task>", the
@@ -212,6 +214,7 @@ static void on_header(void *ctx)
     st->c_project = tl_table_col(&st->table, "project_name");
     st->c_task = tl_table_col(&st->table, "task_name");
     st->c_run = tl_table_col(&st->table, "run_id");
+    if (st->c_run < 0) st->c_run = tl_table_col(&st->table, "experiment_id"); /* 0.x and 1.x: the run's id */
     st->c_time = tl_table_col(&st->table, "timestamp");
 }
 
@@ -269,8 +272,11 @@ static int cc_probe(const char *buf, size_t len)
     const char *nl = memchr(buf, '\n', len < 4096 ? len : 4096);
     if (!nl) return 0;
     size_t n = (size_t)(nl - buf);
+    /* 2.x/3.x; their task files; 1.0-1.2 (experiment_id second); 0.x (first) */
     bool head = (n > 23 && !memcmp(buf, "timestamp,project_name,", 23)) ||
-                (n > 33 && !memcmp(buf, "task_name,timestamp,project_name,", 33));
+                (n > 33 && !memcmp(buf, "task_name,timestamp,project_name,", 33)) ||
+                (n > 37 && !memcmp(buf, "timestamp,experiment_id,project_name,", 37)) ||
+                (n > 37 && !memcmp(buf, "experiment_id,timestamp,project_name,", 37));
     return head && memmem(buf, n, ",duration,", 10) && memmem(buf, n, ",emissions,", 11) ? 95 : 0;
 }
 

@@ -36,6 +36,9 @@ case ${1:-all} in
   # tests: a real Work Queue manager and workers, numpy as the independent
   # quantile implementation, the gzip/zstd command-line tools
   coop-computing-tools coop-computing-tools-dev python3 python3-numpy python3-msgpack gzip zstd
+  # the real producers (Parsl, Snakemake, codecarbon, line_profiler, pandas)
+  # in venvs from PyPI, and older codecarbon wheels fetched with pip
+  python3-venv python3-pip python3-requests
   # Debian's makeflow is built with MPI: it needs Open MPI's runtime to start
   openmpi-bin
   # a real InfluxDB 1.x for the sink tests (started by the tests on 127.0.0.1)
