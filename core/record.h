@@ -179,6 +179,8 @@ struct tl_record {
     bool has_exit_code;
     bool final; /* the task's last attempt (WQ: the DONE line) */
     int64_t time_ns;   /* event time (task end) in ns since the Unix epoch; 0 if unknown */
+    bool time_from_file; /* time_ns is the input file's (its modification time stands in
+                          * for a record that has none): never a timeline, a makespan */
     int64_t start_ns;  /* a task attempt's start in ns since the epoch (a trace's own clock
                         * for Chrome), as its source writes it (a start time, or a span's end
                         * and duration); TL_NO_TIME if it does not (0 is a time: a trace's) */

@@ -61,6 +61,7 @@ static void on_record_stamped(void *ctx, const struct tl_record *r)
     if (!r->time_ns && d->input_time_ns) {
         d->stamped = *r;
         d->stamped.time_ns = d->input_time_ns;
+        d->stamped.time_from_file = true;
         r = &d->stamped;
     }
     d->cfg.record(d->cfg.record_ctx, r);

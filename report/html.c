@@ -558,6 +558,14 @@ static void time_plots(FILE *o, const struct tl_report_series *s)
 static void time_section(FILE *o, const struct tl_report_page *pg)
 {
     fputs("<h2 id=\"time\">Over time</h2>", o);
+    if (pg->untimed) {
+        char n[32];
+        tl_fmt_grouped(n, pg->untimed);
+        fprintf(o, "<p class=\"note\" data-untimed=\"%zu\">%s task attempts carry no time: their input "
+                   "records none (a Snakemake benchmark file holds durations only), and a file's "
+                   "modification time is not when a task ran. They are in every table, not on this "
+                   "timeline nor in the makespan.</p>\n", pg->untimed, n);
+    }
     if (!pg->series.nbins) {
         fputs("<p>No task has a time: nothing to draw.</p>\n", o);
         return;

@@ -60,6 +60,7 @@ struct tl_report_model {
     struct tl_task_rows rows; /* for advise */
     struct span *spans;
     size_t nspans, capspans;
+    size_t times_from_files; /* records whose time is their file's: no span */
     struct fend *final_ends;    /* end times of the tasks' last attempts */
     size_t nends, capends;
     char *run_names[MAX_RUN_NAMES]; /* "source workflow", first seen first */
@@ -296,6 +297,10 @@ static int run_of(struct tl_report_model *m, const struct tl_record *r)
 static void add_span(struct tl_report_model *m, const struct tl_record *r)
 {
     if (!r->time_ns) return;
+    if (r->time_from_file) { /* a file's time is not when the task ran: no span from it */
+        m->times_from_files++;
+        return;
+    }
     int run = run_of(m, r);
     double end = (double)r->time_ns / 1e9;
     double wall = tl_record_has(r, TL_M_WALL_TIME_S) ? r->v[TL_M_WALL_TIME_S] : 0;
@@ -690,6 +695,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     pg->groups = m->out;
     pg->ngroups = m->ng;
     pg->group_names = m->names;
+    pg->untimed = m->times_from_files;
     memcpy(pg->top, m->top, sizeof pg->top);
     memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
     pg->advise_quantile = ao->quantile;

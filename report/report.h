@@ -138,6 +138,8 @@ struct tl_report_page {
     struct tl_report_group *groups;
     size_t ngroups;
     const struct tl_intern *group_names; /* a name -> its place in groups */
+    size_t untimed; /* attempts whose input records no time (Snakemake benchmarks): not on
+                     * the timeline, not in the makespan */
     size_t groups_drawn_cap;   /* plots for at most this many groups (most tasks first) */
     const int *extra;          /* more metrics for the summary table (--metrics) */
     size_t nextra;

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""No time is invented (issue 56 point 4): Snakemake's benchmark files hold
+durations and no times, so the report of the real benchmarks in ../shared
+draws no timeline, no makespan and no first submission from the files'
+modification times, and says how many attempts carry no time; a Work Queue
+log, whose times are recorded, keeps its timeline and makespan.
+
+usage: report_times.py TASKLENS DEMO_WQ_LOG
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+TL, DEMO = sys.argv[1], sys.argv[2]
+SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                         "..", "shared")
+
+
+def page(inputs, tmp, name):
+    out = os.path.join(tmp, name + ".html")
+    r = subprocess.run([TL, "report", "-q", "-o", out] + inputs, capture_output=True, text=True)
+    return r, open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+
+
+def main():
+    bench = os.path.join(SHARED, "snakemake", "samples", "generated", "runA")
+    with tempfile.TemporaryDirectory() as tmp:
+        if os.path.isdir(bench):
+            n = sum(len([ln for ln in open(os.path.join(d, f)) if ln.strip()]) - 1
+                    for d, _, fs in os.walk(bench) for f in fs if f.endswith(".tsv"))
+            r, html = page([bench], tmp, "snakemake")
+            card = html[html.find('data-card="run"'):html.find("</div></div>", html.find('data-card="run"'))]
+            untimed = re.search(r'data-untimed="(\d+)"', html)
+            check(r.returncode == 0 and 'data-k="makespan"' not in card and 'data-k="start"' not in card,
+                  "Snakemake benchmarks: no makespan and no first submission on the run card")
+            check(untimed and int(untimed.group(1)) == n and "No task has a time" in html,
+                  "Snakemake benchmarks: no timeline; the %d attempts without a time are said (%s)"
+                  % (n, untimed.group(1) if untimed else None))
+        else:
+            print("SKIP Snakemake: %s absent" % bench)
+        r, html = page([DEMO], tmp, "wq")
+        check('data-k="makespan"' in html and "data-untimed" not in html and "No task has a time" not in html,
+              "a Work Queue log keeps its timeline and makespan")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
