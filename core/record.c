@@ -32,6 +32,12 @@ bool tl_result_ok(const char *result)
     return false;
 }
 
+bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code)
+{
+    bool said = result && strcmp(result, "(none)") != 0;
+    return (said && !tl_result_ok(result)) || (has_exit_code && exit_code != 0);
+}
+
 int tl_metric_list(const char *list, int *out, char *err, size_t errlen)
 {
     int n_out = 0;

@@ -287,6 +287,13 @@ static inline bool tl_record_drop_bad_values(struct tl_record *r, char *detail, 
  * Everything else is a failure of some kind. */
 bool tl_result_ok(const char *result);
 
+/* The glossary's "failed" (docs/glossary.md), one predicate for every
+ * surface: an attempt failed when its result is one its system calls a
+ * failure, or when it records a non-zero exit code (a Work Queue task
+ * whose command exited 1 is SUCCESS to Work Queue, failed to its user).
+ * An attempt with neither a result nor an exit code did not fail. */
+bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code);
+
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */
 const char *tl_record_tag(const struct tl_record *r, const char *key);

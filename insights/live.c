@@ -21,6 +21,7 @@ struct minute {
 struct cat {
     struct minute ring[TL_LIVE_MINUTES];
     double rss_sum, mem_alloc_sum, cpu_sum, core_alloc_sum; /* the whole run */
+    uint64_t run_failed; /* tasks whose last attempt failed, the whole run */
     int64_t running, waiting, snap_running, snap_waiting;
 };
 
@@ -148,9 +149,10 @@ static void copy_str(char *dst, size_t cap, const char *s)
     snprintf(dst, cap, "%s", s ? s : "");
 }
 
-static bool failed_result(const char *result)
+/* The glossary's failed: the result, or a non-zero exit code. */
+static bool attempt_failed(const struct tl_record *r)
 {
-    return result && strcmp(result, "(none)") != 0 && !tl_result_ok(result);
+    return tl_attempt_failed(r->result, r->has_exit_code, r->exit_code);
 }
 
 static void note_failure(struct tl_live *L, const struct tl_record *r)
@@ -204,15 +206,17 @@ static void waste_sums(const struct tl_record *r, double *rss, double *mem_alloc
 
 static void task_ended(struct tl_live *L, const struct tl_record *r)
 {
-    if (failed_result(r->result)) note_failure(L, r);
+    bool failed = attempt_failed(r);
+    if (failed) note_failure(L, r);
     if (!r->final) return; /* as the aggregator: a task's figures are its last attempt's */
     struct cat *c = cat_of(L, r->category);
     if (!c) return;
     waste_sums(r, &c->rss_sum, &c->mem_alloc_sum, &c->cpu_sum, &c->core_alloc_sum);
+    if (failed) c->run_failed++;
     if (r->time_ns <= 0) return;
     struct minute *m = minute_of(c, r->time_ns);
     if (!m) return;
-    if (failed_result(r->result)) m->failed++;
+    if (failed) m->failed++;
     else m->done++;
     if (tl_record_has(r, TL_M_WALL_TIME_S)) tl_sketch_add(&m->wall, r->v[TL_M_WALL_TIME_S]);
     if (tl_record_has(r, TL_M_MAX_RSS_BYTES)) tl_sketch_add(&m->rss, r->v[TL_M_MAX_RSS_BYTES]);
@@ -431,9 +435,9 @@ static void row_whole_run(const struct tl_live *L, struct tl_live_row *row, stru
 {
     struct tl_agg_group *g = group_of(agg, row->category);
     if (!g) return;
-    uint64_t failed = 0;
-    for (size_t i = 0; i < g->nresults; i++)
-        if (failed_result(g->results[i].name)) failed += g->results[i].n;
+    /* counted as each task ended (the aggregator's result and exit counts
+     * are apart, and failed is either) */
+    uint64_t failed = c->run_failed < g->tasks ? c->run_failed : g->tasks;
     row->failed = failed;
     row->done = g->tasks - failed;
     int w = metric_slot(agg, TL_M_WALL_TIME_S), m = metric_slot(agg, TL_M_MAX_RSS_BYTES);

@@ -41,7 +41,7 @@ const char *tl_live_window_name(enum tl_live_window w);
 struct tl_live_row {
     const char *category;
     int64_t running, waiting; /* open now; -1 when the input's format cannot say */
-    uint64_t done, failed;    /* attempts that ended in the window: ok / not (tl_result_ok) */
+    uint64_t done, failed;    /* attempts that ended in the window: ok / failed (tl_attempt_failed) */
     double per_min;           /* attempts ended per minute in the window; NAN: no time span */
     double wall_p50, wall_p95, rss_p50, rss_p95; /* NAN: no value */
     double mem_waste;  /* 1 - sum(peak memory) / sum(memory allocated), over attempts with both */

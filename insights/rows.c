@@ -46,7 +46,7 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
     w->wf = name_id(&rs->wfs, r->workflow, &rs->oom);
     w->exhausted = r->result && !strcmp(r->result, "RESOURCE_EXHAUSTION");
     w->final = r->final;
-    w->failed = (r->result && !tl_result_ok(r->result)) || (r->has_exit_code && r->exit_code != 0);
+    w->failed = tl_attempt_failed(r->result, r->has_exit_code, r->exit_code);
     if (r->time_ns > rs->newest_ns) rs->newest_ns = r->time_ns;
 }
 

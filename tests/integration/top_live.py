@@ -107,14 +107,34 @@ def table(s):
 
 # ---------------------------------------------------------------- independent figures
 
+def failed_per_category(log):
+    """Tasks whose last DONE line is a failure in the glossary's sense (a
+    result other than SUCCESS, or a non-zero exit code), read from the log."""
+    cat_of, last = {}, {}
+    for line in open(log):
+        f = line.split()
+        if len(f) >= 6 and f[2] == "TASK" and f[4] == "WAITING":
+            k = next((i for i in range(5, len(f)) if f[i] in ("FIRST_RESOURCES", "MAX_RESOURCES")), len(f))
+            cat_of[f[3]] = " ".join(f[5:k]) or None  # a category may hold spaces ("odd name")
+        elif len(f) >= 7 and f[2] == "TASK" and f[4] == "DONE":
+            last[f[3]] = (f[5], f[6])
+        elif len(f) >= 5 and f[2] == "TASK" and f[4] == "CANCELED":
+            last[f[3]] = ("CANCELED", None)
+    per = {}
+    for t, (result, code) in last.items():
+        if result != "SUCCESS" or code not in ("0", None):
+            per[cat_of.get(t)] = per.get(cat_of.get(t), 0) + 1
+    return per
+
+
 def summary(log):
     out = subprocess.run([TL, "summary", "--format", "json", log], capture_output=True, text=True)
     doc = json.loads(out.stdout)
     per = {}
+    fails = failed_per_category(log)
     for g in doc["groups"]:
         cat = g["key"]["category"]
-        res = g.get("results", {})
-        failed = sum(n for r, n in res.items() if r not in ("SUCCESS", "(none)"))
+        failed = fails.get(cat, 0)
         per[cat] = {"done": g["tasks"] - failed, "fail": failed,
                     "wall": g["metrics"].get("wall_time_s", {}).get("quantiles", {}),
                     "rss": g["metrics"].get("max_rss_bytes", {}).get("quantiles", {})}
