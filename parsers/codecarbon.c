@@ -335,6 +335,7 @@ static size_t cc_counters(const void *state, const char *const **names, const ui
 
 const struct tl_parser tl_parser_codecarbon = {
     .name = "codecarbon",
+    .zoneless_times = true,
     .help = "codecarbon emissions.csv and task files: energy, CO2 and power per run or task",
     .probe = cc_probe,
     .config_size = sizeof(struct cc_config),

@@ -522,6 +522,7 @@ static size_t nf_counters(const void *state, const char *const **names, const ui
 
 const struct tl_parser tl_parser_nextflow = {
     .name = "nextflow",
+    .zoneless_times = true,
     .help = "Nextflow trace files (-with-trace; TSV or CSV, human or raw units): one task attempt per row",
     .probe = nf_probe,
     .config_size = sizeof(struct nf_config),

@@ -92,6 +92,10 @@ struct tl_parser {
      * modification time (the file is written when the job ends), when the
      * source knows it (tl_drive_set_input_time). */
     bool file_time;
+    /* The format writes times without a zone (Nextflow, codecarbon, Parsl:
+     * local clock times): they are read as UTC shifted by the parser's
+     * utc_offset option, and the pages that show them say so. */
+    bool zoneless_times;
     /* Optional, for `tasklens top`: each task open now (waiting, running)
      * as a TL_REC_TASK_OPEN record -- category, state, start_ns when it
      * runs, what it asked for -- without closing it. Borrowed records, as

@@ -559,6 +559,7 @@ static size_t parsl_counters(const void *state, const char *const **names, const
 
 const struct tl_parser tl_parser_parsl = {
     .name = "parsl",
+    .zoneless_times = true,
     .help = "Parsl monitoring databases (monitoring.db, SQLite): app tries with worker samples",
     .probe = parsl_probe,
     .config_size = sizeof(struct parsl_config),

@@ -119,6 +119,7 @@ static enum tl_err feed_all(struct tl_drive *d, struct tl_reader **rd, char *con
         info->bytes += got;
         if ((rc = tl_drive_feed(d, buf, got))) break;
         if (!info->format && tl_drive_parser(d)) info->format = tl_drive_parser(d)->name;
+        if (tl_drive_parser(d)) info->zoneless |= tl_drive_parser(d)->zoneless_times;
         progress_tick(&pr, info->path, *rd);
         rc = tl_reader_read(*rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
         if (!rc && !got) rc = next_part(rd, &rest, buf, &got, err, sizeof err);
@@ -170,6 +171,7 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
     if (!rc) rc = frc;
     if (tl_drive_parser(&d)) {
         info->format = tl_drive_parser(&d)->name;
+        info->zoneless |= tl_drive_parser(&d)->zoneless_times;
         take_stats(&d, info);
         if (!opts->quiet && tl_summary_counter(info, 1, "time_anchor_fallback"))
             tl_eprintf("%s: no wall-clock anchor (no Resource Usage event for it, nor a "
@@ -219,6 +221,7 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
             rc = r;
         }
         if (one.format) {
+            info->zoneless |= one.zoneless;
             if (!info->format) info->format = one.format;
             else if (strcmp(info->format, one.format)) info->format = "mixed";
             if (!info->codec) info->codec = one.codec;

@@ -126,6 +126,25 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
     fputs("</div>\n", o);
 }
 
+/* Times read from inputs that write no zone (Nextflow, codecarbon, Parsl
+ * write local clock times): said under the card, with how to shift them,
+ * rather than shown as UTC without a word. */
+static void zone_note(FILE *o, const struct tl_report_page *pg)
+{
+    const char *format = NULL;
+    for (size_t i = 0; i < pg->ninputs && !format; i++)
+        if (pg->inputs[i].zoneless) format = pg->inputs[i].format;
+    if (!format || !pg->series.nbins) return;
+    fputs("<p class=\"note\" data-zone=\"", o);
+    tl_html_esc(o, format);
+    fputs("\">Times are read as UTC: ", o);
+    tl_html_esc(o, format);
+    fputs(" writes its times without a zone (the clock of the machine that ran it). Shift them with "
+          "<code>-O ", o);
+    tl_html_esc(o, format);
+    fputs(".utc_offset=HOURS</code>.</p>\n", o);
+}
+
 /* ---------------------------------------------------------------- the ranking */
 
 struct ranked {
@@ -232,6 +251,7 @@ void tl_report_glance(FILE *o, const struct tl_report_page *pg)
     add_advice(&c, pg);
     fputs("<section id=\"glance\">", o);
     card(o, pg, &c);
+    zone_note(o, pg);
     ranking(o, pg, &c);
     fputs("</section>\n", o);
 }

@@ -49,6 +49,7 @@ bool tl_summary_opts_set_metrics(struct tl_summary_opts *o, const char *list, ch
 struct tl_summary_input {
     const char *path;
     const char *format; /* parser name */
+    bool zoneless;      /* its times carry no zone: read as UTC (+ utc_offset) */
     const char *codec;  /* plain, gzip, zstd */
     uint64_t lines, records, rejected;
     uint64_t rejected_by[TL_REJ_COUNT];

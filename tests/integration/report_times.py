@@ -3,7 +3,9 @@
 durations and no times, so the report of the real benchmarks in ../shared
 draws no timeline, no makespan and no first submission from the files'
 modification times, and says how many attempts carry no time; a Work Queue
-log, whose times are recorded, keeps its timeline and makespan.
+log, whose times are recorded, keeps its timeline and makespan. A Nextflow
+trace's times carry no zone: the page says they are read as UTC and how to
+shift them, and the option shifts them.
 
 usage: report_times.py TASKLENS DEMO_WQ_LOG
 """
@@ -46,6 +48,18 @@ def main():
         r, html = page([DEMO], tmp, "wq")
         check('data-k="makespan"' in html and "data-untimed" not in html and "No task has a time" not in html,
               "a Work Queue log keeps its timeline and makespan")
+        check("data-zone" not in html, "a Work Queue log's times (epoch) are not said to lack a zone")
+        trace = os.path.join(SHARED, "nextflow", "samples", "openproblems_2022-05-13_execution_trace.txt")
+        if os.path.exists(trace):
+            r, html = page([trace], tmp, "nextflow")
+            check('data-zone="nextflow"' in html and "nextflow.utc_offset=HOURS" in html,
+                  "a Nextflow trace's times, written without a zone, are said to be read as UTC, with the option")
+            shifted = os.path.join(tmp, "shifted.html")
+            subprocess.run([TL, "report", "-q", "-O", "nextflow.utc_offset=2", "-o", shifted, trace], check=True)
+            t0 = re.search(r'data-k="start" data-v="([0-9.e+]+)"', html)
+            t1 = re.search(r'data-k="start" data-v="([0-9.e+]+)"', open(shifted).read())
+            check(t0 and t1 and abs(float(t0.group(1)) - float(t1.group(1)) - 7200) < 1e-3,
+                  "-O nextflow.utc_offset=2 moves the first submission 2 h earlier in UTC")
     return finish()
 
 
