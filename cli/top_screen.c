@@ -314,7 +314,8 @@ static void workflow_lines(struct tl_buf *out, const struct top_view *v, struct 
         line_put(&l, "workers %lld  cores %s", (long long)w->workers,
                  cores_unsaid ? "-" : human(a[0], 32, w->cores_total, TL_UNIT_COUNT));
     else line_put(&l, "workers -  cores -");
-    if (!isnan(w->cores_in_use)) line_put(&l, " (%s in use)", human(a[1], 32, w->cores_in_use, TL_UNIT_COUNT));
+    if (!isnan(w->cores_in_use)) /* the allocation of what runs, not a measurement */
+        line_put(&l, " (%s allocated to running tasks)", human(a[1], 32, w->cores_in_use, TL_UNIT_COUNT));
     eta(&l, w);
     line_end(&l);
     line_begin(&l, out, v);
