@@ -38,6 +38,11 @@ bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code
     return (said && !tl_result_ok(result)) || (has_exit_code && exit_code != 0);
 }
 
+bool tl_result_cached(const char *result)
+{
+    return result && !strcmp(result, "CACHED");
+}
+
 int tl_metric_list(const char *list, int *out, char *err, size_t errlen)
 {
     int n_out = 0;

@@ -293,6 +293,10 @@ bool tl_result_ok(const char *result);
  * whose command exited 1 is SUCCESS to Work Queue, failed to its user).
  * An attempt with neither a result nor an exit code did not fail. */
 bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code);
+/* The glossary's "cached": a task an earlier run did (Nextflow's CACHED
+ * under -resume). Counted apart: never in this run's makespan, CPU time or
+ * success rate. */
+bool tl_result_cached(const char *result);
 
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */

@@ -35,6 +35,7 @@ struct tl_task_row {
     int32_t cat, wf;
     bool exhausted, final;
     bool failed; /* a result that is not a success, or a nonzero exit code */
+    bool cached; /* done by an earlier run (Nextflow's CACHED): not this run's work */
 };
 
 /* Distinct names (categories, workflows): interned while reading, ids in

@@ -28,7 +28,7 @@
 /* ---------------------------------------------------------------- the card */
 
 struct card {
-    size_t tasks, attempts, with_result, with_cpu, finals, failed;
+    size_t tasks, attempts, with_result, with_cpu, finals, failed, cached;
     double cpu_hours;
     double waste[TL_NRES], saves[TL_NRES];
 };
@@ -43,11 +43,6 @@ static void add_summary(struct card *c, const struct tl_report_page *pg)
         for (size_t j = 0; j < g[i]->nresults; j++) /* "(none)": the summary's word for none */
             if (strcmp(g[i]->results[j].name, "(none)")) c->with_result += g[i]->results[j].n;
         if (g[i]->nexits) c->with_result += g[i]->tasks; /* an exit code says how it went too */
-        struct tl_sketch *cpu = tl_summary_sketch(pg->summary, g[i], TL_M_CPU_TIME_S);
-        if (cpu && cpu->count) {
-            c->cpu_hours += tl_sketch_sum(cpu) / 3600;
-            c->with_cpu += cpu->count;
-        }
     }
     free(g);
 }
@@ -58,6 +53,9 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
         const struct tl_report_group *g = &pg->groups[i];
         c->finals += g->finals;
         c->failed += g->failed;
+        c->cached += g->cached;
+        c->cpu_hours += g->cpu_s / 3600; /* this run's attempts: cached ones are an earlier run's */
+        c->with_cpu += g->with_cpu;
         for (int r = 0; g->has_ca && r < TL_NRES; r++) {
             const struct tl_advice *a = &g->ca.a[r];
             if (!a->n_waste) continue;
@@ -104,10 +102,16 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
     stat(o, "tasks", "tasks", t, (double)c->tasks);
     tl_fmt_count(t, sizeof t, (double)c->attempts);
     stat(o, "attempts", "attempts", t, (double)c->attempts);
+    if (c->cached) {
+        tl_fmt_count(t, sizeof t, (double)c->cached);
+        stat(o, "cached", "cached: done by an earlier run, not counted in this one's time or rate", t,
+             (double)c->cached);
+    }
     if (c->with_result && c->finals) { /* a trace's slices have no result: no rate to show */
         double rate = (double)(c->finals - c->failed) / (double)c->finals;
         snprintf(t, sizeof t, "%.1f %%", rate * 100);
-        stat(o, "success_rate", "of tasks succeeded (result and exit code)", t, rate);
+        stat(o, "success_rate", c->cached ? "of this run's tasks succeeded (result and exit code)"
+                                          : "of tasks succeeded (result and exit code)", t, rate);
     }
     if (c->with_cpu) {
         tl_fmt_amount(t, sizeof t, c->cpu_hours, "CPU");

@@ -301,6 +301,7 @@ static void add_span(struct tl_report_model *m, const struct tl_record *r)
         m->times_from_files++;
         return;
     }
+    if (tl_result_cached(r->result)) return; /* an earlier run's: not in this run's makespan */
     int run = run_of(m, r);
     double end = (double)r->time_ns / 1e9;
     double wall = tl_record_has(r, TL_M_WALL_TIME_S) ? r->v[TL_M_WALL_TIME_S] : 0;
@@ -593,8 +594,16 @@ static void advice_of(const struct tl_report_model *m, const char *name,
         out->has_ca = true;
         for (size_t j = m->rows.at[k]; j < m->rows.at[k + 1]; j++) {
             const struct tl_task_row *row = &m->rows.r[m->rows.by_cat[j]];
+            if (row->cached) { /* an earlier run's work: counted apart */
+                out->cached += row->final;
+                continue;
+            }
             out->finals += row->final;
             out->failed += row->final && row->failed;
+            if (isfinite(row->v[TL_V_CPU])) {
+                out->cpu_s += row->v[TL_V_CPU];
+                out->with_cpu++;
+            }
         }
         static const int res[TL_REPORT_NRES] = {TL_RES_CORES, TL_RES_MEM};
         for (int r = 0; r < TL_REPORT_NRES; r++) {

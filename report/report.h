@@ -62,7 +62,10 @@ struct tl_report_group {
     struct tl_report_advice advice[TL_REPORT_NRES];
     struct tl_cat_advice ca; /* `advise`'s whole view: cores, memory, disk */
     bool has_ca;
-    size_t finals, failed; /* tasks (last attempts), and those that failed for good */
+    size_t finals, failed; /* this run's tasks (last attempts), and those that failed for good */
+    size_t cached;         /* tasks an earlier run did (Nextflow's CACHED): apart from finals */
+    double cpu_s;          /* CPU time of this run's attempts (cached ones apart) */
+    size_t with_cpu;       /* attempts that measured it */
 };
 
 /* Over time, in bins from the first submission to the last end. */

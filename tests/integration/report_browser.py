@@ -260,7 +260,7 @@ GLANCE_FACTS = """(() => {
 })()"""
 
 EXPONENT = r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)"
-OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done")
+OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED")
 
 
 def glance_checks(c, tasklens, inputs, what, advise_args=()):
@@ -272,14 +272,19 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
     results = [(k, n) for g in groups for k, n in g.get("results", {}).items() if k != "(none)"]
     want = {"tasks": sum(g["tasks"] for g in groups), "attempts": sum(g["attempts"] for g in groups),
             "inputs": len(s["inputs"])}
-    finals = [r for r in (json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs)
-                                             .stdout.splitlines()) if r["final"]]
-    if results or any("exit_code" in r for r in finals):
+    records = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
+    # the glossary: a cached task (an earlier run's) is counted apart, never in this run's rate or CPU time
+    this_run = [r for r in records if r.get("result") != "CACHED"]
+    finals = [r for r in this_run if r["final"]]
+    cached = sum(1 for r in records if r["final"] and r.get("result") == "CACHED")
+    if cached:
+        want["cached"] = cached
+    if (results or any("exit_code" in r for r in finals)) and finals:
         ok = [r for r in finals if r.get("result", "SUCCESS") in OK_RESULTS and r.get("exit_code", 0) == 0]
         want["success_rate"] = len(ok) / len(finals)
-    cpu = [g["metrics"]["cpu_time_s"] for g in groups if g["metrics"].get("cpu_time_s", {}).get("count")]
+    cpu = [r["cpu_time_s"] for r in this_run if "cpu_time_s" in r]
     if cpu:
-        want["cpu_hours"] = sum(m["sum"] for m in cpu) / 3600
+        want["cpu_hours"] = sum(cpu) / 3600
     for res, key in (("cores", "waste_core_hours"), ("memory", "waste_mem_gib_hours"),
                      ("disk", "waste_disk_gib_hours")):
         w = sum(x["resources"][res]["waste"] or 0 for x in a["categories"])

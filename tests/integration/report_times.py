@@ -5,7 +5,8 @@ draws no timeline, no makespan and no first submission from the files'
 modification times, and says how many attempts carry no time; a Work Queue
 log, whose times are recorded, keeps its timeline and makespan. A Nextflow
 trace's times carry no zone: the page says they are read as UTC and how to
-shift them, and the option shifts them.
+shift them, and the option shifts them. A resumed Nextflow run's CACHED
+tasks are counted apart, never in this run's makespan or success rate.
 
 usage: report_times.py TASKLENS DEMO_WQ_LOG
 """
@@ -27,6 +28,32 @@ def page(inputs, tmp, name):
     out = os.path.join(tmp, name + ".html")
     r = subprocess.run([TL, "report", "-q", "-o", out] + inputs, capture_output=True, text=True)
     return r, open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+
+
+def cached_apart(trace, tmp):
+    """A resumed Nextflow run (54 CACHED, 1 COMPLETED): the cached tasks are
+    counted apart, and this run's makespan, CPU time and success rate are
+    its own task's, as read here from the trace."""
+    import csv
+    rows = list(csv.DictReader(open(trace), delimiter="\t"))
+    ran = [r for r in rows if r["status"] != "CACHED"]
+    r, html = page([trace], tmp, "resumed")
+    val = lambda k: re.search(r'data-k="%s" data-v="([^"]+)"' % k, html)  # noqa: E731
+    cached, rate, span = val("cached"), val("success_rate"), val("makespan")
+    check(cached and int(float(cached.group(1))) == len(rows) - len(ran),
+          "resumed Nextflow run: %d cached tasks counted apart" % (len(rows) - len(ran)))
+    check(rate and float(rate.group(1)) == sum(r["status"] == "COMPLETED" for r in ran) / len(ran),
+          "resumed Nextflow run: the success rate is this run's tasks'")
+
+    def secs(d):  # Nextflow's human durations: "1m 2s", "4.5s", "300ms"
+        total = 0.0
+        for n, u in re.findall(r"([\d.]+)\s*(ms|s|m|h|d)", d):
+            total += float(n) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}[u]
+        return total
+    want = sum(secs(r["duration"]) for r in ran)  # one task: its duration is the span
+    check(span and len(ran) == 1 and abs(float(span.group(1)) - want) < 1.0,
+          "resumed Nextflow run: the makespan is this run's (%s s, the trace's %.1f s), not the cached "
+          "tasks' 42.7 min" % (span.group(1) if span else None, want))
 
 
 def main():
@@ -60,6 +87,9 @@ def main():
             t1 = re.search(r'data-k="start" data-v="([0-9.e+]+)"', open(shifted).read())
             check(t0 and t1 and abs(float(t0.group(1)) - float(t1.group(1)) - 7200) < 1e-3,
                   "-O nextflow.utc_offset=2 moves the first submission 2 h earlier in UTC")
+        resumed = os.path.join(SHARED, "nextflow", "samples", "PaintorPipe_b4a6de9_trace_cached.txt")
+        if os.path.exists(resumed):
+            cached_apart(resumed, tmp)
     return finish()
 
 
