@@ -294,6 +294,7 @@ struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_re
     /* Without a resource monitor, the wall time is the lifecycle's. */
     if (!tl_record_has(r, TL_M_WALL_TIME_S) && tl_record_has(r, TL_M_EXEC_TIME_S))
         tl_record_set(r, TL_M_WALL_TIME_S, r->v[TL_M_EXEC_TIME_S]);
+    wq_unmeasured_function_call(r);
     return r;
 }
 

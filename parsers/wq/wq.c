@@ -166,3 +166,19 @@ const struct tl_parser tl_parser_wq = {
     .open_tasks = wq_open_tasks,
     .messages = TL_MSG_LINES,
 };
+
+/* A TaskVine function call runs inside a library's slot: it is allocated
+ * nothing of its own (cores, memory and disk 0) and nothing monitors it, so
+ * the zeros the log writes as its measured cores, memory and disk are no
+ * measurement (a running process has memory): left absent, never "used 0
+ * cores, 0 B" (lnni's 231 parsl-default calls). */
+void wq_unmeasured_function_call(struct tl_record *r)
+{
+    static const enum tl_metric alloc[] = {TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES};
+    for (size_t i = 0; i < sizeof alloc / sizeof *alloc; i++)
+        if (!tl_record_has(r, alloc[i]) || r->v[alloc[i]] != 0) return;
+    static const enum tl_metric measured[] = {TL_M_CORES, TL_M_MAX_RSS_BYTES, TL_M_DISK_BYTES,
+                                              TL_M_VIRTUAL_MEMORY_BYTES, TL_M_CORES_AVG, TL_M_GPUS};
+    for (size_t i = 0; i < sizeof measured / sizeof *measured; i++)
+        if (tl_record_has(r, measured[i]) && r->v[measured[i]] == 0) tl_record_unset(r, measured[i]);
+}

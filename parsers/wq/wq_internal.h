@@ -379,6 +379,9 @@ enum tl_err wq_feed(void *state, const char *buf, size_t len);
 enum tl_err wq_finish(void *state);
 /* A task's record (kind TASK, or TASK_OPEN censored at end_us), in st's
  * scratch record. */
+/* Drops the zeros TaskVine writes as a library function call's measured
+ * resources (wq.c). */
+void wq_unmeasured_function_call(struct tl_record *r);
 struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_record_kind kind,
                                  int64_t end_us);
 /* An open task's last state change (µs). */

@@ -41,6 +41,10 @@
     plan and energy tables on the bundled log and every real sample.
 16. `records` onto a full disk (/dev/full, as a file and as stdout): exit 1
     and the write error said, never a silent short table.
+18. Absent is never 0 (issue 56 point 4): TaskVine's lnni run (a real log)
+    writes measured cores, memory and disk of 0 for its library function
+    calls (parsl-default: allocated nothing, monitored by nothing); those
+    are absent in records and advise, while the demo's tasks keep theirs.
 17. Mistakes are said (issue 56 point 7): `top --once` on a path that does
     not exist exits 1 naming it (it drew an empty screen, exit 0); a
     Markdown file that describes LSST's format in prose is not read as LSST
@@ -51,6 +55,7 @@
 
 usage: edges.py TASKLENS DEMO_LOG REPO_DIR [SHARED_DIR]
 """
+import json
 import os
 import re
 import subprocess
@@ -184,6 +189,20 @@ def main():
               max(len(l) for l in default.splitlines()) < 100,
               "metric names whole, the default table under 100 columns (%d)"
               % max(len(l) for l in default.splitlines()))
+        lnni = os.path.join(shared, "wq", "samples", "ccl_taskvine-example-logs__lnni_transactions")
+        if os.path.exists(lnni):
+            recs = [json.loads(x) for x in run(tasklens, "records", "-q", "-f", "ndjson", lnni).stdout.splitlines()]
+            calls = [r for r in recs if r.get("category") == "parsl-default"]
+            zeros = [r for r in calls if any(k in r for k in ("cores", "max_rss_bytes", "disk_bytes"))]
+            adv = json.loads(run(tasklens, "advise", "-q", "--format", "json", lnni).stdout)
+            pd_ = [c for c in adv["categories"] if c["category"] == "parsl-default"]
+            check(calls and not zeros and pd_ and pd_[0]["resources"]["memory"]["saves"] is None,
+                  "lnni's %d function calls carry no measured cores, memory or disk (%d do), and advise shows "
+                  "no saving for them" % (len(calls), len(zeros)))
+        else:
+            print("SKIP lnni: %s absent" % lnni)
+        demo_recs = [json.loads(x) for x in run(tasklens, "records", "-q", "-f", "ndjson", demo).stdout.splitlines()]
+        check(sum("max_rss_bytes" in r for r in demo_recs) >= 200, "the demo's tasks keep their measured memory")
         missing = os.path.join(tmp, "no-such.log")
         r = run(tasklens, "top", "--once", missing)
         check(r.returncode == 1 and "no-such.log: No such file or directory" in r.stderr and not r.stdout,
