@@ -96,12 +96,12 @@ static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat
     tl_buf_printf(b, "  attempts %zu  tasks %zu\n", x->attempts, x->tasks);
     char usedq[24];
     snprintf(usedq, sizeof usedq, "used %s", pct);
-    tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %14s\n", "resource", "requested",
+    tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %17s\n", "resource", "requested",
                   "allocated", "used p50", usedq, "used max", "waste", "recommend", "exceed",
                   "saves");
     for (int res = 0; res < TL_NRES; res++) {
         const struct tl_advice *a = &x->a[res];
-        char c1[24], c2[24], c3[24], c4[24], c5[24], c6[32], c7[24], c8[16], c9[32];
+        char c1[24], c2[24], c3[24], c4[24], c5[24], c6[32], c7[24], c8[16], c9[48];
         fmt_res(c1, sizeof c1, a->req, res);
         fmt_res(c2, sizeof c2, a->alloc, res);
         fmt_res(c3, sizeof c3, a->used_p50, res);
@@ -112,9 +112,16 @@ static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat
         fmt_res(c7, sizeof c7, a->rec, res);
         if (a->n_used) snprintf(c8, sizeof c8, "%.1f%%", 100.0 * (double)a->exceed / (double)a->n_used);
         else snprintf(c8, sizeof c8, "-");
-        if (a->n_waste) amount(c9, sizeof c9, a->waste - a->waste_rec, res == TL_RES_CORES ? "core" : "GiB");
-        else snprintf(c9, sizeof c9, "-");
-        tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %14s\n", tl_res_name[res], c1, c2,
+        if (a->n_waste && tl_advice_costs(a) > 0) { /* more than was allocated: a cost, never < 0 */
+            char cost[32];
+            snprintf(c9, sizeof c9, "costs %s",
+                     amount(cost, sizeof cost, tl_advice_costs(a), res == TL_RES_CORES ? "core" : "GiB"));
+        } else if (a->n_waste) {
+            amount(c9, sizeof c9, tl_advice_saves(a), res == TL_RES_CORES ? "core" : "GiB");
+        } else {
+            snprintf(c9, sizeof c9, "-");
+        }
+        tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %17s\n", tl_res_name[res], c1, c2,
                       c3, c4, c5, c6, c7, c8, c9);
     }
     if (x->exhausted) {
@@ -157,7 +164,9 @@ static void advise_json(struct tl_buf *b, size_t k, const char *name,
         tl_buf_puts(b, ",\"waste_with_recommendation\":");
         json_num(b, a->n_waste ? a->waste_rec : NAN);
         tl_buf_puts(b, ",\"saves\":");
-        json_num(b, a->n_waste ? a->waste - a->waste_rec : NAN);
+        json_num(b, tl_advice_saves(a));
+        tl_buf_puts(b, ",\"costs\":");
+        json_num(b, tl_advice_costs(a));
         tl_buf_putc(b, '}');
     }
     tl_buf_printf(b, "},\"resource_exhaustion\":{\"attempts\":%zu,\"core_hours\":", x->exhausted);
@@ -192,7 +201,8 @@ static void advise_lp(struct tl_buf *b, const char *name, const struct tl_cat_ad
                  a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
         if (a->n_waste) {
             tl_lp_field_float(b, &first, "waste_hours", a->waste);
-            tl_lp_field_float(b, &first, "saves_hours", a->waste - a->waste_rec);
+            tl_lp_field_float(b, &first, "saves_hours", tl_advice_saves(a));
+            tl_lp_field_float(b, &first, "costs_hours", tl_advice_costs(a));
         }
         tl_lp_field_float(b, &first, "quantile", q);
         tl_lp_field_int(b, &first, "attempts", (int64_t)x->attempts);

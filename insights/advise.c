@@ -85,7 +85,7 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
             a->n_waste++;
             double h = wall / 3600 * unit_scale(res);
             a->waste += fmax(0, al - uw) * h;
-            if (u <= a->rec) a->waste_rec += (a->rec - uw) * h;
+            if (u <= a->rec) a->waste_rec += fmax(0, a->rec - uw) * h; /* as waste: never below 0 */
             else /* killed at the recommendation, then rerun as it ran */
                 a->waste_rec += a->rec * h + fmax(0, fmax(al, u) - uw) * h;
         }

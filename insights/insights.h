@@ -93,6 +93,19 @@ struct tl_advice {
     double waste, waste_rec; /* over the rows with allocation, use and wall time */
 };
 
+/* What the recommendation saves against the allocation, never below zero;
+ * and what it costs instead, when it asks for more than was allocated
+ * (the hog's 50 MiB allocation under its 293 MiB use: the cost buys the
+ * failures it avoids). NAN without the rows to say. */
+static inline double tl_advice_saves(const struct tl_advice *a)
+{
+    return a->n_waste ? (a->waste > a->waste_rec ? a->waste - a->waste_rec : 0) : __builtin_nan("");
+}
+static inline double tl_advice_costs(const struct tl_advice *a)
+{
+    return a->n_waste ? (a->waste_rec > a->waste ? a->waste_rec - a->waste : 0) : __builtin_nan("");
+}
+
 struct tl_cat_advice {
     size_t attempts, tasks;
     struct tl_advice a[TL_NRES];

@@ -60,7 +60,7 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
             const struct tl_advice *a = &g->ca.a[r];
             if (!a->n_waste) continue;
             c->waste[r] += a->waste;
-            c->saves[r] += a->waste - a->waste_rec;
+            c->saves[r] += tl_advice_saves(a);
         }
     }
 }
@@ -182,10 +182,14 @@ static void resource_cells(FILE *o, const struct tl_advice *a, int r)
 {
     value_cell(o, "allocated", r, a->n_used ? a->alloc : NAN);
     value_cell(o, "recommend", r, a->n_used ? a->rec : NAN);
-    double saves = a->n_waste ? a->waste - a->waste_rec : NAN;
+    double saves = tl_advice_saves(a), costs = tl_advice_costs(a); /* never below zero: a cost */
     char h[48];
-    tl_fmt_amount(h, sizeof h, saves, r == TL_RES_CORES ? "core" : "GiB");
+    tl_fmt_amount(h, sizeof h, costs > 0 ? costs : saves, r == TL_RES_CORES ? "core" : "GiB");
     if (!isfinite(saves)) fprintf(o, "<td data-k=\"saves_%s\" data-v=\"null\">-</td>", tl_res_name[r]);
+    else if (costs > 0)
+        fprintf(o, "<td data-k=\"saves_%s\" data-v=\"0\" data-costs=\"%.17g\" title=\"costs %.17g %s: it asks "
+                   "for more than was allocated, for the attempts that used more\">costs %s</td>",
+                tl_res_name[r], costs, costs, tl_res_waste_unit[r], h);
     else fprintf(o, "<td data-k=\"saves_%s\" data-v=\"%.17g\" title=\"%.17g %s\">%s</td>", tl_res_name[r],
                  saves, saves, tl_res_waste_unit[r], h);
 }
@@ -203,7 +207,7 @@ static void ranking(FILE *o, const struct tl_report_page *pg, const struct card 
         double score = 0;
         for (int r = 0; r < TL_NRES; r++) {
             const struct tl_advice *a = &g->ca.a[r];
-            if (a->n_waste && c->saves[r] > 0) score = fmax(score, (a->waste - a->waste_rec) / c->saves[r]);
+            if (a->n_waste && c->saves[r] > 0) score = fmax(score, tl_advice_saves(a) / c->saves[r]);
         }
         v[n++] = (struct ranked){g, score};
     }

@@ -123,9 +123,11 @@ with tempfile.TemporaryDirectory(prefix="tl-insights-") as tmp:
             waste_rec = 0
             for x in ts:
                 u, uw, al, h = used_of(x), waste_used_of(x), alloc_of(x), x["wall"] / 3600 * scale
-                waste_rec += (rec - uw) * h if u <= rec else rec * h + max(0, max(al, u) - uw) * h
+                waste_rec += max(0, rec - uw) * h if u <= rec else rec * h + max(0, max(al, u) - uw) * h
             close(a["waste"], waste, "advise %s %s waste (%s)" % (cat, res, a["waste_unit"]))
-            close(a["saves"], waste - waste_rec, "advise %s %s saves" % (cat, res))
+            close(a["saves"], max(0.0, waste - waste_rec), "advise %s %s saves (never below zero)" % (cat, res))
+            close(a["costs"], max(0.0, waste_rec - waste), "advise %s %s costs (what it asks beyond the "
+                  "allocation)" % (cat, res))
     ex = cats["big"]["resource_exhaustion"]
     check(ex["attempts"] == 1, "advise big: 1 RESOURCE_EXHAUSTION attempt")
     close(ex["core_hours"], 1 * 600 / 3600, "advise big: exhausted attempt cost in core-hours")
