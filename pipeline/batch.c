@@ -210,11 +210,13 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
     struct tl_file_list fl = {0};
     enum tl_err rc = tl_dir_list(&fl, dir, NULL) ? TL_OK : TL_ERR_IO;
     size_t unknown = 0, failed = 0;
+    const char *first_unknown[3] = {0};
     uint64_t *counters = NULL;
     for (size_t i = 0; i < fl.n; i++) {
         struct tl_summary_input one;
         enum tl_err r = read_file(fl.paths[i], NULL, opts, on_record, ctx, &one, true);
         if (r == TL_ERR_FORMAT && !one.format) {
+            if (unknown < 3) first_unknown[unknown] = fl.paths[i];
             unknown++;
         } else if (r) {
             failed++;
@@ -245,7 +247,13 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
         tl_input_info_free(&one);
     }
     info->counters = counters;
-    if (unknown && !opts->quiet)
+    if (unknown && unknown == fl.n) { /* nothing read: an error, said even with -q, files named */
+        tl_eprintf("%s: none of its %zu files is of a known format (%s%s%s%s%s%s); --format-in NAME reads "
+                   "them as NAME\n", dir, fl.n, first_unknown[0], unknown > 1 ? ", " : "",
+                   unknown > 1 ? first_unknown[1] : "", unknown > 2 ? ", " : "",
+                   unknown > 2 ? first_unknown[2] : "", unknown > 3 ? ", ..." : "");
+        if (!rc) rc = TL_ERR_FORMAT;
+    } else if (unknown && !opts->quiet)
         tl_eprintf("%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
                         "them as NAME)\n", dir, unknown, fl.n);
     if (failed && !opts->quiet)

@@ -48,7 +48,9 @@
 17. Mistakes are said (issue 56 point 7): `top --once` on a path that does
     not exist exits 1 naming it (it drew an empty screen, exit 0); a
     Markdown file that describes LSST's format in prose is not read as LSST
-    metadata (it was, and counted as a rejection).
+    metadata (it was, and counted as a rejection); a report of a directory
+    where no file is of a known format exits 1 naming them, even with -q
+    (an empty page and exit 0 before).
 9. `summary --by` a tag no record has is refused with the names there are
    (it grouped everything under node=-); a record field (host) groups
    whatever the inputs.
@@ -207,6 +209,15 @@ def main():
         r = run(tasklens, "top", "--once", missing)
         check(r.returncode == 1 and "no-such.log: No such file or directory" in r.stderr and not r.stdout,
               "top --once on a missing path: exit 1, named (%d: %s)" % (r.returncode, r.stderr.strip()[:120]))
+        unk = os.path.join(tmp, "unknown-only")
+        os.makedirs(unk)
+        for n in ("a.txt", "b.md"):
+            with open(os.path.join(unk, n), "w") as f:
+                f.write("hello\n")
+        r = run(tasklens, "report", "-q", "-o", os.path.join(tmp, "unk.html"), unk)
+        check(r.returncode == 1 and "none of its 2 files is of a known format" in r.stderr and "a.txt" in r.stderr,
+              "report of a directory with no known file: exit 1, the files named even with -q (%d: %s)"
+              % (r.returncode, r.stderr.strip()[:160]))
         prose = os.path.join(tmp, "SOURCES.md")
         with open(prose, "w") as f:
             f.write("# Sources\n\n| file | note |\n|---|---|\n| x.yaml | a real `!<lsst.daf.base.PropertyList>` "

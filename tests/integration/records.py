@@ -207,6 +207,12 @@ def wq_rows(path):
             row.update(cctools(m))
             row.update(t.get("req", {}))
             row.update(t.get("alloc", {}))
+            # a TaskVine library function call: allocated nothing of its own, monitored by
+            # nothing -- the zeros written as its measurement are no measurement (absent)
+            if all(row.get(k) == 0 for k in ("alloc_cores", "alloc_memory_bytes", "alloc_disk_bytes")):
+                for k in ("cores", "max_rss_bytes", "disk_bytes", "virtual_memory_bytes", "cores_avg", "gpus"):
+                    if row.get(k) == 0:
+                        del row[k]
             ws, we = (m.get(k, [0])[0] for k in ("time_worker_start", "time_worker_end"))
             if "wall_time_s" not in row and ws > 0 and we >= ws:
                 row["wall_time_s"] = we - ws
