@@ -34,6 +34,7 @@ bool tl_result_ok(const char *result)
 
 bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code)
 {
+    if (tl_result_library(result)) return false; /* a library instance, not a task */
     bool said = result && strcmp(result, "(none)") != 0;
     return (said && !tl_result_ok(result)) || (has_exit_code && exit_code != 0);
 }
@@ -41,6 +42,11 @@ bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code
 bool tl_result_cached(const char *result)
 {
     return result && !strcmp(result, "CACHED");
+}
+
+bool tl_result_library(const char *result)
+{
+    return result && !strcmp(result, "LIBRARY_EXIT");
 }
 
 int tl_metric_list(const char *list, int *out, char *err, size_t errlen)

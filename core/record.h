@@ -297,6 +297,10 @@ bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code
  * under -resume). Counted apart: never in this run's makespan, CPU time or
  * success rate. */
 bool tl_result_cached(const char *result);
+/* A TaskVine library instance's end (LIBRARY_EXIT): a library serves the
+ * workflow's function calls and is not one of its tasks -- counted apart,
+ * never a failed task nor a success. */
+bool tl_result_library(const char *result);
 
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */

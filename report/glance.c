@@ -28,7 +28,7 @@
 /* ---------------------------------------------------------------- the card */
 
 struct card {
-    size_t tasks, attempts, with_result, with_cpu, finals, failed, cached;
+    size_t tasks, attempts, with_result, with_cpu, finals, failed, cached, libraries, open;
     double cpu_hours;
     double waste[TL_NRES], saves[TL_NRES];
 };
@@ -40,6 +40,7 @@ static void add_summary(struct card *c, const struct tl_report_page *pg)
     for (size_t i = 0; g && i < n; i++) {
         c->tasks += g[i]->tasks;
         c->attempts += g[i]->attempts;
+        c->open += g[i]->open;
         for (size_t j = 0; j < g[i]->nresults; j++) /* "(none)": the summary's word for none */
             if (strcmp(g[i]->results[j].name, "(none)")) c->with_result += g[i]->results[j].n;
         if (g[i]->nexits) c->with_result += g[i]->tasks; /* an exit code says how it went too */
@@ -54,6 +55,7 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
         c->finals += g->finals;
         c->failed += g->failed;
         c->cached += g->cached;
+        c->libraries += g->libraries;
         c->cpu_hours += g->cpu_s / 3600; /* this run's attempts: cached ones are an earlier run's */
         c->with_cpu += g->with_cpu;
         for (int r = 0; g->has_ca && r < TL_NRES; r++) {
@@ -102,10 +104,20 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
     stat(o, "tasks", "tasks", t, (double)c->tasks);
     tl_fmt_count(t, sizeof t, (double)c->attempts);
     stat(o, "attempts", "attempts", t, (double)c->attempts);
+    if (c->open) { /* an unfinished run must not look finished */
+        tl_fmt_count(t, sizeof t, (double)c->open);
+        stat(o, "open", "open at the end of the input: waiting or running, not in the figures", t,
+             (double)c->open);
+    }
     if (c->cached) {
         tl_fmt_count(t, sizeof t, (double)c->cached);
         stat(o, "cached", "cached: done by an earlier run, not counted in this one's time or rate", t,
              (double)c->cached);
+    }
+    if (c->libraries) {
+        tl_fmt_count(t, sizeof t, (double)c->libraries);
+        stat(o, "libraries", "TaskVine library instances: they serve the function calls, not counted as "
+                             "tasks that failed or succeeded", t, (double)c->libraries);
     }
     if (c->with_result && c->finals) { /* a trace's slices have no result: no rate to show */
         double rate = (double)(c->finals - c->failed) / (double)c->finals;

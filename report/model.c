@@ -302,6 +302,7 @@ static void add_span(struct tl_report_model *m, const struct tl_record *r)
         return;
     }
     if (tl_result_cached(r->result)) return; /* an earlier run's: not in this run's makespan */
+    if (tl_result_library(r->result)) return; /* a library instance runs beside the tasks */
     int run = run_of(m, r);
     double end = (double)r->time_ns / 1e9;
     double wall = tl_record_has(r, TL_M_WALL_TIME_S) ? r->v[TL_M_WALL_TIME_S] : 0;
@@ -596,6 +597,10 @@ static void advice_of(const struct tl_report_model *m, const char *name,
             const struct tl_task_row *row = &m->rows.r[m->rows.by_cat[j]];
             if (row->cached) { /* an earlier run's work: counted apart */
                 out->cached += row->final;
+                continue;
+            }
+            if (row->library) { /* a library instance serves tasks, it is not one */
+                out->libraries += row->final;
                 continue;
             }
             out->finals += row->final;

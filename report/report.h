@@ -64,6 +64,7 @@ struct tl_report_group {
     bool has_ca;
     size_t finals, failed; /* this run's tasks (last attempts), and those that failed for good */
     size_t cached;         /* tasks an earlier run did (Nextflow's CACHED): apart from finals */
+    size_t libraries;      /* TaskVine library instances (LIBRARY_EXIT): apart from finals */
     double cpu_s;          /* CPU time of this run's attempts (cached ones apart) */
     size_t with_cpu;       /* attempts that measured it */
 };

@@ -273,12 +273,16 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
     want = {"tasks": sum(g["tasks"] for g in groups), "attempts": sum(g["attempts"] for g in groups),
             "inputs": len(s["inputs"])}
     records = [json.loads(l) for l in run([tasklens, "records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
-    # the glossary: a cached task (an earlier run's) is counted apart, never in this run's rate or CPU time
-    this_run = [r for r in records if r.get("result") != "CACHED"]
+    # the glossary: a cached task (an earlier run's) and a TaskVine library instance are counted
+    # apart, never in this run's rate or CPU time; open tasks are said
+    this_run = [r for r in records if r.get("result") not in ("CACHED", "LIBRARY_EXIT")]
     finals = [r for r in this_run if r["final"]]
-    cached = sum(1 for r in records if r["final"] and r.get("result") == "CACHED")
-    if cached:
-        want["cached"] = cached
+    for key, res in (("cached", "CACHED"), ("libraries", "LIBRARY_EXIT")):
+        n = sum(1 for r in records if r["final"] and r.get("result") == res)
+        if n:
+            want[key] = n
+    if sum(g["open"] for g in groups):
+        want["open"] = sum(g["open"] for g in groups)
     if (results or any("exit_code" in r for r in finals)) and finals:
         ok = [r for r in finals if r.get("result", "SUCCESS") in OK_RESULTS and r.get("exit_code", 0) == 0]
         want["success_rate"] = len(ok) / len(finals)

@@ -6,10 +6,13 @@ modification times, and says how many attempts carry no time; a Work Queue
 log, whose times are recorded, keeps its timeline and makespan. A Nextflow
 trace's times carry no zone: the page says they are read as UTC and how to
 shift them, and the option shifts them. A resumed Nextflow run's CACHED
-tasks are counted apart, never in this run's makespan or success rate.
+tasks are counted apart, never in this run's makespan or success rate; so
+are TaskVine's library instances (LIBRARY_EXIT), and the tasks still open
+at the end of an input are on the card.
 
 usage: report_times.py TASKLENS DEMO_WQ_LOG
 """
+import json
 import os
 import re
 import subprocess
@@ -28,6 +31,31 @@ def page(inputs, tmp, name):
     out = os.path.join(tmp, name + ".html")
     r = subprocess.run([TL, "report", "-q", "-o", out] + inputs, capture_output=True, text=True)
     return r, open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+
+
+def libraries_apart(log, tmp):
+    """TaskVine's lnni run ends with tasks open and library instances that
+    ended LIBRARY_EXIT: the card says the open tasks, counts the libraries
+    apart, and the success rate is over the function calls and tasks only
+    (counted here from the records)."""
+    recs = [json.loads(x) for x in subprocess.run([TL, "records", "-q", "-f", "ndjson", log], capture_output=True,
+                                                   text=True).stdout.splitlines()]
+    finals = [r for r in recs if r["final"]]
+    libs = [r for r in finals if r.get("result") == "LIBRARY_EXIT"]
+    tasks = [r for r in finals if r.get("result") != "LIBRARY_EXIT"]
+    ok = [r for r in tasks if r.get("result") == "SUCCESS" and r.get("exit_code", 0) == 0]
+    summary = json.loads(subprocess.run([TL, "summary", "-q", "--format", "json", log], capture_output=True,
+                                        text=True).stdout)
+    n_open = sum(g["open"] for g in summary["groups"])
+    r, html = page([log], tmp, "lnni")
+    val = lambda k: re.search(r'data-k="%s" data-v="([^"]+)"' % k, html)  # noqa: E731
+    check(val("libraries") and int(float(val("libraries").group(1))) == len(libs) and len(libs) > 100,
+          "TaskVine lnni: %d library instances counted apart" % len(libs))
+    check(val("open") and int(float(val("open").group(1))) == n_open and n_open > 1000,
+          "TaskVine lnni: the %d tasks open at the end are on the card" % n_open)
+    rate = val("success_rate")
+    check(rate and abs(float(rate.group(1)) - len(ok) / len(tasks)) < 1e-12,
+          "TaskVine lnni: the success rate is over the %d tasks, not the libraries" % len(tasks))
 
 
 def cached_apart(trace, tmp):
@@ -87,6 +115,9 @@ def main():
             t1 = re.search(r'data-k="start" data-v="([0-9.e+]+)"', open(shifted).read())
             check(t0 and t1 and abs(float(t0.group(1)) - float(t1.group(1)) - 7200) < 1e-3,
                   "-O nextflow.utc_offset=2 moves the first submission 2 h earlier in UTC")
+        lnni = os.path.join(SHARED, "wq", "samples", "ccl_taskvine-example-logs__lnni_transactions")
+        if os.path.exists(lnni):
+            libraries_apart(lnni, tmp)
         resumed = os.path.join(SHARED, "nextflow", "samples", "PaintorPipe_b4a6de9_trace_cached.txt")
         if os.path.exists(resumed):
             cached_apart(resumed, tmp)
