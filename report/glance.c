@@ -106,24 +106,21 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
     stat(o, "attempts", "attempts", t, (double)c->attempts);
     if (c->open) { /* an unfinished run must not look finished */
         tl_fmt_count(t, sizeof t, (double)c->open);
-        stat(o, "open", "open at the end of the input: waiting or running, not in the figures", t,
-             (double)c->open);
+        stat(o, "open", "still open when the input ends (not in the figures)", t, (double)c->open);
     }
     if (c->cached) {
         tl_fmt_count(t, sizeof t, (double)c->cached);
-        stat(o, "cached", "cached: done by an earlier run, not counted in this one's time or rate", t,
-             (double)c->cached);
+        stat(o, "cached", "cached: an earlier run's, apart from this one's", t, (double)c->cached);
     }
     if (c->libraries) {
         tl_fmt_count(t, sizeof t, (double)c->libraries);
-        stat(o, "libraries", "TaskVine library instances: they serve the function calls, not counted as "
-                             "tasks that failed or succeeded", t, (double)c->libraries);
+        stat(o, "libraries", "TaskVine library instances, apart from the tasks", t, (double)c->libraries);
     }
     if (c->with_result && c->finals) { /* a trace's slices have no result: no rate to show */
         double rate = (double)(c->finals - c->failed) / (double)c->finals;
         snprintf(t, sizeof t, "%.1f %%", rate * 100);
-        stat(o, "success_rate", c->cached ? "of this run's tasks succeeded (result and exit code)"
-                                          : "of tasks succeeded (result and exit code)", t, rate);
+        stat(o, "success_rate", c->cached || c->libraries ? "of this run's tasks succeeded (result and exit code)"
+                                                          : "of tasks succeeded (result and exit code)", t, rate);
     }
     if (c->with_cpu) {
         tl_fmt_amount(t, sizeof t, c->cpu_hours, "CPU");
