@@ -48,6 +48,8 @@ struct top {
     int log_fd;
     off_t log_read;
     char title[256];
+    char *const *inputs; /* as given on the command line */
+    int ninputs;
     char *groups[RUN_MAX_SOURCES]; /* Kafka groups made for top (owned) */
 };
 
@@ -236,6 +238,10 @@ static void draw(struct top *T, struct tl_runtime *rt)
     bool can_say = tl_rt_each_open_task(rt, tl_live_open_task, T->live);
     tl_live_open_end(T->live, can_say);
     if (T->interactive) terminal_size(T);
+    T->v.waiting_for = NULL; /* a followed path not there yet is said, as tail -F says it */
+    struct stat st;
+    for (int i = 0; T->v.follow && !T->v.waiting_for && i < T->ninputs; i++)
+        if (strcmp(T->inputs[i], "-") && stat(T->inputs[i], &st) != 0) T->v.waiting_for = T->inputs[i];
     top_render(&T->frame, T->live, agg, &T->v);
     if (!T->v.screen && T->last_draw_ms) write_all(1, "\n", 1); /* frames one after another */
     write_all(1, T->frame.data, T->frame.len);
@@ -381,6 +387,8 @@ static void top_setup_view(struct top *T, int argc, char **argv, int first, cons
     for (int i = first; i < argc && at < sizeof T->title; i++)
         at += (size_t)snprintf(T->title + at, sizeof T->title - at, "%s%s", at ? " " : "", argv[i]);
     T->v.title = T->title;
+    T->inputs = argv + first;
+    T->ninputs = argc - first;
     T->tty_fd = T->log_fd = T->saved_stderr = -1;
 }
 

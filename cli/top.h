@@ -35,6 +35,7 @@ struct top_view {
     bool input_over;    /* read to their end */
     int width, height;  /* height 0: as long as it needs (--once) */
     const char *title;  /* the inputs, as given */
+    const char *waiting_for; /* a followed input that does not exist yet, or NULL */
     char message[200];  /* the run's last message (a warning, a rejected line) */
 };
 

@@ -289,7 +289,8 @@ static void run_line(struct tl_buf *out, const struct top_view *v, struct tl_liv
                  clock_of(from, sizeof from,
                           (t / 60000000000LL - (v->window == TL_LIVE_5MIN ? 4 : 59)) * 60000000000LL),
                  clock_of(now, sizeof now, t));
-    line_put(&l, "  %s %s", v->input_over ? "read" : v->follow ? "following" : "reading", v->title);
+    if (v->waiting_for) line_put(&l, "  waiting for %s (it does not exist yet)", v->waiting_for);
+    else line_put(&l, "  %s %s", v->input_over ? "read" : v->follow ? "following" : "reading", v->title);
     line_end(&l);
 }
 

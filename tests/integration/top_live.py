@@ -430,6 +430,23 @@ def phase_plain(tmp, demo_log):
     check(not os.path.exists("/proc/%d" % pid), "the terminal hung up: top exits (no spinning on a dead tty)")
 
 
+def phase_missing(tmp, demo):
+    """A followed path that does not exist yet is said on screen, as tail -F
+    says it, and read once it appears; without --follow it is an error."""
+    path = os.path.join(tmp, "later.log")
+    start("%s top --follow %s" % (TL, path), 120, 20)
+    s = wait_for(lambda s: "waiting for %s" % path in s, timeout=10)
+    check(s and "waiting for %s (it does not exist yet)" % path in s,
+          "top --follow on a missing path says it waits for it (%r)" % (s.splitlines()[0] if s else ""))
+    shutil.copy(demo, path)
+    s = wait_for(lambda s: "following %s" % path in s and "compute" in s, timeout=15)
+    check(s and "waiting for" not in s and "compute" in s, "top reads the file once it appears")
+    quit_top()
+    r = subprocess.run([TL, "top", "--once", os.path.join(tmp, "never.log")], capture_output=True, text=True)
+    check(r.returncode == 1 and "never.log: No such file or directory" in r.stderr,
+          "top --once on a missing path: exit 1, named")
+
+
 def main():
     if not shutil.which("tmux"):
         print("SKIP: tmux is not installed")
@@ -441,6 +458,7 @@ def main():
             phase_live_manager(tmp)
             phase_prefixes(tmp)
             phase_plain(tmp, os.path.join(os.path.dirname(__file__), "..", "data", "wq", "demo-cctools-9.9.log"))
+            phase_missing(tmp, os.path.join(os.path.dirname(__file__), "..", "data", "wq", "demo-cctools-9.9.log"))
         finally:
             subprocess.run(["tmux", "-L", SOCK, "kill-server"], capture_output=True)
     print("%d failed" % len(FAILS))
