@@ -48,8 +48,8 @@ static void plan_usage(FILE *out)
             "  --scale N           the observed task counts times N (default 1)\n"
             "  --count CAT=N       this many tasks of CAT instead (repeatable)\n"
             "  --quantile Q        time and memory quantile (default 0.95)\n"
-            "  --time slot|cpu|wall  what a task holds its slot for: slot = max(wall, CPU time /\n"
-            "                      cores), the default; or its CPU or wall time\n"
+            "  --time T            what a task holds its slot for: slot (the default: the\n"
+            "                      longer of wall and CPU time / cores), cpu or wall\n"
             "  --cores-per-task N  instead of the observed allocation (else request, else 1)\n" COMMON_HELP);
 }
 

@@ -44,7 +44,7 @@ static void report_usage(FILE *out)
             "  --exact-names       match baseline categories by exact name (default: a run of\n"
             "                      8+ hex digits, a hash or an address, matches any other)\n"
             "  --title TEXT        the page's title (default: the first input's name)\n"
-            "  --max-plots N       categories drawn, those that cost most core-hours first\n"
+            "  --max-plots N       categories drawn, most wall-hours first\n"
             "                      (default 40)\n"
             "  --scatter-max N     points per requested-vs-used plot, sampled evenly\n"
             "                      beyond (default 400)\n"

@@ -243,7 +243,7 @@ static void group_row(FILE *o, const struct view *v, const struct tl_agg_group *
     tl_html_name_cell(o, name);
 }
 
-/* A summary group's tasks, attempts, open tasks and core-hours, as cells. */
+/* A summary group's tasks, attempts, open tasks and wall-hours (the wall-time sum), as cells. */
 static void group_counts(FILE *o, const struct tl_agg_group *g)
 {
     count_cell(o, g->tasks, "tasks");
@@ -367,7 +367,7 @@ static bool drawn_metric(int m)
 static void summary_head(FILE *o, const struct tl_report_page *pg)
 {
     fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
-          "</th><th>tasks</th><th>attempts</th><th>open</th><th>core-hours</th>",
+          "</th><th>tasks</th><th>attempts</th><th>open</th><th>wall-hours</th>",
           o);
     for (int d = 0; d < TL_REPORT_NDIST; d++)
         fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", dist_label[d]);
@@ -400,7 +400,7 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
     fputs("<h2 id=\"summary\">Summary per category</h2><p class=\"note\">The numbers of "
           "<code>tasklens summary --format json</code>: tasks (last attempts), attempts, open "
           "(unfinished at the end of the input), and per metric its p50 · p95 · p99 over the "
-          "tasks' last attempts; the categories that cost most core-hours first.</p>",
+          "tasks' last attempts; the categories that hold the most wall-hours first.</p>",
           o);
     struct tl_agg_group **g;
     size_t n = tl_report_by_cost(pg->summary, &g), series = v->n - n;
@@ -664,7 +664,7 @@ static void workflows_section(FILE *o, const struct view *wf)
           "<code>tasklens summary --by source,workflow --format json</code>.</p>"
           "<div class=\"wide\"><table data-table=\"workflows\"><tr><th class=\"n\">source</th>"
           "<th class=\"n\">workflow</th><th>tasks</th><th>attempts</th><th>open</th>"
-          "<th>core-hours</th><th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n",
+          "<th>wall-hours</th><th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n",
           o);
     struct tl_buf sb = {0}, nb = {0};
     for (size_t i = 0; i < wf->n; i++) {
@@ -1077,7 +1077,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
     fputs("<h2 id=\"groups\">Per category</h2>", o);
     const struct tl_report_group **v = malloc((pg->ngroups + 1) * sizeof *v);
     if (!v) return;
-    /* the tables' order (most core-hours first), then any group they lack */
+    /* the tables' order (most wall-hours first), then any group they lack */
     struct tl_agg_group **cg;
     size_t nc = tl_report_by_cost(pg->summary, &cg), k = 0;
     bool *taken = calloc(pg->ngroups + 1, sizeof *taken);
@@ -1096,7 +1096,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
     free(cg);
     size_t shown = k < pg->groups_drawn_cap ? k : pg->groups_drawn_cap;
     if (shown < k)
-        fprintf(o, "<p class=\"note\">Plots for the %zu categories that cost most core-hours; the "
+        fprintf(o, "<p class=\"note\">Plots for the %zu categories that hold the most wall-hours; the "
                    "other %zu are in the tables above.</p>", shown, k - shown);
     for (size_t i = 0; i < shown; i++) {
         const struct tl_report_group *g = v[i];

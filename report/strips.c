@@ -1,6 +1,6 @@
 /* Categories side by side, the view Nextflow's report gives per process:
  * for each drawn metric one chart with a row per category (those that
- * cost most core-hours first, as the summary table), its p5-p95 as a
+ * hold the most wall-hours first, as the summary table), its p5-p95 as a
  * whisker, p32-p68 as a box, p50 as a tick, and for memory what was
  * allocated (median, as `advise` says) as a diamond. The quantiles are
  * the summary's own (`summary --format json` prints the same), each with
@@ -22,7 +22,7 @@
 #define ROW_H 18
 #define NAME_W 240
 
-/* Groups by what they cost: core-hours, then tasks, then name. */
+/* Groups by what they hold: wall-hours, then tasks, then name. */
 static int by_cost(const void *a, const void *b)
 {
     const struct tl_agg_group *x = *(const struct tl_agg_group *const *)a,
@@ -157,7 +157,7 @@ void tl_report_strips(FILE *o, const struct tl_report_page *pg)
     }
     fprintf(o, "<h2 id=\"strips\">Categories side by side</h2><p class=\"note\">Per metric (I/O and "
                "virtual memory where the inputs measure them), the %s "
-               "categories that cost most core-hours: a line from p5 to p95, a box from p32 to "
+               "categories that hold the most wall-hours: a line from p5 to p95, a box from p32 to "
                "p68, a tick at p50 (the summary's quantiles over each task's last attempt), and for "
                "memory a diamond at what was allocated (median, as <code>advise</code> says). "
                "Log axes.</p>\n",
