@@ -37,8 +37,7 @@ static const char *yaml_escape(uint32_t cp, char tmp[12])
         snprintf(tmp, 12, "\\x%02x", (unsigned)cp);
         return tmp;
     }
-    if (cp == 0xfeff || cp == 0xfffe || cp == 0xffff || (cp >= 0x202a && cp <= 0x202e) ||
-        (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f || cp == 0x61c) {
+    if (tl_term_active(cp)) { /* what a terminal acts on (the C1 range is above) */
         snprintf(tmp, 12, "\\u%04x", (unsigned)cp);
         return tmp;
     }

@@ -12,7 +12,7 @@
  * Arabic letter mark, LRM/RLM, the bidi embeddings, overrides and isolates,
  * the line and paragraph separators, the BOM, and the two noncharacters
  * YAML readers refuse in a file. */
-static bool active_code_point(uint32_t cp)
+bool tl_term_active(uint32_t cp)
 {
     return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
            (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff ||
@@ -38,7 +38,7 @@ static size_t escape_at(const unsigned char *p, size_t n, unsigned flags, char o
     int len = tl_utf8_len(p, n, &cp);
     if (!len) return (size_t)snprintf(out, 8, "\\x%c%c", hex[c >> 4], hex[c & 15]);
     *used = (size_t)len;
-    if (active_code_point(cp)) return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
+    if (tl_term_active(cp)) return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
     return 0;
 }
 

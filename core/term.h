@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/buf.h"
@@ -29,6 +30,11 @@ enum {
      * unicode escape) */
     TL_VIS_BACKSLASH = 1,
 };
+
+/* Whether a terminal or a bidi algorithm acts on code point cp (C1
+ * controls, bidi marks and overrides, line and paragraph separators, BOM,
+ * U+FFFE/U+FFFF): shown escaped here, escaped in YAML too (quote.c). */
+bool tl_term_active(uint32_t cp);
 
 /* Appends s[0..n) with visible escapes. */
 void tl_vis_append(struct tl_buf *b, const char *s, size_t n, unsigned flags);
