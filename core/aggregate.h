@@ -26,6 +26,7 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/glossary.h"
 #include "core/record.h"
 #include "core/sketch.h"
 
@@ -69,6 +70,10 @@ struct tl_agg_group {
     uint64_t tasks, attempts, open;
     uint64_t samples; /* resource samples (counters, instants): the group is a series */
     double runtime_s, runtime_c; /* Kahan-compensated sum of wall_time_s */
+    double core_s, core_c;       /* the same of allocated cores x wall_time_s (core-hours x 3600) */
+    uint64_t failed;             /* tasks whose last attempt failed (tl_attempt_failed) */
+    uint64_t failed_attempts;    /* attempts that failed, retries included */
+    uint64_t causes[TL_CAUSE_COUNT]; /* failed attempts by tl_failure_cause */
     struct tl_count *results;
     size_t nresults;
     struct tl_count *exits;

@@ -22,33 +22,6 @@ int tl_metric_by_name(const char *name, size_t len)
     return -1;
 }
 
-bool tl_result_ok(const char *result)
-{
-    static const char *const ok[] = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done",
-                                     "COMPLETED", "CACHED"};
-    if (!result) return false;
-    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
-        if (!strcmp(result, ok[i])) return true;
-    return false;
-}
-
-bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code)
-{
-    if (tl_result_library(result)) return false; /* a library instance, not a task */
-    bool said = result && strcmp(result, "(none)") != 0;
-    return (said && !tl_result_ok(result)) || (has_exit_code && exit_code != 0);
-}
-
-bool tl_result_cached(const char *result)
-{
-    return result && !strcmp(result, "CACHED");
-}
-
-bool tl_result_library(const char *result)
-{
-    return result && !strcmp(result, "LIBRARY_EXIT");
-}
-
 int tl_metric_list(const char *list, int *out, char *err, size_t errlen)
 {
     int n_out = 0;

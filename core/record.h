@@ -280,28 +280,6 @@ static inline bool tl_record_drop_bad_values(struct tl_record *r, char *detail, 
     return true;
 }
 
-/* Whether a result means the attempt did its work: SUCCESS (Work Queue,
- * LSST, Snakemake, codecarbon, line_profiler), Success (Spark), NO_WORK
- * (LSST's NoWorkFound), exec_done and memo_done (Parsl), COMPLETED and
- * CACHED (Nextflow; a cached task did its work in an earlier run).
- * Everything else is a failure of some kind. */
-bool tl_result_ok(const char *result);
-
-/* The glossary's "failed" (docs/glossary.md), one predicate for every
- * surface: an attempt failed when its result is one its system calls a
- * failure, or when it records a non-zero exit code (a Work Queue task
- * whose command exited 1 is SUCCESS to Work Queue, failed to its user).
- * An attempt with neither a result nor an exit code did not fail. */
-bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code);
-/* The glossary's "cached": a task an earlier run did (Nextflow's CACHED
- * under -resume). Counted apart: never in this run's makespan, CPU time or
- * success rate. */
-bool tl_result_cached(const char *result);
-/* A TaskVine library instance's end (LIBRARY_EXIT): a library serves the
- * workflow's function calls and is not one of its tasks -- counted apart,
- * never a failed task nor a success. */
-bool tl_result_library(const char *result);
-
 /* Value of a tag by name: the fixed tags (source, workflow, category, host,
  * worker, result) and then the extra tags. NULL when absent. */
 const char *tl_record_tag(const struct tl_record *r, const char *key);

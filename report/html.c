@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/aggregate.h"
+#include "core/glossary.h"
 #include "core/intern.h"
 #include "core/map64.h"
 #include "core/numfmt.h"
@@ -39,6 +40,8 @@ static const char CSS[] =
     "font-size:.85em;color:#444}"
     ".approx{font-style:italic}.shift{background:#222;color:#fff;font-weight:bold}"
     ".bad{background:#ddd;font-weight:bold}.note{color:#444;font-size:.9em}"
+    "a.term{color:inherit;text-decoration:underline dotted}dl.words dt{font-weight:bold}"
+    "dl.words dd{margin:0 0 .4em 1.5em}"
     ".wide{overflow-x:auto;max-width:100%}nav a{margin-right:1em}.row{display:flex;flex-wrap:wrap;gap:8px}"
     "svg.plot{background:#fff;max-width:100%;height:auto}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
     ".tick{stroke:#888}.tl{font-size:10px;fill:#333}.al{font-size:11px;fill:#111}"
@@ -243,14 +246,27 @@ static void group_row(FILE *o, const struct view *v, const struct tl_agg_group *
     tl_html_name_cell(o, name);
 }
 
-/* A summary group's tasks, attempts, open tasks and wall-hours (the wall-time sum), as cells. */
+/* A summary group's tasks, attempts, open tasks, wall-hours and core-hours, as cells. */
 static void group_counts(FILE *o, const struct tl_agg_group *g)
 {
     count_cell(o, g->tasks, "tasks");
     count_cell(o, g->attempts, "attempts");
     count_cell(o, g->open, "open");
-    num_cell(o, tl_summary_runtime_hours(g), TL_UNIT_COUNT, false,
-             "data-k=\"integrated_runtime_hrs\"");
+    num_cell(o, tl_summary_runtime_hours(g), TL_UNIT_COUNT, false, "data-k=\"wall_hours\"");
+    num_cell(o, g->core_s > 0 ? tl_summary_core_hours(g) : NAN, TL_UNIT_COUNT, false,
+             "data-k=\"core_hours\"");
+}
+
+/* The heads of group_counts' cells, each linked to its glossary entry. */
+static void counts_head(FILE *o)
+{
+    static const char *const terms[][2] = {{"task", "tasks"}, {"attempt", "attempts"}, {"open", "open"},
+                                           {"wall-hours", "wall-hours"}, {"core-hours", "core-hours"}};
+    for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
+        fputs("<th>", o);
+        tl_report_term(o, terms[i][0], terms[i][1]);
+        fputs("</th>", o);
+    }
 }
 
 /* ---------------------------------------------------------------- sections */
@@ -366,9 +382,8 @@ static bool drawn_metric(int m)
 
 static void summary_head(FILE *o, const struct tl_report_page *pg)
 {
-    fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category"
-          "</th><th>tasks</th><th>attempts</th><th>open</th><th>wall-hours</th>",
-          o);
+    fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category</th>", o);
+    counts_head(o);
     for (int d = 0; d < TL_REPORT_NDIST; d++)
         fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", dist_label[d]);
     for (size_t k = 0; k < pg->nextra; k++)
@@ -410,17 +425,20 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
     summary_rows(o, pg, v, g, top);
     if (top < n) {
         uint64_t t = 0, a = 0, op = 0;
-        double h = 0;
+        double h = 0, ch = 0;
         for (size_t i = top; i < n; i++) {
             t += g[i]->tasks, a += g[i]->attempts, op += g[i]->open;
             h += tl_summary_runtime_hours(g[i]);
+            ch += tl_summary_core_hours(g[i]);
         }
-        char hs[32];
+        char hs[32], chs[32];
         tl_fmt_count(hs, sizeof hs, h);
+        tl_fmt_count(chs, sizeof chs, ch);
         fprintf(o, "<tr data-others=\"%zu\"><td class=\"n\"><i>%zu others</i></td><td>%llu</td><td>%llu</td>"
-                   "<td>%llu</td><td data-v=\"%.17g\">%s</td><td colspan=\"%zu\"></td></tr>\n",
+                   "<td>%llu</td><td data-v=\"%.17g\">%s</td><td data-v=\"%.17g\">%s</td>"
+                   "<td colspan=\"%zu\"></td></tr>\n",
                 n - top, n - top, (unsigned long long)t, (unsigned long long)a, (unsigned long long)op, h,
-                hs, (size_t)TL_REPORT_NDIST + pg->nextra);
+                hs, ch, ch > 0 ? chs : "-", (size_t)TL_REPORT_NDIST + pg->nextra);
     }
     fputs("</table></div>\n", o);
     if (series)
@@ -663,9 +681,9 @@ static void workflows_section(FILE *o, const struct view *wf)
     fputs("<h2 id=\"workflows\">Per source and workflow</h2><p class=\"note\">The numbers of "
           "<code>tasklens summary --by source,workflow --format json</code>.</p>"
           "<div class=\"wide\"><table data-table=\"workflows\"><tr><th class=\"n\">source</th>"
-          "<th class=\"n\">workflow</th><th>tasks</th><th>attempts</th><th>open</th>"
-          "<th>wall-hours</th><th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n",
-          o);
+          "<th class=\"n\">workflow</th>", o);
+    counts_head(o);
+    fputs("<th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n", o);
     struct tl_buf sb = {0}, nb = {0};
     for (size_t i = 0; i < wf->n; i++) {
         const struct tl_agg_group *g = wf->g[i];
@@ -715,7 +733,7 @@ static void count_list(FILE *o, const struct tl_count *c, size_t n, bool exits)
 
 /* Per category: tasks, how many failed for good (their last attempt's
  * result is not a success) and the rate, the attempts that were retries,
- * then the results and exit codes with their counts. */
+ * the failed attempts' causes, then the results and exit codes. */
 static const struct tl_report_group *report_group(const struct tl_report_page *pg, const char *name)
 {
     int32_t id = pg->group_names ? tl_intern_find(pg->group_names, name, strlen(name)) : -1;
@@ -737,10 +755,16 @@ static int by_failed(const void *a, const void *b)
 
 static void failures_head(FILE *o)
 {
-    fputs("<div class=\"wide\"><table data-table=\"failures\"><tr><th class=\"n\">category</th>"
-          "<th>tasks</th><th>failed</th><th>failure rate</th><th>retried</th><th class=\"n\">"
-          "results (last attempts)</th><th class=\"n\">exit codes</th></tr>\n",
-          o);
+    fputs("<div class=\"wide\"><table data-table=\"failures\"><tr><th class=\"n\">category</th><th>", o);
+    tl_report_term(o, "task", "tasks");
+    fputs("</th><th>", o);
+    tl_report_term(o, "failed", "failed");
+    fputs("</th><th>failure rate</th><th>", o);
+    tl_report_term(o, "retried", "retried");
+    fputs("</th><th class=\"n\">", o);
+    tl_report_term(o, "cause", "causes");
+    fputs(" (failed attempts)</th><th class=\"n\">results (last attempts)</th><th class=\"n\">"
+          "exit codes</th></tr>\n", o);
 }
 
 static void failure_row(FILE *o, const struct view *v, const struct failing *f)
@@ -761,7 +785,9 @@ static void failure_row(FILE *o, const struct view *v, const struct failing *f)
               "data-v=\"null\">-</td>", o);
     }
     count_cell(o, g->attempts - g->tasks, "retried");
-    fputs("<td class=\"n\">", o);
+    fputs("<td class=\"n\" data-k=\"causes\">", o);
+    tl_report_causes(o, g);
+    fputs("</td><td class=\"n\">", o);
     count_list(o, g->results, g->nresults, false);
     fputs("</td><td class=\"n\">", o);
     count_list(o, g->exits, g->nexits, true);
@@ -777,7 +803,9 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     fputs("<h2 id=\"failures\">Results and exit codes</h2><p class=\"note\">Per category, over "
           "each task's last attempt: how many failed for good (a result that is not SUCCESS, "
           "Spark's Success, LSST's NO_WORK or Parsl's exec_done, or an exit code other than 0) and "
-          "their share; retried = attempts that were not a task's last. Most failures first.</p>",
+          "their share; retried = attempts that were not a task's last; causes = why the failed "
+          "attempts failed, where the input says (exit 137 is a kill, usually for memory). Most "
+          "failures first.</p>",
           o);
     struct tl_agg_group **g;
     size_t n = tl_report_by_cost(pg->summary, &g), k = 0;
@@ -800,7 +828,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         uint64_t t = 0, fl = 0, r = 0;
         for (size_t i = top; i < k; i++) t += f[i].g->tasks, fl += f[i].failed, r += f[i].g->attempts - f[i].g->tasks;
         fprintf(o, "<tr data-others=\"%zu\"><td class=\"n\"><i>%zu others</i></td><td>%llu</td><td>%llu"
-                   "</td><td></td><td>%llu</td><td colspan=\"2\"></td></tr>\n",
+                   "</td><td></td><td>%llu</td><td colspan=\"3\"></td></tr>\n",
                 k - top, k - top, (unsigned long long)t, (unsigned long long)fl, (unsigned long long)r);
     }
     fputs("</table></div>\n", o);
@@ -1150,6 +1178,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
         tl_report_strips(o, pg);
         groups_section(o, pg, &doc);
+        tl_report_words(o);
         fputs("</body></html>\n", o);
     }
     view_close(&doc);

@@ -185,6 +185,14 @@ void tl_report_strips(FILE *o, const struct tl_report_page *pg);
  * most core-hours first; *out to free. */
 size_t tl_report_by_cost(struct tl_summary *s, struct tl_agg_group ***out);
 
+/* A label that is a glossary term (core/glossary.h): a link to its entry in
+ * the page's "Words on this page", with the sense as its tooltip. */
+void tl_report_term(FILE *o, const char *term, const char *text);
+/* The glossary at the foot of the page. */
+void tl_report_words(FILE *o);
+/* g's failed attempts by cause, with their counts (data-cause, data-v). */
+void tl_report_causes(FILE *o, const struct tl_agg_group *g);
+
 /* Writes the page; TL_ERR_IO when out failed, TL_ERR_NOMEM. */
 enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
 

@@ -168,6 +168,11 @@ double tl_summary_runtime_hours(const struct tl_agg_group *g)
     return (g->runtime_s + g->runtime_c) / 3600.0;
 }
 
+double tl_summary_core_hours(const struct tl_agg_group *g)
+{
+    return (g->core_s + g->core_c) / 3600.0;
+}
+
 /* "0.01" for the JSON key, "p001" for CSV columns. */
 static void quantile_key(char *out, size_t cap, double q)
 {
@@ -243,6 +248,18 @@ static void put_json_counts(struct tl_buf *b, struct tl_count *c, size_t n)
     }
 }
 
+/* The failed attempts by cause, the causes that occurred, in their order. */
+static void put_json_causes(struct tl_buf *b, const struct tl_agg_group *g)
+{
+    bool first = true;
+    for (int c = TL_CAUSE_NONE + 1; c < TL_CAUSE_COUNT; c++) {
+        if (!g->causes[c]) continue;
+        tl_buf_printf(b, "%s\"%s\":%llu", first ? "" : ",", tl_cause_name((enum tl_cause)c),
+                      (unsigned long long)g->causes[c]);
+        first = false;
+    }
+}
+
 /* One group of the JSON: its key, counts, results, exit codes and metrics. */
 static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g, struct tl_buf *b)
 {
@@ -266,8 +283,14 @@ static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g,
     put_json_counts(b, g->results, g->nresults);
     tl_buf_puts(b, "},\"exit_codes\":{");
     put_json_counts(b, g->exits, g->nexits);
-    tl_buf_puts(b, "},\"integrated_runtime_hrs\":");
+    tl_buf_printf(b, "},\"failed\":%llu,\"failed_attempts\":%llu,\"causes\":{",
+                  (unsigned long long)g->failed, (unsigned long long)g->failed_attempts);
+    put_json_causes(b, g);
+    tl_buf_puts(b, "},\"wall_hours\":");
     put_json_number(b, tl_summary_runtime_hours(g));
+    tl_buf_puts(b, ",\"core_hours\":");
+    if (g->core_s > 0) put_json_number(b, tl_summary_core_hours(g));
+    else tl_buf_puts(b, "null");
     tl_buf_puts(b, ",\"metrics\":{");
     for (int mi = 0; mi < s->opts.nmetrics; mi++) {
         struct tl_sketch *k = &g->cum[mi];
@@ -347,7 +370,7 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
         csv_field(b, s->opts.by[k]);
         tl_buf_putc(b, ',');
     }
-    tl_buf_puts(b, "tasks,attempts,open,samples,results,integrated_runtime_hrs");
+    tl_buf_puts(b, "tasks,attempts,open,samples,failed,results,wall_hours");
     for (int mi = 0; mi < s->opts.nmetrics; mi++) {
         const char *m = tl_metric_info[s->opts.metrics[mi]].name;
         tl_buf_printf(b, ",%s_count,%s_sum,%s_mean", m, m, m);
@@ -364,9 +387,9 @@ static void write_csv(struct tl_summary *s, struct tl_buf *b, struct tl_agg_grou
             csv_field(b, tl_agg_key_part(key, k, &part));
             tl_buf_putc(b, ',');
         }
-        tl_buf_printf(b, "%llu,%llu,%llu,%llu,", (unsigned long long)g->tasks,
+        tl_buf_printf(b, "%llu,%llu,%llu,%llu,%llu,", (unsigned long long)g->tasks,
                       (unsigned long long)g->attempts, (unsigned long long)g->open,
-                      (unsigned long long)g->samples);
+                      (unsigned long long)g->samples, (unsigned long long)g->failed);
         sort_counts(g->results, g->nresults);
         struct tl_buf r = {0};
         for (size_t i = 0; i < g->nresults; i++)
@@ -498,6 +521,60 @@ static void put_failed_exits(struct tl_buf *b, struct tl_agg_group *g)
     }
 }
 
+/* Hours in three significant digits, never an exponent: 81.1, 0.000537. */
+static void put_hours(struct tl_buf *b, double h)
+{
+    if (!(h > 0) || h >= 0.01) {
+        tl_buf_printf(b, h >= 1000 ? "%.0f" : "%.3g", h);
+        return;
+    }
+    int decimals = 2 - (int)floor(log10(h)); /* three significant digits */
+    tl_buf_printf(b, "%.*f", decimals > 12 ? 12 : decimals, h);
+}
+
+/* The failed attempts by cause (the glossary's causes), when any failed. */
+static void put_causes(struct tl_buf *b, const struct tl_agg_group *g)
+{
+    if (!g->failed_attempts) return;
+    tl_buf_puts(b, "\n  failed attempts by cause");
+    for (int c = TL_CAUSE_NONE + 1; c < TL_CAUSE_COUNT; c++) {
+        if (!g->causes[c]) continue;
+        char n[32];
+        tl_fmt_grouped(n, g->causes[c]);
+        tl_buf_printf(b, " %s=%s", tl_cause_name((enum tl_cause)c), n);
+    }
+}
+
+/* A group's task counts, hours, results, failed exit codes and causes. */
+static void put_task_counts(struct tl_buf *b, struct tl_agg_group *g)
+{
+    char t[32], a[32];
+    tl_fmt_grouped(t, g->tasks);
+    tl_fmt_grouped(a, g->attempts);
+    tl_buf_printf(b, "\n  tasks %s  attempts %s", t, a);
+    if (g->open) {
+        tl_fmt_grouped(t, g->open);
+        tl_buf_printf(b, "  open %s", t);
+    }
+    tl_fmt_grouped(t, g->failed);
+    tl_buf_printf(b, "  failed %s  wall-hours ", t);
+    put_hours(b, tl_summary_runtime_hours(g));
+    if (g->core_s > 0) {
+        tl_buf_puts(b, "  core-hours ");
+        put_hours(b, tl_summary_core_hours(g));
+    }
+    sort_counts(g->results, g->nresults);
+    tl_buf_puts(b, "\n  results");
+    for (size_t i = 0; i < g->nresults; i++) {
+        tl_fmt_grouped(t, g->results[i].n);
+        tl_buf_putc(b, ' ');
+        tl_vis_append(b, g->results[i].name, strlen(g->results[i].name), 0);
+        tl_buf_printf(b, "=%s", t);
+    }
+    put_failed_exits(b, g);
+    put_causes(b, g);
+}
+
 static void write_table(struct tl_summary *s, const struct tl_summary_input *in, size_t nin,
                         struct tl_buf *b, struct tl_agg_group **order, size_t ngroups)
 {
@@ -518,27 +595,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             if (v) tl_vis_append(b, v, strlen(v), 0); /* a name on a terminal */
             else tl_buf_putc(b, '-');
         }
-        if (g->tasks || g->attempts || g->open || !g->samples) {
-            char t[32], a[32];
-            tl_fmt_grouped(t, g->tasks);
-            tl_fmt_grouped(a, g->attempts);
-            tl_buf_printf(b, "\n  tasks %s  attempts %s", t, a);
-            if (g->open) {
-                tl_fmt_grouped(t, g->open);
-                tl_buf_printf(b, "  open %s", t);
-            }
-            tl_summary_human(cell, sizeof cell, g->runtime_s + g->runtime_c, TL_UNIT_SECONDS);
-            tl_buf_printf(b, "  integrated runtime %s", cell);
-            sort_counts(g->results, g->nresults);
-            tl_buf_puts(b, "\n  results");
-            for (size_t i = 0; i < g->nresults; i++) {
-                tl_fmt_grouped(t, g->results[i].n);
-                tl_buf_putc(b, ' ');
-                tl_vis_append(b, g->results[i].name, strlen(g->results[i].name), 0);
-                tl_buf_printf(b, "=%s", t);
-            }
-            put_failed_exits(b, g);
-        }
+        if (g->tasks || g->attempts || g->open || !g->samples) put_task_counts(b, g);
         if (g->samples) {
             char n[32];
             tl_fmt_grouped(n, g->samples);

@@ -104,7 +104,10 @@ const char *tl_summary_group_tag(const struct tl_summary *s, const struct tl_agg
  * one of the summary's metrics. */
 struct tl_sketch *tl_summary_sketch(const struct tl_summary *s, const struct tl_agg_group *g,
                                     enum tl_metric m);
-/* g's integrated runtime (the sum of wall times), in hours. */
+/* The glossary's wall-hours: the sum of g's wall times, in hours. */
 double tl_summary_runtime_hours(const struct tl_agg_group *g);
+/* The glossary's core-hours: allocated cores x wall time, summed, in hours
+ * (tasks that record both). */
+double tl_summary_core_hours(const struct tl_agg_group *g);
 
 #endif

@@ -85,7 +85,7 @@ assert t206["wall_time_s"] == t206["exec_time_s"], t206
 wb, wc = b["metrics"]["wall_time_s"], c["metrics"]["wall_time_s"]
 assert wb["count"] == wc["count"] and wb["min"] >= 0
 assert abs(wb["sum"] - (wc["sum"] - 0.004144 + float(t206["exec_time_s"]))) < 1e-9, (wb["sum"], wc["sum"])
-assert abs(b["integrated_runtime_hrs"] * 3600 - wb["sum"]) < 1e-9
+assert abs(b["wall_hours"] * 3600 - wb["sum"]) < 1e-9
 PY
 
 # lines: every point once (a workflow point was written twice by a
@@ -108,7 +108,7 @@ assert list(m["quantiles"]) == ["0", "0.01", "0.05", "0.32", "0.5", "0.68", "0.9
 for k in ("count", "sum", "min", "max", "mean"):
     assert k in m
 assert m["quantiles"]["0"] == m["min"] and m["quantiles"]["1"] == m["max"]
-assert abs(g["compute"]["integrated_runtime_hrs"] - m["sum"] / 3600) < 1e-15
+assert abs(g["compute"]["wall_hours"] - m["sum"] / 3600) < 1e-15
 for x in d["groups"]:
     for name, mm in x["metrics"].items():
         assert mm["approx"] is False
@@ -128,7 +128,7 @@ python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["inputs"][0][
 # CSV: one row per group, LSST-style quantile columns
 "$TL" summary --format csv "$LOG" >"$tmp/s.csv"
 head -1 "$tmp/s.csv" | grep -q "wall_time_s_p095" && ok || bad "csv lacks wall_time_s_p095"
-head -1 "$tmp/s.csv" | grep -q "^category,tasks,attempts,open,samples,results,integrated_runtime_hrs," && ok || bad "csv header"
+head -1 "$tmp/s.csv" | grep -q "^category,tasks,attempts,open,samples,failed,results,wall_hours," && ok || bad "csv header"
 [ "$(wc -l <"$tmp/s.csv")" = 7 ] && ok || bad "csv rows: $(wc -l <"$tmp/s.csv")"
 python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); assert {x["category"] for x in r} >= {"odd name","short","hog"}' "$tmp/s.csv" \
     && ok || bad "csv category with a space"

@@ -355,14 +355,14 @@ def top_checks(c, tasklens, inputs, what):
     s = json.loads(run([tasklens, "summary", "-q", "--format", "json"] + inputs).stdout)
     gs = [((g["key"]["category"] if g["key"]["category"] is not None else "(none)"), g) for g in s["groups"]
           if not is_series(g)]
-    gs.sort(key=lambda x: (-x[1]["integrated_runtime_hrs"], -x[1]["tasks"], x[0]))
+    gs.sort(key=lambda x: (-x[1]["wall_hours"], -x[1]["tasks"], x[0]))
     f = c.eval(TOP_FACTS)
     top = 20 if len(gs) > 21 else len(gs)
     ok = f["top"] == [n for n, _ in gs[:top]] and f["collapsed"] == [n for n, _ in gs[top:top + 1000]]
     rest = [g for _, g in gs[top:]]
     if rest:
         want = ["%d others" % len(rest), sum(g["tasks"] for g in rest), sum(g["attempts"] for g in rest),
-                sum(g["open"] for g in rest), sum(g["integrated_runtime_hrs"] for g in rest)]
+                sum(g["open"] for g in rest), sum(g["wall_hours"] for g in rest)]
         got = f["others"] or [None] * 5
         ok = ok and got[0] == want[0] and [int(x) for x in got[1:4]] == want[1:4] and same(float(got[4]), want[4])
     else:

@@ -6,6 +6,7 @@
  *   tl_quantile_sorted == numpy.quantile on hand-computed cases
  *   tl_map64 after random inserts/deletes == a plain array */
 #include "check.h"
+#include "core/glossary.h"
 #include "core/buf.h"
 
 #include <errno.h>
@@ -686,8 +687,84 @@ static void test_json_string_utf8(void)
     }
 }
 
+/* One attempt for the cause table: result, exit code (INT32_MIN: none),
+ * and optionally a metric set. */
+static enum tl_cause cause_of(const char *result, int32_t exit_code, int metric, double v)
+{
+    struct tl_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = TL_REC_TASK;
+    r.result = result;
+    r.has_exit_code = exit_code != INT32_MIN;
+    r.exit_code = r.has_exit_code ? exit_code : 0;
+    if (metric >= 0) tl_record_set(&r, (enum tl_metric)metric, v);
+    return tl_failure_cause(&r);
+}
+
+static enum tl_cause cause_of_143(double wall, double limit)
+{
+    struct tl_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = TL_REC_TASK;
+    r.result = "FAILED";
+    r.has_exit_code = true;
+    r.exit_code = 143;
+    tl_record_set(&r, TL_M_WALL_TIME_S, wall);
+    tl_record_set(&r, TL_M_REQ_WALL_TIME_S, limit);
+    return tl_failure_cause(&r);
+}
+
+/* The glossary's causes, one case per rule, and every term of tl_glossary[]
+ * defined in docs/glossary.md. */
+static void test_glossary(void)
+{
+    CHECK_EQ_INT(cause_of("SUCCESS", 0, -1, 0), TL_CAUSE_NONE);
+    CHECK_EQ_INT(cause_of("LIBRARY_EXIT", -1, -1, 0), TL_CAUSE_NONE);
+    CHECK_EQ_INT(cause_of("CACHED", 0, -1, 0), TL_CAUSE_NONE);
+    CHECK_EQ_INT(cause_of("SUCCESS", 1, -1, 0), TL_CAUSE_TASK_ERROR);
+    CHECK_EQ_INT(cause_of("RESOURCE_EXHAUSTION", INT32_MIN, TL_M_LIMIT_MEMORY_BYTES, 5e7), TL_CAUSE_MEMORY);
+    CHECK_EQ_INT(cause_of("RESOURCE_EXHAUSTION", INT32_MIN, TL_M_LIMIT_WALL_TIME_S, 60), TL_CAUSE_TIME);
+    CHECK_EQ_INT(cause_of("RESOURCE_EXHAUSTION", INT32_MIN, TL_M_LIMIT_DISK_BYTES, 1e9), TL_CAUSE_DISK);
+    CHECK_EQ_INT(cause_of("RESOURCE_EXHAUSTION", INT32_MIN, -1, 0), TL_CAUSE_UNKNOWN);
+    CHECK_EQ_INT(cause_of("FAILED", 137, -1, 0), TL_CAUSE_MEMORY);
+    CHECK_EQ_INT(cause_of("FAILED", 140, -1, 0), TL_CAUSE_TIME);
+    CHECK_EQ_INT(cause_of_143(95, 100), TL_CAUSE_TIME);
+    CHECK_EQ_INT(cause_of_143(10, 100), TL_CAUSE_TASK_ERROR);
+    CHECK_EQ_INT(cause_of("MAX_WALL_TIME", INT32_MIN, -1, 0), TL_CAUSE_TIME);
+    CHECK_EQ_INT(cause_of("FORSAKEN", INT32_MIN, -1, 0), TL_CAUSE_LOST_WORKER);
+    CHECK_EQ_INT(cause_of("REQUEUED", INT32_MIN, -1, 0), TL_CAUSE_LOST_WORKER);
+    CHECK_EQ_INT(cause_of("ExecutorLostFailure", INT32_MIN, -1, 0), TL_CAUSE_LOST_WORKER);
+    CHECK_EQ_INT(cause_of("INPUT_MISSING", INT32_MIN, -1, 0), TL_CAUSE_MISSING_INPUT);
+    CHECK_EQ_INT(cause_of("dep_fail", INT32_MIN, -1, 0), TL_CAUSE_MISSING_INPUT);
+    CHECK_EQ_INT(cause_of("ABORTED", INT32_MIN, -1, 0), TL_CAUSE_CANCELLED);
+    CHECK_EQ_INT(cause_of("ExceptionFailure", INT32_MIN, -1, 0), TL_CAUSE_TASK_ERROR);
+    CHECK_EQ_INT(cause_of("FAILED", INT32_MIN, -1, 0), TL_CAUSE_UNKNOWN);
+    CHECK_EQ_INT(cause_of("UNKNOWN", -1, -1, 0), TL_CAUSE_UNKNOWN);
+    CHECK_EQ_INT(cause_of(NULL, INT32_MIN, -1, 0), TL_CAUSE_NONE);
+    for (int c = 1; c < TL_CAUSE_COUNT; c++) CHECK(tl_cause_name((enum tl_cause)c)[0]);
+
+    const char *data = getenv("TL_TEST_DATA");
+    if (!data) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/../../docs/glossary.md", data);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char doc[1 << 16];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = 0;
+    fclose(f);
+    for (size_t i = 0; i < tl_glossary_count; i++) {
+        char row[128];
+        snprintf(row, sizeof row, "\n| %s |", tl_glossary[i].term); /* a row of its table */
+        if (!strstr(doc, row)) fprintf(stderr, "docs/glossary.md has no row for '%s'\n", tl_glossary[i].term);
+        CHECK(strstr(doc, row) != NULL);
+    }
+}
+
 int main(void)
 {
+    test_glossary();
     test_json_string_utf8();
     test_human_seconds();
     test_hash_tail();
