@@ -77,8 +77,8 @@ enum tl_unit {
     X(SAMPLE_VALUE, "value", TL_UNIT_COUNT, "value of a resource sample")                         \
     X(TASKS_WAITING, "tasks_waiting", TL_UNIT_COUNT, "workflow: tasks waiting to run")               \
     X(TASKS_RUNNING, "tasks_running", TL_UNIT_COUNT, "workflow: tasks dispatched, not returned")     \
-    X(TASKS_DONE, "tasks_done", TL_UNIT_COUNT, "workflow: tasks finished with SUCCESS")              \
-    X(TASKS_FAILED, "tasks_failed", TL_UNIT_COUNT, "workflow: tasks finished otherwise")             \
+    X(TASKS_DONE, "tasks_done", TL_UNIT_COUNT, "workflow: tasks finished that did not fail (glossary)")              \
+    X(TASKS_FAILED, "tasks_failed", TL_UNIT_COUNT, "workflow: tasks whose last attempt failed (glossary)")             \
     X(WORKERS, "workers", TL_UNIT_COUNT, "workflow: workers connected")                              \
     X(WORKER_CORES, "cores_total", TL_UNIT_COUNT, "workflow: cores of the connected workers")          \
     /* appended last: parser states saved with fewer metrics keep their indices */               \

@@ -443,17 +443,17 @@ def workflow_overview():
                'float(v: int(v: v.windowPeriod))}))\n  |> set(key: "_field", value: "tasks/min")'],
               method="exact count of attempts per interval, x 60 s / interval",
               check=("rate", "attempt")),
-        Panel("Failures by result",
-              "Attempts whose result is not SUCCESS, by result (e.g. RESOURCE_EXHAUSTION, "
-              "SIGNAL, MAX_RETRIES), per interval; from the `task` points' result tag.", "short",
-              ['SELECT count("attempt") FROM "task" WHERE %s AND "result" != \'SUCCESS\' AND '
-               '$timeFilter GROUP BY time($__interval), "result" fill(0)' % TASKS],
+        Panel("Failures by cause",
+              "Failed attempts per interval, by why they failed (docs/glossary.md); unit: attempts.",
+              "short",
+              ['SELECT count("attempt") FROM "task" WHERE %s AND "failed" = \'true\' AND '
+               '$timeFilter GROUP BY time($__interval), "cause" fill(0)' % TASKS],
               [fsrc("task", ["attempt"]) +
-               '  |> filter(fn: (r) => r.result != "SUCCESS")\n'
-               '  |> group(columns: ["result"])\n'
+               '  |> filter(fn: (r) => r.failed == "true")\n'
+               '  |> group(columns: ["cause"])\n'
                '  |> aggregateWindow(every: v.windowPeriod, fn: count, timeSrc: "_start", '
                'createEmpty: false)'],
-              method="exact count per interval and result",
+              method="exact count per interval and cause (the task points' failed and cause tags)",
               check=("failures",),
               extra={"fieldConfig": {"defaults": {"unit": "short", "custom": {"drawStyle": "bars"}},
                                      "overrides": []}}),

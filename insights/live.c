@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/glossary.h"
 #include "core/intern.h"
 #include "core/sketch.h"
 

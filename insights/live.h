@@ -26,6 +26,7 @@
 
 #include "core/aggregate.h"
 #include "core/record.h"
+#include "core/glossary.h"
 
 #define TL_LIVE_MINUTES 60
 #define TL_LIVE_EXACT 4096

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/glossary.h"
 #include "core/quantile.h"
 #include "insights/insights.h"
 

@@ -1,6 +1,7 @@
 /* Work Queue / TaskVine: the event state machine (see wq.c for the
  * design). One line in, through the cursor helpers and the resources
  * scanner; records out, when a task attempt's fate is known. */
+#include "core/glossary.h"
 #include "parsers/wq/scan.h"
 #include "parsers/wq/wq_internal.h"
 
@@ -929,8 +930,8 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
     struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, t->t_retrieved ? t->t_retrieved : ts);
     r->final = true;
     r->state = "DONE";
-    if (r->result && !strcmp(r->result, "SUCCESS")) run->done++;
-    else run->failed++;
+    if (tl_attempt_failed(r->result, r->has_exit_code, r->exit_code)) run->failed++;
+    else if (!tl_result_library(r->result)) run->done++; /* the glossary's: a library is neither */
     emit(st, r);
     task_delete(st, t);
 }

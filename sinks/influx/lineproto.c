@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/glossary.h"
 #include "core/numfmt.h"
 
 /* Where the first of ", =\n\r" is in s[0..n), or n: sixteen bytes at a
@@ -217,6 +218,28 @@ static inline __attribute__((always_inline)) char *put_metric(struct tl_lp_stats
     return p + n;
 }
 
+/* The glossary's failed, remembering the last result's verdict. */
+static bool lp_failed(struct tl_lp_stats *st, const struct tl_record *r)
+{
+    if (__builtin_expect(r->result != st->last_result, 0)) {
+        st->last_result = r->result;
+        st->last_result_failed = tl_attempt_failed(r->result, false, 0);
+    }
+    return st->last_result_failed || (r->has_exit_code && r->exit_code != 0 && !tl_result_library(r->result));
+}
+
+/* A failed attempt's tags: its cause (docs/glossary.md) and failed=true,
+ * what the Grafana failure panels select and group by; both absent on the
+ * rest. Tags, not fields: InfluxQL groups by tags only, and a cause adds few
+ * series (a failing result is a series of its own already). */
+static bool put_failure(struct tl_buf *b, const struct tl_record *r)
+{
+    tl_buf_append(b, ",cause=", 7);
+    tl_buf_puts(b, tl_cause_name(tl_failure_cause(r)));
+    tl_buf_append(b, ",failed=true", 12);
+    return !b->oom;
+}
+
 int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
 {
     if (r->kind != TL_REC_TASK) return 0;
@@ -268,12 +291,13 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
         tl_buf_append(b, ",retried=true", 13);
         if (b->oom) return 0;
     }
+    if (lp_failed(st, r) && !put_failure(b, r)) return 0;
 
     /* fields: each metric present, then the integers, the task's own key
      * (a string field: no series; left out if it holds a newline, which
      * line protocol cannot carry), then final */
     size_t klen = r->task_key && !strchr(r->task_key, '\n') ? strlen(r->task_key) : 0;
-    room = TL_M_COUNT * (sizeof field_prefix[0].s + TL_FMT_WIDE) + 4 * (16 + TL_FMT_WIDE) + 2 * klen + 16;
+    room = TL_M_COUNT * (sizeof field_prefix[0].s + TL_FMT_WIDE) + 4 * (16 + TL_FMT_WIDE) + 2 * klen + 64;
     if (!tl_buf_room(b, room)) return 0;
     p = b->data + b->len;
     char *first = p; /* the separator before the first field becomes a space */

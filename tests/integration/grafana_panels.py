@@ -527,6 +527,19 @@ def parse_lp(text):
     return points
 
 
+OK_RESULTS = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED", "CACHED"}
+
+
+def failed_attempt(tags, f):
+    """The glossary's failed, computed here from the result and exit code
+    (not from the failed tag the panel reads): a failure result, or a
+    non-zero exit; a TaskVine library instance never."""
+    res = tags.get("result")
+    if res == "LIBRARY_EXIT":
+        return False
+    return (res is not None and res not in OK_RESULTS) or f.get("exit_code", 0) != 0
+
+
 def lp_expected(chk, points, rng):
     """What a panel checked against the points themselves should show."""
     lo, hi = rng.start_ms * 1_000_000, rng.stop_ms * 1_000_000
@@ -545,10 +558,10 @@ def lp_expected(chk, points, rng):
                     newest[(key, alias)] = (t, f[field])
         for (key, alias), (_, v) in newest.items():
             out.setdefault(key, {})[alias] = v
-    elif kind == "failures":  # attempts per result (not SUCCESS) and interval
+    elif kind == "failures":  # failed attempts per cause and interval (the glossary's failed)
         for m, tags, f, t in inside:
-            if m == "task" and "attempt" in f and tags.get("result") != "SUCCESS":
-                key = ((("result", tags.get("result")),), t // 1_000_000 // rng.interval_ms)
+            if m == "task" and "attempt" in f and failed_attempt(tags, f):
+                key = ((("cause", tags.get("cause")),), t // 1_000_000 // rng.interval_ms)
                 out.setdefault(key, {"rate": 0.0})["rate"] += 1
     elif kind == "efficiency":  # sum cpu / sum (wall x cores) per category and interval
         acc = {}
@@ -703,7 +716,7 @@ def raw_and_self_truth(label, lang, runner, points, self_pts, extent_of):
 def lp_truth(label, lang, runner, points, extent_of):
     for board, p, rng in checked_panels(lang, ("last", "failures", "efficiency", "means", "table_last"),
                                         extent_of):
-        tag_keys = {"last": ("workflow",), "failures": ("result",), "efficiency": ("category",),
+        tag_keys = {"last": ("workflow",), "failures": ("cause",), "efficiency": ("category",),
                     "means": (), "table_last": p.check[2] if p.check[0] == "table_last" else ()}[p.check[0]]
         variables = {"workflow": None, "host": None, "category": None}
         try:

@@ -386,8 +386,46 @@ static void test_histogram_bounds(void)
     tl_buf_free(&h.b);
 }
 
+/* A failed attempt carries its cause and failed=true (tags) (the glossary's
+ * predicate, also for a SUCCESS with a non-zero exit); the rest neither,
+ * and the encoder's memory of the last result never carries one over. */
+static void test_failed_fields(void)
+{
+    static const struct {
+        const char *result;
+        int exit_code; /* -999: none */
+        const char *want; /* NULL: no failed field */
+    } cases[] = {
+        {"SUCCESS", 0, NULL},
+        {"SUCCESS", 1, ",cause=task_error,failed=true wall_time_s"},
+        {"SUCCESS", 0, NULL},
+        {"FAILED", 137, ",cause=memory,failed=true wall_time_s"},
+        {"FAILED", -999, ",cause=unknown,failed=true wall_time_s"},
+        {"LIBRARY_EXIT", -1, NULL},
+        {"FORSAKEN", -999, ",cause=lost_worker,failed=true wall_time_s"},
+        {"COMPLETED", 0, NULL},
+    };
+    struct tl_lp_stats st = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct tl_record r;
+        init_task(&r);
+        r.category = "c";
+        r.final = true;
+        r.result = cases[i].result;
+        r.has_exit_code = cases[i].exit_code != -999;
+        r.exit_code = r.has_exit_code ? cases[i].exit_code : 0;
+        struct tl_buf b = {0};
+        CHECK_EQ_INT(tl_lp_task(&b, &r, &st), 1);
+        tl_buf_putc(&b, '\0');
+        if (cases[i].want) CHECK(b.data && strstr(b.data, cases[i].want));
+        else CHECK(b.data && !strstr(b.data, "failed=") && !strstr(b.data, "cause="));
+        tl_buf_free(&b);
+    }
+}
+
 int main(void)
 {
+    test_failed_fields();
     test_escaping();
     test_memo();
     test_short_decimals();
