@@ -955,10 +955,16 @@ static void test_old_state(void)
     CHECK_EQ_INT(whole.n - k, rest.n);
     int differ = 0;
     for (size_t i = 0; i < rest.n && k + i < whole.n; i++) {
-        const struct tl_record *x = &whole.recs[k + i], *y = &rest.recs[i];
-        differ += x->kind != y->kind || x->task_id != y->task_id || x->attempt != y->attempt ||
-                  x->line != y->line || memcmp(x->present, y->present, sizeof x->present) ||
-                  memcmp(x->v, y->v, sizeof x->v) || strcmp(x->category ? x->category : "", y->category ? y->category : "");
+        struct tl_record x = whole.recs[k + i], y = rest.recs[i];
+        /* the workflow gauges' done/failed split: that state counted a
+         * SUCCESS with a non-zero exit as done (before the glossary's
+         * failed); their sum, the tasks finished, is the same */
+        x.v[TL_M_TASKS_DONE] += x.v[TL_M_TASKS_FAILED];
+        y.v[TL_M_TASKS_DONE] += y.v[TL_M_TASKS_FAILED];
+        x.v[TL_M_TASKS_FAILED] = y.v[TL_M_TASKS_FAILED] = 0;
+        differ += x.kind != y.kind || x.task_id != y.task_id || x.attempt != y.attempt ||
+                  x.line != y.line || memcmp(x.present, y.present, sizeof x.present) ||
+                  memcmp(x.v, y.v, sizeof x.v) || strcmp(x.category ? x.category : "", y.category ? y.category : "");
     }
     CHECK_EQ_INT(differ, 0);
     CHECK(rest.n > 100);
