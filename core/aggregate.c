@@ -580,6 +580,13 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
     }
 }
 
+uint64_t tl_agg_result_count(const struct tl_agg_group *g, const char *result)
+{
+    for (size_t i = 0; i < g->nresults; i++)
+        if (!strcmp(g->results[i].name, result)) return g->results[i].n;
+    return 0;
+}
+
 /* Kahan-compensated *sum += v. */
 static void kahan_add(double *sum, double *comp, double v)
 {

@@ -144,6 +144,8 @@ void tl_agg_flush(struct tl_agg *a);
 
 size_t tl_agg_ngroups(const struct tl_agg *a);
 struct tl_agg_group *tl_agg_group(struct tl_agg *a, size_t i); /* by insertion */
+/* How many of g's tasks ended with this result (its last attempt's). */
+uint64_t tl_agg_result_count(const struct tl_agg_group *g, const char *result);
 const struct tl_agg_opts *tl_agg_options(const struct tl_agg *a);
 /* The i-th tag value of a group key, whole: the key itself when it is the
  * one value and holds no escape, else decoded into out; NULL when absent. */

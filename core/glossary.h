@@ -35,6 +35,10 @@ bool tl_result_cached(const char *result);
  * counted apart, never a failed task nor a success. */
 bool tl_result_library(const char *result);
 
+/* The one name of an absent category (or host, or result) on every surface:
+ * the report, `top`, `summary`'s table, `advise` and `plan`. JSON says null. */
+#define TL_ABSENT_NAME "(none)"
+
 /* "allocated cores": what the system gave the attempt, else what it asked
  * for (Nextflow's cpus, a Work Queue request without an allocation); 0 when
  * the input records neither. Core-hours are these x wall time. */

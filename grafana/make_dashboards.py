@@ -314,10 +314,12 @@ class Panel:
       ("interval", metric, [(alias, fn)]): per category and interval;
       ("range", metric-by-alias): per category over the whole range;
     final: the panel reads only each task's last attempt;
-    cost: {language: what the query costs}, measured by bench/dashboard_cost.py."""
+    cost: {language: what the query costs}, measured by bench/dashboard_cost.py;
+    units: {column: Grafana unit} where a table's column is not in the panel's unit."""
 
     def __init__(self, title, desc, unit, influxql, flux, method, kind="timeseries", w=12, h=8,
-                 fmt="time_series", extra=None, check=None, final=False, cost=None, hist=None):
+                 fmt="time_series", extra=None, check=None, final=False, cost=None, hist=None,
+                 units=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -328,8 +330,9 @@ class Hist:
     [(expr, legend or column)] of the PromQL set, the description both
     show, and what their checks read (each task's last attempt)."""
 
-    def __init__(self, desc, flux, promql, instant=False, columns=None):
+    def __init__(self, desc, flux, promql, instant=False, columns=None, quantiles=True):
         self.desc, self.flux, self.promql, self.instant = desc, flux, promql, instant
+        self.quantiles = quantiles  # False: counts and gauges, no quantile method to state
         self.columns = columns  # a table's columns in order (PromQL: one query, cells by label)
 
 
@@ -356,6 +359,10 @@ def variables(lang):
             "description": "the task_histogram windows the panels read, chosen from the range"}
     return {
         "hwin": hwin,
+        # the PromQL overview's workflows are the manager gauges' (histograms have a
+        # workflow label only when the run groups by it)
+        "gworkflow": dict(var("workflow", "", ""), query="label_values(workflow_tasks_waiting, workflow)",
+                          definition="label_values(workflow_tasks_waiting, workflow)"),
         "workflow": var("workflow", 'SHOW TAG VALUES FROM "task" WITH KEY = "workflow"',
                         ftags("workflow", "task")),
         "category": var("category", 'SHOW TAG VALUES FROM "task" WITH KEY = "category" WHERE ' + WF,
@@ -413,16 +420,17 @@ def workflow_overview():
                 for f in fields]
 
     return [
-        Panel("Tasks waiting / running / done",
+        Panel("Tasks waiting / running / done / failed",
               "Work Queue manager's task counts over time, from the `workflow` points tasklens "
-              "writes at each manager status line (last value per interval).", "short",
+              "writes at each manager status line (last value per interval); done and failed "
+              "split the finished tasks by the glossary's failed.", "short",
               ['SELECT last("tasks_waiting") AS "waiting", last("tasks_running") AS "running", '
-               'last("tasks_done") AS "done" FROM "workflow" WHERE %s AND $timeFilter '
-               'GROUP BY time($__interval), "workflow" fill(previous)' % W],
-              flux_last(["tasks_waiting", "tasks_running", "tasks_done"]),
+               'last("tasks_done") AS "done", last("tasks_failed") AS "failed" FROM "workflow" WHERE '
+               '%s AND $timeFilter GROUP BY time($__interval), "workflow" fill(previous)' % W],
+              flux_last(["tasks_waiting", "tasks_running", "tasks_done", "tasks_failed"]),
               method="gauges: the manager's last reported count in each interval",
               check=("last", "workflow", "workflow", {"waiting": "tasks_waiting", "running": "tasks_running",
-                                                      "done": "tasks_done"})),
+                                                      "done": "tasks_done", "failed": "tasks_failed"})),
         Panel("Workers connected and cores available",
               "Workers connected to the manager and the cores they offer (`workflow` points: "
               "worker connections and resource reports), last value per interval.", "short",
@@ -444,7 +452,9 @@ def workflow_overview():
               method="exact count of attempts per interval, x 60 s / interval",
               check=("rate", "attempt")),
         Panel("Failures by cause",
-              "Failed attempts per interval, by why they failed (docs/glossary.md); unit: attempts.",
+              "`task` points carrying the tag failed=true (the glossary's failed: a failure result "
+              "or a non-zero exit), counted per interval of their end time and grouped by their "
+              "cause tag.",
               "short",
               ['SELECT count("attempt") FROM "task" WHERE %s AND "failed" = \'true\' AND '
                '$timeFilter GROUP BY time($__interval), "cause" fill(0)' % TASKS],
@@ -457,10 +467,10 @@ def workflow_overview():
               check=("failures",),
               extra={"fieldConfig": {"defaults": {"unit": "short", "custom": {"drawStyle": "bars"}},
                                      "overrides": []}}),
-        Panel("Top categories by integrated runtime",
+        Panel("Top categories by wall-hours",
               "Sum of wall time of every attempt that ended in the selected range, per category, "
-              "in hours -- the `integrated_runtime_hrs` of a ResourceUsageSummary, over wall "
-              "time.", "h",
+              "in hours: the glossary's wall-hours (LSST's integrated_runtime_hrs is the CPU-time "
+              "sum; the ResourceUsageSummary panel shows that).", "h",
               ['SELECT sum("wall_time_s") / 3600 AS "runtime" FROM "task" WHERE %s AND $timeFilter '
                'GROUP BY "category"' % TASKS],
               [flux_table([("runtime", "wall_time_s", "sum", "(1.0 / 3600.0)")], False)],
@@ -708,7 +718,7 @@ def insights():
                         "from the `task_histogram` points. `tasklens advise` turns the p95 into a "
                         "recommendation (x margin, rounded up).",
                         [flux_hist_table(RIGHT_SIZING)], prom_table(RIGHT_SIZING), instant=True),
-              kind="table", w=24, h=8, fmt="table", extra=table,
+              kind="table", w=24, h=8, fmt="table", extra=table, units={"tasks": "short"},
               check=("range", {"tasks": ("max_rss_bytes", "count", 1),
                                "allocated p50": ("alloc_memory_bytes", "median", 1),
                                "used p95": ("max_rss_bytes", ("q", 95), 1),
@@ -848,7 +858,71 @@ HIST_COST = {"flux": "graphs ~2 s for an hour, ~3.5 s for a day; tables 1-4.5 s"
              "promql": "0.1-0.7 s for an hour or a day"}
 
 
+# What a panel says to the person looking at it: one sentence and the unit. How
+# it is computed (the query's mechanics, its quantile method and cost) is in
+# docs/grafana.md, "What each panel computes", written from mechanics() below.
+SAY = {
+    "Tasks waiting / running / done / failed": ("The Work Queue manager's task counts over time.", "tasks"),
+    "Tasks finished per minute": ("Tasks whose last attempt ended, per minute and category.",
+                                  "tasks per minute"),
+    "Workers connected and cores available": ("Workers connected to the manager and the cores they offer.",
+                                              "workers, cores"),
+    "Throughput (tasks finished per minute)": ("Attempts that ended per minute, per category.",
+                                               "attempts per minute"),
+    "Failures by cause": ("Failed attempts per interval, by why they failed (glossary: failed, cause).",
+                          "attempts"),
+    "Top categories by wall-hours": ("The categories whose attempts held the most wall time in the range.",
+                                     "wall-hours"),
+    "Wall time p50 / p95 / p99 per category": ("How long the tasks of each category ran, per interval.",
+                                               "seconds"),
+    "Peak memory p50 / p95 / max per category": ("Peak resident memory of each category's tasks, per "
+                                                 "interval.", "bytes"),
+    "CPU efficiency": ("CPU time over allocated core time, per category (100 % = every allocated core busy).",
+                       "percent"),
+    "Memory: requested vs allocated vs measured": ("Memory asked for, given and used, on average per "
+                                                   "interval; the gap is waste.", "bytes"),
+    "Memory vs runtime (one point per task)": ("Each task's wall time against its peak memory.",
+                                               "seconds, bytes"),
+    "Queue time distribution": ("How long attempts waited between submission and start.", "seconds"),
+    "Resource usage summary over the selected range (as LSST's ResourceUsageSummary)": (
+        "LSST's ResourceUsageSummary table over the range, with LSST's column names and meanings "
+        "(integrated_runtime_hrs is LSST's CPU-time sum).", "per column: count, hours, GB"),
+    "Lines, records and rejected lines per second": ("What tasklens reads, makes and rejects, per input.",
+                                                     "per second"),
+    "Source lag": ("Messages behind the end of each Kafka partition (0 for files).", "messages"),
+    "Queue depth": ("Line protocol waiting for the sinks inside tasklens.", "bytes"),
+    "Spool": ("Batches on disk waiting for the store to take them (grows in an outage).", "bytes"),
+    "Sink errors": ("New HTTP errors, retries and refused points per interval.", "count"),
+    "Memory right-sizing over the selected range: allocated vs used per category": (
+        "Per category, the median memory allocated against the p95 and max used.",
+        "tasks: count; the rest: bytes"),
+}
+SAY_PREFIXED = {  # the insight tables' titles end with the run they come from
+    "Right-sizing per category and resource": ("What `tasklens advise` recommends per category and "
+                                               "resource, and what it saves or costs.", "per column"),
+    "Capacity plan": ("Node-hours per category and node type from `tasklens plan`, and what binds.",
+                      "per column"),
+    "Energy and emissions per category": ("kWh and kgCO2eq per category from `tasklens energy`, with "
+                                          "the model's assumptions.", "per column"),
+    "Emissions per workflow": ("kgCO2eq per workflow from `tasklens energy`.", "kgCO2eq"),
+}
+
+
+def say(p):
+    """(sentence, unit) a panel shows; KeyError for a panel without one."""
+    if p.title in SAY:
+        return SAY[p.title]
+    return next(v for k, v in SAY_PREFIXED.items() if p.title.startswith(k))
+
+
 def description(p, lang):
+    sentence, unit = say(p)
+    return "%s Unit: %s." % (sentence, unit)
+
+
+def mechanics(p, lang):
+    if lang != "influxql" and p.hist and not p.hist.quantiles:
+        return p.hist.desc
     if lang != "influxql" and p.hist:
         return (p.hist.desc + " Quantiles: %s: within alpha (0.5 %%) plus one bucket of the exact "
                 "quantile of those tasks, whatever the range. Cost at 100 tasks/s: %s "
@@ -875,6 +949,9 @@ def render_panel(lay, p, lang):
                        "tooltip": {"mode": "multi"}}}
     if p.extra:
         out.update(p.extra)
+    for col, unit in (p.units or {}).items():
+        out["fieldConfig"]["overrides"].append(
+            {"matcher": {"id": "byName", "options": col}, "properties": [{"id": "unit", "value": unit}]})
     if lang != "influxql" and p.hist and not p.hist.instant:
         out["maxDataPoints"] = HIST_POINTS  # intervals that fit the coarser windows
     if lang == "promql" and p.hist.instant and targets[0]["legendFormat"] == "@col":
@@ -923,6 +1000,43 @@ def dashboard(lang, uid, title, desc, panels, variables_used):
     }
 
 
+def prom_overview():
+    """The PromQL set's workflow overview, from the points a Prometheus store
+    holds: the Work Queue manager's gauges (workflow_*) and the task_histogram
+    counts (tasks finished per window)."""
+    PW = 'workflow=~"$workflow"'
+
+    def gauges(fields):
+        return [('max by (workflow) (last_over_time(workflow_%s{%s}[$__interval]))' % (f, PW),
+                 "{{workflow}} %s" % alias) for alias, f in fields]
+
+    return [
+        Panel("Tasks waiting / running / done / failed", "", "short", [], [],
+              method="gauges: the manager's last reported count in each interval",
+              hist=Hist("The Work Queue manager's gauges workflow_tasks_waiting, _running, _done and "
+                        "_failed (done and failed split by the glossary's failed), the last value in "
+                        "each interval.", None,
+                        gauges([("waiting", "tasks_waiting"), ("running", "tasks_running"),
+                                ("done", "tasks_done"), ("failed", "tasks_failed")]), quantiles=False)),
+        Panel("Workers connected and cores available", "", "short", [], [],
+              method="gauges: the last reported value in each interval",
+              hist=Hist("The Work Queue manager's gauges workflow_workers and workflow_cores, the last "
+                        "value in each interval.", None,
+                        gauges([("workers", "workers"), ("cores", "cores")]), quantiles=False)),
+        Panel("Tasks finished per minute", "", "opm", [], [],
+              method="exact: the windows' task counts summed per interval, x 60 s / interval",
+              hist=Hist("task_histogram_count of wall_time_s (the tasks whose last attempt ended in "
+                        "each window, per category) summed over the interval and scaled to one "
+                        "minute.", None,
+                        [("sum by (category) (sum_over_time(%s[$__interval])) * 60000 / $__interval_ms"
+                          % psel("count", "wall_time_s"), "{{category}}")], quantiles=False)),
+    ]
+
+
+PROMQL_OVERVIEW_BOARD = ("workflow-overview", "tasklens-workflow-overview", "tasklens: workflow overview",
+                         "Is the workflow moving? Queue, workers, tasks finished and failed, from the "
+                         "points a Prometheus store holds.", ["hwin", "gworkflow", "category", "host"])
+
 PROMQL_BOARD = ("task-resources", "tasklens-task-resources", "tasklens: task resources",
                 "What do tasks cost, per category, over any range? Every quantile comes from the "
                 "`task_histogram` buckets tasklens writes per window (VictoriaMetrics: through "
@@ -939,6 +1053,9 @@ def boards():
         hist_panels += [p for p in panels if p.hist]
         for lang in ("influxql", "flux"):
             out[(lang, name)] = (dashboard(lang, uid, title, desc, panels, vs), panels)
+    name, uid, title, desc, vs = PROMQL_OVERVIEW_BOARD
+    overview = prom_overview()
+    out[("promql", name)] = (dashboard("promql", uid, title, desc, overview, vs), overview)
     name, uid, title, desc, vs = PROMQL_BOARD
     out[("promql", name)] = (dashboard("promql", uid, title, desc, hist_panels, vs), hist_panels)
     return out
@@ -963,6 +1080,36 @@ def readme_table(all_boards):
     return "\n".join(rows)
 
 
+def mechanics_doc(all_boards):
+    """docs/grafana.md's "What each panel computes": per dashboard and panel, what its
+    description says and how each language computes it."""
+    out = []
+    for (lang, name), (_, panels) in all_boards.items():
+        if lang != "influxql":
+            continue
+        out.append("#### %s\n" % name)
+        for p in panels:
+            sentence, unit = say(p)
+            out.append("- **%s** -- %s Unit: %s." % (p.title, sentence, unit))
+            langs = ["influxql", "flux"] + (["promql"] if p.hist else [])
+            texts = {}
+            for lg in langs:
+                texts.setdefault(mechanics(p, lg), []).append(LANG_TITLE[lg].strip(" ()"))
+            for text, lgs in texts.items():
+                out.append("  - %s: %s" % (" and ".join(lgs), text))
+        out.append("")
+    for (lang, name), (_, panels) in all_boards.items():
+        if lang == "promql" and ("influxql", name) in all_boards and all(p.hist and not p.hist.quantiles
+                                                                          for p in panels):
+            out.append("#### %s (PromQL)\n" % name)
+            for p in panels:
+                sentence, unit = say(p)
+                out.append("- **%s** -- %s Unit: %s.\n  - PromQL: %s" % (p.title, sentence, unit,
+                                                                          mechanics(p, lang)))
+            out.append("")
+    return "\n".join(out).rstrip()
+
+
 def main():
     all_boards = boards()
     for (lang, name), (d, _) in all_boards.items():
@@ -972,6 +1119,13 @@ def main():
             json.dump(d, f, indent=2)
             f.write("\n")
         print(path, len(d["panels"]), "panels")
+    doc = os.path.join(HERE, "..", "docs", "grafana.md")
+    with open(doc) as f:
+        text = f.read()
+    block = "<!-- mechanics: begin -->\n" + mechanics_doc(all_boards) + "\n<!-- mechanics: end -->"
+    text = re.sub(r"<!-- mechanics: begin -->.*<!-- mechanics: end -->", lambda m: block, text, flags=re.S)
+    with open(doc, "w") as f:
+        f.write(text)
     readme = os.path.join(HERE, "README.md")
     with open(readme) as f:
         text = f.read()

@@ -22,7 +22,6 @@ struct minute {
 struct cat {
     struct minute ring[TL_LIVE_MINUTES];
     double rss_sum, mem_alloc_sum, cpu_sum, core_alloc_sum; /* the whole run */
-    uint64_t run_failed; /* tasks whose last attempt failed, the whole run */
     int64_t running, waiting, snap_running, snap_waiting;
 };
 
@@ -129,7 +128,7 @@ static struct cat *cat_new(struct tl_live *L, int32_t id)
  * `_other`'s. */
 static struct cat *cat_of(struct tl_live *L, const char *name)
 {
-    if (!name) name = "(none)";
+    if (!name) name = TL_ABSENT_NAME;
     int32_t id = tl_intern_find(L->names, name, strlen(name));
     if (id >= 0 && (size_t)id < L->cap && L->cats[id]) return L->cats[id];
     if (id < 0 && L->ncats < TL_LIVE_MAX_CATEGORIES) id = tl_intern(L->names, name, strlen(name));
@@ -165,7 +164,7 @@ static void note_failure(struct tl_live *L, const struct tl_record *r)
     f->exit_code = r->exit_code;
     f->has_exit = r->has_exit_code;
     f->final = r->final;
-    copy_str(f->category, sizeof f->category, r->category && *r->category ? r->category : "(none)");
+    copy_str(f->category, sizeof f->category, r->category && *r->category ? r->category : TL_ABSENT_NAME);
     copy_str(f->result, sizeof f->result, r->result);
     copy_str(f->host, sizeof f->host, r->host);
 }
@@ -210,10 +209,10 @@ static void task_ended(struct tl_live *L, const struct tl_record *r)
     bool failed = attempt_failed(r);
     if (failed) note_failure(L, r);
     if (!r->final) return; /* as the aggregator: a task's figures are its last attempt's */
+    if (tl_result_library(r->result) || tl_result_cached(r->result)) return; /* not this run's tasks */
     struct cat *c = cat_of(L, r->category);
     if (!c) return;
     waste_sums(r, &c->rss_sum, &c->mem_alloc_sum, &c->cpu_sum, &c->core_alloc_sum);
-    if (failed) c->run_failed++;
     if (r->time_ns <= 0) return;
     struct minute *m = minute_of(c, r->time_ns);
     if (!m) return;
@@ -392,7 +391,7 @@ static struct tl_agg_group *group_of(struct tl_agg *agg, const char *category)
     for (size_t i = 0, n = tl_agg_ngroups(agg); !found && i < n; i++) {
         struct tl_agg_group *g = tl_agg_group(agg, i);
         const char *name = tl_agg_key_part(g->key, 0, &part);
-        if (name && !strcmp(name, category)) found = g;
+        if (!strcmp(name ? name : TL_ABSENT_NAME, category)) found = g;
     }
     tl_buf_free(&part);
     return found;
@@ -405,7 +404,7 @@ static double sketch_q(struct tl_sketch *s, double q)
 
 static double category_p95(struct tl_agg *agg, const char *category)
 {
-    struct tl_agg_group *g = group_of(agg, category ? category : "(none)");
+    struct tl_agg_group *g = group_of(agg, category ? category : TL_ABSENT_NAME);
     int w = metric_slot(agg, TL_M_WALL_TIME_S);
     return g && w >= 0 ? sketch_q(&g->cum[w], 0.95) : NAN;
 }
@@ -436,16 +435,16 @@ static void row_whole_run(const struct tl_live *L, struct tl_live_row *row, stru
 {
     struct tl_agg_group *g = group_of(agg, row->category);
     if (!g) return;
-    /* counted as each task ended (the aggregator's result and exit counts
-     * are apart, and failed is either) */
-    uint64_t failed = c->run_failed < g->tasks ? c->run_failed : g->tasks;
-    row->failed = failed;
-    row->done = g->tasks - failed;
+    /* the glossary's: a library instance or a cached task is neither done
+     * nor failed in this run */
+    uint64_t apart = tl_agg_result_count(g, "LIBRARY_EXIT") + tl_agg_result_count(g, "CACHED");
+    row->failed = g->failed;
+    row->done = g->tasks - g->failed > apart ? g->tasks - g->failed - apart : 0;
     int w = metric_slot(agg, TL_M_WALL_TIME_S), m = metric_slot(agg, TL_M_MAX_RSS_BYTES);
     if (w >= 0) row->wall_p50 = sketch_q(&g->cum[w], 0.50), row->wall_p95 = sketch_q(&g->cum[w], 0.95);
     if (m >= 0) row->rss_p50 = sketch_q(&g->cum[m], 0.50), row->rss_p95 = sketch_q(&g->cum[m], 0.95);
     double span_min = run_minutes(L);
-    row->per_min = span_min > 0 ? (double)g->tasks / span_min : NAN;
+    row->per_min = span_min > 0 ? (double)(row->done + row->failed) / span_min : NAN;
     row->mem_waste = waste(c->rss_sum, c->mem_alloc_sum);
     row->core_waste = waste(c->cpu_sum, c->core_alloc_sum);
 }

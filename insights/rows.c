@@ -16,7 +16,7 @@ static const enum tl_metric row_metric[TL_NV] = {
 
 static int32_t name_id(struct tl_names *nm, const char *s, bool *oom)
 {
-    if (!s || !*s) s = "default";
+    if (!s || !*s) s = TL_ABSENT_NAME; /* the glossary's one name for it */
     if (!nm->in && !(nm->in = tl_intern_new((size_t)256 << 20))) {
         *oom = true;
         return 0;

@@ -32,7 +32,7 @@ static const char CSS[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;background:#fff}"
     "h1{font-size:1.5em;overflow-wrap:anywhere}h2{margin-top:2em;border-bottom:1px solid #999}h3{margin:1.5em 0 .3em}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
-    "text-align:right;white-space:nowrap}th{background:#eee}td.n,th.n{text-align:left}"
+    "text-align:right;white-space:nowrap}th{background:#eee}th.wrap{white-space:normal}td.n,th.n{text-align:left}"
     "td.n{max-width:30em}td.long{white-space:normal;overflow-wrap:anywhere;min-width:12em}"
     "th[colspan]{text-align:center}"
     ".card{display:flex;flex-wrap:wrap;gap:6px 10px;margin:1em 0}.stat{border:1px solid #bbb;"
@@ -263,7 +263,7 @@ static void counts_head(FILE *o)
     static const char *const terms[][2] = {{"task", "tasks"}, {"attempt", "attempts"}, {"open", "open"},
                                            {"wall-hours", "wall-hours"}, {"core-hours", "core-hours"}};
     for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
-        fputs("<th>", o);
+        fputs("<th class=\"wrap\">", o); /* "wall-hours" may break at its hyphen: the tables fit 1400 px */
         tl_report_term(o, terms[i][0], terms[i][1]);
         fputs("</th>", o);
     }

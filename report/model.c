@@ -586,8 +586,7 @@ static void sample(struct parr *a, size_t cap)
 static void advice_of(const struct tl_report_model *m, const char *name,
                       const struct tl_advise_opts *ao, double *tmp, struct tl_report_group *out)
 {
-    const char *rows_name = strcmp(name, "(none)") ? name : "default";
-    int32_t found = tl_task_rows_category(&m->rows, rows_name);
+    int32_t found = tl_task_rows_category(&m->rows, name);
     if (found >= 0) {
         size_t k = (size_t)found;
         struct tl_cat_advice ca;

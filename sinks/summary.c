@@ -5,6 +5,7 @@
  * per present metric. Values are kept in growable arrays and sorted once at
  * output time; exact quantiles are then simple index arithmetic. */
 #include "sinks/summary.h"
+#include "core/glossary.h"
 #include "core/term.h"
 
 #include <math.h>
@@ -593,7 +594,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
             const char *v = tl_agg_key_part(key, k, &part);
             tl_buf_printf(b, "%s%s=", k ? " " : "", s->opts.by[k]);
             if (v) tl_vis_append(b, v, strlen(v), 0); /* a name on a terminal */
-            else tl_buf_putc(b, '-');
+            else tl_buf_puts(b, TL_ABSENT_NAME);
         }
         if (g->tasks || g->attempts || g->open || !g->samples) put_task_counts(b, g);
         if (g->samples) {

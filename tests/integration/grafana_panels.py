@@ -105,6 +105,10 @@ def static_checks():
                     cells.add((x, y))
             check(bool(p.get("description")) and bool(p["fieldConfig"]["defaults"].get("unit")),
                   "%s/%s/%s: has a description and a unit" % (lang, name, p["title"]))
+            desc = p.get("description", "")
+            check(len(desc) <= 200 and re.fullmatch(r"[^.]*(\.[^ ][^.]*)*\. Unit: [^.]+\.", desc or "x"),
+                  "%s/%s/%s: its description is one sentence and a unit (%d characters)"
+                  % (lang, name, p["title"], len(desc)))
             check(not any(w in json.dumps(p["targets"]) for w in ("task_quantiles",)),
                   "%s/%s/%s: reads no stored per-window quantiles" % (lang, name, p["title"]))
         check(ok_grid, "%s/%s: every gridPos inside 24 columns, none overlapping" % (lang, name))
@@ -920,7 +924,49 @@ def promql_checks(tmp, tasks, bursts_dir, run_dir, expect):
         rng = extent((min(t_ns) // 1_000_000, max(t_ns) // 1_000_000))
         promql_every_query(label, vm, rng)
         summary_hist_equals(label, "promql", PromRunner(vm), rng, expect)
+        overview_equals_points(label, vm, rng, parse_lp(lp), summary_failed(wq_log))
         del pts
+
+
+def summary_failed(path):
+    """`tasklens summary`'s failed tasks of one input: the number the gauges must end at."""
+    out = subprocess.run([TASKLENS, "summary", "--format", "json", path], capture_output=True, text=True,
+                         check=True).stdout
+    return sum(g["failed"] for g in json.loads(out)["groups"])
+
+
+def overview_equals_points(label, vm, rng, points, failed):
+    """The PromQL workflow overview over the whole range (its own queries, the
+    interval set to the range) against the points it was fed: tasks finished
+    per category (the final task points with a wall time) and each
+    workflow's last gauges; the failed gauge ends at `summary`'s failed."""
+    panels = {p.title: p for p in BOARDS[("promql", "workflow-overview")][1]}
+    whole = Range(rng.start_ms, rng.stop_ms, rng.stop_ms - rng.start_ms)
+    allv = {"workflow": None, "category": None, "host": None}
+    (expr, _), = panels["Tasks finished per minute"].hist.promql
+    got = {labels.get("category"): v * whole.interval_ms / 60000
+           for labels, [(_, v)] in PromRunner(vm).run(expr, whole, allv, True)}
+    want = {}
+    for m, tags, f, t in points:
+        if m == "task" and "wall_time_s" in f and tags.get("retried") != "true":
+            want[tags.get("category")] = want.get(tags.get("category"), 0) + 1
+    check(set(got) == set(want) and all(abs(got[c] - want[c]) < 1e-6 for c in want),
+          "%s: workflow overview: tasks finished over the range per category = the final task points "
+          "(%d categories, %d tasks) %s" % (label, len(want), sum(want.values()),
+                                           "" if got == want else "got %s want %s" % (got, want)))
+    last = {}
+    for m, tags, f, t in points:
+        if m == "workflow" and t >= last.get(tags.get("workflow"), (-1, None))[0]:
+            last[tags.get("workflow")] = (t, f)
+    for expr, legend in panels["Tasks waiting / running / done / failed"].hist.promql:
+        field = "tasks_" + legend.split()[-1]
+        got = {labels.get("workflow"): v for labels, [(_, v)] in PromRunner(vm).run(expr, whole, allv, True)}
+        want = {w: f[field] for w, (_, f) in last.items() if field in f}
+        check(got == want, "%s: workflow overview: last %s per workflow = the points' %s" % (
+            label, field, "" if got == want else "got %s want %s" % (got, want)))
+    got_failed = sum(f["tasks_failed"] for _, f in last.values())
+    check(got_failed == failed, "%s: the failed gauges end at summary's failed tasks (%d, %d)" % (
+        label, got_failed, failed))
 
 
 def promql_every_query(label, vm, rng):

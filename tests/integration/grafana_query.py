@@ -70,6 +70,7 @@ def duration(ms):
 
 
 def promql_text(q, rng, variables):
+    q = q.replace("$__interval_ms", str(rng.interval_ms))
     q = q.replace("$__interval", duration(rng.interval_ms))
     q = q.replace("$__range", duration(rng.stop_ms - rng.start_ms))
     for name in sorted(variables, key=len, reverse=True):

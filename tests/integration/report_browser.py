@@ -336,7 +336,41 @@ FAILURE_FACTS = """[...document.querySelectorAll('table[data-table=failures] tr[
   tr.dataset.g,
   Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v])),
   [...tr.querySelectorAll('span[data-result]')].map(x => [x.dataset.result, +x.dataset.v]),
-  [...tr.querySelectorAll('span[data-exit]')].map(x => [x.dataset.exit, +x.dataset.v])])"""
+  [...tr.querySelectorAll('span[data-exit]')].map(x => [x.dataset.exit, +x.dataset.v]),
+  Object.fromEntries([...tr.querySelectorAll('span[data-cause]')].map(x => [x.dataset.cause, +x.dataset.v]))])"""
+
+CORE_HOURS_FACTS = """Object.fromEntries([...document.querySelectorAll(
+  'table[data-table=summary] tr[data-g]')].map(tr => [tr.dataset.g,
+  tr.querySelector('td[data-k=core_hours]').dataset.v]))"""
+
+
+def cause_of(r):
+    """docs/glossary.md's cause of a failed attempt, written here from the
+    table's words (not from core/glossary.c); None when it did not fail."""
+    res, code = r.get("result"), r.get("exit_code")
+    if res == "LIBRARY_EXIT" or not ((res is not None and res not in OK_RESULTS + ("CACHED",))
+                                     or (code is not None and code != 0)):
+        return None
+    if res == "RESOURCE_EXHAUSTION":
+        for field, cause in (("limit_memory_bytes", "memory"), ("limit_wall_time_s", "time_limit"),
+                             ("limit_disk_bytes", "disk")):
+            if r.get(field) is not None:
+                return cause
+        return "unknown"
+    named = {"MAX_WALL_TIME": "time_limit", "MAX_END_TIME": "time_limit", "FORSAKEN": "lost_worker",
+             "REQUEUED": "lost_worker", "ExecutorLostFailure": "lost_worker", "INPUT_MISSING": "missing_input",
+             "dep_fail": "missing_input", "CANCELED": "cancelled", "ABORTED": "cancelled",
+             "ExceptionFailure": "task_error", "OUTPUT_MISSING": "task_error"}
+    if res in named:
+        return named[res]
+    if code == 137:
+        return "memory"
+    if code == 140:
+        return "time_limit"
+    if code == 143:
+        limit = r.get("limit_wall_time_s") or r.get("req_wall_time_s")
+        return "time_limit" if limit and (r.get("wall_time_s") or 0) >= 0.9 * limit else "task_error"
+    return "task_error" if code is not None and code > 0 else "unknown"
 
 
 TOP_FACTS = """(() => {
@@ -367,7 +401,7 @@ def top_checks(c, tasklens, inputs, what):
         ok = ok and got[0] == want[0] and [int(x) for x in got[1:4]] == want[1:4] and same(float(got[4]), want[4])
     else:
         ok = ok and f["others"] is None
-    check(ok, "%s: summary rows by core-hours, %d shown, %d as one others row and collapsed (%s / %s)"
+    check(ok, "%s: summary rows by wall-hours, %d shown, %d as one others row and collapsed (%s / %s)"
           % (what, top, len(rest), f["top"][:3], f["others"]))
 
 
@@ -538,9 +572,21 @@ def failure_checks(c, tasklens, inputs, what):
             continue
         w["tasks"] += 1
         w["failed"] += ("result" in r and r["result"] not in OK_RESULTS) or r.get("exit_code", 0) != 0
+    causes, core_h = {}, {}
+    for r in rows:
+        cause = cause_of(r)
+        cat = r.get("category", "(none)")
+        if cause:
+            causes.setdefault(cat, {}).setdefault(cause, 0)
+            causes[cat][cause] += 1
+        cores = r.get("alloc_cores") if r.get("alloc_cores") is not None else r.get("req_cores")
+        if r["final"] and cores and r.get("wall_time_s") is not None:
+            core_h[cat] = core_h.get(cat, 0.0) + cores * r["wall_time_s"] / 3600
     bad = []
     got = c.eval(FAILURE_FACTS)
-    for g, cells, results, exits in got:
+    for g, cells, results, exits, got_causes in got:
+        if got_causes != causes.get(g, {}):
+            bad.append((g, "causes", got_causes, causes.get(g, {})))
         w = want.get(g, {})
         for k in ("tasks", "retried", "failed"):
             if cells.get(k) != "null" and num(cells.get(k)) != w.get(k):
@@ -551,8 +597,14 @@ def failure_checks(c, tasklens, inputs, what):
         if dict(results) != groups[g].get("results", {}) or dict(exits) != groups[g].get("exit_codes", {}):
             bad.append((g, "counts", results[:3], exits[:3]))
     check(got and not bad and len(got) == len([g for g in want if want[g]["tasks"]]),
-          "%s: failures per category (failed for good, rate, retried) = Python over `records`, "
-          "results and exit codes = summary JSON (%d rows; differ: %s)" % (what, len(got), bad[:3]))
+          "%s: failures per category (failed for good, rate, retried, failed attempts by cause) = "
+          "Python over `records`, results and exit codes = summary JSON (%d rows, %d failed attempts "
+          "with a cause; differ: %s)" % (what, len(got), sum(sum(v.values()) for v in causes.values()), bad[:3]))
+    cells = c.eval(CORE_HOURS_FACTS)
+    bad = [(g, v, core_h.get(g)) for g, v in cells.items()
+           if (v == "null") != (g not in core_h) or (v != "null" and not same(float(v), core_h[g]))]
+    check(cells and not bad, "%s: core-hours per category (allocated, else requested, cores x wall) = "
+          "Python over `records` (%d categories with cores; differ: %s)" % (what, len(core_h), bad[:3]))
 
 
 def screenshot_checks(c, shot, facts):
@@ -667,7 +719,9 @@ def main():
                            ("DASF trace", os.path.join(shared, "dasf", "samples",
                                                        "Tutorial_5_Profile-TracePlugin-vm.msgpack")),
                            ("Spark event log", os.path.join(shared, "spark", "samples",
-                                                            "local-1795570335358"))):
+                                                            "local-1795570335358")),
+                           ("Nextflow run with deaths by exit 137", os.path.join(
+                               shared, "nextflow", "samples", "openproblems_2022-05-13_execution_trace.txt"))):
             if os.path.exists(path):
                 cases.append((what, [path]))
             else:
