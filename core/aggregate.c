@@ -28,8 +28,9 @@ struct tl_agg {
     int64_t window; /* index of the open window, INT64_MIN = none yet */
     int64_t cwindow[TL_AGG_MAX_COARSE]; /* index of each open coarse window, INT64_MIN = none */
     int64_t latest_ns; /* newest record time seen */
-    const char *last_result; /* the previous record's result and whether it is a failure: */
-    bool last_result_failed; /* parsers hand out interned results, so one compare mostly */
+    const char *last_result; /* the previous record's result, whether it is a failure and */
+    bool last_result_failed; /* whether cached: parsers hand out interned results, so one */
+    bool last_result_cached; /* compare mostly */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
     /* late parts: records of windows already closed, per (group, window),
@@ -602,6 +603,7 @@ static bool attempt_failed(struct tl_agg *a, const struct tl_record *r)
     if (r->result != a->last_result) {
         a->last_result = r->result;
         a->last_result_failed = tl_attempt_failed(r->result, false, 0);
+        a->last_result_cached = tl_result_cached(r->result);
     }
     return a->last_result_failed || (r->has_exit_code && r->exit_code != 0 && !tl_result_library(r->result));
 }
@@ -636,13 +638,15 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
         tl_fmt_i64(code, r->exit_code); /* snprintf cost more than the rest of this record */
         ok = ok && count_add(&g->exits, &g->nexits, code, 1);
     }
-    if (tl_record_has(r, TL_M_WALL_TIME_S)) {
+    if (tl_record_has(r, TL_M_WALL_TIME_S) && !a->last_result_cached) {
         double v = r->v[TL_M_WALL_TIME_S], t = g->runtime_s + v;
         g->runtime_c += fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s;
         g->runtime_s = t;
         double cores = tl_allocated_cores(r);
         if (cores > 0) kahan_add(&g->core_s, &g->core_c, v * cores);
     }
+    if (tl_record_has(r, TL_M_CPU_TIME_S) && !a->last_result_cached)
+        kahan_add(&g->cpu_s, &g->cpu_c, r->v[TL_M_CPU_TIME_S]);
     add_values(a, g, r);
     return ok ? TL_OK : TL_ERR_NOMEM;
 }
@@ -666,6 +670,8 @@ static void put_glossary_counts(struct tl_buf *b, const struct tl_agg_group *g)
     for (int c = 0; c < TL_CAUSE_COUNT; c++) tl_put_varint(b, g->causes[c]);
     tl_put_f64(b, g->core_s);
     tl_put_f64(b, g->core_c);
+    tl_put_f64(b, g->cpu_s);
+    tl_put_f64(b, g->cpu_c);
 }
 
 /* A saved state's causes: one written by a build that knew fewer or more
@@ -680,7 +686,8 @@ static bool get_glossary_counts(const uint8_t **p, const uint8_t *end, struct tl
         if (!tl_get_varint(p, end, &v)) return false;
         if (c < TL_CAUSE_COUNT) g->causes[c] = v;
     }
-    return tl_get_f64(p, end, &g->core_s) && tl_get_f64(p, end, &g->core_c);
+    return tl_get_f64(p, end, &g->core_s) && tl_get_f64(p, end, &g->core_c) &&
+           tl_get_f64(p, end, &g->cpu_s) && tl_get_f64(p, end, &g->cpu_c);
 }
 
 enum tl_err tl_agg_serialize(const struct tl_agg *a, struct tl_buf *out)
@@ -969,6 +976,7 @@ enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
                         sg->runtime_c;
         g->runtime_s = t;
         kahan_add(&g->core_s, &g->core_c, sg->core_s + sg->core_c);
+        kahan_add(&g->cpu_s, &g->cpu_c, sg->cpu_s + sg->cpu_c);
         g->failed += sg->failed;
         g->failed_attempts += sg->failed_attempts;
         for (int c = 0; c < TL_CAUSE_COUNT; c++) g->causes[c] += sg->causes[c];

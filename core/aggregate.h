@@ -71,6 +71,8 @@ struct tl_agg_group {
     uint64_t samples; /* resource samples (counters, instants): the group is a series */
     double runtime_s, runtime_c; /* Kahan-compensated sum of wall_time_s */
     double core_s, core_c;       /* the same of allocated cores x wall_time_s (core-hours x 3600) */
+    double cpu_s, cpu_c;         /* the same of cpu_time_s (CPU-hours x 3600) */
+    /* (the three sums are over this run's tasks: a cached task is an earlier run's) */
     uint64_t failed;             /* tasks whose last attempt failed (tl_attempt_failed) */
     uint64_t failed_attempts;    /* attempts that failed, retries included */
     uint64_t causes[TL_CAUSE_COUNT]; /* failed attempts by tl_failure_cause */

@@ -29,7 +29,7 @@
 
 struct card {
     size_t tasks, attempts, with_result, with_cpu, finals, failed, cached, libraries, open;
-    double cpu_hours;
+    double cpu_hours, core_hours;
     double waste[TL_NRES], saves[TL_NRES];
 };
 
@@ -44,6 +44,7 @@ static void add_summary(struct card *c, const struct tl_report_page *pg)
         for (size_t j = 0; j < g[i]->nresults; j++) /* "(none)": the summary's word for none */
             if (strcmp(g[i]->results[j].name, "(none)")) c->with_result += g[i]->results[j].n;
         if (g[i]->nexits) c->with_result += g[i]->tasks; /* an exit code says how it went too */
+        c->core_hours += tl_summary_core_hours(g[i]); /* allocated: what the run held */
     }
     free(g);
 }
@@ -56,7 +57,7 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
         c->failed += g->failed;
         c->cached += g->cached;
         c->libraries += g->libraries;
-        c->cpu_hours += g->cpu_s / 3600; /* this run's attempts: cached ones are an earlier run's */
+        c->cpu_hours += g->cpu_s / 3600; /* this run's tasks: cached ones are an earlier run's */
         c->with_cpu += g->with_cpu;
         for (int r = 0; g->has_ca && r < TL_NRES; r++) {
             const struct tl_advice *a = &g->ca.a[r];
@@ -122,9 +123,13 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
         stat(o, "success_rate", c->cached || c->libraries ? "of this run's tasks succeeded (result and exit code)"
                                                           : "of tasks succeeded (result and exit code)", t, rate);
     }
+    if (c->core_hours > 0) {
+        tl_fmt_amount(t, sizeof t, c->core_hours, "core");
+        stat(o, "core_hours", "allocated to this run's tasks (cores x wall)", t, c->core_hours);
+    }
     if (c->with_cpu) {
         tl_fmt_amount(t, sizeof t, c->cpu_hours, "CPU");
-        stat(o, "cpu_hours", "CPU time, all attempts", t, c->cpu_hours);
+        stat(o, "cpu_hours", "CPU time of this run's tasks", t, c->cpu_hours);
     }
     static const char *const waste_key[TL_NRES] = {"waste_core_hours", "waste_mem_gib_hours",
                                                    "waste_disk_gib_hours"};

@@ -65,8 +65,8 @@ struct tl_report_group {
     size_t finals, failed; /* this run's tasks (last attempts), and those that failed for good */
     size_t cached;         /* tasks an earlier run did (Nextflow's CACHED): apart from finals */
     size_t libraries;      /* TaskVine library instances (LIBRARY_EXIT): apart from finals */
-    double cpu_s;          /* CPU time of this run's attempts (cached ones apart) */
-    size_t with_cpu;       /* attempts that measured it */
+    double cpu_s;          /* CPU time of this run's tasks (last attempts; cached ones apart) */
+    size_t with_cpu;       /* tasks that measured it */
 };
 
 /* Over time, in bins from the first submission to the last end. */

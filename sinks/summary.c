@@ -292,6 +292,9 @@ static void write_json_group(const struct tl_summary *s, struct tl_agg_group *g,
     tl_buf_puts(b, ",\"core_hours\":");
     if (g->core_s > 0) put_json_number(b, tl_summary_core_hours(g));
     else tl_buf_puts(b, "null");
+    tl_buf_puts(b, ",\"cpu_hours\":");
+    if (g->cpu_s > 0) put_json_number(b, (g->cpu_s + g->cpu_c) / 3600.0);
+    else tl_buf_puts(b, "null");
     tl_buf_puts(b, ",\"metrics\":{");
     for (int mi = 0; mi < s->opts.nmetrics; mi++) {
         struct tl_sketch *k = &g->cum[mi];
@@ -557,12 +560,21 @@ static void put_task_counts(struct tl_buf *b, struct tl_agg_group *g)
         tl_fmt_grouped(t, g->open);
         tl_buf_printf(b, "  open %s", t);
     }
+    uint64_t cached = tl_agg_result_count(g, "CACHED");
+    if (cached) { /* an earlier run's: not in the hours */
+        tl_fmt_grouped(t, cached);
+        tl_buf_printf(b, "  cached %s", t);
+    }
     tl_fmt_grouped(t, g->failed);
     tl_buf_printf(b, "  failed %s  wall-hours ", t);
     put_hours(b, tl_summary_runtime_hours(g));
     if (g->core_s > 0) {
         tl_buf_puts(b, "  core-hours ");
         put_hours(b, tl_summary_core_hours(g));
+    }
+    if (g->cpu_s > 0) {
+        tl_buf_puts(b, "  CPU-hours ");
+        put_hours(b, (g->cpu_s + g->cpu_c) / 3600.0);
     }
     sort_counts(g->results, g->nresults);
     tl_buf_puts(b, "\n  results");
