@@ -468,13 +468,16 @@ def workflow_overview():
               extra={"fieldConfig": {"defaults": {"unit": "short", "custom": {"drawStyle": "bars"}},
                                      "overrides": []}}),
         Panel("Top categories by wall-hours",
-              "Sum of wall time of every attempt that ended in the selected range, per category, "
-              "in hours: the glossary's wall-hours (LSST's integrated_runtime_hrs is the CPU-time "
-              "sum; the ResourceUsageSummary panel shows that).", "h",
-              ['SELECT sum("wall_time_s") / 3600 AS "runtime" FROM "task" WHERE %s AND $timeFilter '
-               'GROUP BY "category"' % TASKS],
-              [flux_table([("runtime", "wall_time_s", "sum", "(1.0 / 3600.0)")], False)],
-              method="exact sum over the selected range", kind="bargauge", w=24, fmt="table",
+              "Sum of the wall time of each task's last attempt that ended in the selected range, "
+              "per category, in hours, cached tasks (an earlier run's) left out: the glossary's "
+              "wall-hours, as `tasklens summary` sums it (LSST's integrated_runtime_hrs is the "
+              "CPU-time sum; the ResourceUsageSummary panel shows that).", "h",
+              ['SELECT sum("wall_time_s") / 3600 AS "runtime" FROM "task" WHERE %s AND "result" != '
+               '\'CACHED\' AND $timeFilter GROUP BY "category"' % FINAL],
+              [flux_table([("runtime", "wall_time_s", "sum", "(1.0 / 3600.0)")], True,
+                          tags=FTASKS + '  |> filter(fn: (r) => r.result != "CACHED")\n')],
+              method="exact sum over the selected range, each task's last attempt, cached apart",
+              kind="bargauge", w=24, fmt="table", final=True,
               check=("range", {"runtime": ("wall_time_s", "sum", 1 / 3600)}),
               extra={"options": {"orientation": "horizontal", "displayMode": "basic",
                                  "reduceOptions": {"calcs": ["lastNotNull"], "values": True},
@@ -871,7 +874,7 @@ SAY = {
                                                "attempts per minute"),
     "Failures by cause": ("Failed attempts per interval, by why they failed (glossary: failed, cause).",
                           "attempts"),
-    "Top categories by wall-hours": ("The categories whose attempts held the most wall time in the range.",
+    "Top categories by wall-hours": ("The categories whose tasks held the most wall time in the range.",
                                      "wall-hours"),
     "Wall time p50 / p95 / p99 per category": ("How long the tasks of each category ran, per interval.",
                                                "seconds"),
