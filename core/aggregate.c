@@ -28,9 +28,10 @@ struct tl_agg {
     int64_t window; /* index of the open window, INT64_MIN = none yet */
     int64_t cwindow[TL_AGG_MAX_COARSE]; /* index of each open coarse window, INT64_MIN = none */
     int64_t latest_ns; /* newest record time seen */
-    const char *last_result; /* the previous record's result, whether it is a failure and */
-    bool last_result_failed; /* whether cached: parsers hand out interned results, so one */
-    bool last_result_cached; /* compare mostly */
+    const char *last_result; /* the previous record's result; whether it is a failure, */
+    bool last_result_failed; /* cached, or apart from failures whatever the exit code (a */
+    bool last_result_cached; /* library, a cancelled task): parsers hand out interned */
+    bool last_result_apart;  /* results, so one compare mostly */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
     /* late parts: records of windows already closed, per (group, window),
@@ -604,8 +605,9 @@ static bool attempt_failed(struct tl_agg *a, const struct tl_record *r)
         a->last_result = r->result;
         a->last_result_failed = tl_attempt_failed(r->result, false, 0);
         a->last_result_cached = tl_result_cached(r->result);
+        a->last_result_apart = tl_result_library(r->result) || tl_result_cancelled(r->result);
     }
-    return a->last_result_failed || (r->has_exit_code && r->exit_code != 0 && !tl_result_library(r->result));
+    return a->last_result_failed || (r->has_exit_code && r->exit_code != 0 && !a->last_result_apart);
 }
 
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)

@@ -17,7 +17,7 @@ bool tl_result_ok(const char *result)
 
 bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code)
 {
-    if (tl_result_library(result)) return false; /* a library instance, not a task */
+    if (tl_result_library(result) || tl_result_cancelled(result)) return false; /* counted apart */
     bool said = result && strcmp(result, "(none)") != 0;
     return (said && !tl_result_ok(result)) || (has_exit_code && exit_code != 0);
 }
@@ -27,18 +27,25 @@ bool tl_result_cached(const char *result)
     return result && !strcmp(result, "CACHED");
 }
 
+bool tl_result_cancelled(const char *result)
+{
+    static const char *const said[] = {"CANCELED", "CANCELLED", "ABORTED", "TaskKilled"};
+    if (!result) return false;
+    for (size_t i = 0; i < sizeof said / sizeof *said; i++)
+        if (!strcmp(result, said[i])) return true;
+    return false;
+}
+
 bool tl_result_library(const char *result)
 {
     return result && !strcmp(result, "LIBRARY_EXIT");
 }
 
 static const char *const cause_names[TL_CAUSE_COUNT] = {
-    "", "memory", "time_limit", "disk", "lost_worker", "missing_input", "cancelled", "task_error",
-    "unknown",
+    "", "memory", "time_limit", "disk", "lost_worker", "missing_input", "task_error", "unknown",
 };
 static const char *const cause_labels[TL_CAUSE_COUNT] = {
-    "", "memory", "time limit", "disk", "lost worker", "missing input", "cancelled", "task error",
-    "unknown",
+    "", "memory", "time limit", "disk", "lost worker", "missing input", "task error", "unknown",
 };
 
 const char *tl_cause_name(enum tl_cause c)
@@ -67,8 +74,6 @@ static enum tl_cause cause_of_result(const char *res)
         {"FIXED_LOCATION_MISSING", TL_CAUSE_MISSING_INPUT},
         {"MISSING_LIBRARY", TL_CAUSE_MISSING_INPUT},
         {"FetchFailed", TL_CAUSE_MISSING_INPUT}, {"dep_fail", TL_CAUSE_MISSING_INPUT},
-        {"CANCELED", TL_CAUSE_CANCELLED},        {"CANCELLED", TL_CAUSE_CANCELLED},
-        {"ABORTED", TL_CAUSE_CANCELLED},         {"TaskKilled", TL_CAUSE_CANCELLED},
         {"OUTPUT_MISSING", TL_CAUSE_TASK_ERROR}, {"STDOUT_MISSING", TL_CAUSE_TASK_ERROR},
         {"ExceptionFailure", TL_CAUSE_TASK_ERROR},
     };
@@ -123,7 +128,9 @@ const struct tl_term tl_glossary[] = {
     {"succeeded", "a task whose last attempt did not fail"},
     {"failed", "a result its system calls a failure, or a recorded non-zero exit code"},
     {"cause", "why a failed attempt failed, when its input says: memory, time limit, disk, "
-              "lost worker, missing input, cancelled, task error, unknown"},
+              "lost worker, missing input, task error, unknown"},
+    {"cancelled", "stopped by the workflow or its user before it finished; neither failed nor "
+                  "succeeded"},
     {"cached", "a task an earlier run did (Nextflow CACHED); counted apart"},
     {"retried", "attempts beyond a task's first"},
     {"open", "a task still waiting or running when the input ends"},

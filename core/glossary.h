@@ -25,11 +25,16 @@ bool tl_result_ok(const char *result);
 /* "failed": an attempt failed when its result is one its system calls a
  * failure, or when it records a non-zero exit code (a Work Queue task whose
  * command exited 1 is SUCCESS to Work Queue, failed to its user). An attempt
- * with neither a result nor an exit code did not fail. */
+ * with neither a result nor an exit code did not fail, nor did a cancelled
+ * one or a library instance. */
 bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code);
 /* "cached": a task an earlier run did (Nextflow's CACHED under -resume).
  * Counted apart: never in this run's makespan, CPU time or success rate. */
 bool tl_result_cached(const char *result);
+/* "cancelled": stopped by the workflow or its user before it finished
+ * (Work Queue's CANCELED, Nextflow's ABORTED, Spark's TaskKilled). Neither
+ * failed nor succeeded: counted apart, as Nextflow's report counts aborted. */
+bool tl_result_cancelled(const char *result);
 /* "library instance": a TaskVine library's end (LIBRARY_EXIT). A library
  * serves the workflow's function calls and is not one of its tasks --
  * counted apart, never a failed task nor a success. */
@@ -57,7 +62,6 @@ enum tl_cause {
     TL_CAUSE_DISK,          /* disk: RESOURCE_EXHAUSTION over disk, DISK_ALLOC_FULL */
     TL_CAUSE_LOST_WORKER,   /* the worker or executor went away (FORSAKEN, REQUEUED, ExecutorLost) */
     TL_CAUSE_MISSING_INPUT, /* an input or a dependency was not there (INPUT_MISSING, dep_fail) */
-    TL_CAUSE_CANCELLED,     /* stopped by the workflow or its user (CANCELED, ABORTED, TaskKilled) */
     TL_CAUSE_TASK_ERROR,    /* the task's own error: a non-zero exit, an exception, missing outputs */
     TL_CAUSE_UNKNOWN,       /* failed, and the input records nothing that says why */
     TL_CAUSE_COUNT

@@ -37,6 +37,7 @@ struct tl_task_row {
     bool failed; /* a result that is not a success, or a nonzero exit code */
     bool cached; /* done by an earlier run (Nextflow's CACHED): not this run's work */
     bool library; /* a TaskVine library instance (LIBRARY_EXIT): not a task */
+    bool cancelled; /* stopped by the workflow or its user: neither failed nor succeeded */
 };
 
 /* Distinct names (categories, workflows): interned while reading, ids in

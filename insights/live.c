@@ -209,7 +209,8 @@ static void task_ended(struct tl_live *L, const struct tl_record *r)
     bool failed = attempt_failed(r);
     if (failed) note_failure(L, r);
     if (!r->final) return; /* as the aggregator: a task's figures are its last attempt's */
-    if (tl_result_library(r->result) || tl_result_cached(r->result)) return; /* not this run's tasks */
+    if (tl_result_library(r->result) || tl_result_cached(r->result) || tl_result_cancelled(r->result))
+        return; /* neither done nor failed in this run (the glossary) */
     struct cat *c = cat_of(L, r->category);
     if (!c) return;
     waste_sums(r, &c->rss_sum, &c->mem_alloc_sum, &c->cpu_sum, &c->core_alloc_sum);
@@ -435,9 +436,13 @@ static void row_whole_run(const struct tl_live *L, struct tl_live_row *row, stru
 {
     struct tl_agg_group *g = group_of(agg, row->category);
     if (!g) return;
-    /* the glossary's: a library instance or a cached task is neither done
-     * nor failed in this run */
-    uint64_t apart = tl_agg_result_count(g, "LIBRARY_EXIT") + tl_agg_result_count(g, "CACHED");
+    /* the glossary's: a library instance, a cached or a cancelled task is
+     * neither done nor failed in this run */
+    uint64_t apart = 0; /* library instances, cached and cancelled tasks */
+    for (size_t i = 0; i < g->nresults; i++) {
+        const char *res = g->results[i].name;
+        if (tl_result_library(res) || tl_result_cached(res) || tl_result_cancelled(res)) apart += g->results[i].n;
+    }
     row->failed = g->failed;
     row->done = g->tasks - g->failed > apart ? g->tasks - g->failed - apart : 0;
     int w = metric_slot(agg, TL_M_WALL_TIME_S), m = metric_slot(agg, TL_M_MAX_RSS_BYTES);

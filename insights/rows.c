@@ -50,6 +50,7 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
     w->failed = tl_attempt_failed(r->result, r->has_exit_code, r->exit_code);
     w->cached = tl_result_cached(r->result);
     w->library = tl_result_library(r->result);
+    w->cancelled = tl_result_cancelled(r->result);
     if (r->time_ns > rs->newest_ns) rs->newest_ns = r->time_ns;
 }
 

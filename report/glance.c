@@ -28,7 +28,7 @@
 /* ---------------------------------------------------------------- the card */
 
 struct card {
-    size_t tasks, attempts, with_result, with_cpu, finals, failed, cached, libraries, open;
+    size_t tasks, attempts, with_result, with_cpu, finals, failed, cancelled, cached, libraries, open;
     double cpu_hours, core_hours;
     double waste[TL_NRES], saves[TL_NRES];
 };
@@ -55,6 +55,7 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
         const struct tl_report_group *g = &pg->groups[i];
         c->finals += g->finals;
         c->failed += g->failed;
+        c->cancelled += g->cancelled;
         c->cached += g->cached;
         c->libraries += g->libraries;
         c->cpu_hours += g->cpu_s / 3600; /* this run's tasks: cached ones are an earlier run's */
@@ -113,12 +114,16 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
         tl_fmt_count(t, sizeof t, (double)c->cached);
         stat(o, "cached", "cached: an earlier run's, apart from this one's", t, (double)c->cached);
     }
+    if (c->cancelled) {
+        tl_fmt_count(t, sizeof t, (double)c->cancelled);
+        stat(o, "cancelled", "cancelled: neither failed nor succeeded", t, (double)c->cancelled);
+    }
     if (c->libraries) {
         tl_fmt_count(t, sizeof t, (double)c->libraries);
         stat(o, "libraries", "TaskVine library instances, apart from the tasks", t, (double)c->libraries);
     }
     if (c->with_result && c->finals) { /* a trace's slices have no result: no rate to show */
-        double rate = (double)(c->finals - c->failed) / (double)c->finals;
+        double rate = (double)(c->finals - c->failed - c->cancelled) / (double)c->finals;
         snprintf(t, sizeof t, "%.1f %%", rate * 100);
         stat(o, "success_rate", c->cached || c->libraries ? "of this run's tasks succeeded (result and exit code)"
                                                           : "of tasks succeeded (result and exit code)", t, rate);

@@ -605,6 +605,7 @@ static void advice_of(const struct tl_report_model *m, const char *name,
             }
             out->finals += row->final;
             out->failed += row->final && row->failed;
+            out->cancelled += row->final && row->cancelled;
             if (row->final && isfinite(row->v[TL_V_CPU])) { /* CPU-hours: the tasks', as summary */
                 out->cpu_s += row->v[TL_V_CPU];
                 out->with_cpu++;

@@ -63,6 +63,7 @@ struct tl_report_group {
     struct tl_cat_advice ca; /* `advise`'s whole view: cores, memory, disk */
     bool has_ca;
     size_t finals, failed; /* this run's tasks (last attempts), and those that failed for good */
+    size_t cancelled;      /* this run's tasks cancelled (neither failed nor succeeded) */
     size_t cached;         /* tasks an earlier run did (Nextflow's CACHED): apart from finals */
     size_t libraries;      /* TaskVine library instances (LIBRARY_EXIT): apart from finals */
     double cpu_s;          /* CPU time of this run's tasks (last attempts; cached ones apart) */

@@ -560,10 +560,16 @@ static void put_task_counts(struct tl_buf *b, struct tl_agg_group *g)
         tl_fmt_grouped(t, g->open);
         tl_buf_printf(b, "  open %s", t);
     }
-    uint64_t cached = tl_agg_result_count(g, "CACHED");
+    uint64_t cached = tl_agg_result_count(g, "CACHED"), cancelled = 0;
+    for (size_t i = 0; i < g->nresults; i++)
+        if (tl_result_cancelled(g->results[i].name)) cancelled += g->results[i].n;
     if (cached) { /* an earlier run's: not in the hours */
         tl_fmt_grouped(t, cached);
         tl_buf_printf(b, "  cached %s", t);
+    }
+    if (cancelled) { /* neither failed nor succeeded */
+        tl_fmt_grouped(t, cancelled);
+        tl_buf_printf(b, "  cancelled %s", t);
     }
     tl_fmt_grouped(t, g->failed);
     tl_buf_printf(b, "  failed %s  wall-hours ", t);

@@ -1018,8 +1018,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             r->result = "CANCELED";
             r->has_exit_code = false;
             r->final = true;
-            r->state = "CANCELED";
-            run->failed++;
+            r->state = "CANCELED"; /* the glossary's cancelled: neither done nor failed */
             emit(st, r);
             task_delete(st, t);
             return;

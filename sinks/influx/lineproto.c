@@ -225,7 +225,8 @@ static bool lp_failed(struct tl_lp_stats *st, const struct tl_record *r)
         st->last_result = r->result;
         st->last_result_failed = tl_attempt_failed(r->result, false, 0);
     }
-    return st->last_result_failed || (r->has_exit_code && r->exit_code != 0 && !tl_result_library(r->result));
+    return st->last_result_failed ||
+           (r->has_exit_code && r->exit_code != 0 && tl_attempt_failed(r->result, true, r->exit_code));
 }
 
 /* A failed attempt's tags: its cause (docs/glossary.md) and failed=true,

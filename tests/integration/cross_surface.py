@@ -48,16 +48,16 @@ def run(args):
 
 def failed(r):
     """docs/glossary.md's failed: a failure result or a non-zero exit; a
-    library instance never."""
+    library instance or a cancelled task never."""
     res, code = r.get("result"), r.get("exit_code")
-    if res == "LIBRARY_EXIT":
-        return False
+    if res in ("LIBRARY_EXIT", "CANCELED", "CANCELLED", "ABORTED", "TaskKilled"):
+        return False  # a library instance, a cancelled task: counted apart
     return (res is not None and res not in OK) or (code is not None and code != 0)
 
 
 def truth(inputs):
     rows = [json.loads(line) for line in run(["records", "-q", "-f", "ndjson"] + inputs).stdout.splitlines()]
-    t = {"tasks": 0, "attempts": 0, "failed": 0, "failed_attempts": 0, "cached": 0, "libraries": 0,
+    t = {"tasks": 0, "attempts": 0, "failed": 0, "failed_attempts": 0, "cached": 0, "libraries": 0, "cancelled": 0,
          "wall_hours": 0.0, "core_hours": 0.0, "cpu_hours": 0.0}
     for r in rows:
         t["attempts"] += 1
@@ -70,6 +70,7 @@ def truth(inputs):
             t["cached"] += 1
             continue  # an earlier run's: in none of the hours
         t["libraries"] += r.get("result") == "LIBRARY_EXIT"
+        t["cancelled"] += r.get("result") in ("CANCELED", "CANCELLED", "ABORTED", "TaskKilled")
         wall = r.get("wall_time_s")
         cores = r.get("alloc_cores") if r.get("alloc_cores") is not None else r.get("req_cores")
         if wall is not None:
@@ -118,12 +119,13 @@ def report_surface(c, inputs, tmp):
     card, tables = c.eval(CARD), c.eval(TABLES)
     out = {"tasks": card.get("tasks"), "attempts": card.get("attempts"), "open": card.get("open", 0),
            "cached": card.get("cached", 0), "libraries": card.get("libraries", 0),
+           "cancelled": card.get("cancelled", 0),
            "core_hours": card.get("core_hours", 0), "cpu_hours": card.get("cpu_hours", 0),
            "table wall_hours": tables["wall_hours"], "table core_hours": tables["core_hours"],
            "table failed": tables["failed"], "table failed_attempts": tables["causes"]}
     if "success_rate" in card:  # over this run's tasks: cached and libraries apart
         finals = card["tasks"] - out["cached"] - out["libraries"]
-        out["failed"] = round(finals * (1 - card["success_rate"]))
+        out["failed"] = round(finals * (1 - card["success_rate"])) - out["cancelled"]
     return out
 
 
@@ -194,6 +196,8 @@ def cases():
     out = [("Work Queue demo", [os.path.join(REPO, "tests", "data", "wq", "demo-cctools-9.9.log")])]
     for what, rel in (("Nextflow, 12 exit-137 deaths", "nextflow/samples/openproblems_2022-05-13_execution_trace.txt"),
                       ("Nextflow resumed (54 cached)", "nextflow/samples/PaintorPipe_b4a6de9_trace_cached.txt"),
+                      ("Nextflow aborted (cached, failed, aborted)",
+                       "nextflow/samples/openebench_gmi_235c53c_trace_aborted.txt"),
                       ("TaskVine lnni (open, libraries)", "wq/samples/ccl_taskvine-example-logs__lnni_transactions"),
                       ("TaskVine Colmena (4-core tasks)",
                        "wq/samples/ccl_taskvine-logs__taskvine_paper_colmena_transactions_peer_enabled")):
@@ -222,7 +226,7 @@ def main():
                 rep_want = dict(want, **{"table wall_hours": want["wall_hours"], "table core_hours":
                                          want["core_hours"], "table failed": want["failed"],
                                          "table failed_attempts": want["failed_attempts"]})
-                keys = ["tasks", "attempts", "open", "cached", "libraries", "core_hours", "cpu_hours",
+                keys = ["tasks", "attempts", "open", "cached", "cancelled", "libraries", "core_hours", "cpu_hours",
                         "table wall_hours", "table core_hours", "table failed", "table failed_attempts"]
                 if "failed" in rep:
                     keys.append("failed")
@@ -230,7 +234,7 @@ def main():
             else:
                 compare(what, "the report", None, want, [])
             tp = top_surface(inputs)
-            top_want = {"done": want["tasks"] - want["failed"] - want["cached"] - want["libraries"],
+            top_want = {"done": want["tasks"] - want["failed"] - want["cached"] - want["libraries"] - want["cancelled"],
                         "failed": want["failed"], "open": want["open"]}
             compare(what, "top --once", tp, top_want, ["done", "failed"] + (["open"] if tp and "open" in tp else []))
             compare(what, "advise --format json", advise_surface(inputs), want, ["tasks", "attempts"])

@@ -537,9 +537,9 @@ OK_RESULTS = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLE
 def failed_attempt(tags, f):
     """The glossary's failed, computed here from the result and exit code
     (not from the failed tag the panel reads): a failure result, or a
-    non-zero exit; a TaskVine library instance never."""
+    non-zero exit; a TaskVine library instance or a cancelled task never."""
     res = tags.get("result")
-    if res == "LIBRARY_EXIT":
+    if res in ("LIBRARY_EXIT", "CANCELED", "CANCELLED", "ABORTED", "TaskKilled"):
         return False
     return (res is not None and res not in OK_RESULTS) or f.get("exit_code", 0) != 0
 

@@ -261,6 +261,7 @@ GLANCE_FACTS = """(() => {
 
 EXPONENT = r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)"
 OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED")
+CANCELLED = ("CANCELED", "CANCELLED", "ABORTED", "TaskKilled")  # the glossary's cancelled: neither failed nor succeeded
 
 
 def glance_checks(c, tasklens, inputs, what, advise_args=()):
@@ -348,7 +349,7 @@ def cause_of(r):
     """docs/glossary.md's cause of a failed attempt, written here from the
     table's words (not from core/glossary.c); None when it did not fail."""
     res, code = r.get("result"), r.get("exit_code")
-    if res == "LIBRARY_EXIT" or not ((res is not None and res not in OK_RESULTS + ("CACHED",))
+    if res in ("LIBRARY_EXIT",) + CANCELLED or not ((res is not None and res not in OK_RESULTS + ("CACHED",))
                                      or (code is not None and code != 0)):
         return None
     if res == "RESOURCE_EXHAUSTION":
@@ -359,7 +360,7 @@ def cause_of(r):
         return "unknown"
     named = {"MAX_WALL_TIME": "time_limit", "MAX_END_TIME": "time_limit", "FORSAKEN": "lost_worker",
              "REQUEUED": "lost_worker", "ExecutorLostFailure": "lost_worker", "INPUT_MISSING": "missing_input",
-             "dep_fail": "missing_input", "CANCELED": "cancelled", "ABORTED": "cancelled",
+             "dep_fail": "missing_input",
              "ExceptionFailure": "task_error", "OUTPUT_MISSING": "task_error"}
     if res in named:
         return named[res]
@@ -571,7 +572,8 @@ def failure_checks(c, tasklens, inputs, what):
             w["retried"] += 1
             continue
         w["tasks"] += 1
-        w["failed"] += ("result" in r and r["result"] not in OK_RESULTS) or r.get("exit_code", 0) != 0
+        w["failed"] += r.get("result") not in CANCELLED and (
+            ("result" in r and r["result"] not in OK_RESULTS) or r.get("exit_code", 0) != 0)
     causes, core_h = {}, {}
     for r in rows:
         cause = cause_of(r)

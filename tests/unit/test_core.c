@@ -736,7 +736,9 @@ static void test_glossary(void)
     CHECK_EQ_INT(cause_of("ExecutorLostFailure", INT32_MIN, -1, 0), TL_CAUSE_LOST_WORKER);
     CHECK_EQ_INT(cause_of("INPUT_MISSING", INT32_MIN, -1, 0), TL_CAUSE_MISSING_INPUT);
     CHECK_EQ_INT(cause_of("dep_fail", INT32_MIN, -1, 0), TL_CAUSE_MISSING_INPUT);
-    CHECK_EQ_INT(cause_of("ABORTED", INT32_MIN, -1, 0), TL_CAUSE_CANCELLED);
+    CHECK_EQ_INT(cause_of("ABORTED", INT32_MIN, -1, 0), TL_CAUSE_NONE); /* cancelled: not failed */
+    CHECK_EQ_INT(cause_of("CANCELED", -1, -1, 0), TL_CAUSE_NONE);
+    CHECK(tl_result_cancelled("TaskKilled") && !tl_result_cancelled("FAILED"));
     CHECK_EQ_INT(cause_of("ExceptionFailure", INT32_MIN, -1, 0), TL_CAUSE_TASK_ERROR);
     CHECK_EQ_INT(cause_of("FAILED", INT32_MIN, -1, 0), TL_CAUSE_UNKNOWN);
     CHECK_EQ_INT(cause_of("UNKNOWN", -1, -1, 0), TL_CAUSE_UNKNOWN);

@@ -404,6 +404,8 @@ static void test_failed_fields(void)
         {"LIBRARY_EXIT", -1, NULL},
         {"FORSAKEN", -999, ",cause=lost_worker,failed=true wall_time_s"},
         {"COMPLETED", 0, NULL},
+        {"CANCELED", -1, NULL}, /* cancelled: counted apart, never failed */
+        {"ABORTED", -999, NULL},
     };
     struct tl_lp_stats st = {0};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

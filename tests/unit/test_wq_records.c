@@ -956,11 +956,11 @@ static void test_old_state(void)
     int differ = 0;
     for (size_t i = 0; i < rest.n && k + i < whole.n; i++) {
         struct tl_record x = whole.recs[k + i], y = rest.recs[i];
-        /* the workflow gauges' done/failed split: that state counted a
-         * SUCCESS with a non-zero exit as done (before the glossary's
-         * failed); their sum, the tasks finished, is the same */
-        x.v[TL_M_TASKS_DONE] += x.v[TL_M_TASKS_FAILED];
-        y.v[TL_M_TASKS_DONE] += y.v[TL_M_TASKS_FAILED];
+        /* the workflow gauges' done and failed: that state counted a
+         * SUCCESS with a non-zero exit as done and a cancelled task as
+         * failed (before the glossary); the restored run keeps those
+         * counts for the tasks before it, so they are not compared */
+        x.v[TL_M_TASKS_DONE] = y.v[TL_M_TASKS_DONE] = 0;
         x.v[TL_M_TASKS_FAILED] = y.v[TL_M_TASKS_FAILED] = 0;
         differ += x.kind != y.kind || x.task_id != y.task_id || x.attempt != y.attempt ||
                   x.line != y.line || memcmp(x.present, y.present, sizeof x.present) ||
