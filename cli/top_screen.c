@@ -315,8 +315,11 @@ static void workflow_lines(struct tl_buf *out, const struct top_view *v, struct 
         line_put(&l, "workers %lld  cores %s", (long long)w->workers,
                  cores_unsaid ? "-" : human(a[0], 32, w->cores_total, TL_UNIT_COUNT));
     else line_put(&l, "workers -  cores -");
-    if (!isnan(w->cores_in_use)) /* the allocation of what runs, not a measurement */
-        line_put(&l, " (%s allocated to running tasks)", human(a[1], 32, w->cores_in_use, TL_UNIT_COUNT));
+    /* allocated (what runs holds) and used (CPU time over the window): two numbers */
+    bool alloc = !isnan(w->cores_in_use), used = !isnan(w->cores_used);
+    if (alloc) line_put(&l, " (%s allocated to running tasks", human(a[1], 32, w->cores_in_use, TL_UNIT_COUNT));
+    if (used) line_put(&l, "%s%s used", alloc ? ", " : " (", human(a[2], 32, w->cores_used, TL_UNIT_COUNT));
+    if (alloc || used) line_put(&l, ")");
     eta(&l, w);
     line_end(&l);
     line_begin(&l, out, v);
@@ -375,7 +378,15 @@ static void failure_lines(struct tl_buf *out, const struct top_view *v, struct t
     struct line l;
     line_begin(&l, out, v);
     line_style(&l, BOLD);
-    line_put(&l, "Failed attempts, newest first (%llu in all)", (unsigned long long)total);
+    line_put(&l, "Failed attempts, newest first (%llu in all", (unsigned long long)total);
+    const uint64_t *causes = tl_live_causes(L);
+    const char *sep = ": ";
+    for (int c = TL_CAUSE_NONE + 1; c < TL_CAUSE_COUNT; c++) {
+        if (!causes[c]) continue;
+        line_put(&l, "%s%s %llu", sep, tl_cause_label((enum tl_cause)c), (unsigned long long)causes[c]);
+        sep = ", ";
+    }
+    line_put(&l, ")");
     line_end(&l);
     for (size_t i = 0; i < n; i++) {
         char t[16];
@@ -386,6 +397,7 @@ static void failure_lines(struct tl_buf *out, const struct top_view *v, struct t
         if (!f[i].final) line_put(&l, " (retried)");
         line_put(&l, "  %s  %s", f[i].category, f[i].result);
         if (f[i].has_exit) line_put(&l, " exit %d", f[i].exit_code);
+        line_put(&l, " (%s)", tl_cause_label(f[i].cause));
         if (f[i].host[0]) line_put(&l, "  %s", f[i].host);
         line_end(&l);
     }

@@ -15,11 +15,17 @@ bool tl_result_ok(const char *result)
     return false;
 }
 
+enum tl_verdict tl_attempt_verdict(const char *result, bool has_exit_code, int32_t exit_code)
+{
+    enum tl_verdict by_exit = has_exit_code && exit_code != 0 ? TL_VERDICT_FAILED : TL_VERDICT_OK;
+    if (!result || tl_result_ok(result)) return by_exit; /* SUCCESS: one compare */
+    if (tl_result_library(result) || tl_result_cancelled(result)) return TL_VERDICT_APART;
+    return strcmp(result, "(none)") ? TL_VERDICT_FAILED : by_exit;
+}
+
 bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code)
 {
-    if (tl_result_library(result) || tl_result_cancelled(result)) return false; /* counted apart */
-    bool said = result && strcmp(result, "(none)") != 0;
-    return (said && !tl_result_ok(result)) || (has_exit_code && exit_code != 0);
+    return tl_attempt_verdict(result, has_exit_code, exit_code) == TL_VERDICT_FAILED;
 }
 
 bool tl_result_cached(const char *result)

@@ -28,6 +28,15 @@ bool tl_result_ok(const char *result);
  * with neither a result nor an exit code did not fail, nor did a cancelled
  * one or a library instance. */
 bool tl_attempt_failed(const char *result, bool has_exit_code, int32_t exit_code);
+/* The same verdict with "apart" told from "did not fail", in one pass (a
+ * success result costs one compare: what the parsers and the aggregator see
+ * most). */
+enum tl_verdict {
+    TL_VERDICT_OK,     /* did not fail */
+    TL_VERDICT_FAILED, /* the glossary's failed */
+    TL_VERDICT_APART   /* a library instance or a cancelled attempt: neither */
+};
+enum tl_verdict tl_attempt_verdict(const char *result, bool has_exit_code, int32_t exit_code);
 /* "cached": a task an earlier run did (Nextflow's CACHED under -resume).
  * Counted apart: never in this run's makespan, CPU time or success rate. */
 bool tl_result_cached(const char *result);

@@ -17,11 +17,13 @@ struct minute {
     struct tl_sketch wall, rss;
     bool sketches; /* wall and rss initialized */
     double rss_sum, mem_alloc_sum, cpu_sum, core_alloc_sum;
+    double cpu_used; /* CPU time of every task that ended (used cores x the minute) */
 };
 
 struct cat {
     struct minute ring[TL_LIVE_MINUTES];
     double rss_sum, mem_alloc_sum, cpu_sum, core_alloc_sum; /* the whole run */
+    double cpu_used; /* the whole run's CPU time, every task that measured it */
     int64_t running, waiting, snap_running, snap_waiting;
 };
 
@@ -48,6 +50,7 @@ struct tl_live {
     struct tl_live_straggler strag[TL_LIVE_STRAGGLERS], snap_strag[TL_LIVE_STRAGGLERS];
     size_t nstrag, snap_nstrag;
     struct tl_agg *agg_for_p95; /* the aggregator of the last tl_live_rows */
+    uint64_t causes[TL_CAUSE_COUNT]; /* the run's failed attempts by cause */
     struct tl_live_failure fail[TL_LIVE_FAILURES], newest[TL_LIVE_FAILURES];
     uint64_t nfail;
     struct tl_sketch scratch_wall, scratch_rss;
@@ -164,6 +167,8 @@ static void note_failure(struct tl_live *L, const struct tl_record *r)
     f->exit_code = r->exit_code;
     f->has_exit = r->has_exit_code;
     f->final = r->final;
+    f->cause = tl_failure_cause(r);
+    L->causes[f->cause]++;
     copy_str(f->category, sizeof f->category, r->category && *r->category ? r->category : TL_ABSENT_NAME);
     copy_str(f->result, sizeof f->result, r->result);
     copy_str(f->host, sizeof f->host, r->host);
@@ -214,6 +219,8 @@ static void task_ended(struct tl_live *L, const struct tl_record *r)
     struct cat *c = cat_of(L, r->category);
     if (!c) return;
     waste_sums(r, &c->rss_sum, &c->mem_alloc_sum, &c->cpu_sum, &c->core_alloc_sum);
+    double cpu = tl_record_has(r, TL_M_CPU_TIME_S) ? r->v[TL_M_CPU_TIME_S] : 0;
+    c->cpu_used += cpu;
     if (r->time_ns <= 0) return;
     struct minute *m = minute_of(c, r->time_ns);
     if (!m) return;
@@ -222,6 +229,7 @@ static void task_ended(struct tl_live *L, const struct tl_record *r)
     if (tl_record_has(r, TL_M_WALL_TIME_S)) tl_sketch_add(&m->wall, r->v[TL_M_WALL_TIME_S]);
     if (tl_record_has(r, TL_M_MAX_RSS_BYTES)) tl_sketch_add(&m->rss, r->v[TL_M_MAX_RSS_BYTES]);
     waste_sums(r, &m->rss_sum, &m->mem_alloc_sum, &m->cpu_sum, &m->core_alloc_sum);
+    m->cpu_used += cpu;
 }
 
 static void workflow_seen(struct tl_live *L, const struct tl_record *r)
@@ -516,6 +524,28 @@ size_t tl_live_rows(struct tl_live *L, struct tl_agg *agg, enum tl_live_window w
     return L->ncats;
 }
 
+/* The glossary's used cores over the window: the CPU time of the tasks
+ * that ended in it over its length (each task's CPU counted where it ended);
+ * NAN when none measured CPU time. */
+static double cores_used(const struct tl_live *L, enum tl_live_window w)
+{
+    int minutes = w == TL_LIVE_5MIN ? 5 : 60;
+    int64_t last = tl_live_now(L) / 60000000000LL, first = last - minutes + 1;
+    double cpu = 0;
+    for (size_t i = 0; i < L->ncats; i++) {
+        const struct cat *c = L->cats[L->order[i]];
+        if (w == TL_LIVE_RUN) {
+            cpu += c->cpu_used;
+            continue;
+        }
+        for (int k = 0; k < TL_LIVE_MINUTES; k++)
+            if (c->ring[k].sketches && c->ring[k].index >= first && c->ring[k].index <= last)
+                cpu += c->ring[k].cpu_used;
+    }
+    double span_s = 60 * (w == TL_LIVE_RUN ? run_minutes(L) : rate_minutes(L, minutes));
+    return cpu > 0 && span_s > 0 ? cpu / span_s : NAN;
+}
+
 void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_live_workflow *out)
 {
     *out = (struct tl_live_workflow){.known = L->nwf > 0, .cores_in_use = NAN, .running = -1,
@@ -527,6 +557,7 @@ void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_
             out->cores_total = (isnan(out->cores_total) ? 0 : out->cores_total) + L->wf[i].cores;
     }
     if (L->cores_known) out->cores_in_use = L->cores_in_use;
+    out->cores_used = cores_used(L, w);
     uint64_t ended = 0;
     for (size_t i = 0; i < L->ncats; i++) ended += L->rows[i].done + L->rows[i].failed;
     if (w == TL_LIVE_RUN) {
@@ -544,6 +575,11 @@ void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_
     int64_t open = out->running + out->waiting;
     if (open == 0) out->eta_s = 0;
     else if (out->per_min > 0) out->eta_s = (double)open / out->per_min * 60;
+}
+
+const uint64_t *tl_live_causes(const struct tl_live *L)
+{
+    return L->causes;
 }
 
 size_t tl_live_stragglers(const struct tl_live *L, const struct tl_live_straggler **out)

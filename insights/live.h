@@ -59,6 +59,7 @@ struct tl_live_failure {
     int64_t time_ns, task_id;
     int32_t attempt, exit_code;
     bool has_exit, final; /* final: the task's last attempt (else it was retried) */
+    enum tl_cause cause;  /* why it failed, where the input says (docs/glossary.md) */
     char category[64], result[32], host[64];
 };
 
@@ -67,6 +68,8 @@ struct tl_live_workflow {
     int64_t workers;     /* connected, summed over the live workflows */
     double cores_total;  /* of the connected workers; NAN when no record says */
     double cores_in_use; /* allocated to running tasks; NAN when none say */
+    double cores_used;   /* the glossary's used cores: CPU time of the tasks that ended in the
+                            window / its length; NAN when none measured it */
     int64_t running, waiting; /* open tasks now; -1 unknown */
     double per_min;      /* attempts ended per minute in the window */
     double eta_s;        /* (running + waiting) / per_min; NAN when it cannot be said */
@@ -102,6 +105,8 @@ size_t tl_live_rows(struct tl_live *L, struct tl_agg *agg, enum tl_live_window w
 void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_live_workflow *out);
 size_t tl_live_stragglers(const struct tl_live *L, const struct tl_live_straggler **out);
 /* The failures, newest first (at most TL_LIVE_FAILURES), and how many in all. */
+/* The run's failed attempts by cause (tl_failure_cause), [TL_CAUSE_COUNT]. */
+const uint64_t *tl_live_causes(const struct tl_live *L);
 size_t tl_live_failures(struct tl_live *L, const struct tl_live_failure **out, size_t max,
                         uint64_t *total);
 

@@ -484,7 +484,7 @@ static void series_bins(FILE *o, const struct tl_plot *p, const struct tl_report
         tl_fmt_count(r, sizeof r, s->running[i]);
         tl_fmt_count(c, sizeof c, s->cores[i]);
         fprintf(o, "<rect class=\"bin\" x=\"%.1f\" y=\"%d\" width=\"%.2f\" height=\"%d\"><title>"
-                   "+%s to +%s: on average %s tasks waiting, %s running, %s cores in use",
+                   "+%s to +%s: on average %s tasks waiting, %s running, %s cores held",
                 tl_plot_x(p, s->dt * (double)i), p->mt, bw, p->h - p->mt - p->mb, from, to, w, r, c);
         if (conn && isfinite(s->cores_connected[i])) {
             tl_fmt_count(c, sizeof c, s->cores_connected[i]);
@@ -494,7 +494,7 @@ static void series_bins(FILE *o, const struct tl_plot *p, const struct tl_report
     }
 }
 
-/* Tasks running and cores in use against cores connected; tasks waiting
+/* Tasks running and cores held against cores connected; tasks waiting
  * and finished, with the times 50/90/99 % were: one series (a run's, or
  * every task's) on its own clock. */
 static void time_plots(FILE *o, const struct tl_report_series *s)
@@ -514,18 +514,18 @@ static void time_plots(FILE *o, const struct tl_report_series *s)
     tl_summary_human(bin, sizeof bin, s->dt, TL_UNIT_SECONDS);
     fprintf(o, "<p class=\"note\">%zu bins of %s from the first submission; each bin shows "
                "the average over the bin. A task waits from its submission (end - wall - queue "
-               "time) to its start (end - wall), and runs from there to its end; cores in use "
-               "are its allocation, else its measured cores, else 1.</p>",
+               "time) to its start (end - wall), and runs from there to its end; the cores it "
+               "holds are its allocated cores, else its used cores (CPU / wall), else 1.</p>",
             s->nbins, bin);
     fprintf(o, "<p class=\"note\"><span class=\"key\" style=\"border-top:2px solid #3b6ea8\">"
                "</span>tasks running <span class=\"key\" style=\"border-top:1px solid #000\">"
-               "</span>cores in use%s</p>",
+               "</span>cores held (allocated, else used)%s</p>",
             conn ? " <span class=\"key\" style=\"border-top:2px dotted #d9822b\"></span>cores "
                    "connected (the log's workers, summed over workflows)"
                  : "");
     struct tl_plot p = {o, 900, 240, 60, 20, 10, 34, 0, span, 0, ymax * 1.05, false, false,
                         TL_UNIT_SECONDS, TL_UNIT_COUNT, true};
-    tl_plot_begin(&p, "concurrency", "tasks running and cores in use, against cores connected",
+    tl_plot_begin(&p, "concurrency", "tasks running and cores held, against cores connected",
                   "time since the first submission", "tasks / cores");
     series_line(o, &p, s, s->running, "running", 0.5);
     series_line(o, &p, s, s->cores, "cores", 0.5);

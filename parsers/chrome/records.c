@@ -528,6 +528,16 @@ static bool names_too_long(const struct chrome_state *st, const struct event *ev
            (ev->tid.type == 's' && ev->tid.text.n >= sizeof st->worker_buf);
 }
 
+/* The phases whose names become record tags (strchr on a literal cost 20
+ * instructions an event, 0.26 % of the Kineto trace's summary). */
+static inline bool names_kept(char ph)
+{
+    switch (ph) {
+    case 'X': case 'B': case 'E': case 'i': case 'I': case 'C': return true;
+    default: return false;
+    }
+}
+
 /* One parsed event. */
 void chrome_handle_event(struct chrome_state *st, const struct event *evp)
 {
@@ -544,7 +554,7 @@ void chrome_handle_event(struct chrome_state *st, const struct event *evp)
         return;
     }
     count_phase(st, ev.ph);
-    if (ev.ph && strchr("XBEiIC", ev.ph) && names_too_long(st, &ev)) {
+    if (names_kept(ev.ph) && names_too_long(st, &ev)) {
         chrome_reject(st, st->ev_line, TL_REJ_LIMIT, "a name, cat, pid or tid past its length limit "
                                                      "(4,095 bytes; 511 for pid and tid)");
         return;

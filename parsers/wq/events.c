@@ -930,8 +930,8 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
     struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, t->t_retrieved ? t->t_retrieved : ts);
     r->final = true;
     r->state = "DONE";
-    if (tl_attempt_failed(r->result, r->has_exit_code, r->exit_code)) run->failed++;
-    else if (!tl_result_library(r->result)) run->done++; /* the glossary's: a library is neither */
+    enum tl_verdict v = tl_attempt_verdict(r->result, r->has_exit_code, r->exit_code);
+    run->failed += v == TL_VERDICT_FAILED, run->done += v == TL_VERDICT_OK; /* a library: neither */
     emit(st, r);
     task_delete(st, t);
 }

@@ -278,8 +278,8 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
     # apart, never in this run's rate or CPU time; open tasks are said
     this_run = [r for r in records if r.get("result") not in ("CACHED", "LIBRARY_EXIT")]
     finals = [r for r in this_run if r["final"]]
-    for key, res in (("cached", "CACHED"), ("libraries", "LIBRARY_EXIT")):
-        n = sum(1 for r in records if r["final"] and r.get("result") == res)
+    for key, res in (("cached", ("CACHED",)), ("libraries", ("LIBRARY_EXIT",)), ("cancelled", CANCELLED)):
+        n = sum(1 for r in records if r["final"] and r.get("result") in res)
         if n:
             want[key] = n
     if sum(g["open"] for g in groups):
@@ -287,9 +287,13 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
     if (results or any("exit_code" in r for r in finals)) and finals:
         ok = [r for r in finals if r.get("result", "SUCCESS") in OK_RESULTS and r.get("exit_code", 0) == 0]
         want["success_rate"] = len(ok) / len(finals)
-    cpu = [r["cpu_time_s"] for r in this_run if "cpu_time_s" in r]
+    cpu = [r["cpu_time_s"] for r in finals if "cpu_time_s" in r]  # CPU-hours: this run's tasks'
     if cpu:
         want["cpu_hours"] = sum(cpu) / 3600
+    core_h = sum((r["alloc_cores"] if r.get("alloc_cores") is not None else r.get("req_cores") or 0)
+                 * r["wall_time_s"] for r in finals if r.get("wall_time_s") is not None) / 3600
+    if core_h > 0:
+        want["core_hours"] = core_h
     for res, key in (("cores", "waste_core_hours"), ("memory", "waste_mem_gib_hours"),
                      ("disk", "waste_disk_gib_hours")):
         w = sum(x["resources"][res]["waste"] or 0 for x in a["categories"])
