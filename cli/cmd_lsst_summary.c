@@ -226,6 +226,9 @@ int tl_cmd_lsst_summary(int argc, char **argv)
                 tl_lsst_usage_quanta(u) == 1 ? "quantum" : "quanta", (unsigned long long)t.rejected,
                 t.secs, t.secs > 0 ? (double)fl.n / t.secs : 0,
                 t.secs > 0 ? (double)t.bytes / 1e6 / t.secs : 0);
+    if (!io.quiet && u) /* a peer's column under the peer's name: said, once (docs/glossary.md) */
+        tl_eprintf("tasklens: LSST's columns and meanings: integrated_runtime_hrs and runtime_s are "
+                   "CPU time (tasklens's wall-hours are wall time)\n");
     if (u && status != TL_EXIT_USAGE && !print_rows(u, csv, stdout)) status = TL_EXIT_INPUT;
     tl_lsst_usage_free(u);
     tl_file_list_free(&fl);

@@ -743,6 +743,14 @@ static void test_glossary(void)
     CHECK_EQ_INT(cause_of("FAILED", INT32_MIN, -1, 0), TL_CAUSE_UNKNOWN);
     CHECK_EQ_INT(cause_of("UNKNOWN", -1, -1, 0), TL_CAUSE_UNKNOWN);
     CHECK_EQ_INT(cause_of(NULL, INT32_MIN, -1, 0), TL_CAUSE_NONE);
+    /* the systems' own successes are never failures (Spark, Parsl, LSST's NoWorkFound) */
+    CHECK_EQ_INT(cause_of("Success", INT32_MIN, -1, 0), TL_CAUSE_NONE);
+    CHECK_EQ_INT(cause_of("exec_done", INT32_MIN, -1, 0), TL_CAUSE_NONE);
+    CHECK_EQ_INT(cause_of("memo_done", INT32_MIN, -1, 0), TL_CAUSE_NONE);
+    CHECK_EQ_INT(cause_of("NO_WORK", INT32_MIN, -1, 0), TL_CAUSE_NONE);
+    CHECK(tl_attempt_verdict("LIBRARY_EXIT", true, -1) == TL_VERDICT_APART);
+    CHECK(tl_attempt_verdict("(none)", true, 2) == TL_VERDICT_FAILED);
+    CHECK(tl_attempt_verdict("(none)", false, 0) == TL_VERDICT_OK);
     for (int c = 1; c < TL_CAUSE_COUNT; c++) CHECK(tl_cause_name((enum tl_cause)c)[0]);
 
     const char *data = getenv("TL_TEST_DATA");
