@@ -720,7 +720,7 @@ static void count_list(FILE *o, const struct tl_count *c, size_t n, bool exits)
 {
     for (size_t j = 0; j < n; j++) {
         const char *k = c[j].name;
-        bool bad = exits ? strcmp(k, "0") != 0 : !tl_result_ok(k) && strcmp(k, "(none)");
+        bool bad = exits ? strcmp(k, "0") != 0 : tl_attempt_verdict(k, false, 0) == TL_VERDICT_FAILED;
         char h[32];
         tl_fmt_count(h, sizeof h, (double)c[j].n);
         fprintf(o, "%s<span data-%s=\"", j ? " · " : "", exits ? "exit" : "result");
@@ -814,8 +814,11 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         if (!g[i]->tasks) continue; /* a sample series */
         const struct tl_report_group *rg = report_group(pg, group_name(v, g[i]));
         uint64_t known = 0;
-        for (size_t j = 0; j < g[i]->nresults; j++)
-            known += strcmp(g[i]->results[j].name, "(none)") ? g[i]->results[j].n : 0;
+        for (size_t j = 0; j < g[i]->nresults; j++) { /* this run's tasks: the apart ones are not */
+            const char *res = g[i]->results[j].name;
+            bool apart = tl_attempt_verdict(res, false, 0) == TL_VERDICT_APART || tl_result_cached(res);
+            known += strcmp(res, "(none)") && !apart ? g[i]->results[j].n : 0;
+        }
         if (!known) known = g[i]->nexits ? g[i]->tasks : 0; /* an exit code without a result */
         f[k] = (struct failing){g[i], rg ? rg->failed : 0, known, k};
         k++;

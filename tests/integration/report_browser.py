@@ -571,11 +571,12 @@ def failure_checks(c, tasklens, inputs, what):
     groups = {(g["key"]["category"] if g["key"]["category"] is not None else "(none)"): g for g in s["groups"]}
     want = {}
     for r in rows:
-        w = want.setdefault(r.get("category", "(none)"), {"tasks": 0, "failed": 0, "retried": 0})
+        w = want.setdefault(r.get("category", "(none)"), {"tasks": 0, "failed": 0, "retried": 0, "this_run": 0})
         if not r["final"]:
             w["retried"] += 1
             continue
         w["tasks"] += 1
+        w["this_run"] += r.get("result") not in CANCELLED + ("LIBRARY_EXIT", "CACHED")
         w["failed"] += r.get("result") not in CANCELLED and (
             ("result" in r and r["result"] not in OK_RESULTS) or r.get("exit_code", 0) != 0)
     causes, core_h = {}, {}
@@ -598,7 +599,7 @@ def failure_checks(c, tasklens, inputs, what):
             if cells.get(k) != "null" and num(cells.get(k)) != w.get(k):
                 bad.append((g, k, cells.get(k), w.get(k)))
         if cells.get("failure_rate") not in (None, "null") and not same(
-                num(cells["failure_rate"]), w["failed"] / w["tasks"]):
+                num(cells["failure_rate"]), w["failed"] / w["this_run"]):
             bad.append((g, "rate", cells["failure_rate"]))
         if dict(results) != groups[g].get("results", {}) or dict(exits) != groups[g].get("exit_codes", {}):
             bad.append((g, "counts", results[:3], exits[:3]))
