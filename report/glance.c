@@ -69,14 +69,31 @@ static void add_advice(struct card *c, const struct tl_report_page *pg)
     }
 }
 
-/* One figure of the card: its label, its human text, its exact value. */
+/* The glossary term a card figure is, by its key; NULL: none. */
+static const char *card_term(const char *key)
+{
+    static const char *const terms[][2] = {
+        {"tasks", "task"}, {"attempts", "attempt"}, {"open", "open"}, {"cached", "cached"},
+        {"cancelled", "cancelled"}, {"libraries", "library instance"}, {"makespan", "makespan"},
+        {"success_rate", "succeeded"}, {"core_hours", "core-hours"}, {"cpu_hours", "CPU-hours"},
+        {"waste_core_hours", "waste"}, {"waste_mem_gib_hours", "waste"}, {"waste_disk_gib_hours", "waste"},
+    };
+    for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
+        if (!strcmp(terms[i][0], key)) return terms[i][1];
+    return NULL;
+}
+
+/* One figure of the card: its label (linked to its glossary entry), its
+ * human text, its exact value. */
 static void stat(FILE *o, const char *key, const char *label, const char *text, double exact)
 {
     fprintf(o, "<div class=\"stat\" data-k=\"%s\" data-v=\"%.17g\" title=\"%.17g\"><b>", key, exact,
             exact);
     tl_html_esc(o, text);
     fputs("</b><span>", o);
-    tl_html_esc(o, label);
+    const char *term = card_term(key);
+    if (term) tl_report_term(o, term, label);
+    else tl_html_esc(o, label);
     fputs("</span></div>", o);
 }
 
