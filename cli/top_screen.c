@@ -369,12 +369,30 @@ static void straggler_lines(struct tl_buf *out, const struct top_view *v, struct
     }
 }
 
+/* One line: per category that failed, its failed attempts by cause (the
+ * whole run), as many as the width holds. */
+static void category_causes(struct tl_buf *out, const struct top_view *v, const struct tl_live *L)
+{
+    struct line l;
+    line_begin(&l, out, v);
+    line_put(&l, "  by category:");
+    const char *name, *sep = " ";
+    const uint64_t *c;
+    for (size_t i = 0; (c = tl_live_category_causes(L, i, &name)); i++)
+        for (int k = TL_CAUSE_NONE + 1; k < TL_CAUSE_COUNT; k++) {
+            if (!c[k]) continue;
+            line_put(&l, "%s%s: %s %llu", sep, name, tl_cause_label((enum tl_cause)k), (unsigned long long)c[k]);
+            sep = "; ";
+        }
+    line_end(&l);
+}
+
 static void failure_lines(struct tl_buf *out, const struct top_view *v, struct tl_live *L, int max)
 {
     const struct tl_live_failure *f;
     uint64_t total;
-    size_t n = tl_live_failures(L, &f, max > 1 ? (size_t)max - 1 : 0, &total);
-    if (!total || max < 2) return;
+    size_t n = tl_live_failures(L, &f, max > 2 ? (size_t)max - 2 : 0, &total);
+    if (!total || max < 3) return;
     struct line l;
     line_begin(&l, out, v);
     line_style(&l, BOLD);
@@ -388,6 +406,7 @@ static void failure_lines(struct tl_buf *out, const struct top_view *v, struct t
     }
     line_put(&l, ")");
     line_end(&l);
+    category_causes(out, v, L);
     for (size_t i = 0; i < n; i++) {
         char t[16];
         line_begin(&l, out, v);

@@ -24,6 +24,7 @@ struct cat {
     struct minute ring[TL_LIVE_MINUTES];
     double rss_sum, mem_alloc_sum, cpu_sum, core_alloc_sum; /* the whole run */
     double cpu_used; /* the whole run's CPU time, every task that measured it */
+    uint64_t causes[TL_CAUSE_COUNT]; /* the whole run's failed attempts by cause */
     int64_t running, waiting, snap_running, snap_waiting;
 };
 
@@ -169,6 +170,8 @@ static void note_failure(struct tl_live *L, const struct tl_record *r)
     f->final = r->final;
     f->cause = tl_failure_cause(r);
     L->causes[f->cause]++;
+    struct cat *c = cat_of(L, r->category);
+    if (c) c->causes[f->cause]++;
     copy_str(f->category, sizeof f->category, r->category && *r->category ? r->category : TL_ABSENT_NAME);
     copy_str(f->result, sizeof f->result, r->result);
     copy_str(f->host, sizeof f->host, r->host);
@@ -580,6 +583,13 @@ void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_
 const uint64_t *tl_live_causes(const struct tl_live *L)
 {
     return L->causes;
+}
+
+const uint64_t *tl_live_category_causes(const struct tl_live *L, size_t i, const char **name)
+{
+    if (i >= L->ncats) return NULL;
+    *name = tl_intern_str(L->names, L->order[i]);
+    return L->cats[L->order[i]]->causes;
 }
 
 size_t tl_live_stragglers(const struct tl_live *L, const struct tl_live_straggler **out)

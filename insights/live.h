@@ -107,6 +107,8 @@ size_t tl_live_stragglers(const struct tl_live *L, const struct tl_live_straggle
 /* The failures, newest first (at most TL_LIVE_FAILURES), and how many in all. */
 /* The run's failed attempts by cause (tl_failure_cause), [TL_CAUSE_COUNT]. */
 const uint64_t *tl_live_causes(const struct tl_live *L);
+/* The same for the i-th category seen (its name in *name); NULL past the last. */
+const uint64_t *tl_live_category_causes(const struct tl_live *L, size_t i, const char **name);
 size_t tl_live_failures(struct tl_live *L, const struct tl_live_failure **out, size_t max,
                         uint64_t *total);
 
