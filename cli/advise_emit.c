@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "cli/advise_emit.h"
+#include "core/quantile.h"
 #include "core/quote.h"
 
 #define MIB 1048576.0
@@ -75,9 +76,13 @@ static void evidence(struct tl_buf *b, const char *lead, const char *name,
     tl_quote_comment(b, name);
     tl_buf_printf(b, ": %zu attempt%s", ca->attempts, ca->attempts == 1 ? "" : "s");
     if (m->n_used)
-        tl_buf_printf(b, "; peak RSS max %.4g MiB; %.1f %% of attempts above the recommendation",
-                      m->used_max / MIB, 100.0 * (double)m->exceed / (double)m->n_used);
+        tl_buf_printf(b, "; memory: peak RSS max %.4g MiB, %zu of %zu measured attempts above the "
+                         "recommendation (killed where the executor enforces memory)",
+                      m->used_max / MIB, m->exceed, m->n_used);
     else tl_buf_puts(b, "; no memory measured: left to the default");
+    if (m->killed) tl_buf_printf(b, "; %zu killed for memory", m->killed);
+    if (m->unmeasured) tl_buf_printf(b, " (%zu with no memory recorded)", m->unmeasured);
+    if (m->rec_is_floor) tl_buf_puts(b, ", the recommendation is above the limit they died at");
     tl_buf_putc(b, '\n');
 }
 
@@ -209,24 +214,54 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
     }
 }
 
-/* Minutes of wall time to ask for: the quantile of the category's wall
- * times x the margin, rounded up; 0 when none was measured. */
-static long long wall_minutes(const struct tl_task_rows *rs, size_t k, const struct tl_advise_opts *o)
+/* A time limit: minutes to ask for, over the attempts that succeeded (a
+ * limit kills; issue 57 point 1): by default the longest of them x the
+ * margin, so nothing that succeeded is killed; with --quantile, that
+ * quantile x the margin, and `killed` says how many successes it would
+ * have killed. minutes 0: no successful attempt with a wall time. */
+struct time_limit {
+    long long minutes;
+    size_t succeeded, killed;
+};
+
+static struct time_limit wall_limit(const struct tl_task_rows *rs, size_t k, const struct tl_advise_opts *o)
 {
+    struct time_limit t = {0};
     double *tmp = malloc((rs->n ? rs->n : 1) * sizeof *tmp);
-    if (!tmp) return 0;
-    size_t n = tl_task_rows_column(rs, (int32_t)k, TL_V_WALL, tmp);
-    double q = tl_quantile_or_nan(tmp, n, o->quantile);
+    if (!tmp) return t;
+    for (size_t j = rs->at[k]; j < rs->at[k + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        if (!r->failed && !r->cancelled && !r->library && isfinite(r->v[TL_V_WALL])) tmp[t.succeeded++] = r->v[TL_V_WALL];
+    }
+    tl_sort_doubles(tmp, t.succeeded);
+    double q = o->quantile_given ? tl_quantile_or_nan(tmp, t.succeeded, o->quantile)
+                                 : t.succeeded ? tmp[t.succeeded - 1] : NAN;
+    if (t.succeeded && isfinite(q)) {
+        t.minutes = (long long)ceil(q * o->margin / 60 - 1e-9);
+        if (t.minutes < 1) t.minutes = 1;
+        for (size_t i = 0; i < t.succeeded; i++) t.killed += tmp[i] > (double)t.minutes * 60;
+    }
     free(tmp);
-    if (!n || !isfinite(q)) return 0;
-    long long m = (long long)ceil(q * o->margin / 60 - 1e-9);
-    return m < 1 ? 1 : m;
+    return t;
 }
 
 static void time_rule(struct tl_buf *b, const char *lead, const struct tl_advise_opts *o)
 {
-    tl_buf_printf(b, "%s      time = wall time p%02.0f x %g, rounded up to a whole minute\n", lead,
-                  o->quantile * 100, o->margin);
+    if (o->quantile_given)
+        tl_buf_printf(b, "%s      time = wall time p%02.0f of the attempts that succeeded x %g, rounded up "
+                         "to a whole minute (--quantile: each block says the successes it would kill)\n",
+                      lead, o->quantile * 100, o->margin);
+    else
+        tl_buf_printf(b, "%s      time = the longest attempt that succeeded x %g, rounded up to a whole "
+                         "minute: a time limit kills, and none that succeeded is killed\n", lead, o->margin);
+}
+
+/* The time limit's line of evidence: what it does to the observed successes. */
+static void time_evidence(struct tl_buf *b, const char *lead, const struct time_limit *t)
+{
+    if (!t->minutes) return;
+    tl_buf_printf(b, "%stime %lldm: %zu of %zu successful attempts ran longer%s\n", lead, t->minutes,
+                  t->killed, t->succeeded, t->killed ? " -- they would be killed at the limit" : "");
 }
 
 static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
@@ -238,8 +273,10 @@ static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
     tl_buf_puts(b, "// use it with: nextflow run PIPELINE -c THIS_FILE (Nextflow's MB are MiB)\nprocess {\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
         const struct tl_advice *a = ca[k].a;
-        long long minutes = wall_minutes(rs, k, o);
+        struct time_limit tl = wall_limit(rs, k, o);
+        long long minutes = tl.minutes;
         evidence(b, "    // ", rs->cats.s[k], &ca[k]);
+        time_evidence(b, "    //   ", &tl);
         if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !minutes) continue;
         if (!process_name(rs->cats.s[k])) { /* a selector is a pattern: only a name is safe */
             refuse(b, "    // ", rf, rs->cats.s[k], "not a Nextflow process name");
@@ -277,8 +314,10 @@ static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
                    "(mem_mb: Snakemake's MB are 10^6 bytes)\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
         const struct tl_advice *a = ca[k].a;
-        long long minutes = wall_minutes(rs, k, o);
+        struct time_limit tl = wall_limit(rs, k, o);
+        long long minutes = tl.minutes;
         evidence(b, "# ", rs->cats.s[k], &ca[k]);
+        time_evidence(b, "#   ", &tl);
         if (!rule_name(rs->cats.s[k])) {
             refuse(b, "# ", rf, rs->cats.s[k], "not a Snakemake rule name");
             continue;

@@ -124,6 +124,19 @@ static void advise_table(struct tl_buf *b, const char *name, const struct tl_cat
         tl_buf_printf(b, "  %-8s %9s %9s %9s %9s %9s %14s %9s %7s %17s\n", tl_res_name[res], c1, c2,
                       c3, c4, c5, c6, c7, c8, c9);
     }
+    const struct tl_advice *m = &x->a[TL_RES_MEM];
+    if (m->killed) {
+        char fl[32];
+        fmt_res(fl, sizeof fl, m->floor, TL_RES_MEM);
+        tl_buf_printf(b, "  killed for memory: %zu attempt%s", m->killed, m->killed == 1 ? "" : "s");
+        if (m->unmeasured)
+            tl_buf_printf(b, " (%zu with no memory recorded: left out of the quantile)", m->unmeasured);
+        if (isfinite(m->floor))
+            tl_buf_printf(b, "; %s at a limit of %s: the recommendation is above it%s\n",
+                          m->killed == 1 ? "it died" : "the largest died", fl,
+                          m->rec_is_floor ? " (set by that limit, a floor)" : "");
+        else tl_buf_puts(b, "; no limit recorded: the recommendation comes from the survivors only\n");
+    }
     if (x->exhausted) {
         char core[32], gib[32], wall[32];
         tl_buf_printf(b, "  RESOURCE_EXHAUSTION: %zu attempt%s cost %s, %s (%s wall); ", x->exhausted,
@@ -167,6 +180,12 @@ static void advise_json(struct tl_buf *b, size_t k, const char *name,
         json_num(b, tl_advice_saves(a));
         tl_buf_puts(b, ",\"costs\":");
         json_num(b, tl_advice_costs(a));
+        if (res == TL_RES_MEM) { /* censored: killed for memory, used at least their limit */
+            tl_buf_printf(b, ",\"killed\":%zu,\"killed_unmeasured\":%zu,\"floor\":", a->killed,
+                          a->unmeasured);
+            json_num(b, a->floor);
+            tl_buf_printf(b, ",\"recommend_is_floor\":%s", a->rec_is_floor ? "true" : "false");
+        }
         tl_buf_putc(b, '}');
     }
     tl_buf_printf(b, "},\"resource_exhaustion\":{\"attempts\":%zu,\"core_hours\":", x->exhausted);
@@ -256,6 +275,7 @@ int tl_cmd_advise(int argc, char **argv)
                 tl_eprintf("tasklens advise: --quantile wants a number in [0,1]\n");
                 return TL_EXIT_USAGE;
             }
+            o.quantile_given = true;
             break;
         case 'M':
             if (!parse_num(optarg, 1, 100, &o.margin)) {

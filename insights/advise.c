@@ -41,6 +41,33 @@ static double unit_scale(int res)
     return res == TL_RES_CORES ? 1 : 1 / TL_GIB;
 }
 
+/* Memory's censored attempts (issue 57 point 3): an attempt killed for
+ * memory used at least the limit it died at (its named limit, else its
+ * allocation, else its request), whatever it recorded. The recommendation
+ * is never below that limit x the margin; the count of such attempts, and
+ * of those that recorded no memory at all, are said. */
+static void censored_floor(const struct tl_task_rows *rs, int32_t cat, double margin, double gran,
+                           struct tl_advice *a)
+{
+    a->floor = NAN;
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        if (!r->killed_mem) continue;
+        a->killed++;
+        a->unmeasured += !isfinite(r->v[TL_V_MEM]);
+        double lim = isfinite(r->v[TL_V_LIM_MEM])     ? r->v[TL_V_LIM_MEM]
+                     : isfinite(r->v[TL_V_ALLOC_MEM]) ? r->v[TL_V_ALLOC_MEM]
+                                                      : r->v[TL_V_REQ_MEM];
+        if (isfinite(lim) && !(lim <= a->floor)) a->floor = lim;
+    }
+    if (!isfinite(a->floor)) return;
+    double over = ceil(a->floor * margin / gran - 1e-9) * gran;
+    if (!(a->rec >= over)) {
+        a->rec = over;
+        a->rec_is_floor = true;
+    }
+}
+
 void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_advise_opts *o,
                         double *tmp, struct tl_cat_advice *ca)
 {
@@ -76,6 +103,7 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
             a->rec = ceil(want / gran[res] - 1e-9) * gran[res];
             if (a->rec < gran[res]) a->rec = gran[res];
         }
+        if (res == TL_RES_MEM) censored_floor(rs, cat, margin, gran[res], a);
         for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
             const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
             double u = used_value(r, res), uw = used_for_waste(r, res), al = r->v[res_alloc[res]];

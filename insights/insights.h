@@ -38,6 +38,7 @@ struct tl_task_row {
     bool cached; /* done by an earlier run (Nextflow's CACHED): not this run's work */
     bool library; /* a TaskVine library instance (LIBRARY_EXIT): not a task */
     bool cancelled; /* stopped by the workflow or its user: neither failed nor succeeded */
+    bool killed_mem; /* failed for memory (exit 137, RESOURCE_EXHAUSTION over memory): used >= its limit */
 };
 
 /* Distinct names (categories, workflows): interned while reading, ids in
@@ -86,6 +87,10 @@ struct tl_advise_opts {
     double quantile;           /* of use the recommendation covers (0.95) */
     double margin;             /* times that, for memory and disk (1.2) */
     double round[TL_NRES];     /* granularity: cores, bytes, bytes */
+    /* --quantile was given: an emitted time limit follows the quantile (and
+     * says how many observed successes it would kill) instead of covering
+     * the longest successful attempt (issue 57 point 1) */
+    bool quantile_given;
 };
 void tl_advise_opts_default(struct tl_advise_opts *o);
 
@@ -93,6 +98,15 @@ struct tl_advice {
     size_t n_used, n_waste, exceed;
     double req, alloc, used_p50, used_q, used_max, rec;
     double waste, waste_rec; /* over the rows with allocation, use and wall time */
+    /* memory only: attempts killed for memory are censored -- they used at
+     * least the limit they died at. killed: how many; unmeasured: those
+     * with no memory recorded (left out of the quantile); floor: the largest
+     * limit one died at (NAN: no limit recorded), which the recommendation
+     * exceeds by the margin; rec_is_floor: the floor, not the survivors'
+     * quantile, set the recommendation. */
+    size_t killed, unmeasured;
+    double floor;
+    bool rec_is_floor;
 };
 
 /* What the recommendation saves against the allocation, never below zero;

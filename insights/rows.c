@@ -51,6 +51,7 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
     w->cached = tl_result_cached(r->result);
     w->library = tl_result_library(r->result);
     w->cancelled = tl_result_cancelled(r->result);
+    w->killed_mem = w->failed && tl_failure_cause(r) == TL_CAUSE_MEMORY;
     if (r->time_ns > rs->newest_ns) rs->newest_ns = r->time_ns;
 }
 
