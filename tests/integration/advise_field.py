@@ -207,6 +207,21 @@ def blind(tmp):
     check(mem["killed"] == len(dead) == 11 and mem["killed_unmeasured"] == sum(
               1 for r in dead if r.get("max_rss_bytes") is None) and mem["floor"] is None,
           "blind: load_dataset's %d exit-137 deaths are named killed, unmeasured (%s)" % (len(dead), mem))
+    # a death at a recorded limit: the survivors used 120 MB, one attempt died at its 2 GB;
+    # the recommendation is above 2 GB x 1.2, rounded up to 256 MiB, and says it is a floor
+    small = os.path.join(tmp, "floor.txt")
+    with open(small, "w") as f:
+        f.write("task_id\thash\tnative_id\tname\tstatus\texit\tsubmit\tduration\trealtime\t%cpu\tpeak_rss\tmemory\n")
+        for i, (status, code, rss) in enumerate((("COMPLETED", 0, "100 MB"), ("FAILED", 137, "-"),
+                                                 ("COMPLETED", 0, "120 MB"))):
+            f.write("%d\taa/%06d\t%d\tbig\t%s\t%d\t2024-01-01 00:00:0%d.000\t10s\t9s\t100.0%%\t%s\t2 GB\n"
+                    % (i + 1, i + 1, i + 1, status, code, i, rss))
+    mem = json.loads(run([TL, "advise", "-q", "--format", "json", small], check=True).stdout)["categories"][0][
+        "resources"]["memory"]
+    want = math.ceil(2 * 2**30 * 1.2 / 2**28 - 1e-9) * 2**28
+    check(mem["killed"] == 1 and mem["floor"] == 2 * 2**30 and mem["recommend"] == want and mem["recommend_is_floor"],
+          "blind: one death at a 2 GB limit lifts the recommendation to %d (survivors' p95 x 1.2 was 150 MB): %s"
+          % (want, {k: mem[k] for k in ("killed", "floor", "recommend", "recommend_is_floor")}))
 
 
 def main():
