@@ -264,6 +264,59 @@ static void time_evidence(struct tl_buf *b, const char *lead, const struct time_
                   t->killed, t->succeeded, t->killed ? " -- they would be killed at the limit" : "");
 }
 
+/* Nextflow's memory, a hard limit where its executor enforces it (issue 57
+ * points 1, 2): the first attempt asks for the recommendation; when the
+ * largest success (or a memory death's limit) x the margin needs more, the
+ * block retries on a resource kill with memory x task.attempt, as many
+ * retries as reach it (at most MAX_RETRIES; past that the first ask
+ * grows). */
+#define MAX_RETRIES 3
+#define RESOURCE_KILLS "[137, 140, 143]" /* SIGKILL (memory), the batch time limit, SIGTERM */
+
+struct mem_plan {
+    long long first_mb, cover_mb; /* the first attempt's ask; what the last retry must reach */
+    int retries;
+    size_t succeeded, over;       /* successes measured; those above the first ask */
+};
+
+static struct mem_plan mem_plan(const struct tl_task_rows *rs, size_t k, const struct tl_advice *m,
+                                const struct tl_advise_opts *o)
+{
+    struct mem_plan p = {to_mb(m->rec), 0, 0, 0, 0};
+    double need = isfinite(m->floor) && m->floor > 0 ? m->floor : 0;
+    for (size_t j = rs->at[k]; j < rs->at[k + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        if (r->failed || r->cancelled || r->library || !isfinite(r->v[TL_V_MEM])) continue;
+        p.succeeded++;
+        p.over += r->v[TL_V_MEM] > m->rec;
+        if (r->v[TL_V_MEM] > need) need = r->v[TL_V_MEM];
+    }
+    double gran = o->round[TL_RES_MEM];
+    p.cover_mb = to_mb(ceil(need * o->margin / gran - 1e-9) * gran);
+    if (p.cover_mb <= p.first_mb) return p;
+    p.retries = (int)((p.cover_mb + p.first_mb - 1) / p.first_mb) - 1;
+    if (p.retries > MAX_RETRIES) { /* the first ask grows so that the last retry still reaches */
+        p.retries = MAX_RETRIES;
+        long long g = to_mb(gran);
+        p.first_mb = ((p.cover_mb + MAX_RETRIES) / (MAX_RETRIES + 1) + g - 1) / g * g;
+    }
+    return p;
+}
+
+static void nextflow_memory(struct tl_buf *b, const struct mem_plan *p)
+{
+    if (!p->retries) {
+        tl_buf_printf(b, "        memory = '%lld MB'\n", p->first_mb);
+        return;
+    }
+    tl_buf_printf(b, "        // memory: %zu of %zu successes used more than %lld MB; each retry after a resource "
+                     "kill asks for %lld MB more, the last (%lld MB) covers the largest x the margin\n",
+                  p->over, p->succeeded, p->first_mb, p->first_mb, p->first_mb * (p->retries + 1));
+    tl_buf_printf(b, "        memory = { \"${%lld * task.attempt} MB\" }\n", p->first_mb);
+    tl_buf_puts(b, "        errorStrategy = { task.exitStatus in " RESOURCE_KILLS " ? 'retry' : 'terminate' }\n");
+    tl_buf_printf(b, "        maxRetries = %d\n", p->retries);
+}
+
 static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
                           const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
                           char *const *inputs, int ninputs, struct advise_refusals *rf)
@@ -286,7 +339,10 @@ static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
         tl_quote_groovy(b, rs->cats.s[k]);
         tl_buf_puts(b, " {\n");
         if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "        cpus = %lld\n", to_cores(a[TL_RES_CORES].rec));
-        if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "        memory = '%lld MB'\n", to_mb(a[TL_RES_MEM].rec));
+        if (a[TL_RES_MEM].n_used) {
+            struct mem_plan mp = mem_plan(rs, k, &a[TL_RES_MEM], o);
+            nextflow_memory(b, &mp);
+        }
         if (minutes) tl_buf_printf(b, "        time = '%lldm'\n", minutes);
         tl_buf_puts(b, "    }\n");
     }

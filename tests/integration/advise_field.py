@@ -56,7 +56,7 @@ OK = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED", "C
 def expected(inputs):
     adv = {c["category"]: c for c in json.loads(run([TL, "advise", "-q", "--format", "json"] + inputs,
                                                         check=True).stdout)["categories"]}
-    walls = {}
+    walls, peaks = {}, {}
     for path in inputs:
         for line in run([TL, "records", "-q", "-f", "ndjson", path], check=True).stdout.splitlines():
             r = json.loads(line)
@@ -65,6 +65,8 @@ def expected(inputs):
             failed = not apart and ((res is not None and res not in OK) or (code is not None and code != 0))
             if "wall_time_s" in r and not failed and not apart:  # the successes a limit must not kill
                 walls.setdefault(r["category"], []).append(r["wall_time_s"])
+            if "max_rss_bytes" in r and not failed and not apart:
+                peaks[r["category"]] = max(peaks.get(r["category"], 0), r["max_rss_bytes"])
     out = {}
     for cat, a in adv.items():
         res = a["resources"]
@@ -73,6 +75,10 @@ def expected(inputs):
             w["cores"] = max(1, math.ceil(res["cores"]["recommend"] - 1e-9))
         if res["memory"]["recommend"] is not None:
             w["memory"] = res["memory"]["recommend"]
+            # what the last attempt must reach: the largest success (or the limit a memory death
+            # died at) x 1.2, rounded up to 256 MiB
+            need = max(peaks.get(cat, 0), res["memory"]["floor"] or 0)
+            w["cover"] = math.ceil(need * 1.2 / 2**28 - 1e-9) * 2**28
         if walls.get(cat):
             w["minutes"] = max(1, math.ceil(max(walls[cat]) * 1.2 / 60 - 1e-9))
         out[cat] = w
@@ -97,7 +103,7 @@ def nextflow(tmp):
                  % text.strip()[-300:]):
         return
     got = parsed["selectors"]
-    bad = []
+    bad, escalated = [], 0
     for cat, w in want.items():
         g = got.get(cat)
         if not w:
@@ -111,11 +117,29 @@ def nextflow(tmp):
             exp["memory"] = math.ceil(w["memory"] / MIB - 1e-9) * 1048576
         if "minutes" in w:
             exp["time"] = w["minutes"] * 60000
+        g = dict(g or {})
+        by_attempt = g.pop("memory_by_attempt", None)
+        by_exit = g.pop("errorStrategy_by_exit", None)
+        retries = g.pop("maxRetries", 0)
+        g.pop("errorStrategy", None)
+        if "memory" in w and w["cover"] > exp["memory"]:
+            escalated += 1  # the first ask is advise's unless four tries could not reach the cover
+            if retries == 3 and by_attempt and by_attempt[0] > exp["memory"]:
+                exp["memory"] = by_attempt[0]
+            if not (by_attempt and len(by_attempt) == retries + 1 <= 4 and by_attempt[-1] >= w["cover"]
+                    and all(b == by_attempt[0] * (i + 1) for i, b in enumerate(by_attempt))
+                    and by_exit == {"137": "retry", "1": "terminate"}):
+                bad.append((cat, "retries", by_attempt, by_exit, w["cover"]))
+        elif by_attempt or by_exit or retries:
+            bad.append((cat, "retries where the first ask covers", by_attempt))
         if g != exp:
             bad.append((cat, g, exp))
     check(not bad and len(got) == sum(1 for w in want.values() if w),
           "nextflow: every withName's cpus, memory and time, as Nextflow reads them, are advise's "
           "(%d processes from %d traces; differ: %s)" % (len(got), len(traces), bad[:3]))
+    check(escalated and not bad, "nextflow: where a success used more memory than the first ask (%d "
+          "processes), memory grows with task.attempt on a resource kill (137, not 1) and the last retry "
+          "covers the largest success x 1.2, as Nextflow runs the closures" % escalated)
     check(out.startswith("// made by tasklens advise --emit nextflow") and "time = the longest attempt that succeeded x 1.2" in out,
           "nextflow: a header with the inputs and the rule, time included")
 
@@ -189,7 +213,7 @@ def blind(tmp):
     minutes = math.ceil(max(walls) * 1.2 / 60 - 1e-9)
     cfg = os.path.join(tmp, "blind.config")
     run([TL, "advise", "-q", "--emit", "nextflow", "-o", cfg, trace], check=True)
-    block = open(cfg).read().split("withName: 'run_method'")[1].split("}")[0]
+    block = open(cfg).read().split("withName: 'run_method'")[1].split("withName:")[0]
     check("time = '%dm'" % minutes in block and minutes * 60 >= max(walls),
           "blind: run_method's time %dm covers its longest success (%.0f s of %d)" % (minutes, max(walls), len(walls)))
     run([TL, "advise", "-q", "--quantile", "0.95", "--emit", "nextflow", "-o", cfg, trace], check=True)

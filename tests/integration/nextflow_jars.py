@@ -9,22 +9,38 @@ CACHE = os.path.expanduser("~/.cache/tasklens")
 
 # Prints, as JSON, every withName selector of a config and its settings as
 # Nextflow reads them (memory in bytes, time in ms), and the config's other
-# top-level keys, so a test sees any key a name managed to add.
+# top-level keys, so a test sees any key a name managed to add. A closure
+# (memory = { ... task.attempt }, errorStrategy = { ... task.exitStatus })
+# is run as Nextflow runs it, with a task of each attempt up to maxRetries + 1
+# (memory_by_attempt) and of exit statuses 137 and 1 (errorStrategy_by_exit).
 READ_CONFIG = r"""
 import nextflow.config.ConfigParser
 import nextflow.util.MemoryUnit
 import nextflow.util.Duration
 import groovy.json.JsonOutput
 def cfg = new ConfigParser().parse(new File(args[0]))
+def run = { vv, attempt, exit ->
+    if (!(vv instanceof Closure)) return vv
+    def c = vv.clone()
+    c.delegate = [task: [attempt: attempt, exitStatus: exit]]
+    c.resolveStrategy = Closure.DELEGATE_FIRST
+    c.call()
+}
 def out = [:]
 def other = []
 cfg.each { k, v -> if (k != 'process') other << k.toString() }
 cfg.process.each { k, v ->
     if (!k.startsWith('withName:')) { other << 'process.' + k; return }
     def m = [:]
+    def tries = (v.maxRetries ?: 0) + 1
     v.each { kk, vv ->
-        m[kk] = kk == 'memory' ? new MemoryUnit(vv.toString()).toBytes()
-              : kk == 'time' ? Duration.of(vv.toString()).toMillis() : vv
+        def first = run(vv, 1, 0)
+        m[kk] = kk == 'memory' ? new MemoryUnit(first.toString()).toBytes()
+              : kk == 'time' ? Duration.of(first.toString()).toMillis() : first
+        if (kk == 'memory' && vv instanceof Closure)
+            m.memory_by_attempt = (1..tries).collect { new MemoryUnit(run(vv, it, 137).toString()).toBytes() }
+        if (kk == 'errorStrategy' && vv instanceof Closure)
+            m.errorStrategy_by_exit = ['137': run(vv, 1, 137), '1': run(vv, 1, 1)]
     }
     out[k.substring(9)] = m
 }
