@@ -24,6 +24,12 @@ if [ "$(id -u)" = 0 ]; then
   # (its manifest) is handed over, as a user's own build tree would be
   touch "$build/install_manifest.txt" && chown nobody:nogroup "$build/install_manifest.txt"
   as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+  # a clone in a private directory (mktemp -d is 0700) cannot be read by
+  # nobody: then root installs, and the prefix is still checked from itself
+  if ! "${as_user[@]}" test -r "$build/cmake_install.cmake"; then
+    echo "note: $build is not readable by nobody (a private clone): installing as root"
+    as_user=()
+  fi
 else
   mkdir -p "$dir"
 fi
