@@ -364,6 +364,7 @@ static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
                            char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     struct tl_buf threads = {0}, res = {0};
+    int retries = 0;
     header(b, "snakemake", "# ", o, inputs, ninputs);
     time_rule(b, "# ", o);
     tl_buf_puts(b, "# a profile: save as DIR/config.yaml, run snakemake --profile DIR "
@@ -382,10 +383,21 @@ static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
             tl_buf_printf(&threads, "  %s: %lld\n", rs->cats.s[k], to_cores(a[TL_RES_CORES].rec));
         if (!a[TL_RES_MEM].n_used && !minutes) continue;
         tl_buf_printf(&res, "  %s:\n", rs->cats.s[k]);
-        if (a[TL_RES_MEM].n_used)
-            tl_buf_printf(&res, "    mem_mb: %lld\n", (long long)ceil(a[TL_RES_MEM].rec / 1e6 - 1e-9));
+        if (a[TL_RES_MEM].n_used) {
+            struct mem_plan mp = mem_plan(rs, k, &a[TL_RES_MEM], o);
+            long long first = (long long)ceil((double)mp.first_mb * MIB / 1e6 - 1e-9); /* 10^6 bytes */
+            if (mp.retries > retries) retries = mp.retries;
+            if (!mp.retries) tl_buf_printf(&res, "    mem_mb: %lld\n", first);
+            else /* Snakemake evaluates a resource string with `attempt` in scope */
+                tl_buf_printf(&res, "    # %zu of %zu successes used more: x attempt, the last of %d covers the "
+                                    "largest x the margin\n    mem_mb: \"%lld * attempt\"\n",
+                              mp.over, mp.succeeded, mp.retries + 1, first);
+        }
         if (minutes) tl_buf_printf(&res, "    runtime: %lld\n", minutes);
     }
+    if (retries) /* profile-wide: Snakemake's retries are one number */
+        tl_buf_printf(b, "# retries: a rule's memory grows with attempt (above); every failed job is retried\n"
+                         "retries: %d\n", retries);
     if (threads.len) {
         tl_buf_puts(b, "set-threads:\n");
         tl_buf_append(b, threads.data, threads.len);

@@ -199,6 +199,39 @@ def snakemake(tmp):
           "(%d rules; differ: %s)" % (len(rules), bad[:3]))
 
 
+def snakemake_retries(tmp):
+    """Issue 57 point 2 for Snakemake: the profile openproblems' trace gives
+    run_method (a success used more than the first ask) sets mem_mb to an
+    expression of `attempt` and `retries`; the real Snakemake, with a job that
+    is killed (exit 137) on its first attempt, reruns it with the larger
+    memory -- the last attempt at least the largest success x 1.2."""
+    trace = os.path.join(SHARED, "nextflow/samples/openproblems_2022-05-13_execution_trace.txt")
+    sm = snakemake_bin()
+    if not os.path.exists(trace) or sm is None:
+        check(False, "snakemake retries: openproblems' trace and Snakemake")
+        return
+    prof, work = os.path.join(tmp, "rprofile"), os.path.join(tmp, "rwork")
+    os.makedirs(prof)
+    os.makedirs(work)
+    run([TL, "advise", "-q", "--emit", "snakemake", "-o", os.path.join(prof, "config.yaml"), trace], check=True)
+    with open(os.path.join(work, "Snakefile"), "w") as f:
+        f.write('import os\n\nrule run_method:\n    output: "out.txt"\n    run:\n'
+                '        n = sum(1 for _ in open("attempts.txt")) if os.path.exists("attempts.txt") else 0\n'
+                '        open("attempts.txt", "a").write("%d %s\\n" % (n + 1, resources.mem_mb))\n'
+                '        if n == 0:\n            shell("exit 137")\n'
+                '        open(output[0], "w").write("ok")\n')
+    p = run([sm, "--profile", prof, "--cores", "2", "--quiet"], cwd=work, timeout=600)
+    seen = [tuple(int(x) for x in l.split()) for l in open(os.path.join(work, "attempts.txt"))] \
+        if os.path.exists(os.path.join(work, "attempts.txt")) else []
+    rows = [json.loads(l) for l in run([TL, "records", "-q", "-f", "ndjson", trace], check=True).stdout.splitlines()]
+    peak = max(r["max_rss_bytes"] for r in rows if r.get("category") == "run_method" and r.get("result") == "COMPLETED"
+               and "max_rss_bytes" in r)
+    check(p.returncode == 0 and len(seen) == 2 and seen[1][1] == 2 * seen[0][1] and seen[1][1] * 1e6 >= peak,
+          "snakemake retries: killed on attempt 1 with mem_mb %s, rerun by the real Snakemake with %s "
+          "(the largest success used %.0f MB) %s" % (seen[0][1] if seen else "-", seen[1][1] if len(seen) > 1 else "-",
+                                                  peak / 1e6, (p.stdout + p.stderr).strip()[-200:] if p.returncode else ""))
+
+
 def blind(tmp):
     """Issue 57, points 1 and 3, on openproblems' trace: the time limit kills
     no success by default (run_method: 4 of its 147 successes ran 3.5-7.3
@@ -256,6 +289,7 @@ def main():
         nextflow(tmp)
         snakemake(tmp)
         blind(tmp)
+        snakemake_retries(tmp)
     return finish()
 
 
