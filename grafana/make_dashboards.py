@@ -1113,6 +1113,16 @@ def mechanics_doc(all_boards):
     return "\n".join(out).rstrip()
 
 
+def replace_block(path, name, content):
+    """Rewrites the text between <!-- NAME: begin --> and <!-- NAME: end --> in path."""
+    with open(path) as f:
+        text = f.read()
+    block = "<!-- %s: begin -->\n%s\n<!-- %s: end -->" % (name, content, name)
+    text = re.sub(r"<!-- %s: begin -->.*<!-- %s: end -->" % (name, name), lambda m: block, text, flags=re.S)
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main():
     all_boards = boards()
     for (lang, name), (d, _) in all_boards.items():
@@ -1122,20 +1132,8 @@ def main():
             json.dump(d, f, indent=2)
             f.write("\n")
         print(path, len(d["panels"]), "panels")
-    doc = os.path.join(HERE, "..", "docs", "grafana.md")
-    with open(doc) as f:
-        text = f.read()
-    block = "<!-- mechanics: begin -->\n" + mechanics_doc(all_boards) + "\n<!-- mechanics: end -->"
-    text = re.sub(r"<!-- mechanics: begin -->.*<!-- mechanics: end -->", lambda m: block, text, flags=re.S)
-    with open(doc, "w") as f:
-        f.write(text)
-    readme = os.path.join(HERE, "README.md")
-    with open(readme) as f:
-        text = f.read()
-    table = "<!-- panels: begin -->\n" + readme_table(all_boards) + "\n<!-- panels: end -->"
-    text = re.sub(r"<!-- panels: begin -->.*<!-- panels: end -->", lambda m: table, text, flags=re.S)
-    with open(readme, "w") as f:
-        f.write(text)
+    replace_block(os.path.join(HERE, "..", "docs", "grafana.md"), "mechanics", mechanics_doc(all_boards))
+    replace_block(os.path.join(HERE, "README.md"), "panels", readme_table(all_boards))
 
 
 if __name__ == "__main__":
