@@ -219,6 +219,12 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
  * margin, so nothing that succeeded is killed; with --quantile, that
  * quantile x the margin, and `killed` says how many successes it would
  * have killed. minutes 0: no successful attempt with a wall time. */
+/* An attempt that did its work: what a hard limit must not kill. */
+static bool row_succeeded(const struct tl_task_row *r)
+{
+    return !r->failed && !r->cancelled && !r->library;
+}
+
 struct time_limit {
     long long minutes;
     size_t succeeded, killed;
@@ -231,7 +237,7 @@ static struct time_limit wall_limit(const struct tl_task_rows *rs, size_t k, con
     if (!tmp) return t;
     for (size_t j = rs->at[k]; j < rs->at[k + 1]; j++) {
         const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
-        if (!r->failed && !r->cancelled && !r->library && isfinite(r->v[TL_V_WALL])) tmp[t.succeeded++] = r->v[TL_V_WALL];
+        if (row_succeeded(r) && isfinite(r->v[TL_V_WALL])) tmp[t.succeeded++] = r->v[TL_V_WALL];
     }
     tl_sort_doubles(tmp, t.succeeded);
     double q = o->quantile_given ? tl_quantile_or_nan(tmp, t.succeeded, o->quantile)
@@ -286,7 +292,7 @@ static struct mem_plan mem_plan(const struct tl_task_rows *rs, size_t k, const s
     double need = isfinite(m->floor) && m->floor > 0 ? m->floor : 0;
     for (size_t j = rs->at[k]; j < rs->at[k + 1]; j++) {
         const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
-        if (r->failed || r->cancelled || r->library || !isfinite(r->v[TL_V_MEM])) continue;
+        if (!row_succeeded(r) || !isfinite(r->v[TL_V_MEM])) continue;
         p.succeeded++;
         p.over += r->v[TL_V_MEM] > m->rec;
         if (r->v[TL_V_MEM] > need) need = r->v[TL_V_MEM];

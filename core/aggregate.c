@@ -32,10 +32,7 @@ struct tl_agg {
     int64_t window; /* index of the open window, INT64_MIN = none yet */
     int64_t cwindow[TL_AGG_MAX_COARSE]; /* index of each open coarse window, INT64_MIN = none */
     int64_t latest_ns; /* newest record time seen */
-    const char *last_result; /* the previous record's result; whether it is a failure, */
-    bool last_result_failed; /* cached, or apart from failures whatever the exit code (a */
-    bool last_result_cached; /* library, a cancelled task): parsers hand out interned */
-    bool last_result_apart;  /* results, so one compare mostly */
+    struct tl_verdict_memo verdict; /* the last result's verdict (glossary.h) */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
     /* late parts: records of windows already closed, per (group, window),
@@ -625,33 +622,25 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
     }
 }
 
-uint64_t tl_agg_result_count(const struct tl_agg_group *g, const char *result)
+struct tl_agg_apart tl_agg_group_apart(const struct tl_agg_group *g)
 {
-    for (size_t i = 0; i < g->nresults; i++)
-        if (!strcmp(g->results[i].name, result)) return g->results[i].n;
-    return 0;
+    struct tl_agg_apart a = {0};
+    for (size_t i = 0; i < g->nresults; i++) {
+        const char *res = g->results[i].name;
+        uint64_t n = g->results[i].n;
+        if (tl_result_cached(res)) a.cached += n;
+        else if (tl_result_cancelled(res)) a.cancelled += n;
+        else if (tl_result_library(res)) a.libraries += n;
+    }
+    return a;
 }
 
 /* Kahan-compensated *sum += v. */
-static void kahan_add(double *sum, double *comp, double v)
+static inline void kahan_add(double *restrict sum, double *restrict comp, double v)
 {
     double t = *sum + v;
     *comp += fabs(*sum) >= fabs(v) ? (*sum - t) + v : (v - t) + *sum;
     *sum = t;
-}
-
-/* tl_attempt_failed, remembering the last result's verdict: the result
- * strcmps cost 1 % of `summary` on the Work Queue mix before (callgrind). */
-static bool attempt_failed(struct tl_agg *a, const struct tl_record *r)
-{
-    if (r->result != a->last_result) {
-        a->last_result = r->result;
-        enum tl_verdict v = tl_attempt_verdict(r->result, false, 0);
-        a->last_result_failed = v == TL_VERDICT_FAILED;
-        a->last_result_apart = v == TL_VERDICT_APART;
-        a->last_result_cached = v == TL_VERDICT_OK && tl_result_cached(r->result);
-    }
-    return a->last_result_failed || (r->has_exit_code && r->exit_code != 0 && !a->last_result_apart);
 }
 
 enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
@@ -670,7 +659,7 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
         return TL_OK;
     }
     g->attempts++;
-    bool failed = attempt_failed(a, r);
+    bool failed = tl_verdict_of(&a->verdict, r) == TL_VERDICT_FAILED;
     if (failed) {
         g->failed_attempts++;
         g->causes[tl_failure_cause(r)]++;
@@ -684,14 +673,13 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
         tl_fmt_i64(code, r->exit_code); /* snprintf cost more than the rest of this record */
         ok = ok && count_add(&g->exits, &g->nexits, code, 1);
     }
-    if (tl_record_has(r, TL_M_WALL_TIME_S) && !a->last_result_cached) {
-        double v = r->v[TL_M_WALL_TIME_S], t = g->runtime_s + v;
-        g->runtime_c += fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s;
-        g->runtime_s = t;
+    if (tl_record_has(r, TL_M_WALL_TIME_S) && !a->verdict.cached) {
+        double v = r->v[TL_M_WALL_TIME_S];
+        kahan_add(&g->runtime_s, &g->runtime_c, v);
         double cores = tl_allocated_cores(r);
         if (cores > 0) kahan_add(&g->core_s, &g->core_c, v * cores);
     }
-    if (tl_record_has(r, TL_M_CPU_TIME_S) && !a->last_result_cached)
+    if (tl_record_has(r, TL_M_CPU_TIME_S) && !a->verdict.cached)
         kahan_add(&g->cpu_s, &g->cpu_c, r->v[TL_M_CPU_TIME_S]);
     add_values(a, g, r);
     return ok ? TL_OK : TL_ERR_NOMEM;
@@ -1017,7 +1005,7 @@ enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
         g->attempts += sg->attempts;
         g->open += sg->open;
         g->samples += sg->samples;
-        double v = sg->runtime_s, t = g->runtime_s + v;
+        double v = sg->runtime_s, t = g->runtime_s + v; /* as kahan_add, with sg's own compensation */
         g->runtime_c += (fabs(g->runtime_s) >= fabs(v) ? (g->runtime_s - t) + v : (v - t) + g->runtime_s) +
                         sg->runtime_c;
         g->runtime_s = t;

@@ -146,8 +146,12 @@ void tl_agg_flush(struct tl_agg *a);
 
 size_t tl_agg_ngroups(const struct tl_agg *a);
 struct tl_agg_group *tl_agg_group(struct tl_agg *a, size_t i); /* by insertion */
-/* How many of g's tasks ended with this result (its last attempt's). */
-uint64_t tl_agg_result_count(const struct tl_agg_group *g, const char *result);
+/* g's tasks the glossary counts apart from this run's (by their last
+ * attempt's result): cached, cancelled, library instances. */
+struct tl_agg_apart {
+    uint64_t cached, cancelled, libraries;
+};
+struct tl_agg_apart tl_agg_group_apart(const struct tl_agg_group *g);
 const struct tl_agg_opts *tl_agg_options(const struct tl_agg *a);
 /* The i-th tag value of a group key, whole: the key itself when it is the
  * one value and holds no escape, else decoded into out; NULL when absent. */

@@ -146,6 +146,7 @@ const struct tl_term tl_glossary[] = {
     {"wall-hours", "the sum of this run's tasks' wall times, in hours (cached tasks apart)"},
     {"core-hours", "allocated (else requested) cores x wall time, summed over this run's tasks, in hours"},
     {"CPU-hours", "the sum of this run's tasks' CPU times (user + system), in hours"},
+    {"allocated cores", "the cores the system gave an attempt, else the cores it asked for"},
     {"used cores", "CPU time / wall time"},
     {"waste", "allocated minus used, over the attempt's wall time"},
     {"saves", "the unused allocation a recommendation removes, never below zero"},

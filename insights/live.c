@@ -153,11 +153,6 @@ static void copy_str(char *dst, size_t cap, const char *s)
     snprintf(dst, cap, "%s", s ? s : "");
 }
 
-/* The glossary's failed: the result, or a non-zero exit code. */
-static bool attempt_failed(const struct tl_record *r)
-{
-    return tl_attempt_failed(r->result, r->has_exit_code, r->exit_code);
-}
 
 static void note_failure(struct tl_live *L, const struct tl_record *r)
 {
@@ -214,10 +209,11 @@ static void waste_sums(const struct tl_record *r, double *rss, double *mem_alloc
 
 static void task_ended(struct tl_live *L, const struct tl_record *r)
 {
-    bool failed = attempt_failed(r);
+    enum tl_verdict v = tl_attempt_verdict(r->result, r->has_exit_code, r->exit_code);
+    bool failed = v == TL_VERDICT_FAILED;
     if (failed) note_failure(L, r);
     if (!r->final) return; /* as the aggregator: a task's figures are its last attempt's */
-    if (tl_result_library(r->result) || tl_result_cached(r->result) || tl_result_cancelled(r->result))
+    if (v == TL_VERDICT_APART || tl_result_cached(r->result))
         return; /* neither done nor failed in this run (the glossary) */
     struct cat *c = cat_of(L, r->category);
     if (!c) return;
@@ -449,11 +445,8 @@ static void row_whole_run(const struct tl_live *L, struct tl_live_row *row, stru
     if (!g) return;
     /* the glossary's: a library instance, a cached or a cancelled task is
      * neither done nor failed in this run */
-    uint64_t apart = 0; /* library instances, cached and cancelled tasks */
-    for (size_t i = 0; i < g->nresults; i++) {
-        const char *res = g->results[i].name;
-        if (tl_result_library(res) || tl_result_cached(res) || tl_result_cancelled(res)) apart += g->results[i].n;
-    }
+    struct tl_agg_apart ap = tl_agg_group_apart(g);
+    uint64_t apart = ap.cached + ap.cancelled + ap.libraries;
     row->failed = g->failed;
     row->done = g->tasks - g->failed > apart ? g->tasks - g->failed - apart : 0;
     int w = metric_slot(agg, TL_M_WALL_TIME_S), m = metric_slot(agg, TL_M_MAX_RSS_BYTES);

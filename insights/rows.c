@@ -47,10 +47,11 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
     w->wf = name_id(&rs->wfs, r->workflow, &rs->oom);
     w->exhausted = r->result && !strcmp(r->result, "RESOURCE_EXHAUSTION");
     w->final = r->final;
-    w->failed = tl_attempt_failed(r->result, r->has_exit_code, r->exit_code);
-    w->cached = tl_result_cached(r->result);
-    w->library = tl_result_library(r->result);
-    w->cancelled = tl_result_cancelled(r->result);
+    enum tl_verdict v = tl_attempt_verdict(r->result, r->has_exit_code, r->exit_code);
+    w->failed = v == TL_VERDICT_FAILED;
+    w->cached = v == TL_VERDICT_OK && tl_result_cached(r->result);
+    w->library = v == TL_VERDICT_APART && tl_result_library(r->result);
+    w->cancelled = v == TL_VERDICT_APART && !w->library; /* apart: a library or cancelled */
     w->killed_mem = w->failed && tl_failure_cause(r) == TL_CAUSE_MEMORY;
     if (r->time_ns > rs->newest_ns) rs->newest_ns = r->time_ns;
 }

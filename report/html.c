@@ -814,11 +814,10 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         if (!g[i]->tasks) continue; /* a sample series */
         const struct tl_report_group *rg = report_group(pg, group_name(v, g[i]));
         uint64_t known = 0;
-        for (size_t j = 0; j < g[i]->nresults; j++) { /* this run's tasks: the apart ones are not */
-            const char *res = g[i]->results[j].name;
-            bool apart = tl_attempt_verdict(res, false, 0) == TL_VERDICT_APART || tl_result_cached(res);
-            known += strcmp(res, "(none)") && !apart ? g[i]->results[j].n : 0;
-        }
+        for (size_t j = 0; j < g[i]->nresults; j++)
+            known += strcmp(g[i]->results[j].name, "(none)") ? g[i]->results[j].n : 0;
+        struct tl_agg_apart ap = tl_agg_group_apart(g[i]); /* this run's tasks: not the apart ones */
+        known -= ap.cached + ap.cancelled + ap.libraries;
         if (!known) known = g[i]->nexits ? g[i]->tasks : 0; /* an exit code without a result */
         f[k] = (struct failing){g[i], rg ? rg->failed : 0, known, k};
         k++;

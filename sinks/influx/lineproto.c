@@ -218,17 +218,6 @@ static inline __attribute__((always_inline)) char *put_metric(struct tl_lp_stats
     return p + n;
 }
 
-/* The glossary's failed, remembering the last result's verdict. */
-static bool lp_failed(struct tl_lp_stats *st, const struct tl_record *r)
-{
-    if (__builtin_expect(r->result != st->last_result, 0)) {
-        st->last_result = r->result;
-        st->last_result_failed = tl_attempt_failed(r->result, false, 0);
-    }
-    return st->last_result_failed ||
-           (r->has_exit_code && r->exit_code != 0 && tl_attempt_failed(r->result, true, r->exit_code));
-}
-
 /* A failed attempt's tags: its cause (docs/glossary.md) and failed=true,
  * what the Grafana failure panels select and group by; both absent on the
  * rest. Tags, not fields: InfluxQL groups by tags only, and a cause adds few
@@ -292,7 +281,7 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
         tl_buf_append(b, ",retried=true", 13);
         if (b->oom) return 0;
     }
-    if (lp_failed(st, r) && !put_failure(b, r)) return 0;
+    if (tl_verdict_of(&st->verdict, r) == TL_VERDICT_FAILED && !put_failure(b, r)) return 0;
 
     /* fields: each metric present, then the integers, the task's own key
      * (a string field: no series; left out if it holds a newline, which

@@ -58,10 +58,7 @@ struct tl_lp_stats {
         char s[64];
         size_t n; /* 0: nothing remembered */
     } tag_memo[5];
-    /* The last result seen and whether it is a failure (the glossary's
-     * predicate, tl_attempt_failed): results are interned, so one compare. */
-    const char *last_result;
-    bool last_result_failed;
+    struct tl_verdict_memo verdict; /* the last result's verdict (glossary.h) */
     /* The bound tags (vmrange, lo, hi) of recent histogram buckets, by
      * bucket id: the same buckets come back window after window, and a
      * label costs two inversions and two %e conversions (~5,000
