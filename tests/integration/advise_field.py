@@ -27,6 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
 import nextflow_jars  # noqa: E402
+import glossary_ref  # noqa: E402
 
 TL = sys.argv[1]
 REPO = sys.argv[2]
@@ -50,9 +51,6 @@ def quantile(vals, q):
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
-OK = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED", "CACHED"}
-
-
 def expected(inputs):
     adv = {c["category"]: c for c in json.loads(run([TL, "advise", "-q", "--format", "json"] + inputs,
                                                         check=True).stdout)["categories"]}
@@ -60,12 +58,10 @@ def expected(inputs):
     for path in inputs:
         for line in run([TL, "records", "-q", "-f", "ndjson", path], check=True).stdout.splitlines():
             r = json.loads(line)
-            res, code = r.get("result"), r.get("exit_code")
-            apart = res in ("LIBRARY_EXIT", "CANCELED", "CANCELLED", "ABORTED", "TaskKilled")
-            failed = not apart and ((res is not None and res not in OK) or (code is not None and code != 0))
-            if "wall_time_s" in r and not failed and not apart:  # the successes a limit must not kill
+            ok = glossary_ref.succeeded(r.get("result"), r.get("exit_code"))
+            if "wall_time_s" in r and ok:  # the successes a limit must not kill
                 walls.setdefault(r["category"], []).append(r["wall_time_s"])
-            if "max_rss_bytes" in r and not failed and not apart:
+            if "max_rss_bytes" in r and ok:
                 peaks[r["category"]] = max(peaks.get(r["category"], 0), r["max_rss_bytes"])
     out = {}
     for cat, a in adv.items():

@@ -35,24 +35,15 @@ from browser import Chromium, find_chromium  # noqa: E402
 from grafana_query import InfluxQLRunner, Range  # noqa: E402
 from influxd_harness import Influxd  # noqa: E402
 import make_dashboards  # noqa: E402
+import glossary_ref  # noqa: E402
 
 TASKLENS, REPO = sys.argv[1:3]
 SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(REPO, "..", "shared")
-OK = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED", "CACHED"}
 
 
 def run(args):
     r = subprocess.run([TASKLENS] + args, capture_output=True, text=True, timeout=300)
     return r
-
-
-def failed(r):
-    """docs/glossary.md's failed: a failure result or a non-zero exit; a
-    library instance or a cancelled task never."""
-    res, code = r.get("result"), r.get("exit_code")
-    if res in ("LIBRARY_EXIT", "CANCELED", "CANCELLED", "ABORTED", "TaskKilled"):
-        return False  # a library instance, a cancelled task: counted apart
-    return (res is not None and res not in OK) or (code is not None and code != 0)
 
 
 def truth(inputs):
@@ -61,16 +52,16 @@ def truth(inputs):
          "wall_hours": 0.0, "core_hours": 0.0, "cpu_hours": 0.0}
     for r in rows:
         t["attempts"] += 1
-        t["failed_attempts"] += failed(r)
+        t["failed_attempts"] += glossary_ref.failed(r.get("result"), r.get("exit_code"))
         if not r["final"]:
             continue
         t["tasks"] += 1
-        t["failed"] += failed(r)
+        t["failed"] += glossary_ref.failed(r.get("result"), r.get("exit_code"))
         if r.get("result") == "CACHED":
             t["cached"] += 1
             continue  # an earlier run's: in none of the hours
         t["libraries"] += r.get("result") == "LIBRARY_EXIT"
-        t["cancelled"] += r.get("result") in ("CANCELED", "CANCELLED", "ABORTED", "TaskKilled")
+        t["cancelled"] += r.get("result") in glossary_ref.CANCELLED
         wall = r.get("wall_time_s")
         cores = r.get("alloc_cores") if r.get("alloc_cores") is not None else r.get("req_cores")
         if wall is not None:

@@ -56,6 +56,7 @@ from influxd_harness import Influxd  # noqa: E402
 import influxd2_harness  # noqa: E402
 import prom_harness  # noqa: E402
 import lsst_summary  # noqa: E402
+import glossary_ref  # noqa: E402
 
 TASKLENS, REPO = sys.argv[1:3]
 GRAFANA = os.path.join(REPO, "grafana")
@@ -531,17 +532,10 @@ def parse_lp(text):
     return points
 
 
-OK_RESULTS = {"SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED", "CACHED"}
-
-
 def failed_attempt(tags, f):
-    """The glossary's failed, computed here from the result and exit code
-    (not from the failed tag the panel reads): a failure result, or a
-    non-zero exit; a TaskVine library instance or a cancelled task never."""
-    res = tags.get("result")
-    if res in ("LIBRARY_EXIT", "CANCELED", "CANCELLED", "ABORTED", "TaskKilled"):
-        return False
-    return (res is not None and res not in OK_RESULTS) or f.get("exit_code", 0) != 0
+    """The glossary's failed (glossary_ref), from the point's result tag and exit
+    code -- not from the failed tag the panel reads."""
+    return glossary_ref.failed(tags.get("result"), f.get("exit_code"))
 
 
 def lp_expected(chk, points, rng):

@@ -60,6 +60,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from browser import Chromium, find_chromium, png_pixels  # noqa: E402
 from checks import check, finish, resource_monitor  # noqa: E402
 import advise_emit  # noqa: E402  (its BPS submit file)
+import glossary_ref  # noqa: E402
 
 DRAWN = ["wall_time_s", "cpu_time_s", "max_rss_bytes", "queue_time_s"]
 
@@ -260,8 +261,7 @@ GLANCE_FACTS = """(() => {
 })()"""
 
 EXPONENT = r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]\d+(?!\w)"
-OK_RESULTS = ("SUCCESS", "Success", "NO_WORK", "exec_done", "memo_done", "COMPLETED")
-CANCELLED = ("CANCELED", "CANCELLED", "ABORTED", "TaskKilled")  # the glossary's cancelled: neither failed nor succeeded
+CANCELLED = tuple(glossary_ref.CANCELLED)  # the glossary's cancelled: neither failed nor succeeded
 
 
 def glance_checks(c, tasklens, inputs, what, advise_args=()):
@@ -285,7 +285,7 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
     if sum(g["open"] for g in groups):
         want["open"] = sum(g["open"] for g in groups)
     if (results or any("exit_code" in r for r in finals)) and finals:
-        ok = [r for r in finals if r.get("result", "SUCCESS") in OK_RESULTS and r.get("exit_code", 0) == 0]
+        ok = [r for r in finals if glossary_ref.succeeded(r.get("result"), r.get("exit_code"))]
         want["success_rate"] = len(ok) / len(finals)
     cpu = [r["cpu_time_s"] for r in finals if "cpu_time_s" in r]  # CPU-hours: this run's tasks'
     if cpu:
@@ -347,35 +347,6 @@ FAILURE_FACTS = """[...document.querySelectorAll('table[data-table=failures] tr[
 CORE_HOURS_FACTS = """Object.fromEntries([...document.querySelectorAll(
   'table[data-table=summary] tr[data-g]')].map(tr => [tr.dataset.g,
   tr.querySelector('td[data-k=core_hours]').dataset.v]))"""
-
-
-def cause_of(r):
-    """docs/glossary.md's cause of a failed attempt, written here from the
-    table's words (not from core/glossary.c); None when it did not fail."""
-    res, code = r.get("result"), r.get("exit_code")
-    if res in ("LIBRARY_EXIT",) + CANCELLED or not ((res is not None and res not in OK_RESULTS + ("CACHED",))
-                                     or (code is not None and code != 0)):
-        return None
-    if res == "RESOURCE_EXHAUSTION":
-        for field, cause in (("limit_memory_bytes", "memory"), ("limit_wall_time_s", "time_limit"),
-                             ("limit_disk_bytes", "disk")):
-            if r.get(field) is not None:
-                return cause
-        return "unknown"
-    named = {"MAX_WALL_TIME": "time_limit", "MAX_END_TIME": "time_limit", "FORSAKEN": "lost_worker",
-             "REQUEUED": "lost_worker", "ExecutorLostFailure": "lost_worker", "INPUT_MISSING": "missing_input",
-             "dep_fail": "missing_input",
-             "ExceptionFailure": "task_error", "OUTPUT_MISSING": "task_error"}
-    if res in named:
-        return named[res]
-    if code == 137:
-        return "memory"
-    if code == 140:
-        return "time_limit"
-    if code == 143:
-        limit = r.get("limit_wall_time_s") or r.get("req_wall_time_s")
-        return "time_limit" if limit and (r.get("wall_time_s") or 0) >= 0.9 * limit else "task_error"
-    return "task_error" if code is not None and code > 0 else "unknown"
 
 
 TOP_FACTS = """(() => {
@@ -577,11 +548,10 @@ def failure_checks(c, tasklens, inputs, what):
             continue
         w["tasks"] += 1
         w["this_run"] += r.get("result") not in CANCELLED + ("LIBRARY_EXIT", "CACHED")
-        w["failed"] += r.get("result") not in CANCELLED and (
-            ("result" in r and r["result"] not in OK_RESULTS) or r.get("exit_code", 0) != 0)
+        w["failed"] += glossary_ref.failed(r.get("result"), r.get("exit_code"))
     causes, core_h = {}, {}
     for r in rows:
-        cause = cause_of(r)
+        cause = glossary_ref.cause(r)
         cat = r.get("category", "(none)")
         if cause:
             causes.setdefault(cat, {}).setdefault(cause, 0)
