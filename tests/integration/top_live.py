@@ -401,6 +401,16 @@ def young_run_rate(log):
         check(m and abs(got - want) <= 0.006 * want,
               "top --window %s on a %.1f s old run: %s ended/min = ended / its age (%.4g)"
               % (window, age_min * 60, m[3] + m[4] if m else "-", want or 0))
+    # used cores: the CPU time of this run's tasks that ended, over the run's age (records, not top)
+    rows = [json.loads(l) for l in subprocess.run([TL, "records", "-q", "-f", "ndjson", log], capture_output=True,
+                                                  text=True).stdout.splitlines()]
+    cpu = sum(r.get("cpu_time_s", 0) for r in rows if r["final"] and r.get("result") not in
+              ("CANCELED", "LIBRARY_EXIT", "CACHED"))
+    out = subprocess.run([TL, "top", "--once", "--window", "1h", log], capture_output=True, text=True).stdout
+    m = re.search(r"cores \S+ \((?:[^)]*, )?([\d.]+) used\)", out)
+    want = cpu / (age_min * 60)
+    check(m and abs(float(m[1]) - want) <= 0.006 * want,
+          "top's used cores = CPU time of the tasks ended / the run's age: %s (%.4g)" % (m[1] if m else "-", want))
 
 
 def phase_plain(tmp, demo_log):
