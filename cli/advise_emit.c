@@ -1,24 +1,25 @@
-/* `advise --emit bps|wq|makeflow|nextflow|snakemake`: the recommendations
- * in the files the workflow systems read, each with a header saying from
- * which inputs, when, and by which rule.
+/* `advise --emit bps|wq|makeflow|nextflow|snakemake`: the settings of
+ * insights/allocate.h in the files the workflow systems read, each with a
+ * header saying from which inputs, when and by which rule, and per category
+ * its evidence, the candidates its first allocation was chosen from and the
+ * replay of the settings against the observed attempts.
  *
  *   bps       an LSST BPS submit YAML fragment: pipetask: LABEL:
- *             requestMemory (MB, as HTCondor counts them: MiB) and
- *             requestCpus, to include or paste into a submit file;
- *   wq        JSON for the Work Queue / TaskVine Python API:
- *             for c, r in d["categories"].items():
- *                 q.specify_category_max_resources(c, r)   (memory, disk in MB)
- *   makeflow  CATEGORY= blocks with CORES=, MEMORY=, DISK= (MB), for the
- *             rules that follow each.
+ *             requestMemory (MB, as HTCondor counts them: MiB), requestCpus,
+ *             and memoryMultiplier / numberOfRetries where a retry must grow;
+ *   wq        JSON for the Work Queue / TaskVine API: per category a first
+ *             allocation and a maximum (MB), applied as the file says;
+ *   makeflow  CATEGORY= blocks with CORES=, MEMORY=, DISK= (MB): the
+ *             category's maximum, and MODE=MIN_WASTE where a smaller first
+ *             allocation pays (Makeflow chooses it itself);
  *   nextflow  a config (`nextflow run ... -c FILE`): process { withName:
- *             'NAME' { cpus, memory ('N MB': Nextflow's MB is MiB), time
- *             ('Nm') } } per process;
+ *             'NAME' { cpus, memory ('N MB': Nextflow's MB is MiB, a closure
+ *             of task.attempt where it retries), errorStrategy, maxRetries,
+ *             time ('Nm') } };
  *   snakemake a profile's config.yaml (`snakemake --profile DIR`):
  *             set-threads and set-resources (mem_mb: Snakemake's MB are
- *             10^6 bytes; runtime in minutes) per rule.
- * Nextflow and Snakemake also get a time: wall time at the same quantile x
- * the margin, rounded up to a whole minute (a task over its time is killed,
- * as over its memory).
+ *             10^6 bytes, an expression of attempt where it retries; runtime
+ *             in minutes), retries.
  * A resource with no measurement in a category is left out (the system's
  * default applies), and said in a comment. */
 #include <math.h>
@@ -34,7 +35,7 @@
 #define MIB 1048576.0
 
 /* MB (MiB) a system is asked for: the recommendation, rounded up. */
-static long long to_mb(double bytes)
+long long advise_mb(double bytes)
 {
     return (long long)ceil(bytes / MIB - 1e-9);
 }
@@ -45,25 +46,39 @@ static long long to_cores(double cores)
     return c < 1 ? 1 : c;
 }
 
-static void header(struct tl_buf *b, const char *sys, const char *lead,
+static const char *const retry_idiom[] = {
+    [TL_RETRY_TO_MAX] = "a first allocation, then the maximum of the category",
+    [TL_RETRY_TIMES_ATTEMPT] = "the first x attempt",
+    [TL_RETRY_DOUBLING] = "the first x memoryMultiplier 2 per retry"};
+
+static void header(struct tl_buf *b, enum tl_system sys, const char *lead, const struct tl_settings *any,
                    const struct tl_advise_opts *o, char *const *inputs, int ninputs)
 {
-    char when[32], mem[32];
+    char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    snprintf(mem, sizeof mem, "%.0f MiB", o->round[TL_RES_MEM] / MIB);
-    tl_buf_printf(b, "%smade by tasklens advise --emit %s, %s, from:", lead, sys, when);
+    tl_buf_printf(b, "%smade by tasklens advise --emit %s, %s, from:", lead, tl_system_name[sys], when);
     for (int i = 0; i < ninputs; i++) {
         tl_buf_putc(b, ' ');
         tl_quote_comment(b, inputs[i]);
     }
-    tl_buf_printf(b, "\n%srule: memory = peak RSS p%02.0f x %g, rounded up to %s, in MB (MiB);\n"
-                     "%s      cores = cores used p%02.0f (CPU time / wall time where not measured), "
-                     "rounded up to a whole core;\n"
-                     "%s      disk = sandbox disk p%02.0f x %g, rounded up, in MB (Work Queue, "
-                     "Makeflow)\n",
-                  lead, o->quantile * 100, o->margin, mem, lead, o->quantile * 100, lead,
-                  o->quantile * 100, o->margin);
+    enum tl_first_by by = any ? any->mem.by : TL_FIRST_MIN_WASTE;
+    tl_buf_printf(b, "\n%srule: cores = cores used p%02.0f (CPU time / wall time where not measured), rounded up "
+                     "to a whole core;\n"
+                     "%s      memory%s = %s: the last attempt asks for the largest peak that succeeded (or a "
+                     "step over the limit a memory death died at) x %g, rounded up to %.0f MiB, so nothing "
+                     "that succeeded is killed for good;\n%s      the first allocation ",
+                  lead, o->quantile * 100, lead,
+                  sys == TL_SYS_WQ || sys == TL_SYS_MAKEFLOW ? " and disk" : "",
+                  retry_idiom[any ? any->mem.rule.kind : TL_RETRY_TO_MAX], o->margin,
+                  o->round[TL_RES_MEM] / MIB, lead);
+    if (by == TL_FIRST_QUANTILE)
+        tl_buf_printf(b, "is peak RSS p%02.0f x %g (--quantile)\n", o->quantile * 100, o->margin);
+    else if (by == TL_FIRST_MAX_THROUGHPUT)
+        tl_buf_puts(b, "runs the most tasks per worker-second (cctools' MAX_THROUGHPUT)\n");
+    else
+        tl_buf_printf(b, "has the least expected %s over the observed tasks, retries included (a killed attempt "
+                         "charged its whole wall time)\n", "GiB-hours");
 }
 
 /* A category's evidence, as a comment (the name in visible escapes: no
@@ -74,16 +89,86 @@ static void evidence(struct tl_buf *b, const char *lead, const char *name,
     const struct tl_advice *m = &ca->a[TL_RES_MEM];
     tl_buf_puts(b, lead);
     tl_quote_comment(b, name);
-    tl_buf_printf(b, ": %zu attempt%s", ca->attempts, ca->attempts == 1 ? "" : "s");
-    if (m->n_used)
-        tl_buf_printf(b, "; memory: peak RSS max %.4g MiB, %zu of %zu measured attempts above the "
-                         "recommendation (killed where the executor enforces memory)",
-                      m->used_max / MIB, m->exceed, m->n_used);
+    tl_buf_printf(b, ": %zu attempt%s, %zu task%s", ca->attempts, ca->attempts == 1 ? "" : "s", ca->tasks,
+                  ca->tasks == 1 ? "" : "s");
+    if (m->n_used) tl_buf_printf(b, "; memory: peak RSS max %.4g MiB", m->used_max / MIB);
     else tl_buf_puts(b, "; no memory measured: left to the default");
-    if (m->killed) tl_buf_printf(b, "; %zu killed for memory", m->killed);
-    if (m->unmeasured) tl_buf_printf(b, " (%zu with no memory recorded)", m->unmeasured);
-    if (m->rec_is_floor) tl_buf_puts(b, ", the recommendation is above the limit they died at");
+    if (m->killed && isfinite(m->floor))
+        tl_buf_printf(b, "; %zu killed for memory%s, counted as needing a step over the limit they died at",
+                      m->killed, m->unmeasured ? " (some with no memory recorded)" : "");
+    else if (m->killed)
+        tl_buf_printf(b, "; %zu killed for memory with no limit recorded: the rule rests on the survivors", m->killed);
     tl_buf_putc(b, '\n');
+}
+
+static void size_mib(struct tl_buf *b, double bytes)
+{
+    tl_buf_printf(b, "%lld MiB", advise_mb(bytes));
+}
+
+/* One resource's rule and the candidates it was chosen from. */
+static void rule_comment(struct tl_buf *b, const char *lead, const char *res, const struct tl_choice *c)
+{
+    const struct tl_rule *r = &c->rule;
+    if (!isfinite(r->first)) return;
+    tl_buf_printf(b, "%s  %s: first ", lead, res);
+    size_mib(b, r->first);
+    if (r->retries) {
+        tl_buf_printf(b, ", %zu of %zu tasks above it are killed and retried (%d retr%s, the last asks for ",
+                      c->cost.killed ? c->cost.killed : 0, c->n_needs, r->retries, r->retries == 1 ? "y" : "ies");
+        size_mib(b, tl_rule_ask(r, r->retries + 1));
+        tl_buf_puts(b, ")");
+    } else {
+        tl_buf_printf(b, ", every one of the %zu tasks fits", c->n_needs);
+    }
+    tl_buf_puts(b, "; candidates (first: expected GiB-hours, attempts killed):");
+    for (int i = 0; i < c->ncand; i++) {
+        tl_buf_puts(b, i ? " \xc2\xb7 " : " ");
+        size_mib(b, c->cand[i].first);
+        tl_buf_printf(b, " %.3g/%zu %s", c->cand[i].cost.res_h, c->cand[i].cost.killed, c->cand[i].why);
+    }
+    tl_buf_putc(b, '\n');
+}
+
+static void time_comment(struct tl_buf *b, const char *lead, const struct tl_settings *st)
+{
+    if (!isfinite(st->time_s)) return;
+    tl_buf_printf(b, "%s  time %.0fm: %zu of %zu successful attempts ran longer%s\n", lead, st->time_s / 60,
+                  st->time_killed, st->time_succeeded, st->time_killed ? " -- they would be killed at the limit" : "");
+}
+
+/* Hours as the comment says them: "-" when not recorded (char[24]). */
+static const char *hours(char *buf, double h)
+{
+    if (isfinite(h)) snprintf(buf, 24, "%.3g", h);
+    else snprintf(buf, 24, "-");
+    return buf;
+}
+
+/* The replay of a category's settings against its observed attempts. */
+static void replay_comment(struct tl_buf *b, const char *lead, const struct tl_replay *rp)
+{
+    const struct tl_replay_side *x = &rp->before, *y = &rp->after;
+    char c0[24], c1[24], g0[24], g1[24];
+    tl_buf_printf(b, "%s  replay on the observed attempts: %zu of %zu successes killed for good; attempts %zu -> %zu "
+                     "(killed %zu -> %zu); core-hours %s -> %s; GiB-hours %s -> %s",
+                  lead, rp->successes_lost, rp->succeeded, x->attempts, y->attempts, x->killed, y->killed,
+                  hours(c0, x->core_h), hours(c1, y->core_h), hours(g0, x->gib_h), hours(g1, y->gib_h));
+    size_t no = x->no_cores > x->no_mem ? x->no_cores : x->no_mem;
+    if (no) tl_buf_printf(b, " (%zu observed attempts recorded no allocation%s)", no,
+                          no == x->attempts ? ": the trace holds none to compare" : ": left out of the hours before");
+    tl_buf_putc(b, '\n');
+}
+
+/* Everything said about category k before its settings. */
+static void category_comments(struct tl_buf *b, const char *lead, const struct tl_task_rows *rs, size_t k,
+                              const struct advise_plan *p)
+{
+    evidence(b, lead, rs->cats.s[k], &p->ca[k]);
+    rule_comment(b, lead, "memory", &p->st[k].mem);
+    rule_comment(b, lead, "disk", &p->st[k].disk);
+    time_comment(b, lead, &p->st[k]);
+    replay_comment(b, lead, &p->rp[k]);
 }
 
 /* A category whose name the language cannot hold safely: left out, said
@@ -128,16 +213,28 @@ static bool makeflow_name(const char *s)
     return true;
 }
 
-static void emit_bps(struct tl_buf *b, const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
+static const struct tl_settings *first_settings(const struct tl_task_rows *rs, const struct advise_plan *p)
+{
+    for (size_t k = 0; k < rs->cats.n; k++)
+        if (isfinite(p->st[k].mem.rule.first)) return &p->st[k];
+    return rs->cats.n ? &p->st[0] : NULL;
+}
+
+/* BPS retries a job held for memory with requestMemory x memoryMultiplier
+ * per retry, up to the site's memoryLimit; numberOfRetries retries every
+ * failure (ctrl_bps_htcondor). */
+static void emit_bps(struct tl_buf *b, const struct tl_task_rows *rs, const struct advise_plan *p,
                      const struct tl_advise_opts *o, char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
-    header(b, "bps", "# ", o, inputs, ninputs);
-    tl_buf_puts(b, "# labels with no measurement are left out: BPS gives them its defaults\n"
+    header(b, TL_SYS_BPS, "# ", first_settings(rs, p), o, inputs, ninputs);
+    tl_buf_puts(b, "# labels with no measurement are left out: BPS gives them its defaults. A label that retries\n"
+                   "# grows requestMemory x memoryMultiplier per retry of a job held for memory, up to the site's\n"
+                   "# memoryLimit (HTCondor plugin); numberOfRetries retries its other failures too\n"
                    "pipetask:\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
-        const struct tl_advice *m = &ca[k].a[TL_RES_MEM], *c = &ca[k].a[TL_RES_CORES];
-        evidence(b, "  # ", rs->cats.s[k], &ca[k]);
-        if (!m->n_used && !c->n_used) continue;
+        const struct tl_settings *st = &p->st[k];
+        category_comments(b, "  # ", rs, k, p);
+        if (!isfinite(st->mem.rule.first) && !isfinite(st->cores)) continue;
         struct tl_buf key = {0};
         bool ok = tl_quote_yaml(&key, rs->cats.s[k]); /* a double-quoted YAML key */
         if (ok) {
@@ -150,16 +247,73 @@ static void emit_bps(struct tl_buf *b, const struct tl_task_rows *rs, const stru
             refuse(b, "  # ", rf, rs->cats.s[k], "not UTF-8, so not a label BPS can name");
             continue;
         }
-        if (m->n_used) tl_buf_printf(b, "    requestMemory: %lld\n", to_mb(m->rec));
-        if (c->n_used) tl_buf_printf(b, "    requestCpus: %lld\n", to_cores(c->rec));
+        if (isfinite(st->mem.rule.first)) {
+            tl_buf_printf(b, "    requestMemory: %lld\n", advise_mb(st->mem.rule.first));
+            if (st->mem.rule.retries)
+                tl_buf_printf(b, "    memoryMultiplier: 2\n    numberOfRetries: %d\n", st->mem.rule.retries);
+        }
+        if (isfinite(st->cores)) tl_buf_printf(b, "    requestCpus: %lld\n", to_cores(st->cores));
     }
 }
 
-static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
+/* A first allocation or a maximum as a JSON object of MB and cores. */
+static void wq_resources(struct tl_buf *b, const struct tl_settings *st, int k)
+{
+    const char *sep = "{";
+    if (isfinite(st->cores)) {
+        tl_buf_printf(b, "%s\"cores\": %lld", sep, to_cores(st->cores));
+        sep = ", ";
+    }
+    if (isfinite(st->mem.rule.first)) {
+        tl_buf_printf(b, "%s\"memory\": %lld", sep, advise_mb(tl_rule_ask(&st->mem.rule, k)));
+        sep = ", ";
+    }
+    if (isfinite(st->disk.rule.first))
+        tl_buf_printf(b, "%s\"disk\": %lld", sep, advise_mb(tl_rule_ask(&st->disk.rule, k)));
+    tl_buf_putc(b, '}');
+}
+
+static void json_hours(struct tl_buf *b, double h)
+{
+    if (isfinite(h)) tl_buf_printf(b, "%.6g", h);
+    else tl_buf_puts(b, "null");
+}
+
+/* The replay of a category, as numbers (hours: null when not recorded). */
+static void wq_replay(struct tl_buf *b, const struct tl_replay *rp)
+{
+    const struct tl_replay_side *x = &rp->before, *y = &rp->after;
+    tl_buf_printf(b, ", \"replay\": {\"tasks\": %zu, \"successes_killed_for_good\": %zu, \"attempts\": [%zu, %zu], "
+                     "\"killed\": [%zu, %zu], \"core_hours\": [", rp->tasks, rp->successes_lost, x->attempts,
+                  y->attempts, x->killed, y->killed);
+    json_hours(b, x->core_h);
+    tl_buf_puts(b, ", ");
+    json_hours(b, y->core_h);
+    tl_buf_puts(b, "], \"gib_hours\": [");
+    json_hours(b, x->gib_h);
+    tl_buf_puts(b, ", ");
+    json_hours(b, y->gib_h);
+    tl_buf_puts(b, "]}");
+}
+
+#define WQ_USE                                                                                          \
+    "apply it (Work Queue; TaskVine names in brackets): q.tune(\"category-steady-n-tasks\", 0) [m.tune], " \
+    "so the first allocation applies from the first task; then for c, r in d[\"categories\"].items(): "    \
+    "q.specify_category_mode(c, WORK_QUEUE_ALLOCATION_MODE_MAX) [m.set_category_mode(c, "               \
+    "VINE_ALLOCATION_MODE_MAX)]; q.specify_category_max_resources(c, r[\"max\"]) "                        \
+    "[m.set_category_resources_max]; q.specify_category_first_allocation_guess(c, r[\"first\"]) "         \
+    "[m.set_category_first_allocation_guess]; and for each resource in r[\"first\"]: "                    \
+    "q.enable_category_resource(c, resource, 0) [m.set_category_autolabel_resource(c, resource, "       \
+    "False)], so the manager keeps this first allocation. A task over its first allocation is killed "  \
+    "and retried once at the maximum (the MAX mode of the manager). Per category, \"replay\" is what "   \
+    "these settings do to the observed attempts (advise --replay wq says more)."
+
+static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struct advise_plan *p,
                     const struct tl_advise_opts *o, char *const *inputs, int ninputs, struct advise_refusals *rf)
 {
     struct tl_buf h = {0};
-    header(&h, "wq", "", o, inputs, ninputs);
+    header(&h, TL_SYS_WQ, "", first_settings(rs, p), o, inputs, ninputs);
+    tl_buf_puts(&h, WQ_USE "\n");
     tl_buf_puts(b, "{\n  \"tasklens\": ");
     tl_buf_putc(&h, '\0');
     tl_buf_put_json_string(b, h.data);
@@ -167,8 +321,8 @@ static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struc
     tl_buf_puts(b, ",\n  \"categories\": {");
     bool first = true;
     for (size_t k = 0; k < rs->cats.n; k++) {
-        const struct tl_advice *a = ca[k].a;
-        if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
+        const struct tl_settings *st = &p->st[k];
+        if (!isfinite(st->cores) && !isfinite(st->mem.rule.first) && !isfinite(st->disk.rule.first)) continue;
         if (!tl_utf8_valid(rs->cats.s[k])) { /* JSON would hold another name */
             refuse(NULL, NULL, rf, rs->cats.s[k], "not UTF-8, so not a name JSON can hold");
             continue;
@@ -176,79 +330,43 @@ static void emit_wq(struct tl_buf *b, const struct tl_task_rows *rs, const struc
         tl_buf_puts(b, first ? "\n    " : ",\n    ");
         first = false;
         tl_buf_put_json_string(b, rs->cats.s[k]);
-        tl_buf_puts(b, ": {");
-        const char *sep = "";
-        if (a[TL_RES_CORES].n_used) {
-            tl_buf_printf(b, "\"cores\": %lld", to_cores(a[TL_RES_CORES].rec));
-            sep = ", ";
-        }
-        if (a[TL_RES_MEM].n_used) {
-            tl_buf_printf(b, "%s\"memory\": %lld", sep, to_mb(a[TL_RES_MEM].rec));
-            sep = ", ";
-        }
-        if (a[TL_RES_DISK].n_used) tl_buf_printf(b, "%s\"disk\": %lld", sep, to_mb(a[TL_RES_DISK].rec));
+        tl_buf_puts(b, ": {\"first\": ");
+        wq_resources(b, st, 1);
+        tl_buf_puts(b, ", \"max\": ");
+        wq_resources(b, st, 2);
+        wq_replay(b, &p->rp[k]);
         tl_buf_putc(b, '}');
     }
     tl_buf_puts(b, "\n  }\n}\n");
 }
 
-static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs,
-                          const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                          char *const *inputs, int ninputs, struct advise_refusals *rf)
+/* Makeflow's category holds a maximum; with MODE=MIN_WASTE Makeflow picks
+ * the first allocation itself from what it has seen, as cctools' formula
+ * tasklens used. */
+static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs, const struct advise_plan *p,
+                          const struct tl_advise_opts *o, char *const *inputs, int ninputs,
+                          struct advise_refusals *rf)
 {
-    header(b, "makeflow", "# ", o, inputs, ninputs);
-    tl_buf_puts(b, "# each block applies to the rules that follow it, until the next CATEGORY\n");
+    header(b, TL_SYS_MAKEFLOW, "# ", first_settings(rs, p), o, inputs, ninputs);
+    tl_buf_puts(b, "# each block applies to the rules that follow it, until the next CATEGORY. MEMORY and DISK are\n"
+                   "# the category's maximum; where a smaller first allocation pays, MODE=MIN_WASTE lets Makeflow\n"
+                   "# choose it from the tasks it has seen (the first shown here is what that rule picks on the\n"
+                   "# observed tasks) and retry a task killed above it at the maximum\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
-        const struct tl_advice *a = ca[k].a;
+        const struct tl_settings *st = &p->st[k];
         tl_buf_putc(b, '\n');
-        evidence(b, "# ", rs->cats.s[k], &ca[k]);
-        if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !a[TL_RES_DISK].n_used) continue;
+        category_comments(b, "# ", rs, k, p);
+        if (!isfinite(st->cores) && !isfinite(st->mem.rule.first) && !isfinite(st->disk.rule.first)) continue;
         if (!makeflow_name(rs->cats.s[k])) {
             refuse(b, "# ", rf, rs->cats.s[k], "not a name Makeflow reads back as written");
             continue;
         }
         tl_buf_printf(b, "CATEGORY=%s\n", rs->cats.s[k]);
-        if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "CORES=%lld\n", to_cores(a[TL_RES_CORES].rec));
-        if (a[TL_RES_MEM].n_used) tl_buf_printf(b, "MEMORY=%lld\n", to_mb(a[TL_RES_MEM].rec));
-        if (a[TL_RES_DISK].n_used) tl_buf_printf(b, "DISK=%lld\n", to_mb(a[TL_RES_DISK].rec));
+        if (st->mem.rule.retries || st->disk.rule.retries) tl_buf_puts(b, "MODE=MIN_WASTE\n");
+        if (isfinite(st->cores)) tl_buf_printf(b, "CORES=%lld\n", to_cores(st->cores));
+        if (isfinite(st->mem.rule.first)) tl_buf_printf(b, "MEMORY=%lld\n", advise_mb(st->mem.rule.cover));
+        if (isfinite(st->disk.rule.first)) tl_buf_printf(b, "DISK=%lld\n", advise_mb(st->disk.rule.cover));
     }
-}
-
-/* A time limit: minutes to ask for, over the attempts that succeeded (a
- * limit kills; issue 57 point 1): by default the longest of them x the
- * margin, so nothing that succeeded is killed; with --quantile, that
- * quantile x the margin, and `killed` says how many successes it would
- * have killed. minutes 0: no successful attempt with a wall time. */
-/* An attempt that did its work: what a hard limit must not kill. */
-static bool row_succeeded(const struct tl_task_row *r)
-{
-    return !r->failed && !r->cancelled && !r->library;
-}
-
-struct time_limit {
-    long long minutes;
-    size_t succeeded, killed;
-};
-
-static struct time_limit wall_limit(const struct tl_task_rows *rs, size_t k, const struct tl_advise_opts *o)
-{
-    struct time_limit t = {0};
-    double *tmp = malloc((rs->n ? rs->n : 1) * sizeof *tmp);
-    if (!tmp) return t;
-    for (size_t j = rs->at[k]; j < rs->at[k + 1]; j++) {
-        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
-        if (row_succeeded(r) && isfinite(r->v[TL_V_WALL])) tmp[t.succeeded++] = r->v[TL_V_WALL];
-    }
-    tl_sort_doubles(tmp, t.succeeded);
-    double q = o->quantile_given ? tl_quantile_or_nan(tmp, t.succeeded, o->quantile)
-                                 : t.succeeded ? tmp[t.succeeded - 1] : NAN;
-    if (t.succeeded && isfinite(q)) {
-        t.minutes = (long long)ceil(q * o->margin / 60 - 1e-9);
-        if (t.minutes < 1) t.minutes = 1;
-        for (size_t i = 0; i < t.succeeded; i++) t.killed += tmp[i] > (double)t.minutes * 60;
-    }
-    free(tmp);
-    return t;
 }
 
 static void time_rule(struct tl_buf *b, const char *lead, const struct tl_advise_opts *o)
@@ -262,81 +380,31 @@ static void time_rule(struct tl_buf *b, const char *lead, const struct tl_advise
                          "minute: a time limit kills, and none that succeeded is killed\n", lead, o->margin);
 }
 
-/* The time limit's line of evidence: what it does to the observed successes. */
-static void time_evidence(struct tl_buf *b, const char *lead, const struct time_limit *t)
-{
-    if (!t->minutes) return;
-    tl_buf_printf(b, "%stime %lldm: %zu of %zu successful attempts ran longer%s\n", lead, t->minutes,
-                  t->killed, t->succeeded, t->killed ? " -- they would be killed at the limit" : "");
-}
-
-/* Nextflow's memory, a hard limit where its executor enforces it (issue 57
- * points 1, 2): the first attempt asks for the recommendation; when the
- * largest success (or a memory death's limit) x the margin needs more, the
- * block retries on a resource kill with memory x task.attempt, as many
- * retries as reach it (at most MAX_RETRIES; past that the first ask
- * grows). */
-#define MAX_RETRIES 3
 #define RESOURCE_KILLS "[137, 140, 143]" /* SIGKILL (memory), the batch time limit, SIGTERM */
 
-struct mem_plan {
-    long long first_mb, cover_mb; /* the first attempt's ask; what the last retry must reach */
-    int retries;
-    size_t succeeded, over;       /* successes measured; those above the first ask */
-};
-
-static struct mem_plan mem_plan(const struct tl_task_rows *rs, size_t k, const struct tl_advice *m,
-                                const struct tl_advise_opts *o)
+static void nextflow_memory(struct tl_buf *b, const struct tl_rule *r)
 {
-    struct mem_plan p = {to_mb(m->rec), 0, 0, 0, 0};
-    double need = isfinite(m->floor) && m->floor > 0 ? m->floor : 0;
-    for (size_t j = rs->at[k]; j < rs->at[k + 1]; j++) {
-        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
-        if (!row_succeeded(r) || !isfinite(r->v[TL_V_MEM])) continue;
-        p.succeeded++;
-        p.over += r->v[TL_V_MEM] > m->rec;
-        if (r->v[TL_V_MEM] > need) need = r->v[TL_V_MEM];
-    }
-    double gran = o->round[TL_RES_MEM];
-    p.cover_mb = to_mb(ceil(need * o->margin / gran - 1e-9) * gran);
-    if (p.cover_mb <= p.first_mb) return p;
-    p.retries = (int)((p.cover_mb + p.first_mb - 1) / p.first_mb) - 1;
-    if (p.retries > MAX_RETRIES) { /* the first ask grows so that the last retry still reaches */
-        p.retries = MAX_RETRIES;
-        long long g = to_mb(gran);
-        p.first_mb = ((p.cover_mb + MAX_RETRIES) / (MAX_RETRIES + 1) + g - 1) / g * g;
-    }
-    return p;
-}
-
-static void nextflow_memory(struct tl_buf *b, const struct mem_plan *p)
-{
-    if (!p->retries) {
-        tl_buf_printf(b, "        memory = '%lld MB'\n", p->first_mb);
+    if (!r->retries) {
+        tl_buf_printf(b, "        memory = '%lld MB'\n", advise_mb(r->first));
         return;
     }
-    tl_buf_printf(b, "        // memory: %zu of %zu successes used more than %lld MB; each retry after a resource "
-                     "kill asks for %lld MB more, the last (%lld MB) covers the largest x the margin\n",
-                  p->over, p->succeeded, p->first_mb, p->first_mb, p->first_mb * (p->retries + 1));
-    tl_buf_printf(b, "        memory = { \"${%lld * task.attempt} MB\" }\n", p->first_mb);
+    tl_buf_printf(b, "        memory = { \"${%lld * task.attempt} MB\" }\n", advise_mb(r->first));
     tl_buf_puts(b, "        errorStrategy = { task.exitStatus in " RESOURCE_KILLS " ? 'retry' : 'terminate' }\n");
-    tl_buf_printf(b, "        maxRetries = %d\n", p->retries);
+    tl_buf_printf(b, "        maxRetries = %d\n", r->retries);
 }
 
-static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
-                          const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                          char *const *inputs, int ninputs, struct advise_refusals *rf)
+static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs, const struct advise_plan *p,
+                          const struct tl_advise_opts *o, char *const *inputs, int ninputs,
+                          struct advise_refusals *rf)
 {
-    header(b, "nextflow", "// ", o, inputs, ninputs);
+    header(b, TL_SYS_NEXTFLOW, "// ", first_settings(rs, p), o, inputs, ninputs);
     time_rule(b, "// ", o);
-    tl_buf_puts(b, "// use it with: nextflow run PIPELINE -c THIS_FILE (Nextflow's MB are MiB)\nprocess {\n");
+    tl_buf_puts(b, "// use it with: nextflow run PIPELINE -c THIS_FILE (Nextflow's MB are MiB); a retry happens "
+                   "only after a resource kill (exit 137, 140, 143)\nprocess {\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
-        const struct tl_advice *a = ca[k].a;
-        struct time_limit tl = wall_limit(rs, k, o);
-        long long minutes = tl.minutes;
-        evidence(b, "    // ", rs->cats.s[k], &ca[k]);
-        time_evidence(b, "    //   ", &tl);
-        if (!a[TL_RES_MEM].n_used && !a[TL_RES_CORES].n_used && !minutes) continue;
+        const struct tl_settings *st = &p->st[k];
+        category_comments(b, "    // ", rs, k, p);
+        if (!isfinite(st->cores) && !isfinite(st->mem.rule.first) && !isfinite(st->time_s)) continue;
         if (!process_name(rs->cats.s[k])) { /* a selector is a pattern: only a name is safe */
             refuse(b, "    // ", rf, rs->cats.s[k], "not a Nextflow process name");
             continue;
@@ -344,12 +412,9 @@ static void emit_nextflow(struct tl_buf *b, const struct tl_task_rows *rs,
         tl_buf_puts(b, "    withName: ");
         tl_quote_groovy(b, rs->cats.s[k]);
         tl_buf_puts(b, " {\n");
-        if (a[TL_RES_CORES].n_used) tl_buf_printf(b, "        cpus = %lld\n", to_cores(a[TL_RES_CORES].rec));
-        if (a[TL_RES_MEM].n_used) {
-            struct mem_plan mp = mem_plan(rs, k, &a[TL_RES_MEM], o);
-            nextflow_memory(b, &mp);
-        }
-        if (minutes) tl_buf_printf(b, "        time = '%lldm'\n", minutes);
+        if (isfinite(st->cores)) tl_buf_printf(b, "        cpus = %lld\n", to_cores(st->cores));
+        if (isfinite(st->mem.rule.first)) nextflow_memory(b, &st->mem.rule);
+        if (isfinite(st->time_s)) tl_buf_printf(b, "        time = '%.0fm'\n", st->time_s / 60);
         tl_buf_puts(b, "    }\n");
     }
     tl_buf_puts(b, "}\n");
@@ -360,46 +425,38 @@ static bool rule_name(const char *s)
 {
     if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return false;
     for (; *s; s++)
-        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-            return false;
+        if (!name_char(*s)) return false;
     return true;
 }
 
-static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
-                           const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                           char *const *inputs, int ninputs, struct advise_refusals *rf)
+static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs, const struct advise_plan *p,
+                           const struct tl_advise_opts *o, char *const *inputs, int ninputs,
+                           struct advise_refusals *rf)
 {
     struct tl_buf threads = {0}, res = {0};
     int retries = 0;
-    header(b, "snakemake", "# ", o, inputs, ninputs);
+    header(b, TL_SYS_SNAKEMAKE, "# ", first_settings(rs, p), o, inputs, ninputs);
     time_rule(b, "# ", o);
     tl_buf_puts(b, "# a profile: save as DIR/config.yaml, run snakemake --profile DIR "
                    "(mem_mb: Snakemake's MB are 10^6 bytes)\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
-        const struct tl_advice *a = ca[k].a;
-        struct time_limit tl = wall_limit(rs, k, o);
-        long long minutes = tl.minutes;
-        evidence(b, "# ", rs->cats.s[k], &ca[k]);
-        time_evidence(b, "#   ", &tl);
+        const struct tl_settings *st = &p->st[k];
+        category_comments(b, "# ", rs, k, p);
         if (!rule_name(rs->cats.s[k])) {
             refuse(b, "# ", rf, rs->cats.s[k], "not a Snakemake rule name");
             continue;
         }
-        if (a[TL_RES_CORES].n_used)
-            tl_buf_printf(&threads, "  %s: %lld\n", rs->cats.s[k], to_cores(a[TL_RES_CORES].rec));
-        if (!a[TL_RES_MEM].n_used && !minutes) continue;
+        if (isfinite(st->cores)) tl_buf_printf(&threads, "  %s: %lld\n", rs->cats.s[k], to_cores(st->cores));
+        if (!isfinite(st->mem.rule.first) && !isfinite(st->time_s)) continue;
         tl_buf_printf(&res, "  %s:\n", rs->cats.s[k]);
-        if (a[TL_RES_MEM].n_used) {
-            struct mem_plan mp = mem_plan(rs, k, &a[TL_RES_MEM], o);
-            long long first = (long long)ceil((double)mp.first_mb * MIB / 1e6 - 1e-9); /* 10^6 bytes */
-            if (mp.retries > retries) retries = mp.retries;
-            if (!mp.retries) tl_buf_printf(&res, "    mem_mb: %lld\n", first);
+        if (isfinite(st->mem.rule.first)) {
+            long long first = (long long)ceil(st->mem.rule.first / 1e6 - 1e-9); /* 10^6 bytes */
+            if (st->mem.rule.retries > retries) retries = st->mem.rule.retries;
+            if (!st->mem.rule.retries) tl_buf_printf(&res, "    mem_mb: %lld\n", first);
             else /* Snakemake evaluates a resource string with `attempt` in scope */
-                tl_buf_printf(&res, "    # %zu of %zu successes used more: x attempt, the last of %d covers the "
-                                    "largest x the margin\n    mem_mb: \"%lld * attempt\"\n",
-                              mp.over, mp.succeeded, mp.retries + 1, first);
+                tl_buf_printf(&res, "    mem_mb: \"%lld * attempt\"\n", first);
         }
-        if (minutes) tl_buf_printf(&res, "    runtime: %lld\n", minutes);
+        if (isfinite(st->time_s)) tl_buf_printf(&res, "    runtime: %.0f\n", st->time_s / 60);
     }
     if (retries) /* profile-wide: Snakemake's retries are one number */
         tl_buf_printf(b, "# retries: a rule's memory grows with attempt (above); every failed job is retried\n"
@@ -416,25 +473,23 @@ static void emit_snakemake(struct tl_buf *b, const struct tl_task_rows *rs,
     tl_buf_free(&res);
 }
 
-bool advise_emit_parse(const char *name, enum advise_emit *out)
+bool advise_system_parse(const char *name, enum tl_system *out)
 {
-    static const char *const names[] = {"bps", "wq", "makeflow", "nextflow", "snakemake"};
-    for (int i = 0; i < 5; i++)
-        if (!strcmp(name, names[i])) {
-            *out = (enum advise_emit)(i + 1);
+    for (int i = 0; i < TL_NSYS; i++)
+        if (!strcmp(name, tl_system_name[i])) {
+            *out = (enum tl_system)i;
             return true;
         }
     return false;
 }
 
-void advise_emit(struct tl_buf *b, enum advise_emit e, const struct tl_task_rows *rs,
-                 const struct tl_cat_advice *ca, const struct tl_advise_opts *o,
-                 char *const *inputs, int ninputs, struct advise_refusals *rf)
+void advise_emit(struct tl_buf *b, enum tl_system sys, const struct tl_task_rows *rs,
+                 const struct advise_plan *p, const struct tl_advise_opts *o, char *const *inputs,
+                 int ninputs, struct advise_refusals *rf)
 {
+    typedef void (*emitter)(struct tl_buf *, const struct tl_task_rows *, const struct advise_plan *,
+                            const struct tl_advise_opts *, char *const *, int, struct advise_refusals *);
+    static const emitter by_system[TL_NSYS] = {emit_bps, emit_wq, emit_makeflow, emit_nextflow, emit_snakemake};
     *rf = (struct advise_refusals){0};
-    if (e == EMIT_BPS) emit_bps(b, rs, ca, o, inputs, ninputs, rf);
-    else if (e == EMIT_WQ) emit_wq(b, rs, ca, o, inputs, ninputs, rf);
-    else if (e == EMIT_MAKEFLOW) emit_makeflow(b, rs, ca, o, inputs, ninputs, rf);
-    else if (e == EMIT_NEXTFLOW) emit_nextflow(b, rs, ca, o, inputs, ninputs, rf);
-    else if (e == EMIT_SNAKEMAKE) emit_snakemake(b, rs, ca, o, inputs, ninputs, rf);
+    by_system[sys](b, rs, p, o, inputs, ninputs, rf);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/advise_emit.h"
+#include "cli/advise_replay.h"
 #include "core/term.h"
 #include "cli/cli.h"
 #include "cli/insights_cli.h"
@@ -37,7 +37,16 @@ static void advise_usage(FILE *out)
             "                      YAML), wq (Work Queue / TaskVine category JSON), makeflow\n"
             "                      (CATEGORY blocks), nextflow (a -c config: withName cpus,\n"
             "                      memory, time) or snakemake (a profile: set-threads,\n"
-            "                      set-resources), with the rule and the inputs in a header\n" COMMON_HELP
+            "                      set-resources), with the rule and the inputs in a header;\n"
+            "                      memory and disk as a first allocation and retries in the\n"
+            "                      system's idiom, the last covering every success x margin\n"
+            "  --allocation MODE   how the first allocation is chosen: waste (default: the least\n"
+            "                      expected GiB-hours over the observed tasks, retries included)\n"
+            "                      or throughput (the most tasks per worker-second; Work Queue,\n"
+            "                      Makeflow); --quantile picks the quantile rule instead\n"
+            "  --replay SYSTEM     instead of the advice: what --emit SYSTEM writes, the candidate\n"
+            "                      first allocations, and a replay against the observed attempts\n"
+            "                      (attempts killed, retries, core-hours, GiB-hours before and after)\n" COMMON_HELP
             "\n"
             "The formulas are in docs/advise.md (man tasklens: advise).\n");
 }
@@ -233,27 +242,119 @@ static void advise_lp(struct tl_buf *b, const char *name, const struct tl_cat_ad
     }
 }
 
-/* The advice of every category into b: a table, JSON, line protocol or a
- * workflow system's file (a name it cannot hold is left out and said). */
-static void advise_write(struct tl_buf *b, enum advise_emit emit, const struct common *co,
+/* What to write: the advice (table, JSON, line protocol), a workflow
+ * system's file, or the replay of one. */
+struct advise_out {
+    bool emit, replay;
+    enum tl_system sys;
+    enum tl_first_by by;
+};
+
+/* The settings and replay of every category under the system asked for. */
+static bool advise_plan_make(const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
+                             const struct tl_advise_opts *o, const struct advise_out *out,
+                             struct tl_settings *st, struct tl_replay *rp)
+{
+    struct tl_alloc_scratch sc;
+    bool ok = tl_alloc_scratch_init(&sc, rs->n);
+    for (size_t k = 0; ok && k < rs->cats.n; k++) {
+        tl_settings_for(out->sys, out->by, rs, (int32_t)k, &ca[k], o, &sc, &st[k]);
+        tl_replay_category(rs, (int32_t)k, &st[k], &rp[k]);
+    }
+    tl_alloc_scratch_free(&sc);
+    return ok;
+}
+
+/* The advice of every category into b: a table, JSON or line protocol; or
+ * a workflow system's file (a name it cannot hold is left out and said); or
+ * the replay of one. false when out of memory. */
+static bool advise_write(struct tl_buf *b, const struct advise_out *out, const struct common *co,
                          const struct tl_task_rows *rs, const struct tl_cat_advice *ca,
                          const struct tl_advise_opts *o, char *const *inputs, int ninputs)
 {
+    if (out->emit || out->replay) {
+        size_t nc = rs->cats.n ? rs->cats.n : 1;
+        struct tl_settings *st = calloc(nc, sizeof *st);
+        struct tl_replay *rp = calloc(nc, sizeof *rp);
+        bool ok = st && rp && advise_plan_make(rs, ca, o, out, st, rp);
+        struct advise_plan p = {ca, st, rp};
+        struct advise_refusals rf = {0};
+        if (ok && out->emit) advise_emit(b, out->sys, rs, &p, o, inputs, ninputs, &rf);
+        else if (ok) advise_replay_write(b, co->fmt, out->sys, rs, &p);
+        if (rf.n) /* a name the file cannot hold exactly never goes in it */
+            tl_eprintf("tasklens advise: %zu categor%s left out of the file: '%s' is %s\n", rf.n,
+                       rf.n == 1 ? "y" : "ies", rf.first, rf.why);
+        free(st);
+        free(rp);
+        return ok;
+    }
     int written = 0;
     char pct[16];
     snprintf(pct, sizeof pct, "p%02.0f", o->quantile * 100);
-    struct advise_refusals rf = {0};
-    if (emit) advise_emit(b, emit, rs, ca, o, inputs, ninputs, &rf);
-    else advise_header(b, co->fmt, o, pct);
-    if (rf.n) /* a name the file cannot hold exactly never goes in it */
-        tl_eprintf("tasklens advise: %zu categor%s left out of the file: '%s' is %s\n", rf.n,
-                   rf.n == 1 ? "y" : "ies", rf.first, rf.why);
-    for (size_t k = 0; !emit && k < rs->cats.n; k++) {
+    advise_header(b, co->fmt, o, pct);
+    for (size_t k = 0; k < rs->cats.n; k++) {
         if (co->fmt == F_TABLE) advise_table(b, rs->cats.s[k], &ca[k], pct);
         else if (co->fmt == F_JSON) advise_json(b, k, rs->cats.s[k], &ca[k], pct);
         else advise_lp(b, rs->cats.s[k], &ca[k], o->quantile, rs->newest_ns, &written);
     }
-    if (!emit && co->fmt == F_JSON) tl_buf_puts(b, "]}\n");
+    if (co->fmt == F_JSON) tl_buf_puts(b, "]}\n");
+    return true;
+}
+
+/* One of advise's own options: 1 taken, -1 a usage error (said), 0 not one. */
+static int advise_option(int c, char *optarg, struct tl_advise_opts *o, struct advise_out *out)
+{
+    switch (c) {
+    case 'Q':
+        if (!parse_num(optarg, 0, 1, &o->quantile)) {
+            tl_eprintf("tasklens advise: --quantile wants a number in [0,1]\n");
+            return -1;
+        }
+        o->quantile_given = true;
+        return 1;
+    case 'M':
+        if (!parse_num(optarg, 1, 100, &o->margin)) {
+            tl_eprintf("tasklens advise: --margin wants a number in [1,100]\n");
+            return -1;
+        }
+        return 1;
+    case 'R': {
+        char *eq = strchr(optarg, '=');
+        int res = -1;
+        if (eq) {
+            *eq = '\0';
+            for (int k = 0; k < TL_NRES; k++)
+                if (!strcmp(optarg, tl_res_name[k])) res = k;
+        }
+        double v = 0;
+        bool ok = res >= 0 && (res == TL_RES_CORES ? parse_num(eq + 1, 1e-3, 1e6, &v)
+                                                : parse_bytes(eq + 1, &v) && v >= 1);
+        if (!ok) {
+            tl_eprintf("tasklens advise: --round wants cores=N, memory=SIZE or disk=SIZE\n");
+            return -1;
+        }
+        o->round[res] = v;
+        return 1;
+    }
+    case 'E':
+    case 'P':
+        if (!advise_system_parse(optarg, &out->sys)) {
+            tl_eprintf("tasklens advise: --%s is bps, wq, makeflow, nextflow or snakemake\n",
+                       c == 'E' ? "emit" : "replay");
+            return -1;
+        }
+        if (c == 'E') out->emit = true;
+        else out->replay = true;
+        return 1;
+    case 'A':
+        if (strcmp(optarg, "waste") && strcmp(optarg, "throughput")) {
+            tl_eprintf("tasklens advise: --allocation is waste or throughput\n");
+            return -1;
+        }
+        out->by = *optarg == 'w' ? TL_FIRST_MIN_WASTE : TL_FIRST_MAX_THROUGHPUT;
+        return 1;
+    default: return 0;
+    }
 }
 
 int tl_cmd_advise(int argc, char **argv)
@@ -261,8 +362,9 @@ int tl_cmd_advise(int argc, char **argv)
     static const struct option longopts[] = {
         {"quantile", required_argument, NULL, 'Q'}, {"margin", required_argument, NULL, 'M'},
         {"round", required_argument, NULL, 'R'},    {"emit", required_argument, NULL, 'E'},
+        {"replay", required_argument, NULL, 'P'},   {"allocation", required_argument, NULL, 'A'},
         COMMON_LONGOPTS, {0}};
-    enum advise_emit emit = EMIT_NONE;
+    struct advise_out out = {.by = TL_FIRST_MIN_WASTE};
     struct common co = {.io = {.max_reports = 10}};
     struct tl_advise_opts o;
     tl_advise_opts_default(&o);
@@ -270,46 +372,12 @@ int tl_cmd_advise(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'Q':
-            if (!parse_num(optarg, 0, 1, &o.quantile)) {
-                tl_eprintf("tasklens advise: --quantile wants a number in [0,1]\n");
-                return TL_EXIT_USAGE;
-            }
-            o.quantile_given = true;
-            break;
-        case 'M':
-            if (!parse_num(optarg, 1, 100, &o.margin)) {
-                tl_eprintf("tasklens advise: --margin wants a number in [1,100]\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
-        case 'R': {
-            char *eq = strchr(optarg, '=');
-            int res = -1;
-            if (eq) {
-                *eq = '\0';
-                for (int k = 0; k < TL_NRES; k++)
-                    if (!strcmp(optarg, tl_res_name[k])) res = k;
-            }
-            double v = 0;
-            bool ok = res >= 0 && (res == TL_RES_CORES ? parse_num(eq + 1, 1e-3, 1e6, &v)
-                                                    : parse_bytes(eq + 1, &v) && v >= 1);
-            if (!ok) {
-                tl_eprintf("tasklens advise: --round wants cores=N, memory=SIZE or disk=SIZE\n");
-                return TL_EXIT_USAGE;
-            }
-            o.round[res] = v;
-            break;
-        }
-        case 'E':
-            if (!advise_emit_parse(optarg, &emit)) {
-                tl_eprintf("tasklens advise: --emit is bps, wq, makeflow, nextflow or snakemake\n");
-                return TL_EXIT_USAGE;
-            }
-            break;
         case 'h': advise_usage(stdout); return TL_EXIT_OK;
         default: {
-            int r = common_option(c, optarg, &co, "tasklens advise");
+            int r = advise_option(c, optarg, &o, &out);
+            if (r < 0) return TL_EXIT_USAGE;
+            if (r > 0) break;
+            r = common_option(c, optarg, &co, "tasklens advise");
             if (r < 0) return TL_EXIT_USAGE;
             if (r == 0) {
                 advise_usage(stderr);
@@ -338,8 +406,15 @@ int tl_cmd_advise(int argc, char **argv)
     struct tl_buf b = {0};
     if (status == TL_EXIT_OK) {
         for (size_t k = 0; k < rs.cats.n; k++) tl_advise_category(&rs, (int32_t)k, &o, tmp, &ca[k]);
-        advise_write(&b, emit, &co, &rs, ca, &o, argv + optind, ninputs);
-        status = write_out(&co, &b, "tasklens advise");
+        if (out.emit && out.replay) {
+            tl_eprintf("tasklens advise: --emit writes a file and --replay a report of one: one of them\n");
+            status = TL_EXIT_USAGE;
+        } else if (!advise_write(&b, &out, &co, &rs, ca, &o, argv + optind, ninputs)) {
+            tl_eprintf("tasklens advise: out of memory\n");
+            status = TL_EXIT_INPUT;
+        } else {
+            status = write_out(&co, &b, "tasklens advise");
+        }
     }
     tl_buf_free(&b);
     free(tmp);

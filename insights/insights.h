@@ -39,6 +39,7 @@ struct tl_task_row {
     bool library; /* a TaskVine library instance (LIBRARY_EXIT): not a task */
     bool cancelled; /* stopped by the workflow or its user: neither failed nor succeeded */
     bool killed_mem; /* failed for memory (exit 137, RESOURCE_EXHAUSTION over memory): used >= its limit */
+    bool killed_time; /* failed for its time limit (MAX_WALL_TIME, exit 140) */
 };
 
 /* Distinct names (categories, workflows): interned while reading, ids in

@@ -52,7 +52,9 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
     w->cached = v == TL_VERDICT_OK && tl_result_cached(r->result);
     w->library = v == TL_VERDICT_APART && tl_result_library(r->result);
     w->cancelled = v == TL_VERDICT_APART && !w->library; /* apart: a library or cancelled */
-    w->killed_mem = w->failed && tl_failure_cause(r) == TL_CAUSE_MEMORY;
+    enum tl_cause cause = w->failed ? tl_failure_cause(r) : TL_CAUSE_NONE;
+    w->killed_mem = cause == TL_CAUSE_MEMORY;
+    w->killed_time = cause == TL_CAUSE_TIME;
     if (r->time_ns > rs->newest_ns) rs->newest_ns = r->time_ns;
 }
 

@@ -52,31 +52,43 @@ def mb(v):
     return math.ceil(v / MIB - 1e-9)
 
 
+def settings(tasklens, inputs, system):
+    """What `advise --replay SYSTEM` says the file holds, per category
+    (its own figures are checked against the manual in advise_replay.py)."""
+    return {c["category"]: c for c in
+            json.loads(run([tasklens, "advise", "-q", "--replay", system, "--format", "json"] + inputs,
+                           check=True).stdout)["categories"]}
+
+
 def emit_checks(tasklens, demo, tmp):
     adv = advise_json(tasklens, [demo])
+    st = settings(tasklens, [demo], "bps")
     out = run([tasklens, "advise", "--emit", "bps", demo], check=True).stdout
     doc = yaml.safe_load(out)
     check(out.startswith("# made by tasklens advise --emit bps") and demo in out.splitlines()[0]
-          and "# rule: memory = peak RSS p95 x 1.2" in out,
+          and "# rule: cores = cores used p95" in out and "memoryMultiplier" in out,
           "bps: a header with the command, the inputs and the rule")
     bad = []
-    for cat, a in adv.items():
-        mem, cores = a["resources"]["memory"], a["resources"]["cores"]
+    for cat, a in st.items():
         got = doc["pipetask"].get(cat)
-        if mem["recommend"] is None and cores["recommend"] is None:
+        if a["memory"] is None and a["cores"] is None:
             if got is not None:
                 bad.append((cat, "should be left out"))
             continue
         want = {}
-        if mem["recommend"] is not None:
-            want["requestMemory"] = mb(mem["recommend"])
-        if cores["recommend"] is not None:
-            want["requestCpus"] = max(1, math.ceil(cores["recommend"] - 1e-9))
+        if a["memory"] is not None:
+            want["requestMemory"] = mb(a["memory"]["first"])
+            if a["memory"]["retries"]:
+                want.update(memoryMultiplier=2, numberOfRetries=a["memory"]["retries"])
+        if a["cores"] is not None:
+            want["requestCpus"] = a["cores"]
         if got != want:
             bad.append((cat, got, want))
-    check(not bad, "bps: PyYAML reads pipetask: LABEL: requestMemory/requestCpus = advise's "
-          "recommendations (%d labels; differ: %s)" % (len(doc["pipetask"]), bad[:3]))
+    check(not bad, "bps: PyYAML reads pipetask: LABEL: requestMemory/requestCpus (and memoryMultiplier/"
+          "numberOfRetries where a retry grows) = advise's settings (%d labels; differ: %s)"
+          % (len(doc["pipetask"]), bad[:3]))
 
+    st = settings(tasklens, [demo], "wq")
     out = run([tasklens, "advise", "--emit", "wq", demo], check=True).stdout
     doc = json.loads(out)
     path = os.path.join(tmp, "wq.json")
@@ -86,19 +98,23 @@ def emit_checks(tasklens, demo, tmp):
     check(jx.returncode == 0 and json.loads(jx.stdout) == doc,
           "wq: cctools' jx2json reads the JSON back unchanged (%s)" % jx.stderr.strip()[-200:])
     bad = []
-    for cat, a in adv.items():
-        r = a["resources"]
-        want = {}
-        if r["cores"]["recommend"] is not None:
-            want["cores"] = max(1, math.ceil(r["cores"]["recommend"] - 1e-9))
-        if r["memory"]["recommend"] is not None:
-            want["memory"] = mb(r["memory"]["recommend"])
-        if r["disk"]["recommend"] is not None:
-            want["disk"] = mb(r["disk"]["recommend"])
-        if doc["categories"].get(cat, {}) != want:
-            bad.append((cat, doc["categories"].get(cat), want))
-    check(not bad and "rule: memory" in doc["tasklens"],
-          "wq: categories' cores/memory/disk (MB) = advise's recommendations (differ: %s)" % bad[:3])
+    for cat, a in st.items():
+        want = {"first": {}, "max": {}}
+        if a["cores"] is not None:
+            want["first"]["cores"] = want["max"]["cores"] = a["cores"]
+        for res in ("memory", "disk"):
+            if a[res] is not None:
+                want["first"][res] = mb(a[res]["first"])
+                want["max"][res] = mb(a[res]["cover"] if a[res]["retries"] else a[res]["first"])
+        if not want["first"]:
+            want = {}  # nothing measured: left to the manager
+        got = dict(doc["categories"].get(cat, {}))
+        rp = got.pop("replay", None)
+        if got != want or (rp and (rp["tasks"] != a["tasks"] or rp["successes_killed_for_good"] != 0)):
+            bad.append((cat, got, want))
+    check(not bad and "rule: cores" in doc["tasklens"] and "first_allocation_guess" in doc["tasklens"],
+          "wq: each category's first allocation and maximum (cores, MB) = advise's settings, with how "
+          "to apply them (differ: %s)" % bad[:3])
 
     out = run([tasklens, "advise", "--emit", "makeflow", demo], check=True).stdout
     blocks, rules, k = [], [], 0
@@ -118,10 +134,13 @@ def emit_checks(tasklens, demo, tmp):
     made = sum(os.path.exists(os.path.join(tmp, "out%d.txt" % i)) for i in range(k))
     check(r.returncode == 0 and made == k, "makeflow: the workflow with the %d categories runs "
           "locally (exit %d, %d outputs; %s)" % (k, r.returncode, made, r.stderr.strip()[-200:]))
-    vals = dict(re.findall(r'^CATEGORY=(.*)\nCORES=(\d+)', out, re.M))
-    want = {c: str(max(1, math.ceil(a["resources"]["cores"]["recommend"] - 1e-9)))
-            for c, a in adv.items() if a["resources"]["cores"]["recommend"] is not None}
-    check(vals == want, "makeflow: CORES per category = advise's (%s)" % vals)
+    st = settings(tasklens, [demo], "makeflow")
+    vals = {m[0]: (m[1], m[2], m[3]) for m in
+            re.findall(r'^CATEGORY=(.*)\n(?:MODE=MIN_WASTE\n)?CORES=(\d+)\n(?:MEMORY=(\d+)\n)?(?:DISK=(\d+))?', out, re.M)}
+    want = {c: (str(a["cores"]), str(mb(a["memory"]["cover"])) if a["memory"] else "",
+                str(mb(a["disk"]["cover"])) if a["disk"] else "")
+            for c, a in st.items() if a["cores"] is not None}
+    check(vals == want, "makeflow: CORES, MEMORY and DISK (the maximum) per category = advise's (%s)" % vals)
 
 
 BPS = """\

@@ -19,6 +19,7 @@ usage: advise_field.py TASKLENS REPO_DIR
 import glob
 import json
 import math
+import re
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
 import nextflow_jars  # noqa: E402
+import allocate_ref  # noqa: E402
 import glossary_ref  # noqa: E402
 
 TL = sys.argv[1]
@@ -63,18 +65,21 @@ def expected(inputs):
                 walls.setdefault(r["category"], []).append(r["wall_time_s"])
             if "max_rss_bytes" in r and ok:
                 peaks[r["category"]] = max(peaks.get(r["category"], 0), r["max_rss_bytes"])
+    rows = {}
+    for path in inputs:
+        for line in run([TL, "records", "-q", "-f", "ndjson", path], check=True).stdout.splitlines():
+            r = json.loads(line)
+            rows.setdefault(r.get("category") or "(none)", []).append(r)
     out = {}
     for cat, a in adv.items():
         res = a["resources"]
         w = {}
         if res["cores"]["recommend"] is not None:
             w["cores"] = max(1, math.ceil(res["cores"]["recommend"] - 1e-9))
-        if res["memory"]["recommend"] is not None:
-            w["memory"] = res["memory"]["recommend"]
-            # what the last attempt must reach: the largest success (or the limit a memory death
-            # died at) x 1.2, rounded up to 256 MiB
-            need = max(peaks.get(cat, 0), res["memory"]["floor"] or 0)
-            w["cover"] = math.ceil(need * 1.2 / 2**28 - 1e-9) * 2**28
+        # the first ask and what the last retry must reach, by the manual's rule in Python
+        ch = allocate_ref.choose(allocate_ref.needs(rows.get(cat, []), "max_rss_bytes"), "times_attempt")
+        if ch:
+            w["memory"], w["cover"] = ch["first"], ch["cover"]
         if walls.get(cat):
             w["minutes"] = max(1, math.ceil(max(walls[cat]) * 1.2 / 60 - 1e-9))
         out[cat] = w
@@ -119,9 +124,7 @@ def nextflow(tmp):
         retries = g.pop("maxRetries", 0)
         g.pop("errorStrategy", None)
         if "memory" in w and w["cover"] > exp["memory"]:
-            escalated += 1  # the first ask is advise's unless four tries could not reach the cover
-            if retries == 3 and by_attempt and by_attempt[0] > exp["memory"]:
-                exp["memory"] = by_attempt[0]
+            escalated += 1
             if not (by_attempt and len(by_attempt) == retries + 1 <= 4 and by_attempt[-1] >= w["cover"]
                     and all(b == by_attempt[0] * (i + 1) for i, b in enumerate(by_attempt))
                     and by_exit == {"137": "retry", "1": "terminate"}):
@@ -210,22 +213,24 @@ def snakemake_retries(tmp):
     os.makedirs(prof)
     os.makedirs(work)
     run([TL, "advise", "-q", "--emit", "snakemake", "-o", os.path.join(prof, "config.yaml"), trace], check=True)
-    with open(os.path.join(work, "Snakefile"), "w") as f:
+    retries = int(re.search(r"^retries: (\d+)$", open(os.path.join(prof, "config.yaml")).read(), re.M).group(1))
+    with open(os.path.join(work, "Snakefile"), "w") as f:  # killed on every attempt but the last
         f.write('import os\n\nrule run_method:\n    output: "out.txt"\n    run:\n'
                 '        n = sum(1 for _ in open("attempts.txt")) if os.path.exists("attempts.txt") else 0\n'
-                '        open("attempts.txt", "a").write("%d %s\\n" % (n + 1, resources.mem_mb))\n'
-                '        if n == 0:\n            shell("exit 137")\n'
-                '        open(output[0], "w").write("ok")\n')
+                '        open("attempts.txt", "a").write("%%d %%s\\n" %% (n + 1, resources.mem_mb))\n'
+                '        if n < %d:\n            shell("exit 137")\n'
+                '        open(output[0], "w").write("ok")\n' % retries)
     p = run([sm, "--profile", prof, "--cores", "2", "--quiet"], cwd=work, timeout=600)
     seen = [tuple(int(x) for x in l.split()) for l in open(os.path.join(work, "attempts.txt"))] \
         if os.path.exists(os.path.join(work, "attempts.txt")) else []
     rows = [json.loads(l) for l in run([TL, "records", "-q", "-f", "ndjson", trace], check=True).stdout.splitlines()]
     peak = max(r["max_rss_bytes"] for r in rows if r.get("category") == "run_method" and r.get("result") == "COMPLETED"
                and "max_rss_bytes" in r)
-    check(p.returncode == 0 and len(seen) == 2 and seen[1][1] == 2 * seen[0][1] and seen[1][1] * 1e6 >= peak,
-          "snakemake retries: killed on attempt 1 with mem_mb %s, rerun by the real Snakemake with %s "
-          "(the largest success used %.0f MB) %s" % (seen[0][1] if seen else "-", seen[1][1] if len(seen) > 1 else "-",
-                                                  peak / 1e6, (p.stdout + p.stderr).strip()[-200:] if p.returncode else ""))
+    check(p.returncode == 0 and retries >= 1 and len(seen) == retries + 1
+          and all(m == seen[0][1] * k for k, m in seen) and seen[-1][1] * 1e6 >= peak * 1.2,
+          "snakemake retries: killed on each of %d attempts, rerun by the real Snakemake with mem_mb %s "
+          "(x attempt; the largest success used %.0f MB) %s" % (retries, [m for _, m in seen], peak / 1e6,
+                                                              (p.stdout + p.stderr).strip()[-200:] if p.returncode else ""))
 
 
 def blind(tmp):
