@@ -77,8 +77,8 @@ static void header(struct tl_buf *b, enum tl_system sys, const char *lead, const
     else if (by == TL_FIRST_MAX_THROUGHPUT)
         tl_buf_puts(b, "runs the most tasks per worker-second (cctools' MAX_THROUGHPUT)\n");
     else
-        tl_buf_printf(b, "has the least expected %s over the observed tasks, retries included (a killed attempt "
-                         "charged its whole wall time)\n", "GiB-hours");
+        tl_buf_puts(b, "has the least expected allocated GiB-hours over the observed tasks, retries included (a "
+                       "killed attempt charged its whole wall time)\n");
 }
 
 /* A category's evidence, as a comment (the name in visible escapes: no
@@ -114,14 +114,14 @@ static void rule_comment(struct tl_buf *b, const char *lead, const char *res, co
     tl_buf_printf(b, "%s  %s: first ", lead, res);
     size_mib(b, r->first);
     if (r->retries) {
-        tl_buf_printf(b, ", %zu of %zu tasks above it are killed and retried (%d retr%s, the last asks for ",
-                      c->cost.killed ? c->cost.killed : 0, c->n_needs, r->retries, r->retries == 1 ? "y" : "ies");
+        tl_buf_printf(b, ", %zu attempts of %zu tasks killed above it and retried (%d retr%s, the last asks for ",
+                      c->cost.killed, c->n_needs, r->retries, r->retries == 1 ? "y" : "ies");
         size_mib(b, tl_rule_ask(r, r->retries + 1));
         tl_buf_puts(b, ")");
     } else {
-        tl_buf_printf(b, ", every one of the %zu tasks fits", c->n_needs);
+        tl_buf_printf(b, c->n_needs == 1 ? ", its one task fits" : ", all %zu tasks fit", c->n_needs);
     }
-    tl_buf_puts(b, "; candidates (first: expected GiB-hours, attempts killed):");
+    tl_buf_puts(b, "; candidates (first: expected allocated GiB-hours, attempts killed):");
     for (int i = 0; i < c->ncand; i++) {
         tl_buf_puts(b, i ? " \xc2\xb7 " : " ");
         size_mib(b, c->cand[i].first);
@@ -151,7 +151,7 @@ static void replay_comment(struct tl_buf *b, const char *lead, const struct tl_r
     const struct tl_replay_side *x = &rp->before, *y = &rp->after;
     char c0[24], c1[24], g0[24], g1[24];
     tl_buf_printf(b, "%s  replay on the observed attempts: %zu of %zu successes killed for good; attempts %zu -> %zu "
-                     "(killed %zu -> %zu); core-hours %s -> %s; GiB-hours %s -> %s",
+                     "(killed %zu -> %zu); allocated core-hours %s -> %s; allocated GiB-hours %s -> %s",
                   lead, rp->successes_lost, rp->succeeded, x->attempts, y->attempts, x->killed, y->killed,
                   hours(c0, x->core_h), hours(c1, y->core_h), hours(g0, x->gib_h), hours(g1, y->gib_h));
     size_t no = x->no_cores > x->no_mem ? x->no_cores : x->no_mem;
@@ -284,12 +284,12 @@ static void wq_replay(struct tl_buf *b, const struct tl_replay *rp)
 {
     const struct tl_replay_side *x = &rp->before, *y = &rp->after;
     tl_buf_printf(b, ", \"replay\": {\"tasks\": %zu, \"successes_killed_for_good\": %zu, \"attempts\": [%zu, %zu], "
-                     "\"killed\": [%zu, %zu], \"core_hours\": [", rp->tasks, rp->successes_lost, x->attempts,
+                     "\"killed\": [%zu, %zu], \"allocated_core_hours\": [", rp->tasks, rp->successes_lost, x->attempts,
                   y->attempts, x->killed, y->killed);
     json_hours(b, x->core_h);
     tl_buf_puts(b, ", ");
     json_hours(b, y->core_h);
-    tl_buf_puts(b, "], \"gib_hours\": [");
+    tl_buf_puts(b, "], \"allocated_gib_hours\": [");
     json_hours(b, x->gib_h);
     tl_buf_puts(b, ", ");
     json_hours(b, y->gib_h);

@@ -11,6 +11,8 @@
 #include "sinks/summary.h"
 
 static const char *const retry_kind_name[] = {"to_max", "times_attempt", "doubling"};
+static const char *const by_words[] = {"the least expected allocated GiB-hours", "the most tasks per worker-second",
+                                       "the quantile rule, --quantile"};
 
 static void bytes_cell(char *buf, size_t cap, double v)
 {
@@ -26,12 +28,12 @@ static void table_choice(struct tl_buf *b, const char *res, const struct tl_choi
     bytes_cell(l, sizeof l, tl_rule_ask(r, r->retries + 1));
     tl_buf_printf(b, "  %-7s first %s", res, f);
     if (r->retries) tl_buf_printf(b, ", %d retr%s up to %s", r->retries, r->retries == 1 ? "y" : "ies", l);
-    tl_buf_printf(b, " (%s; %zu tasks, %zu died at a limit)\n", tl_first_by_name[c->by], c->n_needs, c->censored);
-    tl_buf_printf(b, "          %-10s %10s %7s %8s\n", "first", "GiB-hours", "killed", "");
+    tl_buf_printf(b, " (%s; %zu tasks, %zu died at a limit)\n", by_words[c->by], c->n_needs, c->censored);
+    tl_buf_printf(b, "          %-10s %14s %7s\n", "first", "alloc GiB-h", "killed");
     for (int i = 0; i < c->ncand; i++) {
         const struct tl_candidate *x = &c->cand[i];
         bytes_cell(f, sizeof f, x->first);
-        tl_buf_printf(b, "        %s %-10s %10.4g %7zu  %s\n", x->first == r->first ? "*" : " ", f, x->cost.res_h,
+        tl_buf_printf(b, "        %s %-10s %14.4g %7zu  %s\n", x->first == r->first ? "*" : " ", f, x->cost.res_h,
                       x->cost.killed, x->why);
     }
 }
@@ -41,7 +43,7 @@ static void table_side(struct tl_buf *b, const char *what, const struct tl_repla
     char c[24], g[24];
     cell(c, sizeof c, s->core_h);
     cell(g, sizeof g, s->gib_h);
-    tl_buf_printf(b, "  %-9s %9zu %7zu %7zu %11s %10s", what, s->attempts, s->killed, s->failed, c, g);
+    tl_buf_printf(b, "  %-9s %9zu %7zu %7zu %12s %12s", what, s->attempts, s->killed, s->failed, c, g);
     size_t no = s->no_cores > s->no_mem ? s->no_cores : s->no_mem;
     if (no && no < s->attempts) tl_buf_printf(b, "  (%zu attempts recorded no allocation: not in the hours)", no);
     tl_buf_putc(b, '\n');
@@ -59,7 +61,8 @@ static void replay_table(struct tl_buf *b, const char *name, const struct tl_set
     if (isfinite(st->time_s))
         tl_buf_printf(b, "  %-7s %.0f min: %zu of %zu successes ran longer\n", "time", st->time_s / 60,
                       st->time_killed, st->time_succeeded);
-    tl_buf_printf(b, "  %-9s %9s %7s %7s %11s %10s\n", "", "attempts", "killed", "failed", "core-hours", "GiB-hours");
+    tl_buf_printf(b, "  %-9s %9s %7s %7s %12s %12s\n", "", "attempts", "killed", "failed", "alloc core-h",
+                  "alloc GiB-h");
     table_side(b, "observed", &rp->before);
     table_side(b, "replayed", &rp->after);
     tl_buf_printf(b, "  successes killed for good: %zu\n", rp->successes_lost);
@@ -67,7 +70,7 @@ static void replay_table(struct tl_buf *b, const char *name, const struct tl_set
 
 static void json_cost(struct tl_buf *b, const struct tl_rule_cost *c)
 {
-    tl_buf_puts(b, "\"gib_hours\":");
+    tl_buf_puts(b, "\"allocated_gib_hours\":");
     json_num(b, c->res_h);
     tl_buf_printf(b, ",\"attempts\":%zu,\"killed\":%zu,\"lost\":%zu", c->attempts, c->killed, c->lost);
 }
@@ -103,10 +106,10 @@ static void json_choice(struct tl_buf *b, const char *res, const struct tl_choic
 
 static void json_side(struct tl_buf *b, const char *what, const struct tl_replay_side *s)
 {
-    tl_buf_printf(b, ",\"%s\":{\"attempts\":%zu,\"killed\":%zu,\"failed\":%zu,\"core_hours\":", what, s->attempts,
-                  s->killed, s->failed);
+    tl_buf_printf(b, ",\"%s\":{\"attempts\":%zu,\"killed\":%zu,\"failed\":%zu,\"allocated_core_hours\":", what,
+                  s->attempts, s->killed, s->failed);
     json_num(b, s->core_h);
-    tl_buf_puts(b, ",\"gib_hours\":");
+    tl_buf_puts(b, ",\"allocated_gib_hours\":");
     json_num(b, s->gib_h);
     tl_buf_printf(b, ",\"attempts_without_cores\":%zu,\"attempts_without_memory\":%zu}", s->no_cores, s->no_mem);
 }

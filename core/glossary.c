@@ -155,5 +155,10 @@ const struct tl_term tl_glossary[] = {
     {"untimed attempt", "an attempt whose input records no time; never on a timeline"},
     {"slot time", "the longer of a task's wall time and its CPU time over its cores"},
     {"rate", "attempts ended per minute over min(window, the run's age)"},
+    {"first allocation", "what a task's first attempt asks for; a retry after a resource kill asks for more"},
+    {"allocated core-hours", "cores asked for x wall time over every attempt, retries and kills included"},
+    {"allocated GiB-hours", "memory asked for x wall time over every attempt, retries and kills included"},
+    {"replay", "settings tried against the observed attempts, attempt by attempt, before anyone runs them"},
+    {"killed for good", "a success the settings would kill on every attempt they allow"},
 };
 const size_t tl_glossary_count = sizeof tl_glossary / sizeof *tl_glossary;

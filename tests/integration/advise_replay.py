@@ -65,7 +65,7 @@ def compare_choice(cat, res, got, want, bad):
     if got["retries"] != want["retries"] or got["tasks"] != want["tasks"]:
         bad.append((cat, res, "retries/tasks", got["retries"], want["retries"], got["tasks"], want["tasks"]))
     e = got["expected"]
-    if not close(e["gib_hours"], want["expected"][0]) or e["attempts"] != want["expected"][1] \
+    if not close(e["allocated_gib_hours"], want["expected"][0]) or e["attempts"] != want["expected"][1] \
             or e["killed"] != want["expected"][2]:
         bad.append((cat, res, "expected", e, want["expected"]))
 
@@ -74,7 +74,7 @@ def compare_side(cat, what, got, want, bad):
     for k in ("attempts", "killed", "failed"):
         if got[k] != want[k]:
             bad.append((cat, what, k, got[k], want[k]))
-    for k in ("core_hours", "gib_hours"):
+    for k in ("allocated_core_hours", "allocated_gib_hours"):
         if not close(got[k], want[k], 1e-9):
             bad.append((cat, what, k, got[k], want[k]))
 
@@ -103,7 +103,7 @@ def replay_checks(label, inputs, system, extra=()):
                 h, a, k = allocate_ref.cost(allocate_ref.needs(rs, "max_rss_bytes" if res == "memory" else "disk_bytes"),
                                             kind, x["first"], ch["cover"])
                 cands += 1
-                if not close(x["gib_hours"], h) or x["attempts"] != a or x["killed"] != k:
+                if not close(x["allocated_gib_hours"], h) or x["attempts"] != a or x["killed"] != k:
                     bad.append((cat, res, "candidate", x, (h, a, k)))
         cores = None if rec["cores"]["recommend"] is None else max(1, math.ceil(rec["cores"]["recommend"] - 1e-9))
         if c["cores"] != cores:
@@ -151,7 +151,7 @@ def main():
         rm = {c["category"]: c for c in doc["categories"]}["run_method"]
         whole = [x for x in rm["memory"]["candidates"] if x["first"] == rm["memory"]["cover"]]
         check(rm["memory"]["retries"] >= 1 and rm["replayed"]["killed"] >= 1 and rm["successes_lost"] == 0
-              and whole and rm["memory"]["expected"]["gib_hours"] < whole[0]["gib_hours"],
+              and whole and rm["memory"]["expected"]["allocated_gib_hours"] < whole[0]["allocated_gib_hours"],
               "openproblems run_method: a first ask under its largest success, retried x attempt "
               "(%d retries, %d attempts killed in the replay), no success lost, fewer expected GiB-hours "
               "than asking for the cover at once" % (rm["memory"]["retries"], rm["replayed"]["killed"]))

@@ -148,7 +148,7 @@ def replay(rows, system, cores, mem, disk, time_s):
     """Before and after, as `advise --replay` counts them; mem/disk: the
     choices (None: left to the system)."""
     kind = KIND[system]
-    before = {"attempts": 0, "killed": 0, "failed": 0, "core_hours": 0.0, "gib_hours": 0.0, "nc": 0, "nm": 0}
+    before = {"attempts": 0, "killed": 0, "failed": 0, "allocated_core_hours": 0.0, "allocated_gib_hours": 0.0, "nc": 0, "nm": 0}
     after = dict(before)
     lost = tasks = succeeded = 0
 
@@ -156,11 +156,11 @@ def replay(rows, system, cores, mem, disk, time_s):
         if c is None:
             s["nc"] += 1
         else:
-            s["core_hours"] += c * held / 3600
+            s["allocated_core_hours"] += c * held / 3600
         if m is None:
             s["nm"] += 1
         else:
-            s["gib_hours"] += m / GIB * held / 3600
+            s["allocated_gib_hours"] += m / GIB * held / 3600
 
     for r in rows:
         if not this_run(r):
@@ -202,8 +202,8 @@ def replay(rows, system, cores, mem, disk, time_s):
             k += 1
     for s in (before, after):
         if s["nc"] == s["attempts"]:
-            s["core_hours"] = None
+            s["allocated_core_hours"] = None
         if s["nm"] == s["attempts"]:
-            s["gib_hours"] = None
+            s["allocated_gib_hours"] = None
     return {"tasks": tasks, "succeeded": succeeded, "successes_lost": lost, "observed": before,
             "replayed": after}

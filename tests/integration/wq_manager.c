@@ -12,8 +12,18 @@
  * cancelled. It writes the transaction log to LOG and, for every task, what
  * the manager saw through the API to EXPECTED.tsv:
  *     category <TAB> task id <TAB> result <TAB> exit code
- * Workers are stopped before it exits, whatever happens. */
+ * Workers are stopped before it exits, whatever happens.
+ *
+ *   wq_manager --apply LOG CATEGORIES.json|- [NWORKERS]
+ *
+ * The memory workload issue 57's test applies `advise --emit wq` to: in
+ * category "mem", 6 tasks that hold little memory for 5 s and 2 that hold
+ * 300 MB for 8 s. With "-", as people run it: every task allocated 1000 MB
+ * (mode FIXED). With the file, read by cctools' own JSON reader (jx) and
+ * applied as its header says: category-steady-n-tasks 0, mode MAX, the
+ * category's maximum, its first allocation guess, autolabel off. */
 #include <cctools/work_queue.h>
+#include <cctools/jx.h>
 #include <cctools/rmsummary.h>
 
 #include <signal.h>
@@ -68,8 +78,101 @@ static struct work_queue_task *make(const char *cmd, const char *category)
     return t;
 }
 
+struct jx *jx_parse_file(const char *name); /* cctools' reader; its header is not installed */
+
+/* A JSON object of resources as the Python API builds its rmsummary from
+ * a dict: each key set to its number. */
+static struct rmsummary *resources(struct jx *o)
+{
+    struct rmsummary *s = rmsummary_create(-1);
+    void *it = NULL;
+    const char *k;
+    while ((k = jx_iterate_keys(o, &it))) {
+        struct jx *v = jx_lookup(o, k);
+        if (v && v->type == JX_INTEGER) rmsummary_set(s, k, (double)v->u.integer_value);
+    }
+    return s;
+}
+
+/* The categories of an `advise --emit wq` file applied to q as the file says. */
+static int apply_categories(struct work_queue *q, const char *path)
+{
+    struct jx *doc = jx_parse_file(path);
+    struct jx *cats = doc ? jx_lookup(doc, "categories") : NULL;
+    if (!cats) {
+        fprintf(stderr, "wq_manager: %s: no categories\n", path);
+        return -1;
+    }
+    work_queue_tune(q, "category-steady-n-tasks", 0);
+    void *it = NULL;
+    const char *name;
+    while ((name = jx_iterate_keys(cats, &it))) {
+        struct jx *c = jx_lookup(cats, name), *first = jx_lookup(c, "first"), *max = jx_lookup(c, "max");
+        struct rmsummary *rf = resources(first), *rm = resources(max);
+        work_queue_specify_category_mode(q, name, WORK_QUEUE_ALLOCATION_MODE_MAX);
+        work_queue_specify_category_max_resources(q, name, rm);
+        work_queue_specify_category_first_allocation_guess(q, name, rf);
+        void *jt = NULL;
+        const char *res;
+        while ((res = jx_iterate_keys(first, &jt))) work_queue_enable_category_resource(q, name, res, 0);
+        rmsummary_delete(rf);
+        rmsummary_delete(rm);
+    }
+    jx_delete(doc);
+    return 0;
+}
+
+/* --apply: the memory workload, as people run it or with advise's settings. */
+static int apply_main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: wq_manager --apply LOG CATEGORIES.json|- [NWORKERS]\n");
+        return 2;
+    }
+    int want = argc > 4 ? atoi(argv[4]) : 2;
+    if (want < 1 || want > MAX_WORKERS) want = 2;
+    char scratch[] = "/tmp/tl-wq-XXXXXX";
+    struct work_queue *q = mkdtemp(scratch) ? work_queue_create(0) : NULL;
+    if (!q) {
+        fprintf(stderr, "wq_manager: no scratch directory or work_queue_create failed\n");
+        return 1;
+    }
+    work_queue_specify_transactions_log(q, argv[2]);
+    char monitor_dir[64];
+    snprintf(monitor_dir, sizeof monitor_dir, "%s/monitor", scratch);
+    work_queue_enable_monitoring(q, monitor_dir, 1);
+    if (strcmp(argv[3], "-") && apply_categories(q, argv[3]) < 0) return 1;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    atexit(stop_workers);
+    for (int i = 0; i < want; i++) start_worker(work_queue_port(q), scratch);
+    for (int i = 0; i < 8; i++) {
+        struct work_queue_task *t = make(i % 4 == 3 ? "(head -c 300000000 /dev/zero; sleep 8) | tail -n 1 > /dev/null"
+                                                    : "sleep 5", "mem");
+        if (!strcmp(argv[3], "-")) work_queue_task_specify_memory(t, 1000);
+        work_queue_submit(q, t);
+    }
+    int done = 0, ok = 0;
+    time_t deadline = time(NULL) + 240;
+    while (!work_queue_empty(q) && time(NULL) < deadline) {
+        struct work_queue_task *t = work_queue_wait(q, 5);
+        if (!t) continue;
+        done++;
+        ok += t->result == WORK_QUEUE_RESULT_SUCCESS && t->return_status == 0;
+        work_queue_task_delete(t);
+    }
+    work_queue_delete(q);
+    stop_workers();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", scratch);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", scratch);
+    fprintf(stderr, "wq_manager --apply: %d of 8 tasks done, %d succeeded\n", done, ok);
+    return done == 8 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--apply")) return apply_main(argc, argv);
     if (argc < 3) {
         fprintf(stderr, "usage: wq_manager LOG EXPECTED.tsv [NWORKERS]\n");
         return 2;
