@@ -128,6 +128,9 @@ static void rule_comment(struct tl_buf *b, const char *lead, const char *res, co
         tl_buf_printf(b, " %.3g/%zu %s", c->cand[i].cost.res_h, c->cand[i].cost.killed, c->cand[i].why);
     }
     tl_buf_putc(b, '\n');
+    if (isfinite(c->input_rho))
+        tl_buf_printf(b, "%s    %s %s the bytes it reads (Spearman %.2f over %zu successes)\n", lead, res,
+                      tl_scaling_words(c->input_rho), c->input_rho, c->input_n);
 }
 
 static void time_comment(struct tl_buf *b, const char *lead, const struct tl_settings *st)

@@ -29,6 +29,9 @@ static void table_choice(struct tl_buf *b, const char *res, const struct tl_choi
     tl_buf_printf(b, "  %-7s first %s", res, f);
     if (r->retries) tl_buf_printf(b, ", %d retr%s up to %s", r->retries, r->retries == 1 ? "y" : "ies", l);
     tl_buf_printf(b, " (%s; %zu tasks, %zu died at a limit)\n", by_words[c->by], c->n_needs, c->censored);
+    if (isfinite(c->input_rho))
+        tl_buf_printf(b, "          %s %s the bytes it reads (Spearman %.2f over %zu successes)\n", res,
+                      tl_scaling_words(c->input_rho), c->input_rho, c->input_n);
     tl_buf_printf(b, "          %-10s %14s %7s\n", "first", "alloc GiB-h", "killed");
     for (int i = 0; i < c->ncand; i++) {
         const struct tl_candidate *x = &c->cand[i];
@@ -91,7 +94,10 @@ static void json_choice(struct tl_buf *b, const char *res, const struct tl_choic
     json_num(b, c->min_waste);
     tl_buf_puts(b, ",\"max_throughput\":");
     json_num(b, c->max_throughput);
-    tl_buf_printf(b, ",\"tasks\":%zu,\"censored\":%zu,\"expected\":{", c->n_needs, c->censored);
+    tl_buf_printf(b, ",\"tasks\":%zu,\"censored\":%zu,\"input_size\":{\"tasks\":%zu,\"spearman\":", c->n_needs,
+                  c->censored, c->input_n);
+    json_num(b, c->input_rho);
+    tl_buf_puts(b, "},\"expected\":{");
     json_cost(b, &c->cost);
     tl_buf_puts(b, "},\"candidates\":[");
     for (int i = 0; i < c->ncand; i++) {

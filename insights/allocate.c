@@ -17,13 +17,60 @@ bool tl_alloc_scratch_init(struct tl_alloc_scratch *s, size_t rows)
 {
     s->nd = malloc((rows ? rows : 1) * sizeof *s->nd);
     s->v = malloc((rows ? rows : 1) * sizeof *s->v);
-    return s->nd && s->v;
+    s->pair = malloc((rows ? rows : 1) * sizeof *s->pair);
+    return s->nd && s->v && s->pair;
 }
 
 void tl_alloc_scratch_free(struct tl_alloc_scratch *s)
 {
     free(s->nd);
     free(s->v);
+    free(s->pair);
+}
+
+/* ------------------------------------------------------------ input size */
+
+static int cmp_pair_x(const void *a, const void *b)
+{
+    double x = ((const struct tl_pair *)a)->x, y = ((const struct tl_pair *)b)->x;
+    return (x > y) - (x < y);
+}
+
+static int cmp_pair_y(const void *a, const void *b)
+{
+    double x = ((const struct tl_pair *)a)->y, y = ((const struct tl_pair *)b)->y;
+    return (x > y) - (x < y);
+}
+
+/* Ranks (1-based, ties averaged) of x into rx, or of y into ry, in the
+ * order the pairs are sorted by. */
+static void rank_pairs(struct tl_pair *p, size_t n, bool by_y)
+{
+    qsort(p, n, sizeof *p, by_y ? cmp_pair_y : cmp_pair_x);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        double v = by_y ? p[i].y : p[i].x;
+        while (j < n && (by_y ? p[j].y : p[j].x) == v) j++;
+        double r = (double)(i + 1 + j) / 2; /* the mean of ranks i+1 .. j */
+        for (size_t k = i; k < j; k++) *(by_y ? &p[k].ry : &p[k].rx) = r;
+        i = j;
+    }
+}
+
+/* Spearman's rho: Pearson's correlation of the ranks (NAN when a side is
+ * constant). */
+static double spearman(struct tl_pair *p, size_t n)
+{
+    rank_pairs(p, n, false);
+    rank_pairs(p, n, true);
+    double mean = (double)(n + 1) / 2, sxy = 0, sxx = 0, syy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double dx = p[i].rx - mean, dy = p[i].ry - mean;
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
 }
 
 double tl_rule_ask(const struct tl_rule *r, int k)
@@ -237,6 +284,26 @@ static void time_limit(const struct tl_task_rows *rs, int32_t cat, const struct 
     for (size_t i = 0; i < n; i++) st->time_killed += v[i] > st->time_s;
 }
 
+const char *tl_scaling_words(double rho)
+{
+    return rho >= 0.7 ? "scales with" : rho >= 0.3 ? "scales partly with" : rho <= -0.3 ? "falls with" : "does not follow";
+}
+
+/* The need of column col against bytes read, over the successes that
+ * recorded both (a memory death's need is a bound, not a measure). */
+static void input_scaling(const struct tl_task_rows *rs, int32_t cat, int col, struct tl_pair *p,
+                          struct tl_choice *ch)
+{
+    size_t n = 0;
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        if (r->final && row_succeeded(r) && isfinite(r->v[col]) && isfinite(r->v[TL_V_READ]))
+            p[n++] = (struct tl_pair){r->v[TL_V_READ], r->v[col], 0, 0};
+    }
+    ch->input_n = n;
+    ch->input_rho = n >= TL_MIN_SCALING ? spearman(p, n) : NAN;
+}
+
 static enum tl_retry_kind system_retries(enum tl_system sys)
 {
     return sys == TL_SYS_NEXTFLOW || sys == TL_SYS_SNAKEMAKE ? TL_RETRY_TIMES_ATTEMPT
@@ -256,11 +323,13 @@ void tl_settings_for(enum tl_system sys, enum tl_first_by by, const struct tl_ta
     enum tl_retry_kind kind = system_retries(sys);
     size_t n = collect_needs(rs, cat, TL_V_MEM, sc->nd, &st->mem.censored);
     choose(sc->nd, n, kind, by, ca->a[TL_RES_MEM].rec, o, o->round[TL_RES_MEM], sc->v, &st->mem);
+    input_scaling(rs, cat, TL_V_MEM, sc->pair, &st->mem);
     st->disk.rule = (struct tl_rule){kind, NAN, NAN, 0};
-    st->disk.min_waste = st->disk.max_throughput = NAN;
+    st->disk.min_waste = st->disk.max_throughput = st->disk.input_rho = NAN;
     if (sys == TL_SYS_WQ || sys == TL_SYS_MAKEFLOW) { /* the systems that take a disk */
         n = collect_needs(rs, cat, TL_V_DISK, sc->nd, &st->disk.censored);
         choose(sc->nd, n, kind, by, ca->a[TL_RES_DISK].rec, o, o->round[TL_RES_DISK], sc->v, &st->disk);
+        input_scaling(rs, cat, TL_V_DISK, sc->pair, &st->disk);
     }
     if (sys == TL_SYS_NEXTFLOW || sys == TL_SYS_SNAKEMAKE) time_limit(rs, cat, o, sc->v, st);
 }

@@ -71,7 +71,16 @@ struct tl_choice {
     size_t n_needs, censored;          /* tasks the choice rests on; those that died at a limit */
     struct tl_candidate cand[TL_NCAND];
     int ncand;
+    /* does the need scale with the input? Spearman's rank correlation of the
+     * need with bytes read over the tasks that recorded both (NAN: fewer
+     * than TL_MIN_SCALING of them, or all read the same) */
+    double input_rho;
+    size_t input_n;
 };
+#define TL_MIN_SCALING 10
+/* The words for a rho: "scales with" (>= 0.7), "scales partly with" (>= 0.3), "falls with" (<= -0.3),
+ * "does not follow" (the bytes it reads). */
+const char *tl_scaling_words(double rho);
 
 /* The settings one category is given: cores (NAN: left), memory and disk
  * rules, a time limit in seconds (NAN: none; Nextflow and Snakemake). */
@@ -81,10 +90,14 @@ struct tl_settings {
     size_t time_succeeded, time_killed; /* successes with a wall time; those over time_s */
 };
 
+struct tl_pair {
+    double x, y, rx, ry; /* values and their ranks */
+};
 /* Scratch for the computations: room for every row of the largest category. */
 struct tl_alloc_scratch {
     struct tl_need *nd;
     double *v;
+    struct tl_pair *pair;
 };
 bool tl_alloc_scratch_init(struct tl_alloc_scratch *s, size_t rows);
 void tl_alloc_scratch_free(struct tl_alloc_scratch *s);

@@ -210,6 +210,28 @@ def requests_checks(tasklens, repo, tmp):
           "a request that is not a number: exit 2 with file:line (%r)" % r.stderr.strip()[-200:])
 
 
+def makeflow_modes(tasklens, repo, tmp):
+    """MODE=MIN_WASTE where a retry pays (openproblems' run_method): Makeflow
+    parses the blocks and its maximum is advise's cover."""
+    op = os.path.join(os.path.dirname(os.path.abspath(repo)), "shared", "nextflow", "samples",
+                      "openproblems_2022-05-13_execution_trace.txt")
+    if not os.path.exists(op):
+        print("SKIP part: ../shared has no openproblems trace (Makeflow's MODE)")
+        return
+    out = run([tasklens, "advise", "-q", "--emit", "makeflow", op], check=True).stdout
+    mf = os.path.join(tmp, "ModeMakeflow")
+    with open(mf, "w") as f:
+        f.write(out + "\nout.txt:\n\techo > out.txt\n")
+    r = run(["makeflow_analyze", "-k", mf])
+    st = settings(tasklens, [op], "makeflow")
+    block = re.search(r"^CATEGORY=run_method\n((?:[A-Z_]+=.*\n)+)", out, re.M)
+    lines = block.group(1).split("\n") if block else []
+    check(r.returncode == 0 and "Syntax OK" in r.stdout + r.stderr and "MODE=MIN_WASTE" in lines
+          and "MEMORY=%d" % mb(st["run_method"]["memory"]["cover"]) in lines,
+          "makeflow: run_method's block has MODE=MIN_WASTE and MEMORY = the maximum, and makeflow_analyze "
+          "-k accepts it (%s)" % lines)
+
+
 def main():
     tasklens, repo = sys.argv[1:3]
     demo = os.path.join(repo, "tests", "data", "wq", "demo-cctools-9.9.log")
@@ -219,6 +241,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         emit_checks(tasklens, demo, tmp)
+        makeflow_modes(tasklens, repo, tmp)
         requests_checks(tasklens, repo, tmp)
     return finish()
 

@@ -87,7 +87,7 @@ def replay_checks(label, inputs, system, extra=()):
     rows = rows_by_category(inputs)
     kind = allocate_ref.KIND[system]
     by = "quantile" if "--quantile" in extra else "min_waste"
-    bad, cands, lost = [], 0, 0
+    bad, cands, lost, scaling = [], 0, 0, 0
     for c in doc["categories"]:
         cat = c["category"]
         rs = rows.get(cat, [])
@@ -98,6 +98,14 @@ def replay_checks(label, inputs, system, extra=()):
                                    quantile_rec=rec["disk"]["recommend"]) if system in ("wq", "makeflow") else None
         compare_choice(cat, "memory", c["memory"], mem, bad)
         compare_choice(cat, "disk", c["disk"], disk, bad)
+        for res, col in (("memory", "max_rss_bytes"), ("disk", "disk_bytes")):
+            if c[res] is None:
+                continue
+            n, rho = allocate_ref.input_scaling(rs, col)
+            got = c[res]["input_size"]
+            scaling += rho is not None
+            if got["tasks"] != n or not close(got["spearman"], rho, 1e-9):
+                bad.append((cat, res, "input_size", got, (n, rho)))
         for res, ch in (("memory", c["memory"]), ("disk", c["disk"])):
             for x in (ch or {}).get("candidates", []):  # each candidate's cost, on its own
                 h, a, k = allocate_ref.cost(allocate_ref.needs(rs, "max_rss_bytes" if res == "memory" else "disk_bytes"),
@@ -119,9 +127,9 @@ def replay_checks(label, inputs, system, extra=()):
         compare_side(cat, "replayed", c["replayed"], want["replayed"], bad)
         lost += c["successes_lost"]
     check(not bad and doc["categories"], "%s, %s%s: %d categories: first allocations, covers, retries, min-waste "
-          "and max-throughput firsts, %d candidates' costs and the replay before/after = the manual's rule "
-          "computed in Python (differ: %s)" % (label, system, " " + " ".join(extra) if extra else "",
-                                               len(doc["categories"]), cands, bad[:3]))
+          "and max-throughput firsts, %d candidates' costs, %d Spearman correlations with bytes read and the "
+          "replay before/after = the manual's rule computed in Python (differ: %s)"
+          % (label, system, " " + " ".join(extra) if extra else "", len(doc["categories"]), cands, scaling, bad[:3]))
     return doc, lost
 
 
@@ -155,6 +163,11 @@ def main():
               "openproblems run_method: a first ask under its largest success, retried x attempt "
               "(%d retries, %d attempts killed in the replay), no success lost, fewer expected GiB-hours "
               "than asking for the cover at once" % (rm["memory"]["retries"], rm["replayed"]["killed"]))
+        check(rm["memory"]["input_size"]["spearman"] > 0.7 and
+              "memory scales with the bytes it reads" in run([TL, "advise", "-q", "--emit", "nextflow", op],
+                                                             check=True).stdout,
+              "openproblems run_method: its memory scales with the bytes it reads (Spearman %.2f), and the "
+              "emitted file says so" % rm["memory"]["input_size"]["spearman"])
         ld = {c["category"]: c for c in doc["categories"]}["load_dataset"]
         check(ld["observed"]["killed"] == 11 and ld["replayed"]["failed"] == 11,
               "openproblems load_dataset: its 11 memory deaths (no limit recorded) stay failed in the replay, "

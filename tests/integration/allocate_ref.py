@@ -207,3 +207,32 @@ def replay(rows, system, cores, mem, disk, time_s):
             s["allocated_gib_hours"] = None
     return {"tasks": tasks, "succeeded": succeeded, "successes_lost": lost, "observed": before,
             "replayed": after}
+
+
+def ranks(v):
+    """1-based ranks, ties averaged."""
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(order):
+        j = i
+        while j < len(order) and v[order[j]] == v[order[i]]:
+            j += 1
+        for k in range(i, j):
+            r[order[k]] = (i + 1 + j) / 2
+        i = j
+    return r
+
+
+def input_scaling(rows, col):
+    """(tasks, Spearman's rho of the need against bytes read), rho None
+    below 10 tasks or when a side is constant."""
+    pairs = [(r["bytes_read"], r[col]) for r in rows
+             if r.get("final") and ok(r) and r.get(col) is not None and r.get("bytes_read") is not None]
+    if len(pairs) < 10:
+        return len(pairs), None
+    rx, ry = ranks([p[0] for p in pairs]), ranks([p[1] for p in pairs])
+    m = (len(pairs) + 1) / 2
+    sxy = sum((a - m) * (b - m) for a, b in zip(rx, ry))
+    sxx, syy = sum((a - m) ** 2 for a in rx), sum((b - m) ** 2 for b in ry)
+    return len(pairs), (sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None)
