@@ -168,6 +168,10 @@ static void category_comments(struct tl_buf *b, const char *lead, const struct t
                               const struct advise_plan *p)
 {
     evidence(b, lead, rs->cats.s[k], &p->ca[k]);
+    const struct tl_settings *st = &p->st[k];
+    if (isfinite(st->cores))
+        tl_buf_printf(b, "%s  cores %lld: %zu of %zu measured attempts used more -- slowed, not killed\n", lead,
+                      to_cores(st->cores), st->cores_over, st->cores_measured);
     rule_comment(b, lead, "memory", &p->st[k].mem);
     rule_comment(b, lead, "disk", &p->st[k].disk);
     time_comment(b, lead, &p->st[k]);

@@ -58,7 +58,9 @@ static void replay_table(struct tl_buf *b, const char *name, const struct tl_set
     tl_buf_puts(b, "\ncategory=");
     tl_vis_append(b, name, strlen(name), 0); /* a name on a terminal */
     tl_buf_printf(b, "  tasks %zu (%zu succeeded)\n", rp->tasks, rp->succeeded);
-    if (isfinite(st->cores)) tl_buf_printf(b, "  %-7s %.0f\n", "cores", st->cores);
+    if (isfinite(st->cores))
+        tl_buf_printf(b, "  %-7s %.0f: %zu of %zu measured attempts used more (slowed, not killed)\n", "cores",
+                      st->cores, st->cores_over, st->cores_measured);
     table_choice(b, "memory", &st->mem);
     table_choice(b, "disk", &st->disk);
     if (isfinite(st->time_s))
@@ -132,7 +134,8 @@ static void replay_json(struct tl_buf *b, size_t k, const char *name, const stru
     json_choice(b, "disk", &st->disk);
     tl_buf_puts(b, ",\"time_s\":");
     json_num(b, st->time_s);
-    tl_buf_printf(b, ",\"time_killed\":%zu", st->time_killed);
+    tl_buf_printf(b, ",\"time_killed\":%zu,\"cores_measured\":%zu,\"cores_over\":%zu", st->time_killed,
+                  st->cores_measured, st->cores_over);
     json_side(b, "observed", &rp->before);
     json_side(b, "replayed", &rp->after);
     tl_buf_putc(b, '}');

@@ -304,6 +304,25 @@ static void input_scaling(const struct tl_task_rows *rs, int32_t cat, int col, s
     ch->input_rho = n >= TL_MIN_SCALING ? spearman(p, n) : NAN;
 }
 
+/* Cores used by an attempt: the monitor's peak, else CPU time / wall time. */
+static double cores_used(const struct tl_task_row *r)
+{
+    double u = r->v[TL_V_CORES];
+    if (!isfinite(u) && isfinite(r->v[TL_V_CPU]) && r->v[TL_V_WALL] > 0) u = r->v[TL_V_CPU] / r->v[TL_V_WALL];
+    return u;
+}
+
+static void cores_evidence(const struct tl_task_rows *rs, int32_t cat, struct tl_settings *st)
+{
+    if (!isfinite(st->cores)) return;
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        double u = cores_used(&rs->r[rs->by_cat[j]]);
+        if (!isfinite(u)) continue;
+        st->cores_measured++;
+        st->cores_over += u > st->cores;
+    }
+}
+
 static enum tl_retry_kind system_retries(enum tl_system sys)
 {
     return sys == TL_SYS_NEXTFLOW || sys == TL_SYS_SNAKEMAKE ? TL_RETRY_TIMES_ATTEMPT
@@ -318,6 +337,7 @@ void tl_settings_for(enum tl_system sys, enum tl_first_by by, const struct tl_ta
     memset(st, 0, sizeof *st);
     const struct tl_advice *c = &ca->a[TL_RES_CORES];
     st->cores = c->n_used ? fmax(1, ceil(c->rec - 1e-9)) : NAN;
+    cores_evidence(rs, cat, st);
     st->time_s = NAN;
     if (o->quantile_given) by = TL_FIRST_QUANTILE;
     enum tl_retry_kind kind = system_retries(sys);

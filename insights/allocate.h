@@ -88,6 +88,7 @@ struct tl_settings {
     double cores, time_s;
     struct tl_choice mem, disk;
     size_t time_succeeded, time_killed; /* successes with a wall time; those over time_s */
+    size_t cores_measured, cores_over;  /* attempts with cores used; those above cores (slowed, not killed) */
 };
 
 struct tl_pair {

@@ -116,6 +116,12 @@ def replay_checks(label, inputs, system, extra=()):
         cores = None if rec["cores"]["recommend"] is None else max(1, math.ceil(rec["cores"]["recommend"] - 1e-9))
         if c["cores"] != cores:
             bad.append((cat, "cores", c["cores"], cores))
+        if cores is not None:  # what the cores do to the observed attempts: slow them, never kill
+            used = [r["cores"] if r.get("cores") is not None else r["cpu_time_s"] / r["wall_time_s"]
+                    for r in rs if r.get("cores") is not None or (r.get("cpu_time_s") is not None
+                                                                   and (r.get("wall_time_s") or 0) > 0)]
+            if (c["cores_measured"], c["cores_over"]) != (len(used), sum(1 for u in used if u > cores)):
+                bad.append((cat, "cores_over", c["cores_measured"], c["cores_over"], len(used)))
         t = allocate_ref.time_limit(rs) if system in ("nextflow", "snakemake") and by != "quantile" else c["time_s"]
         if system in ("nextflow", "snakemake") and not close(c["time_s"], t):
             bad.append((cat, "time_s", c["time_s"], t))
