@@ -25,8 +25,8 @@ static void advise_usage(FILE *out)
             "\n"
             "Right-sizing per category: requested, allocated and used cores, memory and\n"
             "disk; the waste (allocated minus used, times wall time) in core-hours and\n"
-            "GiB-hours; a recommended first allocation (used quantile, x margin for\n"
-            "memory and disk, rounded up to the worker granularity) with the share of attempts that would have\n"
+            "GiB-hours; a recommendation (used quantile, x margin for memory and disk,\n"
+            "rounded up to the worker granularity) with the share of attempts that would have\n"
             "exceeded it and the waste it would save; and what RESOURCE_EXHAUSTION\n"
             "attempts cost and whether the recommendation would have avoided them.\n"
             "\n"
@@ -41,12 +41,14 @@ static void advise_usage(FILE *out)
             "                      memory and disk as a first allocation and retries in the\n"
             "                      system's idiom, the last covering every success x margin\n"
             "  --allocation MODE   how the first allocation is chosen: waste (default: the least\n"
-            "                      expected GiB-hours over the observed tasks, retries included)\n"
+            "                      expected allocated GiB-hours over the observed tasks, retries\n"
+            "                      included)\n"
             "                      or throughput (the most tasks per worker-second; Work Queue,\n"
             "                      Makeflow); --quantile picks the quantile rule instead\n"
             "  --replay SYSTEM     instead of the advice: what --emit SYSTEM writes, the candidate\n"
             "                      first allocations, and a replay against the observed attempts\n"
-            "                      (attempts killed, retries, core-hours, GiB-hours before and after)\n" COMMON_HELP
+            "                      (attempts, kills, allocated core- and GiB-hours, observed and\n"
+            "                      replayed)\n" COMMON_HELP
             "\n"
             "The formulas are in docs/advise.md (man tasklens: advise).\n");
 }
