@@ -173,6 +173,9 @@ struct tl_record {
     const char *result;   /* SUCCESS, SIGNAL, ... ; NULL if none */
     const char *state;    /* open tasks: last state; events: what happened */
     const char *task_key; /* a task's own string id (DASF: the Dask key), NULL if none */
+    const char *name;     /* the task as its system shows it (Nextflow: `align (sampleA)`), NULL if none */
+    const char *tag;      /* what sets the task apart in its category (Nextflow's tag,
+                           * Snakemake's wildcards), NULL if none */
     int64_t task_id;      /* -1 if none */
     int32_t attempt;      /* 1-based; 0 if unknown */
     int32_t exit_code;

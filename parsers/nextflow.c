@@ -13,7 +13,8 @@
  *   process    -> category; without it (the default fields), `name` up to
  *                 " (" (a process name holds no space)
  *   task_id, hash -> task_id, task key; attempt; error_action RETRY: not
- *                 the task's final attempt; exit; hostname -> host
+ *                 the task's final attempt; exit; hostname -> host;
+ *                 name, tag -> the task's name and tag (records' columns)
  *   realtime   -> wall_time_s (the wrapper's own wall time)
  *   start - submit, else duration - realtime -> queue_time_s (duration
  *                 is complete - submit: queueing, staging, container start)
@@ -64,13 +65,13 @@ enum col {
     C_TASK_ID, C_HASH, C_PROCESS, C_NAME, C_STATUS, C_EXIT, C_SUBMIT, C_START, C_COMPLETE,
     C_DURATION, C_REALTIME, C_PCPU, C_RSS, C_VMEM, C_PEAK_RSS, C_PEAK_VMEM, C_RCHAR, C_WCHAR,
     C_READ_BYTES, C_WRITE_BYTES, C_ATTEMPT, C_CPUS, C_MEMORY, C_DISK, C_TIME, C_VOL_CTXT,
-    C_INV_CTXT, C_HOSTNAME, C_ERROR_ACTION, C_ACCELERATOR, NCOL
+    C_INV_CTXT, C_HOSTNAME, C_ERROR_ACTION, C_ACCELERATOR, C_TAG, NCOL
 };
 static const char *const col_names[NCOL] = {
     "task_id", "hash", "process", "name", "status", "exit", "submit", "start", "complete",
     "duration", "realtime", "%cpu", "rss", "vmem", "peak_rss", "peak_vmem", "rchar", "wchar",
     "read_bytes", "write_bytes", "attempt", "cpus", "memory", "disk", "time", "vol_ctxt",
-    "inv_ctxt", "hostname", "error_action", "accelerator",
+    "inv_ctxt", "hostname", "error_action", "accelerator", "tag",
 };
 
 /* Every name TraceRecord.FIELDS has (44 at v26.08), for the probe. */
@@ -287,6 +288,10 @@ static void ids_of(struct nf_state *st, uint64_t line, struct tl_record *r)
     size_t n;
     const char *s = tl_table_cell(&st->table, st->col[C_HASH], &n);
     if (!absent(s, n)) r->task_key = intern(st, s, n);
+    s = tl_table_cell(&st->table, st->col[C_NAME], &n);
+    if (!absent(s, n)) r->name = intern(st, s, n);
+    s = tl_table_cell(&st->table, st->col[C_TAG], &n);
+    if (!absent(s, n)) r->tag = intern(st, s, n);
     s = tl_table_cell(&st->table, st->col[C_HOSTNAME], &n);
     if (!absent(s, n)) r->host = intern(st, s, n);
     s = tl_table_cell(&st->table, st->col[C_ERROR_ACTION], &n);

@@ -23,6 +23,7 @@
  *                 the folder the file is in (benchmarks/<rule>/<wildcards>.tsv),
  *                 or the file's stem when that folder is `benchmarks` or
  *                 `benchmark` (benchmarks/<rule>.tsv); option `rule` names it.
+ *   the file's stem under benchmarks/<rule>/ -> tag (the job's wildcards)
  * A job that ended before the first sample is written with integer 0 in
  * the memory columns (not NA, not 0.00): those are left absent, not read
  * as 0 bytes. So is an integer 0 in max_pss alone: psutil without PSS
@@ -79,6 +80,7 @@ struct sm_state {
     bool jsonl; /* the input is JSON lines (its first row was an object) */
     struct tl_intern *names;
     char rule[256];     /* from the path, or the option */
+    char wildcards[256]; /* benchmarks/<rule>/<wildcards>.tsv: the stem, the record's tag */
     char workflow[512]; /* the file's folder */
 };
 
@@ -180,6 +182,7 @@ static void emit_row(struct sm_state *st, uint64_t line, struct row *w)
     r.final = true;
     r.attempt = 1;
     r.category = w->rule_len ? intern(st, w->rule, w->rule_len) : st->rule;
+    r.tag = st->wildcards[0] ? st->wildcards : NULL;
     r.task_id = (int64_t)line; /* jobid repeats in repeat() rows: the row is the run */
     double hs;
     if (w->c[C_S].present) tl_record_set(&r, TL_M_WALL_TIME_S, w->c[C_S].v);
@@ -339,6 +342,7 @@ static int sm_probe(const char *buf, size_t len)
 static void sm_set_name(void *state, const char *name)
 {
     struct sm_state *st = state;
+    st->wildcards[0] = '\0';
     if (!name || !*name || !strcmp(name, "-") || st->cfg.rule[0]) return;
     const char *base = strrchr(name, '/');
     size_t dlen = base ? (size_t)(base - name) : 0;
@@ -354,6 +358,9 @@ static void sm_set_name(void *state, const char *name)
         snprintf(st->rule, sizeof st->rule, "%.*s", (int)(dot && dot > base ? dot - base : (long)strlen(base)), base);
     } else {
         snprintf(st->rule, sizeof st->rule, "%.*s", (int)dn, dir);
+        const char *dot = strrchr(base, '.');
+        snprintf(st->wildcards, sizeof st->wildcards, "%.*s",
+                 (int)(dot && dot > base ? dot - base : (long)strlen(base)), base);
     }
 }
 

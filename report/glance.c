@@ -196,6 +196,8 @@ static int by_score(const void *a, const void *b)
 {
     const struct ranked *x = a, *y = b;
     if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    double cx = x->g->with_cpu ? x->g->cpu_s : -1, cy = y->g->with_cpu ? y->g->cpu_s : -1;
+    if (cx != cy) return cx < cy ? 1 : -1; /* no savings to rank by: the CPU-hours */
     return strcmp(x->g->name, y->g->name);
 }
 
@@ -263,7 +265,16 @@ static void ranking(FILE *o, const struct tl_report_page *pg, const struct card 
           "what was allocated (median of the attempts) and what <code>tasklens advise</code> "
           "recommends (the used p95, x 1.2 for memory and disk, rounded up), and the hours of "
           "unused allocation that recommendation saves. Ranked by the largest share a category "
-          "holds of the run's savings in any one resource.</p><div class=\"wide\">"
+          "holds of the run's savings in any one resource, then by CPU-hours.</p>",
+          o);
+    if (pg->nextflow_without_requests) /* static text: no name from the input */
+        fputs("<p class=\"note\" data-hint=\"trace-fields\">This Nextflow trace records no requests, so what was "
+              "allocated and what right-sizing saves are blank: add <code>cpus,memory,time</code> to "
+              "<code>trace.fields</code> and run again, e.g. <code>trace { fields = 'task_id,hash,name,process,tag,"
+              "status,exit,submit,start,complete,realtime,%cpu,peak_rss,rchar,wchar,cpus,memory,time' }</code>"
+              ".</p>",
+              o);
+    fputs("<div class=\"wide\">"
           "<table data-table=\"rightsizing\"><tr><th class=\"n\" rowspan=\"2\">category</th>"
           "<th rowspan=\"2\">tasks</th><th colspan=\"3\">cores</th><th colspan=\"3\">memory</th>"
           "<th colspan=\"3\">disk</th></tr><tr>",
@@ -282,9 +293,9 @@ static void ranking(FILE *o, const struct tl_report_page *pg, const struct card 
     }
     fputs("</table></div>\n", o);
     if (n > GLANCE_TOP)
-        fprintf(o, "<p class=\"note\">%zu more categories below, in <a href=\"#groups\">per "
+        fprintf(o, "<p class=\"note\">%zu more categor%s below, in <a href=\"#groups\">per "
                    "category</a>.</p>\n",
-                n - GLANCE_TOP);
+                n - GLANCE_TOP, n - GLANCE_TOP == 1 ? "y" : "ies");
     free(v);
 }
 

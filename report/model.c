@@ -62,6 +62,7 @@ struct tl_report_model {
     struct span *spans;
     size_t nspans, capspans;
     size_t times_from_files; /* records whose time is their file's: no span */
+    size_t nextflow_tasks, nextflow_requests; /* Nextflow task records; those with a request */
     struct fend *final_ends;    /* end times of the tasks' last attempts */
     size_t nends, capends;
     char *run_names[MAX_RUN_NAMES]; /* "source workflow", first seen first */
@@ -402,6 +403,11 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
         return;
     }
     tl_task_rows_add(&m->rows, r);
+    if (r->source && !strcmp(r->source, "nextflow")) { /* a trace without cpus, memory, time? */
+        m->nextflow_tasks++;
+        m->nextflow_requests += tl_record_has(r, TL_M_REQ_CORES) || tl_record_has(r, TL_M_REQ_MEMORY_BYTES) ||
+                                tl_record_has(r, TL_M_REQ_WALL_TIME_S);
+    }
     if (r->final)
         for (int d = 0; d < TL_REPORT_NDIST; d++)
             if (tl_record_has(r, tl_report_dist_metric[d]))
@@ -711,6 +717,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     pg->ngroups = m->ng;
     pg->group_names = m->names;
     pg->untimed = m->times_from_files;
+    pg->nextflow_without_requests = m->nextflow_tasks && !m->nextflow_requests;
     memcpy(pg->top, m->top, sizeof pg->top);
     memcpy(pg->ntop, m->ntop, sizeof pg->ntop);
     pg->advise_quantile = ao->quantile;

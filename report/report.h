@@ -145,6 +145,8 @@ struct tl_report_page {
     const struct tl_intern *group_names; /* a name -> its place in groups */
     size_t untimed; /* attempts whose input records no time (Snakemake benchmarks): not on
                      * the timeline, not in the makespan */
+    bool nextflow_without_requests; /* Nextflow tasks, none with cpus, memory or time: say which
+                                     * trace.fields to add */
     size_t groups_drawn_cap;   /* plots for at most this many groups (most tasks first) */
     const int *extra;          /* more metrics for the summary table (--metrics) */
     size_t nextra;

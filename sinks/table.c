@@ -50,7 +50,7 @@ static double column_value(int m, double v)
 }
 
 static const char *const fixed_columns[] = {
-    "source", "workflow", "category", "task_id", "task_key", "attempt", "final", "result",
+    "source", "workflow", "category", "task_id", "task_key", "name", "tag", "attempt", "final", "result",
     "exit_code", "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s",
 };
 
@@ -282,6 +282,8 @@ static void identity_cells(struct row *w, const struct tl_record *r)
     str_cell(w, "category", r->category);
     int_cell(w, "task_id", r->task_id >= 0, r->task_id);
     str_cell(w, "task_key", r->task_key);
+    str_cell(w, "name", r->name);
+    str_cell(w, "tag", r->tag);
     int_cell(w, "attempt", r->attempt > 0, r->attempt);
     cell(w, "final");
     tl_buf_puts(w->b, r->final ? "true" : "false");

@@ -47,7 +47,7 @@ from checks import check, finish  # noqa: E402
 TASKLENS, SRC, SHARED = sys.argv[1:4]
 MB = 2.0 ** 20
 
-IDENTITY = ["source", "workflow", "category", "task_id", "task_key", "attempt", "final", "result",
+IDENTITY = ["source", "workflow", "category", "task_id", "task_key", "name", "tag", "attempt", "final", "result",
             "exit_code", "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s", "data_id"]
 NUMERIC_IDS = ["task_id", "attempt", "exit_code", "start_epoch_s", "end_epoch_s"]
 
@@ -454,6 +454,43 @@ def lsst(paths):
         compare(name, df, {0: lsst_row(path)}, lambda r: 0, exact_ids=("result",))
 
 
+def names_and_tags(traces, bench):
+    """Issue 58: Nextflow's name and tag, Snakemake's wildcards, kept as
+    records' columns: each row's name/tag = the trace's own cells (read here
+    with csv), and each benchmark row's tag = its file's stem."""
+    import csv as csvmod
+    bad, n = [], 0
+    for path in traces:
+        with open(path, newline="") as f:
+            rows = list(csvmod.DictReader(f, delimiter="\t"))
+        if not rows or "name" not in rows[0]:
+            continue
+        got = [json.loads(l) for l in records(path, "ndjson", "-q").decode().splitlines()]
+        want = [(r["name"], r.get("tag") if r.get("tag") not in (None, "", "-") else None) for r in rows
+                if r.get("status") not in ("NEW", "SUBMITTED", "RUNNING")]
+        have = [(g.get("name"), g.get("tag")) for g in got]
+        n += len(want)
+        if sorted(have, key=str) != sorted(want, key=str):
+            bad.append((os.path.basename(path), have[:2], want[:2]))
+    check(n and not bad, "records: every Nextflow row keeps its name and tag as the trace writes them "
+          "(%d rows of %d traces; differ: %s)" % (n, len(traces), bad[:2]))
+    if not os.path.isdir(bench):
+        print("SKIP part: no Snakemake benchmarks in ../shared")
+        return
+    got = [json.loads(l) for l in records(bench, "ndjson", "-q").decode().splitlines()]
+    files = {}
+    for root, _, fs in os.walk(bench):
+        for f in fs:
+            if root != bench:  # benchmarks/<rule>/<wildcards>.tsv
+                files.setdefault(os.path.basename(root), set()).add(os.path.splitext(f)[0])
+    tags = {}
+    for g in got:
+        tags.setdefault(g["category"], set()).add(g.get("tag"))
+    check(files and all(tags.get(rule) == stems for rule, stems in files.items()),
+          "records: Snakemake's wildcards (benchmarks/<rule>/<wildcards>.tsv) are each row's tag (%s)"
+          % {r: sorted(t, key=str) for r, t in tags.items()})
+
+
 def main():
     assert subprocess.run([TASKLENS, "records", "--help"], capture_output=True).returncode == 0
     work_queue([os.path.join(SRC, "tests/data/wq/demo-cctools-9.9.log")] + shared_files("wq"))
@@ -463,6 +500,8 @@ def main():
          [p for p in shared_files("lsst") if p.endswith(".provenance.json")])
     spark(shared_files("spark", ["local-1795570335358"]))
     dasf(shared_files("dasf", ["Tutorial_5_Profile-TracePlugin-vm.msgpack"]))
+    names_and_tags([p for p in shared_files("nextflow") if p.endswith((".txt", ".tsv"))],
+                   os.path.join(SHARED, "snakemake", "samples", "generated", "runA", "benchmarks"))
     return finish()
 
 

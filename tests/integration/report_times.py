@@ -84,6 +84,30 @@ def cached_apart(trace, tmp):
           "tasks' 42.7 min" % (span.group(1) if span else None, want))
 
 
+def trace_fields(trace, html, tmp):
+    """Issue 58: a trace without cpus, memory or time says which trace.fields
+    to add, and the first screen ranks by CPU-hours (from records: an
+    independent sum), not by name; a trace with requests says nothing."""
+    check('data-hint="trace-fields"' in html and "cpus,memory,time" in html,
+          "a Nextflow trace without requests: one line says to add cpus,memory,time to trace.fields")
+    cpu = {}
+    for line in subprocess.run([TL, "records", "-q", "-f", "ndjson", trace], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        r = json.loads(line)
+        if r.get("final") and r.get("cpu_time_s") is not None and r.get("result") != "CACHED":
+            cpu[r["category"]] = cpu.get(r["category"], 0) + r["cpu_time_s"]
+    table = html.split('data-table="rightsizing"')[1].split("</table>")[0]
+    order = re.findall(r'<tr data-g="([^"]*)"', table)
+    want = sorted(cpu, key=lambda c: (-cpu[c], c))[:len(order)]
+    check(order and order == want, "the first screen ranks a trace without requests by CPU-hours (%s)" % order[:4])
+    with_req = os.path.join(tmp, "with_requests.txt")
+    with open(trace) as f, open(with_req, "w") as g:
+        lines = f.read().splitlines()
+        g.write(lines[0] + "\tcpus\n" + "".join(l + "\t2\n" for l in lines[1:]))
+    r, html2 = page([with_req], tmp, "nextflow_req")
+    check('data-hint="trace-fields"' not in html2, "a trace with cpus says nothing about trace.fields")
+
+
 def main():
     bench = os.path.join(SHARED, "snakemake", "samples", "generated", "runA")
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,6 +139,7 @@ def main():
             t1 = re.search(r'data-k="start" data-v="([0-9.e+]+)"', open(shifted).read())
             check(t0 and t1 and abs(float(t0.group(1)) - float(t1.group(1)) - 7200) < 1e-3,
                   "-O nextflow.utc_offset=2 moves the first submission 2 h earlier in UTC")
+            trace_fields(trace, html, tmp)
         lnni = os.path.join(SHARED, "wq", "samples", "ccl_taskvine-example-logs__lnni_transactions")
         if os.path.exists(lnni):
             libraries_apart(lnni, tmp)

@@ -139,7 +139,7 @@ def records(tasklens, files, tmp):
         start = round(read_summary(path)["start"][0] * 1e6) / 1e6
         r = by_key.get(key, {})
         metrics = {k: v for k, v in r.items() if k not in (
-            "source", "workflow", "category", "task_id", "task_key", "attempt", "final", "result",
+            "source", "workflow", "category", "task_id", "task_key", "name", "tag", "attempt", "final", "result",
             "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s", "data_id")}
         if r.get("category") != cat or r.get("result") != result or \
                 abs(r.get("end_epoch_s", 0) - end / 1e9) > 1e-6 or abs(r.get("start_epoch_s", 0) - start) > 1e-6:
