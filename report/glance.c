@@ -75,7 +75,8 @@ static const char *card_term(const char *key)
     static const char *const terms[][2] = {
         {"tasks", "task"}, {"attempts", "attempt"}, {"open", "open"}, {"cached", "cached"},
         {"cancelled", "cancelled"}, {"libraries", "library instance"}, {"makespan", "makespan"},
-        {"success_rate", "succeeded"}, {"core_hours", "core-hours"}, {"cpu_hours", "CPU-hours"},
+        {"success_rate", "succeeded"}, {"succeeded", "succeeded"}, {"failed", "failed"},
+        {"retried", "retried"}, {"core_hours", "core-hours"}, {"cpu_hours", "CPU-hours"},
         {"waste_core_hours", "waste"}, {"waste_mem_gib_hours", "waste"}, {"waste_disk_gib_hours", "waste"},
     };
     for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
@@ -104,6 +105,22 @@ static void time_stat(FILE *o, const char *key, const char *label, double t)
     struct tm tm;
     if (isfinite(t) && gmtime_r(&s, &tm)) strftime(iso, sizeof iso, "%Y-%m-%d %H:%M UTC", &tm);
     stat(o, key, label, iso, t);
+}
+
+/* succeeded, failed and retried: Nextflow's status line (its ignored tasks
+ * are among the failed: a trace does not tell them apart). */
+static void status_stats(FILE *o, const struct card *c)
+{
+    char t[64];
+    size_t ok = c->finals - c->failed - c->cancelled;
+    tl_fmt_count(t, sizeof t, (double)ok);
+    stat(o, "succeeded", "succeeded", t, (double)ok);
+    tl_fmt_count(t, sizeof t, (double)c->failed);
+    stat(o, "failed", "failed (ignored ones included)", t, (double)c->failed);
+    if (c->attempts > c->tasks) {
+        tl_fmt_count(t, sizeof t, (double)(c->attempts - c->tasks));
+        stat(o, "retried", "retried: attempts that were not their task's last", t, (double)(c->attempts - c->tasks));
+    }
 }
 
 static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
@@ -139,6 +156,8 @@ static void card(FILE *o, const struct tl_report_page *pg, const struct card *c)
         tl_fmt_count(t, sizeof t, (double)c->libraries);
         stat(o, "libraries", "TaskVine library instances, apart from the tasks", t, (double)c->libraries);
     }
+    if (c->with_result && c->finals) /* the run's status, as Nextflow's report counts it */
+        status_stats(o, c);
     if (c->with_result && c->finals) { /* a trace's slices have no result: no rate to show */
         double rate = (double)(c->finals - c->failed - c->cancelled) / (double)c->finals;
         snprintf(t, sizeof t, "%.1f %%", rate * 100);

@@ -21,6 +21,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
+import glossary_ref  # noqa: E402
 
 TL, DEMO = sys.argv[1], sys.argv[2]
 SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -84,6 +85,24 @@ def cached_apart(trace, tmp):
           "tasks' 42.7 min" % (span.group(1) if span else None, want))
 
 
+def run_status(path, tmp, name):
+    """Issue 58: the card's succeeded, failed and retried, as Nextflow's
+    status line counts them, against the records (glossary_ref's words)."""
+    r, html = page([path], tmp, name)
+    card = dict(re.findall(r'class="stat" data-k="(succeeded|failed|retried)" data-v="([0-9.e+]+)"', html))
+    rows = [json.loads(l) for l in subprocess.run([TL, "records", "-q", "-f", "ndjson", path], capture_output=True,
+                                                  text=True, check=True).stdout.splitlines()]
+    rows = [x for x in rows if x.get("result") != "CACHED" and x.get("result") != "LIBRARY_EXIT"]
+    finals = [x for x in rows if x.get("final")]
+    want = {"succeeded": sum(1 for x in finals if glossary_ref.succeeded(x.get("result"), x.get("exit_code"))),
+            "failed": sum(1 for x in finals if glossary_ref.failed(x.get("result"), x.get("exit_code"))),
+            "retried": sum(1 for x in rows if not x.get("final"))}
+    got = {k: int(float(v)) for k, v in card.items()}
+    if not want["retried"]:
+        del want["retried"]
+    check(got == want, "%s: the card's succeeded, failed and retried (%s) = the records' (%s)" % (name, got, want))
+
+
 def trace_fields(trace, html, tmp):
     """Issue 58: a trace without cpus, memory or time says which trace.fields
     to add, and the first screen ranks by CPU-hours (from records: an
@@ -140,6 +159,10 @@ def main():
             check(t0 and t1 and abs(float(t0.group(1)) - float(t1.group(1)) - 7200) < 1e-3,
                   "-O nextflow.utc_offset=2 moves the first submission 2 h earlier in UTC")
             trace_fields(trace, html, tmp)
+            run_status(trace, tmp, "openproblems")
+        blast = os.path.join(SHARED, "wq", "samples", "ccl_taskvine-logs__blast_caching_700_workers_run_1_tr.log")
+        if os.path.exists(blast):
+            run_status(blast, tmp, "blast")
         lnni = os.path.join(SHARED, "wq", "samples", "ccl_taskvine-example-logs__lnni_transactions")
         if os.path.exists(lnni):
             libraries_apart(lnni, tmp)
