@@ -304,29 +304,29 @@ static bool advise_write(struct tl_buf *b, const struct advise_out *out, const s
 }
 
 /* One of advise's own options: 1 taken, -1 a usage error (said), 0 not one. */
-static int advise_option(int c, char *optarg, struct tl_advise_opts *o, struct advise_out *out)
+static int advise_option(int c, char *arg, struct tl_advise_opts *o, struct advise_out *out)
 {
     switch (c) {
     case 'Q':
-        if (!parse_num(optarg, 0, 1, &o->quantile)) {
+        if (!parse_num(arg, 0, 1, &o->quantile)) {
             tl_eprintf("tasklens advise: --quantile wants a number in [0,1]\n");
             return -1;
         }
         o->quantile_given = true;
         return 1;
     case 'M':
-        if (!parse_num(optarg, 1, 100, &o->margin)) {
+        if (!parse_num(arg, 1, 100, &o->margin)) {
             tl_eprintf("tasklens advise: --margin wants a number in [1,100]\n");
             return -1;
         }
         return 1;
     case 'R': {
-        char *eq = strchr(optarg, '=');
+        char *eq = strchr(arg, '=');
         int res = -1;
         if (eq) {
             *eq = '\0';
             for (int k = 0; k < TL_NRES; k++)
-                if (!strcmp(optarg, tl_res_name[k])) res = k;
+                if (!strcmp(arg, tl_res_name[k])) res = k;
         }
         double v = 0;
         bool ok = res >= 0 && (res == TL_RES_CORES ? parse_num(eq + 1, 1e-3, 1e6, &v)
@@ -340,7 +340,7 @@ static int advise_option(int c, char *optarg, struct tl_advise_opts *o, struct a
     }
     case 'E':
     case 'P':
-        if (!advise_system_parse(optarg, &out->sys)) {
+        if (!advise_system_parse(arg, &out->sys)) {
             tl_eprintf("tasklens advise: --%s is bps, wq, makeflow, nextflow or snakemake\n",
                        c == 'E' ? "emit" : "replay");
             return -1;
@@ -349,11 +349,11 @@ static int advise_option(int c, char *optarg, struct tl_advise_opts *o, struct a
         else out->replay = true;
         return 1;
     case 'A':
-        if (strcmp(optarg, "waste") && strcmp(optarg, "throughput")) {
+        if (strcmp(arg, "waste") && strcmp(arg, "throughput")) {
             tl_eprintf("tasklens advise: --allocation is waste or throughput\n");
             return -1;
         }
-        out->by = *optarg == 'w' ? TL_FIRST_MIN_WASTE : TL_FIRST_MAX_THROUGHPUT;
+        out->by = *arg == 'w' ? TL_FIRST_MIN_WASTE : TL_FIRST_MAX_THROUGHPUT;
         return 1;
     default: return 0;
     }
