@@ -155,6 +155,8 @@ const struct tl_term tl_glossary[] = {
     {"untimed attempt", "an attempt whose input records no time; never on a timeline"},
     {"slot time", "the longer of a task's wall time and its CPU time over its cores"},
     {"rate", "attempts ended per minute over min(window, the run's age)"},
+    {"% of request", "what an attempt used over what it asked for: CPU time / wall / cpus, peak memory / "
+                     "memory, wall time / time limit"},
     {"first allocation", "what a task's first attempt asks for; a retry after a resource kill asks for more"},
     {"allocated core-hours", "cores asked for x wall time over every attempt, retries and kills included"},
     {"allocated GiB-hours", "memory asked for x wall time over every attempt, retries and kills included"},

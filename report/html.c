@@ -1179,6 +1179,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         failures_section(o, pg, &doc);
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
         tl_report_strips(o, pg);
+        tl_report_usage(o, pg);
         groups_section(o, pg, &doc);
         tl_report_words(o);
         fputs("</body></html>\n", o);

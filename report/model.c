@@ -617,6 +617,7 @@ static void advice_of(const struct tl_report_model *m, const char *name,
                 out->with_cpu++;
             }
         }
+        tl_report_usage_of(&m->rows, k, tmp, out->usage);
         static const int res[TL_REPORT_NRES] = {TL_RES_CORES, TL_RES_MEM};
         for (int r = 0; r < TL_REPORT_NRES; r++) {
             const struct tl_advice *a = &ca.a[res[r]];

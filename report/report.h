@@ -55,6 +55,15 @@ struct tl_report_advice {
 
 enum tl_report_res { TL_REPORT_CORES, TL_REPORT_MEM, TL_REPORT_NRES };
 
+/* What attempts used as a percent of what they requested, as Nextflow's
+ * report gives it (its cpuUsage, memUsage, timeUsage): the five numbers
+ * and the mean over this run's attempts that recorded both. */
+enum tl_report_usage_kind { TL_USAGE_CPU, TL_USAGE_MEM, TL_USAGE_TIME, TL_USAGE_COUNT };
+struct tl_report_usage {
+    size_t n;
+    double min, q1, q2, q3, max, mean;
+};
+
 struct tl_report_group {
     const char *name; /* the category ("(none)" when records had none) */
     struct tl_report_dist dist[TL_REPORT_NDIST];
@@ -68,6 +77,7 @@ struct tl_report_group {
     size_t libraries;      /* TaskVine library instances (LIBRARY_EXIT): apart from finals */
     double cpu_s;          /* CPU time of this run's tasks (last attempts; cached ones apart) */
     size_t with_cpu;       /* tasks that measured it */
+    struct tl_report_usage usage[TL_USAGE_COUNT];
 };
 
 /* Over time, in bins from the first submission to the last end. */
@@ -176,6 +186,14 @@ struct tl_report_page {
  * measured beside tasklens's estimate. Nothing when the run has neither. */
 void tl_report_line_profile(FILE *o, const struct tl_report_page *pg);
 void tl_report_energy(FILE *o, const struct tl_report_page *pg);
+
+/* Use as % of the request (usage.c): per category CPU, memory and time as
+ * Nextflow's report computes them, beside the raw values of the summary. */
+void tl_report_usage(FILE *o, const struct tl_report_page *pg);
+/* The usage of category k of rows (its attempts, cached and library ones
+ * apart) into u; tmp has room for every row. */
+void tl_report_usage_of(const struct tl_task_rows *rows, size_t k, double *tmp,
+                        struct tl_report_usage u[TL_USAGE_COUNT]);
 
 /* The first screen (glance.c): the run card and the categories ranked by
  * what right-sizing saves, each with its recommendation. */
