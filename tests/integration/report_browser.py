@@ -287,6 +287,12 @@ def glance_checks(c, tasklens, inputs, what, advise_args=()):
     if (results or any("exit_code" in r for r in finals)) and finals:
         ok = [r for r in finals if glossary_ref.succeeded(r.get("result"), r.get("exit_code"))]
         want["success_rate"] = len(ok) / len(finals)
+        # the run's status as Nextflow's report counts it: succeeded, failed, retried
+        want["succeeded"] = len(ok)
+        want["failed"] = sum(1 for r in finals if glossary_ref.failed(r.get("result"), r.get("exit_code")))
+        retried = sum(1 for r in records if not r["final"])
+        if retried:
+            want["retried"] = retried
     cpu = [r["cpu_time_s"] for r in finals if "cpu_time_s" in r]  # CPU-hours: this run's tasks'
     if cpu:
         want["cpu_hours"] = sum(cpu) / 3600
