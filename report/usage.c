@@ -17,6 +17,8 @@
 #include "report/report.h"
 #include "report/svg.h"
 
+#define USAGE_TOP 40 /* rows drawn: a page of 30,000 categories stays a few MB */
+
 static const char *const usage_key[TL_USAGE_COUNT] = {"cpu_usage", "mem_usage", "time_usage"};
 static const char *const usage_head[TL_USAGE_COUNT] = {"CPU (of cpus)", "memory (of memory)", "time (of time)"};
 
@@ -116,7 +118,7 @@ void tl_report_usage(FILE *o, const struct tl_report_page *pg)
           o);
     for (int k = 0; k < TL_USAGE_COUNT; k++) fprintf(o, "<th>%s</th>", usage_head[k]);
     fputs("</tr>\n", o);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && i < USAGE_TOP; i++) {
         fputs("<tr data-g=\"", o);
         tl_html_esc(o, v[i]->name);
         fputs("\">", o);
@@ -125,5 +127,8 @@ void tl_report_usage(FILE *o, const struct tl_report_page *pg)
         fputs("</tr>\n", o);
     }
     fputs("</table></div>\n", o);
+    if (n > USAGE_TOP)
+        fprintf(o, "<p class=\"note\" data-more=\"%zu\">%zu more categor%s, with fewer tasks, not drawn here.</p>\n",
+                n - USAGE_TOP, n - USAGE_TOP, n - USAGE_TOP == 1 ? "y" : "ies");
     free(v);
 }
