@@ -129,6 +129,15 @@ def nextflow_run(jdir, work, trace, configs):
     return run(args, cwd=work, env=env, timeout=600)
 
 
+def said_retries(r, trace):
+    """A retried task in a run that should have none: say it, with Nextflow's words."""
+    with open(trace) as f:
+        failed = [x for x in csv.DictReader(f, delimiter="\t") if x.get("status") != "COMPLETED"]
+    if failed:
+        print("note: %d attempt(s) failed and were retried in %s: %s\n%s" % (
+            len(failed), os.path.basename(trace), [x.get("name") for x in failed], (r.stdout + r.stderr)[-1500:]))
+
+
 def hours(rows, field):
     return sum(r[field] * r["wall_time_s"] / 3600 for r in rows if r.get(field) is not None)
 
@@ -146,16 +155,23 @@ def nextflow(tmp):
         f.write(WORKFLOW % ", ".join(["2"] * 10 + ["65"] * 2))
     with open(os.path.join(work, "base.config"), "w") as f:
         f.write(BASE)
+    # a task that fails for a reason of the machine's (seen once on a loaded CI run, never since) is
+    # retried once in the runs whose every task must complete; it shows as a FAILED row and is said
+    with open(os.path.join(work, "retry.config"), "w") as f:
+        f.write("process { errorStrategy = 'retry'; maxRetries = 1 }\n")
     t1 = os.path.join(work, "trace1.txt")
-    r = nextflow_run(jdir, work, t1, [])
+    r = nextflow_run(jdir, work, t1, ["retry.config"])
+    said_retries(r, t1)
     if not check(r.returncode == 0, "nextflow: the workflow runs as written (%s)" % last_line(r)):
+        print((r.stdout + r.stderr)[-2500:])
         return
     cfg = os.path.join(work, "advised.config")
     run([TL, "advise", "-q", "--emit", "nextflow", "-o", cfg, t1], check=True)
     pred = replay([t1], "nextflow")["align"]
     t2 = os.path.join(work, "trace2.txt")
-    r = nextflow_run(jdir, work, t2, [cfg])
-    rows = records(t2)
+    r = nextflow_run(jdir, work, t2, ["retry.config", cfg])
+    said_retries(r, t2)
+    rows = [x for x in records(t2) if x.get("final")]
     done = [x for x in rows if x.get("result") == "COMPLETED"]
     check(r.returncode == 0 and len(done) == 12 and pred["successes_lost"] == 0,
           "nextflow: with the emitted config every task that succeeded succeeds again (%d of 12; %s)"
