@@ -26,6 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import glossary_ref  # noqa: E402
 import nextflow_jars  # noqa: E402
 
 TL, REPO = sys.argv[1], sys.argv[2]
@@ -82,11 +83,19 @@ def work_queue(tmp):
           "wq: every first attempt ran at the emitted first allocation (%s MB)" % [f / 2 ** 20 for f in firsts])
     got = replay([log2], "wq", extra)["mem"]["observed"]
     ok = sum(1 for x in rows if x.get("final") and x.get("result") == "SUCCESS")
-    check(got["attempts"] == pred["replayed"]["attempts"] and got["killed"] == pred["replayed"]["killed"] > 0
+    # the replay predicts memory kills; a kill for another limit (a loaded machine once pushed a
+    # task's measured cores over its 1: the monitor enforces every limit) is named, not hidden
+    by_memory = [x for x in rows if glossary_ref.cause(x) == "memory"]
+    others = [(x.get("task_id"), x.get("result"), {k: v for k, v in x.items() if k.startswith("limit_")})
+              for x in rows if glossary_ref.failed(x.get("result"), x.get("exit_code")) and
+              glossary_ref.cause(x) != "memory"]
+    if others:
+        print("note: attempts killed for another limit than memory: %s" % others)
+    check(len(by_memory) == pred["replayed"]["killed"] > 0 and got["attempts"] == 8 + len(by_memory) + len(others)
           and ok == 8 and pred["successes_lost"] == 0,
-          "wq: the manager killed and retried at the maximum exactly the attempts the replay predicted "
-          "(attempts %d, killed %d; predicted %d, %d); all 8 tasks succeeded"
-          % (got["attempts"], got["killed"], pred["replayed"]["attempts"], pred["replayed"]["killed"]))
+          "wq: the manager killed for memory and retried at the maximum exactly the attempts the replay "
+          "predicted (%d; predicted %d; %d attempts in all, %d killed for another limit); all 8 tasks succeeded"
+          % (len(by_memory), pred["replayed"]["killed"], got["attempts"], len(others)))
     check(got["allocated_gib_hours"] < pred["observed"]["allocated_gib_hours"] / 2 and got["allocated_gib_hours"] <= 1.5 * pred["replayed"]["allocated_gib_hours"],
           "wq: allocated GiB-hours %.5f -> %.5f (replay predicted %.5f, a killed attempt charged its whole "
           "wall time)" % (pred["observed"]["allocated_gib_hours"], got["allocated_gib_hours"], pred["replayed"]["allocated_gib_hours"]))
