@@ -78,6 +78,27 @@ static struct work_queue_task *make(const char *cmd, const char *category)
     return t;
 }
 
+/* A manager on any free port writing its transaction log to log, with the
+ * resource monitor on, its files under a new scratch (a mkdtemp template);
+ * NULL when either fails (said). */
+static struct work_queue *open_manager(const char *log, char *scratch)
+{
+    if (!mkdtemp(scratch)) {
+        perror("mkdtemp");
+        return NULL;
+    }
+    struct work_queue *q = work_queue_create(0);
+    if (!q) {
+        fprintf(stderr, "work_queue_create failed\n");
+        return NULL;
+    }
+    work_queue_specify_transactions_log(q, log);
+    char monitor_dir[64];
+    snprintf(monitor_dir, sizeof monitor_dir, "%s/monitor", scratch);
+    work_queue_enable_monitoring(q, monitor_dir, 1);
+    return q;
+}
+
 struct jx *jx_parse_file(const char *name); /* cctools' reader; its header is not installed */
 
 /* A JSON object of resources as the Python API builds its rmsummary from
@@ -132,15 +153,8 @@ static int apply_main(int argc, char **argv)
     int want = argc > 4 ? atoi(argv[4]) : 2;
     if (want < 1 || want > MAX_WORKERS) want = 2;
     char scratch[] = "/tmp/tl-wq-XXXXXX";
-    struct work_queue *q = mkdtemp(scratch) ? work_queue_create(0) : NULL;
-    if (!q) {
-        fprintf(stderr, "wq_manager: no scratch directory or work_queue_create failed\n");
-        return 1;
-    }
-    work_queue_specify_transactions_log(q, argv[2]);
-    char monitor_dir[64];
-    snprintf(monitor_dir, sizeof monitor_dir, "%s/monitor", scratch);
-    work_queue_enable_monitoring(q, monitor_dir, 1);
+    struct work_queue *q = open_manager(argv[2], scratch);
+    if (!q) return 1;
     if (strcmp(argv[3], "-") && apply_categories(q, argv[3]) < 0) return 1;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -185,19 +199,8 @@ int main(int argc, char **argv)
         return 1;
     }
     char scratch[] = "/tmp/tl-wq-XXXXXX";
-    if (!mkdtemp(scratch)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    struct work_queue *q = work_queue_create(0); /* any free port */
-    if (!q) {
-        fprintf(stderr, "work_queue_create failed\n");
-        return 1;
-    }
-    work_queue_specify_transactions_log(q, argv[1]);
-    char monitor_dir[64];
-    snprintf(monitor_dir, sizeof monitor_dir, "%s/monitor", scratch);
-    work_queue_enable_monitoring(q, monitor_dir, 1);
+    struct work_queue *q = open_manager(argv[1], scratch);
+    if (!q) return 1;
     int port = work_queue_port(q);
 
     signal(SIGINT, on_signal);
