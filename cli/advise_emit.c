@@ -63,13 +63,18 @@ static void header(struct tl_buf *b, enum tl_system sys, const char *lead, const
         tl_quote_comment(b, inputs[i]);
     }
     enum tl_first_by by = any ? any->mem.by : TL_FIRST_MIN_WASTE;
+    char margin[32];
+    snprintf(margin, sizeof margin, "%g", o->margin);
     tl_buf_printf(b, "\n%srule: cores = cores used p%02.0f (CPU time / wall time where not measured), rounded up "
-                     "to a whole core;\n"
+                     "to a whole core%s%s%s;\n"
                      "%s      memory%s = %s: the last attempt asks for the largest peak that succeeded (or a "
                      "step over the limit a memory death died at) x %g, rounded up to %.0f MiB, so nothing "
                      "that succeeded is killed for good;\n%s      the first allocation ",
-                  lead, o->quantile * 100, lead,
-                  sys == TL_SYS_WQ || sys == TL_SYS_MAKEFLOW ? " and disk" : "",
+                  lead, o->quantile * 100,
+                  tl_system_kills_cores(sys) ? ", and a maximum: the largest peak that succeeded x " : "",
+                  tl_system_kills_cores(sys) ? margin : "",
+                  tl_system_kills_cores(sys) ? ", less the quarter core the resource monitor forgives, rounded up" : "",
+                  lead, sys == TL_SYS_WQ || sys == TL_SYS_MAKEFLOW ? " and disk" : "",
                   retry_idiom[any ? any->mem.rule.kind : TL_RETRY_TO_MAX], o->margin,
                   o->round[TL_RES_MEM] / MIB, lead);
     if (by == TL_FIRST_QUANTILE)
@@ -163,15 +168,29 @@ static void replay_comment(struct tl_buf *b, const char *lead, const struct tl_r
     tl_buf_putc(b, '\n');
 }
 
+/* What the cores do to the observed attempts: where the system's monitor
+ * kills above them, the kills and the maximum they retry at. */
+static void cores_comment(struct tl_buf *b, const char *lead, const struct tl_settings *st)
+{
+    if (!isfinite(st->cores)) return;
+    if (!isfinite(st->cores_max)) {
+        tl_buf_printf(b, "%s  cores %lld: %zu of %zu measured attempts used more -- slowed, not killed\n", lead,
+                      to_cores(st->cores), st->cores_over, st->cores_measured);
+        return;
+    }
+    tl_buf_printf(b, "%s  cores %lld: %zu of %zu measured attempts peaked above %g, where the resource monitor "
+                     "kills; a killed attempt retries at the maximum, %lld core%s\n",
+                  lead, to_cores(st->cores), st->cores_over, st->cores_measured, st->cores + TL_CORES_GRACE,
+                  to_cores(st->cores_max), to_cores(st->cores_max) == 1 ? "" : "s");
+}
+
 /* Everything said about category k before its settings. */
 static void category_comments(struct tl_buf *b, const char *lead, const struct tl_task_rows *rs, size_t k,
                               const struct advise_plan *p)
 {
     evidence(b, lead, rs->cats.s[k], &p->ca[k]);
     const struct tl_settings *st = &p->st[k];
-    if (isfinite(st->cores))
-        tl_buf_printf(b, "%s  cores %lld: %zu of %zu measured attempts used more -- slowed, not killed\n", lead,
-                      to_cores(st->cores), st->cores_over, st->cores_measured);
+    cores_comment(b, lead, st);
     rule_comment(b, lead, "memory", &p->st[k].mem);
     rule_comment(b, lead, "disk", &p->st[k].disk);
     time_comment(b, lead, &p->st[k]);
@@ -268,7 +287,7 @@ static void wq_resources(struct tl_buf *b, const struct tl_settings *st, int k)
 {
     const char *sep = "{";
     if (isfinite(st->cores)) {
-        tl_buf_printf(b, "%s\"cores\": %lld", sep, to_cores(st->cores));
+        tl_buf_printf(b, "%s\"cores\": %lld", sep, to_cores(k > 1 && isfinite(st->cores_max) ? st->cores_max : st->cores));
         sep = ", ";
     }
     if (isfinite(st->mem.rule.first)) {
@@ -355,10 +374,11 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs, const
                           struct advise_refusals *rf)
 {
     header(b, TL_SYS_MAKEFLOW, "# ", first_settings(rs, p), o, inputs, ninputs);
-    tl_buf_puts(b, "# each block applies to the rules that follow it, until the next CATEGORY. MEMORY and DISK are\n"
-                   "# the category's maximum; where a smaller first allocation pays, MODE=MIN_WASTE lets Makeflow\n"
-                   "# choose it from the tasks it has seen (the first shown here is what that rule picks on the\n"
-                   "# observed tasks) and retry a task killed above it at the maximum\n");
+    tl_buf_puts(b, "# each block applies to the rules that follow it, until the next CATEGORY. CORES, MEMORY and\n"
+                   "# DISK are the category's maximum (the resource monitor kills above them, cores + 0.25); where\n"
+                   "# a smaller first allocation pays, MODE=MIN_WASTE lets Makeflow choose it from the tasks it has\n"
+                   "# seen (the first shown here is what that rule picks on the observed tasks) and retry a task\n"
+                   "# killed above it at the maximum\n");
     for (size_t k = 0; k < rs->cats.n; k++) {
         const struct tl_settings *st = &p->st[k];
         tl_buf_putc(b, '\n');
@@ -369,8 +389,9 @@ static void emit_makeflow(struct tl_buf *b, const struct tl_task_rows *rs, const
             continue;
         }
         tl_buf_printf(b, "CATEGORY=%s\n", rs->cats.s[k]);
-        if (st->mem.rule.retries || st->disk.rule.retries) tl_buf_puts(b, "MODE=MIN_WASTE\n");
-        if (isfinite(st->cores)) tl_buf_printf(b, "CORES=%lld\n", to_cores(st->cores));
+        if (st->mem.rule.retries || st->disk.rule.retries || st->cores_max > st->cores)
+            tl_buf_puts(b, "MODE=MIN_WASTE\n");
+        if (isfinite(st->cores)) tl_buf_printf(b, "CORES=%lld\n", to_cores(st->cores_max));
         if (isfinite(st->mem.rule.first)) tl_buf_printf(b, "MEMORY=%lld\n", advise_mb(st->mem.rule.cover));
         if (isfinite(st->disk.rule.first)) tl_buf_printf(b, "DISK=%lld\n", advise_mb(st->disk.rule.cover));
     }

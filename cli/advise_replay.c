@@ -58,7 +58,11 @@ static void replay_table(struct tl_buf *b, const char *name, const struct tl_set
     tl_buf_puts(b, "\ncategory=");
     tl_vis_append(b, name, strlen(name), 0); /* a name on a terminal */
     tl_buf_printf(b, "  tasks %zu (%zu succeeded)\n", rp->tasks, rp->succeeded);
-    if (isfinite(st->cores))
+    if (isfinite(st->cores) && isfinite(st->cores_max))
+        tl_buf_printf(b, "  %-7s %.0f: %zu of %zu measured attempts peaked above %g, where the monitor kills (a retry asks for %.0f)\n",
+                      "cores", st->cores, st->cores_over, st->cores_measured, st->cores + TL_CORES_GRACE,
+                      st->cores_max);
+    else if (isfinite(st->cores))
         tl_buf_printf(b, "  %-7s %.0f: %zu of %zu measured attempts used more (slowed, not killed)\n", "cores",
                       st->cores, st->cores_over, st->cores_measured);
     table_choice(b, "memory", &st->mem);
@@ -130,12 +134,14 @@ static void replay_json(struct tl_buf *b, size_t k, const char *name, const stru
     tl_buf_printf(b, ",\"tasks\":%zu,\"succeeded\":%zu,\"successes_lost\":%zu,\"cores\":", rp->tasks, rp->succeeded,
                   rp->successes_lost);
     json_num(b, st->cores);
+    tl_buf_puts(b, ",\"cores_max\":");
+    json_num(b, st->cores_max);
     json_choice(b, "memory", &st->mem);
     json_choice(b, "disk", &st->disk);
     tl_buf_puts(b, ",\"time_s\":");
     json_num(b, st->time_s);
-    tl_buf_printf(b, ",\"time_killed\":%zu,\"cores_measured\":%zu,\"cores_over\":%zu", st->time_killed,
-                  st->cores_measured, st->cores_over);
+    tl_buf_printf(b, ",\"time_killed\":%zu,\"cores_measured\":%zu,\"cores_over\":%zu,\"cores_kills\":%zu",
+                  st->time_killed, st->cores_measured, st->cores_over, rp->cores_kills);
     json_side(b, "observed", &rp->before);
     json_side(b, "replayed", &rp->after);
     tl_buf_putc(b, '}');

@@ -312,14 +312,39 @@ static double cores_used(const struct tl_task_row *r)
     return u;
 }
 
-static void cores_evidence(const struct tl_task_rows *rs, int32_t cat, struct tl_settings *st)
+bool tl_system_kills_cores(enum tl_system sys)
 {
+    return sys == TL_SYS_WQ || sys == TL_SYS_MAKEFLOW;
+}
+
+/* The cores an attempt may use before it counts as over: a monitor that
+ * kills forgives a quarter core. */
+static double cores_limit(const struct tl_settings *st, double ask)
+{
+    return isfinite(st->cores_max) ? ask + TL_CORES_GRACE : ask;
+}
+
+/* What the cores do to the observed attempts; where a limit kills, the
+ * maximum a retry asks for covers every success. */
+static void cores_evidence(const struct tl_task_rows *rs, int32_t cat, enum tl_system sys, double margin,
+                           struct tl_settings *st)
+{
+    st->cores_max = NAN;
     if (!isfinite(st->cores)) return;
+    double peak = 0;
     for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
-        double u = cores_used(&rs->r[rs->by_cat[j]]);
+        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
+        double u = cores_used(r);
         if (!isfinite(u)) continue;
         st->cores_measured++;
-        st->cores_over += u > st->cores;
+        if (row_succeeded(r) && u > peak) peak = u;
+    }
+    if (tl_system_kills_cores(sys))
+        st->cores_max = fmax(st->cores, ceil(peak * margin - TL_CORES_GRACE - 1e-9));
+    double limit = cores_limit(st, st->cores);
+    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
+        double u = cores_used(&rs->r[rs->by_cat[j]]);
+        st->cores_over += isfinite(u) && u > limit;
     }
 }
 
@@ -337,7 +362,7 @@ void tl_settings_for(enum tl_system sys, enum tl_first_by by, const struct tl_ta
     memset(st, 0, sizeof *st);
     const struct tl_advice *c = &ca->a[TL_RES_CORES];
     st->cores = c->n_used ? fmax(1, ceil(c->rec - 1e-9)) : NAN;
-    cores_evidence(rs, cat, st);
+    cores_evidence(rs, cat, sys, o->margin, st);
     st->time_s = NAN;
     if (o->quantile_given) by = TL_FIRST_QUANTILE;
     enum tl_retry_kind kind = system_retries(sys);
@@ -396,18 +421,23 @@ static void replay_task(const struct tl_task_row *r, const struct tl_settings *s
     double wall = isfinite(r->v[TL_V_WALL]) ? r->v[TL_V_WALL] : 0;
     double need_mem = task_need(r, TL_V_MEM), need_disk = task_need(r, TL_V_DISK);
     bool replayable = ok || (r->killed_mem && isfinite(need_mem)); /* else it fails again, once */
-    double cores = first_of(st->cores, first_of(r->v[TL_V_ALLOC_CORES], r->v[TL_V_REQ_CORES]));
+    double obs_cores = first_of(r->v[TL_V_ALLOC_CORES], r->v[TL_V_REQ_CORES]), need_cores = cores_used(r);
     double obs_mem = first_of(r->v[TL_V_ALLOC_MEM], r->v[TL_V_REQ_MEM]);
     double obs_disk = first_of(r->v[TL_V_ALLOC_DISK], r->v[TL_V_REQ_DISK]);
     int retries = st->mem.rule.retries > st->disk.rule.retries ? st->mem.rule.retries : st->disk.rule.retries;
+    if (isfinite(st->cores_max) && st->cores_max > st->cores && retries < 1) retries = 1;
     rp->tasks++;
     rp->succeeded += ok;
     for (int k = 1;; k++) {
         double mem = ask_or_observed(&st->mem.rule, k, obs_mem);
         double disk = ask_or_observed(&st->disk.rule, k, obs_disk);
+        double cores = !isfinite(st->cores) ? obs_cores : k > 1 && isfinite(st->cores_max) ? st->cores_max : st->cores;
         bool over_time = ok && isfinite(st->time_s) && wall > st->time_s;
+        bool over_cores = isfinite(st->cores_max) && isfinite(need_cores) && need_cores > cores_limit(st, cores);
         bool over = (isfinite(need_mem) && isfinite(mem) && need_mem > mem) ||
                     (isfinite(need_disk) && isfinite(disk) && need_disk > disk);
+        rp->cores_kills += over_cores && !over && replayable;
+        over = over || over_cores;
         double held = over_time ? st->time_s : wall;
         s->attempts++;
         charge(s, cores, mem, held);

@@ -86,10 +86,21 @@ const char *tl_scaling_words(double rho);
  * rules, a time limit in seconds (NAN: none; Nextflow and Snakemake). */
 struct tl_settings {
     double cores, time_s;
+    /* where the system kills above a core limit (Work Queue, TaskVine and
+     * Makeflow's resource monitor: above cores + TL_CORES_GRACE), the
+     * category's maximum, which a retry asks for: the largest peak of a
+     * success x margin, less the grace, rounded up; NAN elsewhere */
+    double cores_max;
     struct tl_choice mem, disk;
     size_t time_succeeded, time_killed; /* successes with a wall time; those over time_s */
-    size_t cores_measured, cores_over;  /* attempts with cores used; those above cores (slowed, not killed) */
+    /* attempts with cores used; those above cores (+ TL_CORES_GRACE where
+     * cores_max is set: killed and retried there; else slowed, not killed) */
+    size_t cores_measured, cores_over;
 };
+/* cctools' rmsummary_check_limits forgives a quarter core over the limit */
+#define TL_CORES_GRACE 0.25
+/* Does the system kill an attempt above its cores? */
+bool tl_system_kills_cores(enum tl_system sys);
 
 struct tl_pair {
     double x, y, rx, ry; /* values and their ranks */
@@ -123,6 +134,7 @@ struct tl_replay_side {
 struct tl_replay {
     size_t tasks, succeeded;
     size_t successes_lost; /* successes the settings would kill for good: 0 unless --quantile */
+    size_t cores_kills;    /* replayed attempts killed above cores + TL_CORES_GRACE alone */
     struct tl_replay_side before, after;
 };
 void tl_replay_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_settings *st,

@@ -137,6 +137,28 @@ def time_limit(rows, margin=1.2):
     return max(1, math.ceil(walls[-1] * margin / 60 - 1e-9)) * 60
 
 
+GRACE = 0.25  # cctools' rmsummary_check_limits forgives a quarter core
+
+
+def cores_used(r):
+    """The monitor's peak cores, else CPU time / wall time (None: neither)."""
+    if r.get("cores") is not None:
+        return r["cores"]
+    if r.get("cpu_time_s") is not None and (r.get("wall_time_s") or 0) > 0:
+        return r["cpu_time_s"] / r["wall_time_s"]
+    return None
+
+
+def cores_max(rows, system, cores, margin=1.2):
+    """Where the resource monitor kills above cores + GRACE (Work Queue,
+    TaskVine, Makeflow), the maximum a retry asks for: the largest peak of a
+    success x margin, less the grace, rounded up; else None."""
+    if system not in ("wq", "makeflow") or cores is None:
+        return None
+    peaks = [cores_used(r) for r in rows if ok(r) and cores_used(r) is not None]
+    return max(cores, math.ceil(max(peaks, default=0) * margin - GRACE - 1e-9))
+
+
 def alloc(r, what):
     for k in ("alloc_" + what, "req_" + what):
         if r.get(k) is not None:
@@ -144,13 +166,13 @@ def alloc(r, what):
     return None
 
 
-def replay(rows, system, cores, mem, disk, time_s):
+def replay(rows, system, cores, mem, disk, time_s, cmax=None):
     """Before and after, as `advise --replay` counts them; mem/disk: the
     choices (None: left to the system)."""
     kind = KIND[system]
     before = {"attempts": 0, "killed": 0, "failed": 0, "allocated_core_hours": 0.0, "allocated_gib_hours": 0.0, "nc": 0, "nm": 0}
     after = dict(before)
-    lost = tasks = succeeded = 0
+    lost = tasks = succeeded = cores_kills = 0
 
     def charge(s, c, m, held):
         if c is None:
@@ -178,14 +200,20 @@ def replay(rows, system, cores, mem, disk, time_s):
         succeeded += good
         nm, nd = need(r, "max_rss_bytes"), need(r, "disk_bytes")
         replayable = good or (memory_death(r) and nm is not None)
-        c = cores if cores is not None else alloc(r, "cores")
+        nc = cores_used(r)
         R = max(mem["retries"] if mem else 0, disk["retries"] if disk else 0)
+        if cmax is not None and cmax > cores:
+            R = max(R, 1)
         k = 1
         while True:
             m = ask(kind, mem["first"], mem["cover"], k) if mem else alloc(r, "memory_bytes")
             d = ask(kind, disk["first"], disk["cover"], k) if disk else alloc(r, "disk_bytes")
             over_time = good and time_s is not None and wall > time_s
+            c = alloc(r, "cores") if cores is None else cmax if k > 1 and cmax is not None else cores
             over = (nm is not None and m is not None and nm > m) or (nd is not None and d is not None and nd > d)
+            over_cores = cmax is not None and nc is not None and nc > c + GRACE
+            cores_kills += bool(over_cores and not over and replayable)
+            over = over or over_cores
             after["attempts"] += 1
             charge(after, c, m, time_s if over_time else wall)
             if not replayable:
@@ -205,7 +233,7 @@ def replay(rows, system, cores, mem, disk, time_s):
             s["allocated_core_hours"] = None
         if s["nm"] == s["attempts"]:
             s["allocated_gib_hours"] = None
-    return {"tasks": tasks, "succeeded": succeeded, "successes_lost": lost, "observed": before,
+    return {"tasks": tasks, "succeeded": succeeded, "successes_lost": lost, "cores_kills": cores_kills, "observed": before,
             "replayed": after}
 
 
