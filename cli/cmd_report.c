@@ -261,7 +261,9 @@ static int make_page(const struct report_opts *ro, const char *first, int n, str
     char when[32], title[512];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    snprintf(title, sizeof title, "tasklens report: %s%s", first, n > 1 ? " and more" : "");
+    const char *base = strrchr(first, '/'); /* the input's name, not where it sits on this machine */
+    base = base && base[1] ? base + 1 : first;
+    snprintf(title, sizeof title, "tasklens report: %s%s", base, n > 1 ? " and more" : "");
     struct tl_report_page pg = {.title = ro->title ? ro->title : title, .generated = when,
                                 .inputs = infos, .ninputs = (size_t)n,
                                 .baseline_label = ro->nbaseline ? ro->baseline[0] : NULL,
@@ -300,9 +302,9 @@ int tl_cmd_report(int argc, char **argv)
     struct tl_summary_opts so, wo;
     summary_options(&ro, &so, &wo);
     struct fan main_fan = {.sum = tl_summary_new(&so), .by_workflow = tl_summary_new(&wo),
-                           .model = tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins)};
+                           .model = tl_report_model_new((size_t)ro.scatter_max, (size_t)ro.bins, true)};
     struct fan base_fan = {.sum = ro.nbaseline ? tl_summary_new(&so) : NULL,
-                           .model = ro.nbaseline ? tl_report_model_new((size_t)ro.scatter_max, 1) : NULL};
+                           .model = ro.nbaseline ? tl_report_model_new((size_t)ro.scatter_max, 1, false) : NULL};
     struct tl_summary_input *infos = calloc((size_t)n + 1, sizeof *infos);
     struct tl_summary_input *binfos = calloc((size_t)ro.nbaseline + 1, sizeof *binfos);
     status = TL_EXIT_INPUT;

@@ -312,9 +312,10 @@ static void ranking(FILE *o, const struct tl_report_page *pg, const struct card 
     }
     fputs("</table></div>\n", o);
     if (n > GLANCE_TOP)
-        fprintf(o, "<p class=\"note\">%zu more categor%s below, in <a href=\"#groups\">per "
-                   "category</a>.</p>\n",
-                n - GLANCE_TOP, n - GLANCE_TOP == 1 ? "y" : "ies");
+        fprintf(o, "<p class=\"note\" data-more=\"%zu\">%zu more categor%s, ranked the same way: "
+                   "<code>tasklens advise</code> lists every one; the <a href=\"#summary\">summary per "
+                   "category</a> below has the largest.</p>\n",
+                n - GLANCE_TOP, n - GLANCE_TOP, n - GLANCE_TOP == 1 ? "y" : "ies");
     free(v);
 }
 

@@ -1,12 +1,14 @@
-/* The report page (report.h): HTML with inline SVG and CSS, nothing else --
- * no script, no font, no fetch -- so it opens offline in any browser, can
+/* The report page (report.h): HTML with inline SVG and CSS -- no font, no
+ * fetch, and one small inline script, the task table's (tasks.c), which the
+ * rest of the page does not need -- so it opens offline in any browser, can
  * be attached to a ticket, and renders at once.
  *
- * The tables' numbers and the quantile marks come from the summary JSON
- * (parsed here with Jansson), so they are the numbers `summary --format
- * json` prints; each carries its exact value in data-v and a tooltip, and
- * an approximate one is marked "≈" with its alpha. Colors are told apart by
- * lightness and dash, not hue alone, so the page survives grayscale. */
+ * The tables' numbers and the quantile marks are read from the summary's
+ * own groups and sketches (sinks/summary.h), so they are the numbers
+ * `summary --format json` prints; each carries its exact value in data-v
+ * and a tooltip, and an approximate one is marked "≈" with its alpha.
+ * Colors are told apart by lightness and dash, not hue alone, so the page
+ * survives grayscale. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,7 @@ static const char CSS[] =
     ".card{display:flex;flex-wrap:wrap;gap:6px 10px;margin:1em 0}.stat{border:1px solid #bbb;"
     "padding:4px 10px;min-width:7em}.stat b{display:block;font-size:1.25em}.stat span{"
     "font-size:.85em;color:#444}"
-    ".approx{font-style:italic}.shift{background:#222;color:#fff;font-weight:bold}"
+    ".approx{font-style:italic}.shift{background:#9b1c1c;color:#fff;font-weight:bold}.shift.better{background:#1d5e2f}"
     ".bad{background:#ddd;font-weight:bold}.note{color:#444;font-size:.9em}"
     "a.term{color:inherit;text-decoration:underline dotted}dl.words dt{font-weight:bold}"
     "dl.words dd{margin:0 0 .4em 1.5em}"
@@ -725,9 +727,10 @@ static void count_list(FILE *o, const struct tl_count *c, size_t n, bool exits)
         tl_fmt_count(h, sizeof h, (double)c[j].n);
         fprintf(o, "%s<span data-%s=\"", j ? " · " : "", exits ? "exit" : "result");
         tl_html_esc(o, k);
-        fprintf(o, "\" data-v=\"%llu\"%s>", (unsigned long long)c[j].n, bad ? " class=\"bad\"" : "");
+        fprintf(o, "\" data-v=\"%llu\"%s>%s", (unsigned long long)c[j].n, bad ? " class=\"bad\"" : "",
+                exits ? "exit " : "");
         tl_html_esc(o, k);
-        fprintf(o, " %s</span>", h);
+        fprintf(o, " &times;%s</span>", h);
     }
 }
 
@@ -858,7 +861,8 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, const str
     fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
     tl_html_esc(o, pg->baseline_label);
     fprintf(o, ". Per category and metric, the baseline's p50 and p95 beside this run's; shift = "
-               "this run / baseline - 1, beyond ±%.3g %% <span class=\"shift\">highlighted</span>. "
+               "this run / baseline - 1, beyond ±%.3g %% highlighted: <span class=\"shift worse\">&#9650; more</span> "
+               "(worse: every metric here costs more as it grows), <span class=\"shift better\">&#9660; less</span>. "
                "%s</p><div class=\"wide\"><table data-table=\"baseline\"><tr><th class=\"n\">category</th>"
                "<th>tasks</th><th>baseline</th><th class=\"n\">metric</th><th>p50 baseline</th>"
                "<th>p50 now</th><th>shift</th><th>p95 baseline</th><th>p95 now</th><th>shift</th></tr>\n",
@@ -904,8 +908,10 @@ static void baseline_section(FILE *o, const struct tl_report_page *pg, const str
                 fprintf(o, "<td data-was=\"%.17g\">%s</td><td data-now=\"%.17g\">%s</td>", was, was_h,
                         now, now_h);
                 fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\"%s>",
-                        tl_metric_info[metric].name, qs[k], sv, hl, hl ? " class=\"shift\"" : "");
-                if (isfinite(shift)) fprintf(o, "%+.1f %%", shift * 100);
+                        tl_metric_info[metric].name, qs[k], sv, hl,
+                        !hl ? "" : shift > 0 ? " class=\"shift worse\"" : " class=\"shift better\"");
+                if (isfinite(shift)) /* every metric here costs more as it grows: up is worse */
+                    fprintf(o, "%s%+.1f %%", !hl ? "" : shift > 0 ? "&#9650; " : "&#9660; ", shift * 100);
                 else fputs("-", o);
                 fputs("</td>", o);
             }
@@ -1180,6 +1186,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
         tl_report_strips(o, pg);
         tl_report_usage(o, pg);
+        tl_report_tasks_section(o, pg);
         groups_section(o, pg, &doc);
         tl_report_words(o);
         fputs("</body></html>\n", o);

@@ -59,6 +59,7 @@ struct tl_report_model {
     struct mgroup *g;
     size_t ng, capg;
     struct tl_task_rows rows; /* for advise */
+    struct tl_report_tasks *tasks; /* the task table's rows, or NULL (a baseline's) */
     struct span *spans;
     size_t nspans, capspans;
     size_t times_from_files; /* records whose time is their file's: no span */
@@ -183,14 +184,14 @@ static bool finish_energy(struct tl_report_model *m, struct tl_report_page *pg)
     return true;
 }
 
-struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins)
+struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins, bool task_list)
 {
     struct tl_report_model *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->scatter_cap = scatter_cap;
     m->nbins = nbins;
-    if (!(m->names = tl_intern_new((size_t)64 << 20))) {
-        free(m);
+    if (!(m->names = tl_intern_new((size_t)64 << 20)) || (task_list && !(m->tasks = tl_report_tasks_new()))) {
+        tl_report_model_free(m);
         return NULL;
     }
     return m;
@@ -403,6 +404,7 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
         return;
     }
     tl_task_rows_add(&m->rows, r);
+    if (m->tasks) tl_report_tasks_add(m->tasks, r);
     if (r->source && !strcmp(r->source, "nextflow")) { /* a trace without cpus, memory, time? */
         m->nextflow_tasks++;
         m->nextflow_requests += tl_record_has(r, TL_M_REQ_CORES) || tl_record_has(r, TL_M_REQ_MEMORY_BYTES) ||
@@ -690,7 +692,8 @@ static bool sample_series(struct tl_report_model *m, struct tl_report_page *pg)
 bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
                             struct tl_report_page *pg)
 {
-    if (m->oom || !tl_task_rows_done(&m->rows)) return false;
+    if (m->oom || !tl_task_rows_done(&m->rows) || (m->tasks && tl_report_tasks_oom(m->tasks))) return false;
+    pg->tasks = m->tasks;
     m->out = calloc(m->ng + 1, sizeof *m->out);
     double *tmp = malloc((m->rows.n + 1) * sizeof *tmp);
     if (!m->out || !tmp) {
@@ -745,6 +748,7 @@ void tl_report_model_free(struct tl_report_model *m)
     for (int w = 0; w < m->nwf; w++) free(m->wf_names[w]);
     for (int i = 0; i < m->nseries; i++) free(m->series_mem[i]);
     tl_task_rows_free(&m->rows);
+    tl_report_tasks_free(m->tasks);
     for (size_t i = 0; i < m->nss; i++) {
         free(m->ss[i].name);
         free(m->ss[i].t);

@@ -1,6 +1,7 @@
-/* `tasklens report`: one self-contained HTML page (inline SVG, no script,
- * no fetch) that shows a run: the summary table, distributions, requested
- * vs used, concurrency over time, outliers, failures, rejected input.
+/* `tasklens report`: one self-contained HTML page (inline SVG, no fetch;
+ * one inline script, the task table's) that shows a run: the summary
+ * table, distributions, requested vs used, concurrency over time, every
+ * task and its timeline, outliers, failures, rejected input.
  *
  * This header is what the page shows, as plain data; html.c draws it. The
  * numbers of the tables and the quantile marks are read from the summary's
@@ -134,6 +135,7 @@ struct tl_report_energy {
 };
 
 struct tl_intern;
+struct tl_report_tasks;
 
 struct tl_report_page {
     const char *title;
@@ -179,6 +181,7 @@ struct tl_report_page {
     const struct tl_report_energy *energy;
     size_t nenergy;
     struct tl_power power;
+    const struct tl_report_tasks *tasks; /* every attempt, for the task table and timeline */
 };
 
 /* What the field's tools measured (field.c): the line profile, as
@@ -217,6 +220,20 @@ void tl_report_causes(FILE *o, const struct tl_agg_group *g);
 /* Writes the page; TL_ERR_IO when out failed, TL_ERR_NOMEM. */
 enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
 
+/* ------------------------------------------------------------ tasks (tasks.c) */
+
+/* Every attempt as the task table shows it: kept from the records (names
+ * copied), drawn as a searchable, sortable table and a timeline of waiting
+ * and running. */
+struct tl_report_tasks *tl_report_tasks_new(void);
+void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r);
+bool tl_report_tasks_oom(const struct tl_report_tasks *t);
+size_t tl_report_tasks_count(const struct tl_report_tasks *t);
+void tl_report_tasks_free(struct tl_report_tasks *t);
+/* The section "Tasks": the table (its script draws the rows in view; the
+ * first rows are plain HTML without it) and the timeline. */
+void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg);
+
 /* ------------------------------------------------------------ model (model.c) */
 
 struct tl_report_model;
@@ -224,8 +241,9 @@ struct tl_report_model;
 /* The plots' data of `tasklens report` (this header), from the records:
  * per category the sorted values of the drawn metrics (tasks' last
  * attempts, as the summary counts them), allocated vs used per attempt,
- * `advise`'s view; concurrency over time; the outliers. */
-struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins);
+ * `advise`'s view; concurrency over time; the outliers; with task_list,
+ * every attempt for the task table (tasks.c). */
+struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins, bool task_list);
 /* A record callback (ctx = the model). */
 void tl_report_model_add(void *ctx, const struct tl_record *r);
 /* Fills pg's groups, series and outliers (pointing into the model, which

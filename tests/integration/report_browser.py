@@ -87,7 +87,7 @@ PAGE_FACTS = """(() => {
   }));
   const plots = [...document.querySelectorAll('svg.plot')].map(s => ({
     name: s.dataset.plot,
-    marks: s.querySelectorAll('rect.bar, circle.pt, rect.box, line.med').length +
+    marks: s.querySelectorAll('rect.bar, circle.pt, rect.box, line.med, rect.run').length +
            [...s.querySelectorAll('polyline')].filter(p => p.getAttribute('points').trim()).length,
   }));
   const cdfmarks = [...document.querySelectorAll('svg.plot[data-plot^="cdf "] line[data-q]')].map(l =>
@@ -102,7 +102,7 @@ PAGE_FACTS = """(() => {
   }));
   const reasons = [...document.querySelectorAll('span[data-reason]')].map(s => [s.dataset.reason, s.dataset.v]);
   const base = [...document.querySelectorAll('table[data-table=baseline] td[data-m]')].map(td =>
-    [td.closest('tr').dataset.g, td.dataset.m, td.dataset.q, td.dataset.v, td.dataset.hl]);
+    [td.closest('tr').dataset.g, td.dataset.m, td.dataset.q, td.dataset.v, td.dataset.hl, td.className]);
   const strokes = Object.fromEntries([...document.querySelectorAll('polyline[data-line]')].map(p => {
     const cs = getComputedStyle(p); return [p.dataset.line, [cs.stroke, cs.strokeDasharray]]; }));
   const wfs = [...document.querySelectorAll('table[data-table=workflows] tr[data-wf]')].map(tr => ({
@@ -111,7 +111,8 @@ PAGE_FACTS = """(() => {
     q: [...tr.querySelectorAll('td[data-m]')].map(td => [td.dataset.q, td.dataset.v]),
   }));
   return {cells, plots, wfs, cdfmarks, done, tops, advice, reasons, base, strokes,
-          scripts: document.querySelectorAll('script').length,
+          scripts: [...document.querySelectorAll('script')].filter(e => e.src || !['task-data', 'task-script']
+                     .includes(e.id)).length,
           external: [...document.querySelectorAll('[src],[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))
                       .filter(u => !u.startsWith('#'))};
 })()"""
@@ -126,7 +127,8 @@ def open_page(c, html, what):
           "%s: no request but the page itself (%s)" % (what, [u[:80] for u in reqs[:3]]))
     facts = c.eval(PAGE_FACTS)
     check(facts["scripts"] == 0 and not facts["external"],
-          "%s: no script, no external resource (%s)" % (what, [u[:80] for u in facts["external"][:3]]))
+          "%s: no script but the task table's own, inline; no external resource (%s)"
+          % (what, [u[:80] for u in facts["external"][:3]]))
     empty = [p["name"] for p in facts["plots"] if not p["marks"]]
     check(facts["plots"] and not empty, "%s: %d plots, each drew marks (empty: %s)"
           % (what, len(facts["plots"]), empty[:5]))
@@ -617,6 +619,11 @@ def main():
         if not check(r.returncode == 0, "report on the demo log exits 0 (%s)" % r.stderr[-300:]):
             return finish()
         facts, t = open_page(c, html, "demo")
+        exits = c.eval("[...document.querySelectorAll('span[data-exit]')].map(x => [x.dataset.exit, x.textContent])")
+        check(c.eval("document.title") == "tasklens report: " + os.path.basename(demo)
+              and exits and all(txt.startswith("exit %s \u00d7" % e) for e, txt in exits),
+              "demo: titled with the input's name, not its path (%r); exit codes read 'exit N \u00d7count' (%s)"
+              % (c.eval("document.title"), [t for _, t in exits[:3]]))
         summary = json.loads(run([tasklens, "summary", "--format", "json", demo], check=True).stdout)
         summary_checks(facts, summary)
         workflow_checks(facts, tasklens, [demo])
@@ -654,7 +661,8 @@ def main():
         facts, _ = open_page(c, html, "a category named with markup")
         shown = c.eval("[...document.querySelectorAll('table[data-table=summary] tr[data-g] td.n')]"
                        ".map(td => td.textContent)")
-        check(evil in shown and c.eval("document.querySelectorAll('script, td b, svg b').length") == 0,
+        check(evil in shown and c.eval("document.querySelectorAll('script:not(#task-data):not(#task-script), td b, "
+                                       "svg b').length") == 0,
               "a category named with markup is shown as its text, nothing of it runs (%s)" % shown[:6])
 
         # the baseline: the same log with every wall time doubled for `compute`
@@ -670,7 +678,7 @@ def main():
         old = {(g["key"]["category"]): g for g in sb["groups"]}
         new = {(g["key"]["category"]): g for g in summary["groups"]}
         bad, hl = [], 0
-        for g, m, q, v, h in facts["base"]:
+        for g, m, q, v, h, cls in facts["base"]:
             a = new[g]["metrics"][m]["quantiles"][q]
             b = old[g]["metrics"][m]["quantiles"][q] if g in old else None
             shift = a / b - 1 if a is not None and b else None
@@ -680,8 +688,10 @@ def main():
             hl += want_hl
             if (h == "1") != want_hl:
                 bad.append((g, m, q, "highlight", h))
+            if want_hl and cls != ("shift worse" if shift > 0 else "shift better"):
+                bad.append((g, m, q, "up is worse, down better", cls))
         check(facts["base"] and not bad, "baseline: %d shifts = new/old - 1, %d highlighted beyond "
-              "10 %% (differ: %s)" % (len(facts["base"]), hl, bad[:3]))
+              "10 %%, a rise marked worse and a fall better (differ: %s)" % (len(facts["base"]), hl, bad[:3]))
         baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text)
 
         shared = os.path.join(repo, "..", "shared")

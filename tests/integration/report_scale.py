@@ -37,7 +37,15 @@ def main():
             return finish()
         html = open(page, encoding="utf-8").read()
         size = os.path.getsize(page)
-        check(size < 5e6, "the page of %d categories is %.1f MB (under 5)" % (N, size / 1e6))
+        a, b = html.find('<section id="tasks"'), html.find("</section>", html.find('<section id="tasks"'))
+        tasks = len(html[a:b].encode()) if a >= 0 else 0
+        check(a >= 0 and size - tasks < 5e6,
+              "the page of %d categories is %.1f MB (under 5) beside the task table of its %d attempts (%.1f MB)"
+              % (N, (size - tasks) / 1e6, N, tasks / 1e6))
+        more = re.search(r'<p class="note" data-more="(\d+)">(.*?)</p>', html[:html.find('id="inputs"')])
+        check(more and int(more.group(1)) == N - 10 and "tasklens advise</code> lists every one" in more.group(2),
+              "the first screen ranks 10 and says the %d others are in `tasklens advise`, not that the page "
+              "draws them (%s)" % (N - 10, more.group(0)[:160] if more else None))
         for table, cmd in (("summary", "tasklens summary --format csv"), ("failures", "tasklens summary --format json")):
             at = html.find('data-table="%s"' % table)
             end = html.find("</details>", at)

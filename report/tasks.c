@@ -1,0 +1,571 @@
+/* The report's task list (issue 58): every attempt of the run in one table
+ * -- its name (else its id), tag, category, attempt, status, exit code,
+ * submission, wait, wall time, CPU time, memory, I/O and what it asked for
+ * -- searchable and sortable, and a timeline of waiting and running.
+ *
+ * The rows travel as compact columns in a JSON script element (a number
+ * column is one comma-separated string; times are milliseconds after the
+ * run's first submission), and a small inline script draws only the rows in
+ * view, so a million attempts stay a page a browser opens. Without the
+ * script the first TASKS_STATIC rows are plain HTML. Every name is data:
+ * the JSON escapes '<', '>' and '&' (nothing in it can close the script
+ * element) and the script sets text, never markup.
+ *
+ * The timeline is inline SVG, one bar per attempt in order of submission:
+ * waiting (submission to start) and running (start to end), as the report's
+ * concurrency plot counts them (model.c: end = the record's time, start =
+ * end - wall time, submission = start - queue time). Past TIMELINE_ROWS
+ * attempts it draws every k-th and says so. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/glossary.h"
+#include "core/intern.h"
+#include "core/numfmt.h"
+#include "core/utf8.h"
+#include "report/report.h"
+#include "report/svg.h"
+
+#define TASKS_STATIC 100   /* rows written as HTML for a reader without the script */
+#define TIMELINE_ROWS 1000 /* bars drawn at most; past it every k-th attempt */
+#define LEGEND_MAX 16      /* categories named under the timeline */
+
+struct trow {
+    int64_t id;          /* the input's task id, -1 none */
+    size_t label, tag;   /* offset + 1 into the text arena; 0: none */
+    int32_t cat, status; /* interned */
+    int32_t exit, attempt;
+    bool has_exit, untimed;
+    double end, wall, queue, cpu, rss, read, written, req_cores, req_mem, req_time;
+};
+
+struct tl_report_tasks {
+    struct trow *r;
+    size_t n, cap;
+    char *text; /* labels and tags, NUL-terminated */
+    size_t ntext, captext;
+    struct tl_intern *cats, *status;
+    bool has_label, has_tag, oom;
+};
+
+struct tl_report_tasks *tl_report_tasks_new(void)
+{
+    struct tl_report_tasks *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->cats = tl_intern_new((size_t)1 << 30);
+    t->status = tl_intern_new((size_t)1 << 20);
+    if (!t->cats || !t->status) {
+        tl_report_tasks_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void tl_report_tasks_free(struct tl_report_tasks *t)
+{
+    if (!t) return;
+    if (t->cats) tl_intern_free(t->cats);
+    if (t->status) tl_intern_free(t->status);
+    free(t->r);
+    free(t->text);
+    free(t);
+}
+
+bool tl_report_tasks_oom(const struct tl_report_tasks *t)
+{
+    return t->oom;
+}
+
+size_t tl_report_tasks_count(const struct tl_report_tasks *t)
+{
+    return t->n;
+}
+
+/* s kept in the arena: its offset + 1, 0 when s is NULL or memory ran out. */
+static size_t keep_text(struct tl_report_tasks *t, const char *s)
+{
+    if (!s) return 0;
+    size_t len = strlen(s) + 1;
+    if (t->ntext + len > t->captext) {
+        size_t cap = t->captext ? t->captext * 2 : 1 << 16;
+        while (cap < t->ntext + len) cap *= 2;
+        char *p = realloc(t->text, cap);
+        if (!p) {
+            t->oom = true;
+            return 0;
+        }
+        t->text = p;
+        t->captext = cap;
+    }
+    memcpy(t->text + t->ntext, s, len);
+    t->ntext += len;
+    return t->ntext - len + 1;
+}
+
+static double metric(const struct tl_record *r, enum tl_metric m)
+{
+    return tl_record_has(r, m) ? r->v[m] : NAN;
+}
+
+void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
+{
+    if (t->oom) return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        struct trow *p = realloc(t->r, cap * sizeof *p);
+        if (!p) {
+            t->oom = true;
+            return;
+        }
+        t->r = p;
+        t->cap = cap;
+    }
+    const char *cat = r->category ? r->category : "(none)";
+    const char *st = r->result ? r->result : "";
+    struct trow *w = &t->r[t->n];
+    *w = (struct trow){
+        .id = r->task_id, .label = keep_text(t, r->name ? r->name : r->task_key), .tag = keep_text(t, r->tag),
+        .cat = tl_intern(t->cats, cat, strlen(cat)), .status = tl_intern(t->status, st, strlen(st)),
+        .exit = r->exit_code, .attempt = r->attempt, .has_exit = r->has_exit_code,
+        .untimed = !r->time_ns || r->time_from_file || tl_result_cached(r->result),
+        .end = (double)r->time_ns / 1e9, .wall = metric(r, TL_M_WALL_TIME_S), .queue = metric(r, TL_M_QUEUE_TIME_S),
+        .cpu = metric(r, TL_M_CPU_TIME_S), .rss = metric(r, TL_M_MAX_RSS_BYTES), .read = metric(r, TL_M_BYTES_READ),
+        .written = metric(r, TL_M_BYTES_WRITTEN), .req_cores = metric(r, TL_M_REQ_CORES),
+        .req_mem = metric(r, TL_M_REQ_MEMORY_BYTES), .req_time = metric(r, TL_M_REQ_WALL_TIME_S)};
+    if (w->cat < 0 || w->status < 0) {
+        t->oom = true;
+        return;
+    }
+    t->has_label |= w->label != 0;
+    t->has_tag |= w->tag != 0;
+    t->n++;
+}
+
+/* ------------------------------------------------------------ times */
+
+static double start_of(const struct trow *w)
+{
+    return w->end - (isfinite(w->wall) ? w->wall : 0);
+}
+
+static double submit_of(const struct trow *w)
+{
+    return start_of(w) - (isfinite(w->queue) ? w->queue : 0);
+}
+
+/* The first submission of the timed attempts; NAN when none is timed. */
+static double first_submit(const struct tl_report_tasks *t)
+{
+    double t0 = NAN;
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->r[i].untimed && !(submit_of(&t->r[i]) >= t0)) t0 = submit_of(&t->r[i]);
+    return t0;
+}
+
+/* ------------------------------------------------------------ the data */
+
+/* Output gathered in a block and written when full: a million rows write
+ * fifteen million numbers, and a stdio call each cost a third of the page's
+ * time (perf, 1 M attempts). */
+struct chunk {
+    FILE *o;
+    size_t n;
+    char b[1 << 16];
+};
+
+static void chunk_flush(struct chunk *k)
+{
+    fwrite(k->b, 1, k->n, k->o);
+    k->n = 0;
+}
+
+static void chunk_put(struct chunk *k, const void *p, size_t len)
+{
+    if (k->n + len > sizeof k->b) chunk_flush(k);
+    if (len > sizeof k->b) {
+        fwrite(p, 1, len, k->o);
+        return;
+    }
+    memcpy(k->b + k->n, p, len);
+    k->n += len;
+}
+
+static void chunk_c(struct chunk *k, char c)
+{
+    if (k->n == sizeof k->b) chunk_flush(k);
+    k->b[k->n++] = c;
+}
+
+/* A JSON string that can sit in a <script> element: '<', '>' and '&' as
+ * \u escapes, bytes that are not UTF-8 as U+FFFD. Runs of plain bytes are
+ * copied whole. */
+static void json_html_str(struct chunk *k, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), run = 0;
+    char esc[8];
+    chunk_c(k, '"');
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        bool plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+        int len = c >= 0x80 ? tl_utf8_len(p + i, n - i, NULL) : 1;
+        if (plain || (c >= 0x80 && len)) {
+            i += (size_t)len;
+            run += (size_t)len;
+            continue;
+        }
+        chunk_put(k, p + i - run, run);
+        run = 0;
+        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
+        else if (c < 0x80) snprintf(esc, sizeof esc, "\\u%04x", c);
+        else snprintf(esc, sizeof esc, "\\ufffd");
+        chunk_put(k, esc, strlen(esc));
+        i++;
+    }
+    chunk_put(k, p + n - run, run);
+    chunk_c(k, '"');
+}
+
+static void key_open(struct chunk *k, const char *key, char bracket)
+{
+    chunk_put(k, ",\"", 2);
+    chunk_put(k, key, strlen(key));
+    chunk_put(k, "\":", 2);
+    chunk_c(k, bracket);
+}
+
+static void names_array(struct chunk *k, const char *key, const struct tl_intern *in)
+{
+    key_open(k, key, '[');
+    for (size_t i = 0; i < tl_intern_count(in); i++) {
+        if (i) chunk_c(k, ',');
+        json_html_str(k, tl_intern_str(in, (int32_t)i));
+    }
+    chunk_c(k, ']');
+}
+
+/* A number column as one string of integers, "" where absent: v x scale,
+ * rounded (times in ms, bytes as they are). */
+enum col { C_CAT, C_STATUS, C_EXIT, C_ATTEMPT, C_ID, C_SUBMIT, C_QUEUE, C_WALL, C_CPU, C_RSS, C_READ, C_WRITTEN,
+           C_REQ_CORES, C_REQ_MEM, C_REQ_TIME, C_COUNT };
+static const char *const col_key[C_COUNT] = {"cat", "status", "exit", "attempt", "id", "submit", "queue", "wall",
+                                             "cpu", "rss", "read", "written", "req_cores", "req_mem", "req_time"};
+
+static double column_value(const struct trow *w, int c, double t0)
+{
+    switch (c) {
+    case C_CAT: return w->cat;
+    case C_STATUS: return w->status;
+    case C_EXIT: return w->has_exit ? w->exit : NAN;
+    case C_ATTEMPT: return w->attempt > 0 ? w->attempt : NAN;
+    case C_ID: return w->id >= 0 ? (double)w->id : NAN;
+    case C_SUBMIT: return w->untimed ? NAN : (submit_of(w) - t0) * 1000;
+    case C_QUEUE: return w->queue * 1000;
+    case C_WALL: return w->wall * 1000;
+    case C_CPU: return w->cpu * 1000;
+    case C_RSS: return w->rss;
+    case C_READ: return w->read;
+    case C_WRITTEN: return w->written;
+    case C_REQ_CORES: return w->req_cores * 1000; /* millicores: a Spark task's 0.5 */
+    case C_REQ_MEM: return w->req_mem;
+    default: return w->req_time * 1000;
+    }
+}
+
+/* Integers a column writes: rounded; fractions of a millisecond, a byte or
+ * a millicore are below what the table shows. */
+static void number_column(struct chunk *k, const struct tl_report_tasks *t, int c, double t0)
+{
+    char buf[32];
+    key_open(k, col_key[c], '"');
+    for (size_t i = 0; i < t->n; i++) {
+        if (i) chunk_c(k, ',');
+        double v = column_value(&t->r[i], c, t0);
+        if (isfinite(v) && fabs(v) < 9e18) chunk_put(k, buf, tl_fmt_i64(buf, (int64_t)llround(v)));
+    }
+    chunk_c(k, '"');
+}
+
+static bool column_present(const struct tl_report_tasks *t, int c)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (isfinite(column_value(&t->r[i], c, 0))) return true;
+    return false;
+}
+
+static void text_column(struct chunk *k, const struct tl_report_tasks *t, const char *key, bool tag)
+{
+    key_open(k, key, '[');
+    for (size_t i = 0; i < t->n; i++) {
+        if (i) chunk_c(k, ',');
+        size_t at = tag ? t->r[i].tag : t->r[i].label;
+        if (at) json_html_str(k, t->text + at - 1);
+        else chunk_put(k, "null", 4);
+    }
+    chunk_c(k, ']');
+}
+
+static void data_script(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show)
+{
+    struct chunk *k = malloc(sizeof *k);
+    if (!k) return;
+    k->o = o;
+    k->n = 0;
+    fputs("<script type=\"application/json\" id=\"task-data\">{", o);
+    fprintf(o, "\"n\":%zu,\"t0\":", t->n);
+    if (isfinite(t0)) fprintf(o, "%.6f", t0);
+    else fputs("null", o);
+    names_array(k, "cats", t->cats);
+    names_array(k, "statuses", t->status);
+    if (t->has_label) text_column(k, t, "label", false);
+    if (t->has_tag) text_column(k, t, "tag", true);
+    for (int c = 0; c < C_COUNT; c++)
+        if (show[c]) number_column(k, t, c, t0);
+    chunk_flush(k);
+    free(k);
+    fputs("}</script>\n", o);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static const char *const head_label[C_COUNT] = {
+    "category", "status", "exit", "attempt", "id", "submitted", "waited", "wall time",
+    "CPU time", "peak memory", "read", "written", "cores asked", "memory asked", "time asked"};
+
+static void cell_text(FILE *o, const char *s)
+{
+    fputs("<td>", o);
+    tl_html_esc(o, s);
+    fputs("</td>", o);
+}
+
+static void cell_num(FILE *o, double v, enum tl_unit u)
+{
+    char b[64];
+    if (!isfinite(v)) {
+        fputs("<td class=\"num\"></td>", o);
+        return;
+    }
+    tl_plot_fmt(b, sizeof b, v, u);
+    fprintf(o, "<td class=\"num\" title=\"%.17g\">%s</td>", v, b);
+}
+
+static void static_row(FILE *o, const struct tl_report_tasks *t, const struct trow *w, double t0, const bool *show)
+{
+    char id[32];
+    fputs("<tr>", o);
+    if (w->label) cell_text(o, t->text + w->label - 1);
+    else {
+        snprintf(id, sizeof id, w->id >= 0 ? "%lld" : "", (long long)w->id);
+        cell_text(o, id);
+    }
+    if (t->has_tag) cell_text(o, w->tag ? t->text + w->tag - 1 : "");
+    cell_text(o, tl_intern_str(t->cats, w->cat));
+    for (int c = C_STATUS; c < C_COUNT; c++) {
+        if (!show[c] || c == C_ID) continue;
+        double v = column_value(w, c, t0);
+        if (c == C_STATUS) cell_text(o, tl_intern_str(t->status, w->status));
+        else if (c == C_EXIT || c == C_ATTEMPT) cell_num(o, v, TL_UNIT_COUNT);
+        else if (c == C_RSS || c == C_READ || c == C_WRITTEN || c == C_REQ_MEM) cell_num(o, v, TL_UNIT_BYTES);
+        else if (c == C_REQ_CORES) cell_num(o, v / 1000, TL_UNIT_COUNT);
+        else cell_num(o, v / 1000, TL_UNIT_SECONDS);
+    }
+    fputs("</tr>\n", o);
+}
+
+static void table(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show)
+{
+    fputs("<div class=\"tasks-find\"><input type=\"search\" id=\"task-search\" placeholder=\"find: name, tag, "
+          "category, status, exit\" aria-label=\"find tasks\" hidden> <span id=\"task-count\"></span></div>"
+          "<div class=\"tasks-scroll\" id=\"task-scroll\"><table class=\"tasks\" id=\"task-table\"><thead><tr>"
+          "<th data-col=\"task\">task</th>",
+          o);
+    if (t->has_tag) fputs("<th data-col=\"tag\">tag</th>", o);
+    fputs("<th data-col=\"cat\">category</th>", o);
+    for (int c = C_STATUS; c < C_COUNT; c++)
+        if (show[c] && c != C_ID) fprintf(o, "<th data-col=\"%s\">%s</th>", col_key[c], head_label[c]);
+    fputs("</tr></thead><tbody>\n", o);
+    size_t n = t->n < TASKS_STATIC ? t->n : TASKS_STATIC;
+    for (size_t i = 0; i < n; i++) static_row(o, t, &t->r[i], t0, show);
+    fputs("</tbody></table></div>", o);
+    if (t->n > n)
+        fprintf(o, "<p class=\"note\" id=\"task-static-note\">The first %zu of %zu attempts, in input order; the "
+                   "page's script shows every one, with search and sort.</p>",
+                n, t->n);
+}
+
+/* ------------------------------------------------------------ the timeline */
+
+/* Sorts idx by key, stably: an LSD radix sort, 16 bits a pass over the 48
+ * the keys use (qsort with a comparator took 0.3 s of a million-attempt
+ * page; this takes 0.03 s). */
+static bool radix_sort48(uint64_t *key, size_t *idx, size_t n)
+{
+    uint64_t *k2 = malloc((n + 1) * sizeof *k2);
+    size_t *i2 = malloc((n + 1) * sizeof *i2), *count = malloc(((size_t)1 << 16) * sizeof *count);
+    bool ok = k2 && i2 && count;
+    for (int shift = 0; ok && shift < 48; shift += 16) {
+        memset(count, 0, ((size_t)1 << 16) * sizeof *count);
+        for (size_t j = 0; j < n; j++) count[(key[j] >> shift) & 0xffff]++;
+        for (size_t d = 0, sum = 0; d < (size_t)1 << 16; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t j = 0; j < n; j++) {
+            size_t at = count[(key[j] >> shift) & 0xffff]++;
+            k2[at] = key[j];
+            i2[at] = idx[j];
+        }
+        memcpy(key, k2, n * sizeof *key);
+        memcpy(idx, i2, n * sizeof *idx);
+    }
+    free(k2);
+    free(i2);
+    free(count);
+    return ok;
+}
+
+/* The timed attempts' indices in order of submission to the microsecond,
+ * ties in input order (the same page from the same input); the count, or
+ * 0 without memory. */
+static size_t timed_order(const struct tl_report_tasks *t, double t0, size_t *idx)
+{
+    uint64_t *key = malloc((t->n + 1) * sizeof *key);
+    if (!key) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->r[i].untimed) continue;
+        double us = (submit_of(&t->r[i]) - t0) * 1e6; /* >= 0: t0 is the first submission */
+        key[n] = us < 0 ? 0 : us < 0x1p48 ? (uint64_t)llround(us) : ((uint64_t)1 << 48) - 1;
+        idx[n++] = i;
+    }
+    if (!radix_sort48(key, idx, n)) n = 0;
+    free(key);
+    return n;
+}
+
+static void bar_title(FILE *o, const struct tl_report_tasks *t, const struct trow *w)
+{
+    char q[64], r[64];
+    tl_plot_fmt(q, sizeof q, isfinite(w->queue) ? w->queue : 0, TL_UNIT_SECONDS);
+    tl_plot_fmt(r, sizeof r, isfinite(w->wall) ? w->wall : 0, TL_UNIT_SECONDS);
+    fputs("<title>", o);
+    if (w->label) tl_html_esc(o, t->text + w->label - 1);
+    else fprintf(o, "task %lld", (long long)w->id);
+    fputs(" (", o);
+    tl_html_esc(o, tl_intern_str(t->cats, w->cat));
+    fprintf(o, "): waited %s, ran %s</title>", q, r);
+}
+
+/* Neighbouring categories far apart on the colour wheel (the golden angle). */
+static int category_hue(int32_t cat)
+{
+    return (int)fmod((double)cat * 137.508 + 210, 360);
+}
+
+/* The categories on the timeline with their colours, most attempts first. */
+static void legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, size_t n)
+{
+    size_t ncat = tl_intern_count(t->cats), *count = calloc(ncat + 1, sizeof *count);
+    if (!count) return;
+    for (size_t i = 0; i < n; i++) count[t->r[idx[i]].cat]++;
+    for (int shown = 0; shown < LEGEND_MAX; shown++) {
+        size_t best = ncat;
+        for (size_t c = 0; c < ncat; c++)
+            if (count[c] && (best == ncat || count[c] > count[best])) best = c;
+        if (best == ncat) break;
+        fprintf(o, " <span class=\"swatch\" style=\"background:hsl(%d,55%%,42%%)\"></span>", category_hue((int32_t)best));
+        tl_html_esc(o, tl_intern_str(t->cats, (int32_t)best));
+        fprintf(o, " (%zu)", count[best]);
+        count[best] = 0;
+    }
+    size_t rest = 0;
+    for (size_t c = 0; c < ncat; c++) rest += count[c] > 0;
+    if (rest) fprintf(o, "; %zu more categories", rest);
+    fputc('.', o);
+    free(count);
+}
+
+static void timeline(FILE *o, const struct tl_report_tasks *t, double t0)
+{
+    size_t *idx = malloc((t->n + 1) * sizeof *idx);
+    if (!idx) return;
+    size_t n = timed_order(t, t0, idx), k = n > TIMELINE_ROWS ? (n + TIMELINE_ROWS - 1) / TIMELINE_ROWS : 1;
+    size_t rows = (n + k - 1) / k;
+    double t1 = t0;
+    for (size_t i = 0; i < n; i++) t1 = fmax(t1, t->r[idx[i]].end);
+    if (!n || !(t1 > t0)) {
+        fprintf(o, "<p class=\"note\" data-timeline=\"0\">No timeline: %s.</p>",
+                n ? "the attempts' times span no time" : "no attempt records a time of its own (a file's time is "
+                                                          "not when its task ran)");
+        free(idx);
+        return;
+    }
+    double h = fmin(10, fmax(2, 1000.0 / (double)rows)); /* 1,000 bars: 2 px each, one above the next */
+    struct tl_plot p = {.out = o, .w = 1100, .h = (int)ceil(h * (double)rows) + 60, .ml = 60, .mr = 20, .mt = 10,
+                        .mb = 40, .x0 = 0, .x1 = t1 - t0, .y0 = 0, .y1 = (double)rows, .xtime = true,
+                        .xunit = TL_UNIT_SECONDS, .no_yticks = true};
+    tl_plot_begin(&p, "task-timeline", "each attempt: waiting, then running", "time since the first submission",
+                  "attempts");
+    for (size_t j = 0; j < rows; j++) {
+        const struct trow *w = &t->r[idx[j * k]];
+        double s = submit_of(w) - t0, a = start_of(w) - t0, e = w->end - t0;
+        double y = tl_plot_y(&p, (double)(rows - j)), xs = tl_plot_x(&p, s), xa = tl_plot_x(&p, a), xe = tl_plot_x(&p, e);
+        fputs("<g class=\"tb\">", o);
+        bar_title(o, t, w);
+        if (xa > xs) fprintf(o, "<rect class=\"wait\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", xs, y,
+                             xa - xs, h * 0.8);
+        fprintf(o, "<rect class=\"run\" data-cat=\"%d\" fill=\"hsl(%d,55%%,42%%)\" x=\"%.1f\" y=\"%.1f\" "
+                   "width=\"%.1f\" height=\"%.1f\"/></g>",
+                w->cat, category_hue(w->cat), xa, y, fmax(xe - xa, 0.5), h * 0.8);
+    }
+    tl_plot_end(&p);
+    fprintf(o, "<p class=\"note\" data-timeline=\"%zu\" data-every=\"%zu\">", rows, k);
+    if (k > 1)
+        fprintf(o, "Every %zu%s attempt of %zu in order of submission: %zu bars (the table holds them all).", k,
+                k % 10 == 1 && k % 100 != 11 ? "st" : k % 10 == 2 && k % 100 != 12 ? "nd"
+                                                  : k % 10 == 3 && k % 100 != 13 ? "rd" : "th",
+                n, rows);
+    else fprintf(o, "Each of the %zu attempts in order of submission.", n);
+    fputs(" Grey: waiting (submitted, not started); coloured: running, by category:", o);
+    legend(o, t, idx, n);
+    if (n < t->n) fprintf(o, " %zu attempts with no time of their own (cached, or timed by their file) are not drawn.",
+                          t->n - n);
+    fputs("</p>", o);
+    free(idx);
+}
+
+/* ------------------------------------------------------------ the section */
+
+extern const char tl_report_tasks_js[];
+
+#define TASKS_CSS                                                                                          \
+    "<style>.tasks-scroll{max-height:70vh;overflow:auto;border:1px solid #bbb;max-width:100%}"            \
+    "table.tasks{margin:0}table.tasks th{position:sticky;top:0;cursor:pointer;z-index:1}"                 \
+    "table.tasks td{height:18px;max-width:24em;overflow:hidden;text-overflow:ellipsis}"                   \
+    "table.tasks td:nth-child(-n+3),table.tasks th:nth-child(-n+3){text-align:left}table.tasks tr.spacer td{padding:0;border:0}"          \
+    "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}" \
+    ".swatch{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin:0 .2em 0 .5em}"          \
+    ".tasks-find{margin:.5em 0}#task-search{width:28em}.wait{fill:#c8c8c8}.tb:hover rect{fill:#000}</style>"
+
+void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
+{
+    const struct tl_report_tasks *t = pg->tasks;
+    if (!t || !t->n) return;
+    double t0 = first_submit(t);
+    bool show[C_COUNT] = {0};
+    for (int c = 0; c < C_COUNT; c++) show[c] = c <= C_STATUS || column_present(t, c);
+    fputs(TASKS_CSS, o);
+    fprintf(o, "<section id=\"tasks\" data-tasks=\"%zu\"><h2>Tasks</h2><p class=\"note\">Every attempt (%zu), as "
+               "the input recorded it: a retried task has a row per attempt. Times are to the millisecond; a cell's "
+               "tooltip holds its exact value.</p>",
+            t->n, t->n);
+    table(o, t, t0, show);
+    data_script(o, t, t0, show);
+    fprintf(o, "<script id=\"task-script\">%s</script>", tl_report_tasks_js);
+    fputs("<h3>Timeline</h3>", o);
+    timeline(o, t, isfinite(t0) ? t0 : 0);
+    fputs("</section>\n", o);
+}
