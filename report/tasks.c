@@ -357,7 +357,8 @@ static void static_row(FILE *o, const struct tl_report_tasks *t, const struct tr
     fputs("<tr>", o);
     if (w->label) cell_text(o, t->text + w->label - 1);
     else {
-        snprintf(id, sizeof id, w->id >= 0 ? "%lld" : "", (long long)w->id);
+        id[0] = '\0';
+        if (w->id >= 0) snprintf(id, sizeof id, "%lld", (long long)w->id);
         cell_text(o, id);
     }
     if (t->has_tag) cell_text(o, w->tag ? t->text + w->tag - 1 : "");
