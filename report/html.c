@@ -30,39 +30,6 @@ static const char *const rank_title[TL_RANK_COUNT] = {"longest wall time", "most
                                                       "most attempts"};
 static const char *const res_title[TL_REPORT_NRES] = {"cores", "memory"};
 
-static const char CSS[] =
-    "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;background:#fff}"
-    "h1{font-size:1.5em;overflow-wrap:anywhere}h2{margin-top:2em;border-bottom:1px solid #999}h3{margin:1.5em 0 .3em}"
-    "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
-    "text-align:right;white-space:nowrap}th{background:#eee}th.wrap{white-space:normal}td.n,th.n{text-align:left}"
-    "td.n{max-width:30em}td.long{white-space:normal;overflow-wrap:anywhere;min-width:12em}"
-    "th[colspan]{text-align:center}"
-    ".card{display:flex;flex-wrap:wrap;gap:6px 10px;margin:1em 0}.stat{border:1px solid #bbb;"
-    "padding:4px 10px;min-width:7em}.stat b{display:block;font-size:1.25em}.stat span{"
-    "font-size:.85em;color:#444}"
-    ".approx{font-style:italic}.shift{background:#9b1c1c;color:#fff;font-weight:bold}.shift.better{background:#1d5e2f}"
-    ".bad{background:#ddd;font-weight:bold}.note{color:#444;font-size:.9em}"
-    "a.term{color:inherit;text-decoration:underline dotted}dl.words dt{font-weight:bold}"
-    "dl.words dd{margin:0 0 .4em 1.5em}"
-    ".wide{overflow-x:auto;max-width:100%}nav a{margin-right:1em}.row{display:flex;flex-wrap:wrap;gap:8px}"
-    "svg.plot{background:#fff;max-width:100%;height:auto}.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
-    ".tick{stroke:#888}.tl{font-size:10px;fill:#333}.al{font-size:11px;fill:#111}"
-    ".bar{fill:#3b6ea8}.bar:hover,.pt:hover{fill:#000}.cdf{fill:none;stroke:#111;stroke-width:1.5}"
-    ".cdf.base{stroke:#999;stroke-dasharray:4 2}.whisk{stroke:#555}.box{fill:#3b6ea8;fill-opacity:.55;"
-    "stroke:#1d3d63}.med{stroke:#000;stroke-width:2}.alloc{fill:#d9822b;stroke:#7a3f00}.q50,.q95,.q99{stroke-width:1.5}.q50{stroke:#555;stroke-dasharray:2 2}"
-    ".q95{stroke:#000;stroke-dasharray:6 3}.q99{stroke:#000}.ql{font-size:10px}"
-    ".pt{fill:#d9822b;fill-opacity:.6;stroke:#7a3f00;stroke-width:.5}.diag{stroke:#999;"
-    "stroke-dasharray:4 3}.rec{stroke:#000;stroke-width:1.5}"
-    ".waiting{fill:none;stroke:#999;stroke-width:1.5;stroke-dasharray:5 3}"
-    ".running{fill:none;stroke:#3b6ea8;stroke-width:2}.cores{fill:none;stroke:#000;"
-    "stroke-width:1.2}.conn{fill:none;stroke:#d9822b;stroke-width:2;stroke-dasharray:1 2}"
-    ".done{fill:none;stroke:#111;stroke-width:2}.bin{fill:transparent}.bin:hover{fill:#0001}"
-    ".key{display:inline-block;width:2em;border-top:2px solid #000;vertical-align:middle;"
-    "margin:0 .3em}"
-    "table.lines td.code{font-family:ui-monospace,monospace;white-space:pre;max-width:60em;overflow:hidden;"
-    "text-overflow:ellipsis}tr.hot td{background:#fde8cf;font-weight:bold}h3.fn{font-family:ui-monospace,"
-    "monospace;font-size:1em;overflow-wrap:anywhere}";
-
 /* ---------------------------------------------------------------- the summary */
 
 /* A plot's label and id hold a name shortened to this (its table row and
@@ -279,7 +246,7 @@ static void head(FILE *o, const struct tl_report_page *pg)
           "<meta name=\"viewport\" content=\"width=device-width\"><title>",
           o);
     tl_html_esc(o, pg->title);
-    fprintf(o, "</title><style>%s</style></head><body>\n<h1>", CSS);
+    fprintf(o, "</title><style>%s</style></head><body>\n<h1>", tl_report_css);
     tl_html_esc(o, pg->title);
     fputs("</h1>\n<p class=\"note\">tasklens report", o);
     if (pg->generated) fprintf(o, ", made %s", pg->generated);
@@ -1005,12 +972,16 @@ static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *
         double x = tl_plot_x(&p, q);
         char h[32];
         tl_plot_fmt(h, sizeof h, q, unit);
+        /* the labels stacked in the top-left corner, each after a swatch of its line: above a CDF
+         * there is nothing to hide, and three labels next to their lines collided */
+        int y = p.mt + 11 + 12 * k;
         fprintf(o, "<line class=\"%s\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" data-q=\"%s\" "
                    "data-v=\"%.17g\"><title>%s %s%.17g%s</title></line>"
-                   "<text class=\"ql\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s %s%s</text>",
+                   "<line class=\"%s\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+                   "<text class=\"ql\" x=\"%d\" y=\"%d\">%s %s%s</text>",
                 qcls[k], x, p.mt, x, p.h - p.mb, qs[k], q, qn[k], approx ? "≈ " : "= ", q,
-                approx ? " (within alpha)" : "", x > p.w / 2 ? x - 2 : x + 2,
-                p.mt + 10 + 11 * k, x > p.w / 2 ? "end" : "start", qn[k], approx ? "≈" : "", h);
+                approx ? " (within alpha)" : "", qcls[k], p.ml + 4, y - 3, p.ml + 18, y - 3, p.ml + 21, y, qn[k],
+                approx ? "≈" : "", h);
     }
     tl_plot_end(&p);
 }
@@ -1022,6 +993,13 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
     const struct tl_report_advice *a = &g->advice[r];
     enum tl_unit unit = r == TL_REPORT_MEM ? TL_UNIT_BYTES : TL_UNIT_COUNT;
     if (!sc->total) return;
+    size_t placed = 0;
+    for (size_t i = 0; i < sc->n; i++) placed += sc->p[i].x > 0 && sc->p[i].y > 0;
+    if (!placed) { /* nothing for a log axis */
+        fprintf(o, "<p class=\"note\" data-zero=\"%zu\">%s: no attempt has both %s and used above 0; a log "
+                   "axis has no place for them.</p>", sc->n, res_title[r], sc->requested ? "requested" : "allocated");
+        return;
+    }
     double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < sc->n; i++) {
         double x = sc->p[i].x, y = sc->p[i].y;
@@ -1056,8 +1034,13 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
                 p.ml, tl_plot_y(&p, a->rec), p.w - p.mr, tl_plot_y(&p, a->rec), a->rec, a->rec,
                 p.ml + 3, tl_plot_y(&p, a->rec) - 3, h);
     }
+    size_t at_zero = 0;
     for (size_t i = 0; i < sc->n; i++) {
         char hx[32], hy[32];
+        if (!(sc->p[i].x > 0 && sc->p[i].y > 0)) { /* no place on a log axis: counted under the plot */
+            at_zero++;
+            continue;
+        }
         tl_plot_fmt(hx, sizeof hx, sc->p[i].x, unit);
         tl_plot_fmt(hy, sizeof hy, sc->p[i].y, unit);
         fprintf(o, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"><title>%s %s, used %s"
@@ -1070,6 +1053,9 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
     if (sc->n < sc->total)
         fprintf(o, "<p class=\"note\">%zu of %zu attempts drawn (every %s).</p>", sc->n,
                 sc->total, ordinal((sc->total + sc->n - 1) / sc->n, nth, sizeof nth));
+    if (at_zero)
+        fprintf(o, "<p class=\"note\" data-zero=\"%zu\">%zu drawn attempt%s at 0, which a log axis has no "
+                   "place for, left out.</p>", at_zero, at_zero, at_zero == 1 ? "" : "s");
     (void)pg;
 }
 

@@ -217,6 +217,9 @@ void tl_report_words(FILE *o);
 /* g's failed attempts by cause, with their counts (data-cause, data-v). */
 void tl_report_causes(FILE *o, const struct tl_agg_group *g);
 
+/* The page's style sheet (css.c). */
+extern const char tl_report_css[];
+
 /* Writes the page; TL_ERR_IO when out failed, TL_ERR_NOMEM. */
 enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
 

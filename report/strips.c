@@ -102,6 +102,9 @@ static void strip_row(FILE *o, const struct tl_plot *p, int row, const char *nam
     if (isfinite(q[2]))
         fprintf(o, "<line class=\"med\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
                 tl_plot_x(p, q[2]), y - 6, tl_plot_x(p, q[2]), y + 6);
+    if (q[0] <= 0) /* no place on a log axis: at its left edge, said */
+        fprintf(o, "<text class=\"ql zero\" x=\"%d\" y=\"%.1f\" data-zero=\"1\">0 &#8592;</text>", p->ml + 2,
+                y - 6);
     if (isfinite(alloc)) {
         double x = tl_plot_x(p, alloc);
         fprintf(o, "<path class=\"alloc\" d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\"/>", x, y - 5);
@@ -160,7 +163,7 @@ void tl_report_strips(FILE *o, const struct tl_report_page *pg)
                "categories that hold the most wall-hours: a line from p5 to p95, a box from p32 to "
                "p68, a tick at p50 (the summary's quantiles over each task's last attempt), and for "
                "memory a diamond at what was allocated (median, as <code>advise</code> says). "
-               "Log axes.</p>\n",
+               "Log axes: a quantile of 0 has no place on them and is marked \"0 &#8592;\" at the left edge.</p>\n",
             n > STRIPS_TOP ? "twenty" : "");
     for (int d = 0; d < TL_REPORT_NDIST; d++) strips_of(o, pg, g, n, tl_report_dist_metric[d]);
     /* I/O and virtual memory where measured, and what --metrics asked for */
