@@ -129,6 +129,20 @@ def open_page(c, html, what):
     check(facts["scripts"] == 0 and not facts["external"],
           "%s: no script but the task table's own, inline; no external resource (%s)"
           % (what, [u[:80] for u in facts["external"][:3]]))
+    layout = c.eval("""(() => {
+      const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+      let clash = [];
+      for (const svg of document.querySelectorAll('svg.plot[data-plot^="cdf "]')) {
+        const boxes = [...svg.querySelectorAll('text.ql')].map(t => t.getBoundingClientRect());
+        for (let i = 0; i < boxes.length; i++)
+          for (let j = i + 1; j < boxes.length; j++) if (hit(boxes[i], boxes[j])) clash.push(svg.dataset.plot);
+      }
+      const zeros = [...document.querySelectorAll('g[data-q05]')].filter(g => +g.dataset.q05 <= 0);
+      return {clash, zeros: zeros.length, unmarked: zeros.filter(g => !g.querySelector('[data-zero]')).length};
+    })()""")
+    check(not layout["clash"] and not layout["unmarked"],
+          "%s: no two quantile labels of a CDF overlap (%s); every strip with a quantile of 0 marks it at the "
+          "axis edge (%d of %d unmarked)" % (what, layout["clash"][:2], layout["unmarked"], layout["zeros"]))
     empty = [p["name"] for p in facts["plots"] if not p["marks"]]
     check(facts["plots"] and not empty, "%s: %d plots, each drew marks (empty: %s)"
           % (what, len(facts["plots"]), empty[:5]))
