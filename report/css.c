@@ -9,7 +9,7 @@ const char tl_report_css[] =
     "h1{font-size:1.5em;overflow-wrap:anywhere}h2{margin-top:2em;border-bottom:1px solid #999}h3{margin:1.5em 0 .3em}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
     "text-align:right;white-space:nowrap}th{background:#eee}th.wrap{white-space:normal}td.n,th.n{text-align:left}"
-    "td.n{max-width:30em}td.long{white-space:normal;overflow-wrap:anywhere;min-width:12em}"
+    "td.n{max-width:30em}td.long{white-space:normal;overflow-wrap:anywhere;min-width:12em}td.parts{white-space:normal;overflow-wrap:break-word;max-width:24em;width:24em}td.qs{white-space:normal}td.qs span{white-space:nowrap}"
     "th[colspan]{text-align:center}"
     ".card{display:flex;flex-wrap:wrap;gap:6px 10px;margin:1em 0}.stat{border:1px solid #bbb;"
     "padding:4px 10px;min-width:7em}.stat b{display:block;font-size:1.25em}.stat span{"

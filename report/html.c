@@ -309,7 +309,7 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
     static const char *const qs[] = {"0.5", "0.95", "0.99"};
     static const double qv[] = {0.5, 0.95, 0.99};
     bool approx = approx_of(m);
-    fputs("<td>", o);
+    fputs("<td class=\"qs\">", o); /* wraps between its numbers when the page is narrow, never inside one */
     for (int k = 0; k < 3; k++) {
         double v = quantile_of(m, qv[k]);
         char h[48], exact[48];

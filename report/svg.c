@@ -2,21 +2,41 @@
 #include "report/svg.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/numfmt.h"
 #include "sinks/summary.h"
 
+/* The longest run of a name between places a line may break: spaces, and
+ * the ':' and '/' that join a DSL2 process name or a path. */
+static size_t longest_part(const char *name)
+{
+    size_t best = 0, run = 0;
+    for (const char *p = name; *p; p++) {
+        run = *p == ' ' || *p == ':' || *p == '/' ? 0 : run + 1;
+        best = run > best ? run : best;
+    }
+    return best;
+}
+
 void tl_html_name_cell(FILE *out, const char *name)
 {
     if (strlen(name) <= 40) {
         fputs("<td class=\"n\">", out);
-    } else {
-        fputs("<td class=\"n long\" title=\"", out);
         tl_html_esc(out, name);
-        fputs("\">", out);
+        fputs("</td>", out);
+        return;
     }
+    bool parts = longest_part(name) <= 64; /* WF:SUB:PROC wraps at its colons, never inside a name */
+    fputs(parts ? "<td class=\"n parts\" title=\"" : "<td class=\"n long\" title=\"", out);
     tl_html_esc(out, name);
+    fputs("\">", out);
+    for (const char *p = name; *p; p++) {
+        char c[2] = {*p, 0};
+        tl_html_esc(out, c);
+        if (parts && (*p == ':' || *p == '/')) fputs("<wbr>", out);
+    }
     fputs("</td>", out);
 }
 

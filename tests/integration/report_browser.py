@@ -118,6 +118,26 @@ PAGE_FACTS = """(() => {
 })()"""
 
 
+def dsl2_names(c, tasklens, repo, tmp):
+    """Nextflow DSL2 process names (WF:SUB:PROC, up to 75 characters) wrap at their colons: the summary
+    table fits a 1400 px window and no name spills out of its cell."""
+    trace = os.path.join(repo, "..", "shared", "nextflow", "samples", "jianhong-chipseq_gh-pages_execution_trace.txt")
+    if not os.path.exists(trace):
+        print("SKIP part: no DSL2 trace in ../shared")
+        return
+    html = os.path.join(tmp, "dsl2.html")
+    run([tasklens, "report", "-q", trace, "-o", html], check=True)
+    open_page(c, html, "DSL2 names")
+    got = c.eval("""(() => ({
+      right: document.querySelector('table[data-table=summary]').getBoundingClientRect().right,
+      width: document.documentElement.clientWidth,
+      parts: document.querySelectorAll('table[data-table=summary] td.parts').length,
+      spill: [...document.querySelectorAll('td.parts')].filter(td => td.scrollWidth > td.clientWidth + 1).length}))()""")
+    check(got["parts"] > 0 and got["right"] <= got["width"] and not got["spill"],
+          "DSL2 names: %d long names wrap at their colons; the summary table ends at %d px of %d; none spills "
+          "out of its cell (%d)" % (got["parts"], got["right"], got["width"], got["spill"]))
+
+
 def open_page(c, html, what):
     t = c.open(html)
     problems = c.problems()
@@ -707,6 +727,7 @@ def main():
         check(facts["base"] and not bad, "baseline: %d shifts = new/old - 1, %d highlighted beyond "
               "10 %%, a rise marked worse and a fall better (differ: %s)" % (len(facts["base"]), hl, bad[:3]))
         baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text)
+        dsl2_names(c, tasklens, repo, tmp)
 
         shared = os.path.join(repo, "..", "shared")
         cases = [("LSST metadata", [os.path.join(repo, "tests", "data", "lsst")]),
