@@ -253,7 +253,13 @@ static void head(FILE *o, const struct tl_report_page *pg)
     fputs(". One file, no network: every plot is inline SVG. Hover a mark or a number for its "
           "exact value. Quantiles are exact (linear interpolation, as numpy) unless marked "
           "<span class=\"approx\">≈</span>, which are within the sketch's relative error "
-          "alpha.</p>\n<nav><a href=\"#rightsizing\">right-sizing</a><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
+          "alpha.</p>\n",
+          o);
+    if (pg->profile_only) { /* a line profile: its own sections only */
+        fputs("<nav><a href=\"#lines\">line profile</a><a href=\"#inputs\">inputs</a></nav>\n", o);
+        return;
+    }
+    fputs("<nav><a href=\"#rightsizing\">right-sizing</a><a href=\"#inputs\">inputs</a><a href=\"#summary\">summary</a>"
           "<a href=\"#workflows\">workflows</a><a href=\"#time\">over time</a><a href=\"#outliers\">outliers</a>"
           "<a href=\"#failures\">failures</a><a href=\"#strips\">side by side</a>",
           o);
@@ -1157,8 +1163,12 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
     struct view doc, base = {0}, wf = {0};
     bool ok = view_open(&doc, pg->summary, true) && (!pg->baseline || view_open(&base, pg->baseline, true)) &&
               (!pg->workflows || view_open(&wf, pg->workflows, false));
-    if (ok) {
-        head(o, pg);
+    if (ok) head(o, pg);
+    if (ok && pg->profile_only) { /* lines, not tasks: nothing task-shaped */
+        tl_report_profile_card(o, pg);
+        tl_report_line_profile(o, pg);
+        inputs_section(o, pg);
+    } else if (ok) {
         tl_report_glance(o, pg);
         tl_report_line_profile(o, pg); /* what a profile is read for: first */
         tl_report_energy(o, pg);
@@ -1174,7 +1184,9 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_usage(o, pg);
         tl_report_tasks_section(o, pg);
         groups_section(o, pg, &doc);
-        tl_report_words(o);
+    }
+    if (ok) {
+        if (!pg->profile_only) tl_report_words(o); /* a profile's page links no term of a run's */
         fputs("</body></html>\n", o);
     }
     view_close(&doc);

@@ -163,8 +163,10 @@ static void finish_lines(struct tl_report_model *m, struct tl_report_page *pg)
         i = j;
     }
     qsort(m->lines, m->nlines, sizeof *m->lines, cmp_line);
+    tl_report_line_sources(m->lines, m->nlines, pg, m->line_names, &pg->sources);
     pg->lines = m->lines;
     pg->nlines = m->nlines;
+    pg->profile_only = !m->rows.n && !m->nss; /* lines only: nothing task-shaped to show */
     pg->lines_more = m->lines_more;
 }
 

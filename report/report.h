@@ -127,6 +127,15 @@ struct tl_report_line {
 };
 #define TL_REPORT_MAX_LINES 200000 /* kept; more are counted */
 
+/* Where profiled lines' code was read from, when the input held none. */
+#define TL_REPORT_SOURCE_FILES 8
+struct tl_report_sources {
+    const char *files[TL_REPORT_SOURCE_FILES]; /* read, as found */
+    size_t nfiles;
+    size_t missing; /* functions whose file was not found */
+    size_t changed; /* files modified after the newest input: their code may not be what ran */
+};
+
 /* Energy per category: tasklens's estimate (insights energy.c, its default
  * power model) and what the records measured (codecarbon). */
 struct tl_report_energy {
@@ -177,6 +186,8 @@ struct tl_report_page {
      * in line order */
     const struct tl_report_line *lines;
     size_t nlines, lines_more;
+    struct tl_report_sources sources;
+    bool profile_only; /* every record a profiled line: no task-shaped section */
     /* energy, when some record measured it: per category, and the model */
     const struct tl_report_energy *energy;
     size_t nenergy;
@@ -188,7 +199,16 @@ struct tl_report_page {
  * line_profiler shows it with % Time, and the energy and CO2 codecarbon
  * measured beside tasklens's estimate. Nothing when the run has neither. */
 void tl_report_line_profile(FILE *o, const struct tl_report_page *pg);
+/* A line profile's card: inputs, functions, lines, hits, the costliest
+ * function's total (in place of a run's tasks and attempts). */
+void tl_report_profile_card(FILE *o, const struct tl_report_page *pg);
 void tl_report_energy(FILE *o, const struct tl_report_page *pg);
+
+/* Code for the profiled lines that hold none (source.c): read from the file
+ * each function names, beside an input, one or two folders up, or in the
+ * working directory; strings interned in store. */
+void tl_report_line_sources(struct tl_report_line *lines, size_t n, const struct tl_report_page *pg,
+                            struct tl_intern *store, struct tl_report_sources *src);
 
 /* Use as % of the request (usage.c): per category CPU, memory and time as
  * Nextflow's report computes them, beside the raw values of the summary. */

@@ -292,8 +292,7 @@ static void identity_cells(struct row *w, const struct tl_record *r)
     str_cell(w, "host", r->host);
     str_cell(w, "worker", r->worker);
     struct when start, end;
-    /* a time that is the input file's (Snakemake's benchmarks record none) is not the task's end */
-    bool has_start = r->start_ns != TL_NO_TIME, has_end = r->time_ns != 0 && !r->time_from_file;
+    bool has_start = r->start_ns != TL_NO_TIME, has_end = r->time_ns != 0;
     if (has_start) format_time(&start, r->start_ns);
     if (has_end) format_time(&end, r->time_ns);
     time_cell(w, "start", has_start ? start.iso : NULL, has_start ? start.iso_len : 0, true);

@@ -18,10 +18,12 @@ usage: field_formats.py TASKLENS REPO_DIR
 import csv
 import datetime
 import glob
+import html as html_lib
 import io
 import json
 import math
 import os
+import shutil
 import pickle
 import re
 import signal
@@ -459,6 +461,39 @@ def cells(html, table):
     return rows
 
 
+def profile_page(lp, html, funcs, want, tmp):
+    """A line profile's page (issue 58 point 4): its own card and nothing task-shaped; each line's code from
+    the source file the function names, found one folder up from the .lprof (where kernprof ran), as
+    line_profiler shows it; without the file, the page says so."""
+    card = re.search(r'data-card="profile".*?data-k="functions" data-v="(\d+)".*?data-k="lines" data-v="(\d+)"', html)
+    check(card and (int(card.group(1)), int(card.group(2))) == (len(funcs), len(want))
+          and all(x not in html for x in ('id="summary"', 'id="tasks"', 'id="failures"', 'id="groups"', "tasks</")),
+          "report: a profile's card counts %d functions and %d lines, and the page has no task-shaped section"
+          % (len(funcs), len(want)))
+    src = os.path.join(os.path.dirname(os.path.dirname(lp)), "alerts_pipeline.py")
+    text = open(src).read().split("\n")
+    bad, n = [], 0
+    for table in re.findall(r'<table class="lines" data-table="lines-\d+">(.*?)</table>', html, re.S):
+        for line, code in re.findall(r'data-k="line" data-v="(\d+)".*?<td class="n code">(.*?)</td>', table, re.S):
+            n += 1
+            if html_lib.unescape(code) != text[int(line) - 1]:
+                bad.append((line, code, text[int(line) - 1]))
+    check(n == len(want) and not bad and os.path.realpath(src) in html,
+          "report: all %d lines' code read from %s, as the file has it, and the page names the file (differ: %s)"
+          % (n, os.path.basename(src), bad[:2]))
+    alone = os.path.join(tmp, "alone")
+    os.makedirs(alone, exist_ok=True)
+    shutil.copy(lp, alone)
+    out = os.path.join(tmp, "alone.html")
+    subprocess.run([TL, "report", "-q", "-o", out, os.path.join(alone, os.path.basename(lp))], check=True,
+                   cwd=tmp)
+    page = open(out).read()
+    check('data-missing="%d"' % len(funcs) in page and "was not found" in page
+          and not re.search(r'<td class="n code">[^<]', page),
+          "report: a .lprof without its source beside it shows no code and says the %d functions' file was "
+          "not found" % len(funcs))
+
+
 def report_pages(tmp):
     """The report's line profile and energy tables against Python's reading."""
     lp = os.path.join(SHARED, "lineprof/samples/generated/line_profiler-5.1.0/alerts_pipeline.lprof")
@@ -490,6 +525,7 @@ def report_pages(tmp):
               "gives them%s" % ("" if not bad else " -- " + "; ".join(bad[:3])))
         first = html.find('id="lines"')
         check(0 < first < html.find('id="inputs"'), "report: a line profile comes first, before the inputs")
+        profile_page(lp, html, funcs, want, tmp)
     gen = os.path.join(SHARED, "codecarbon/samples/generated")
     if os.path.isdir(gen):
         out = os.path.join(tmp, "cc.html")
