@@ -1,15 +1,10 @@
-/* The report's sections for what the field's own tools measured (report.h):
- *
- *   Line profile  line_profiler's per-line table, as its users read it
- *                 (fink-science-perf's README walks through one): per
- *                 function, Line #, Hits, Time, Per Hit, % Time and the
- *                 code, the functions with the most time first, the lines
- *                 that take a tenth or more of their function marked.
- *   Energy        per category, the energy and CO2 codecarbon measured
- *                 (as written) beside tasklens's estimate from CPU time
- *                 and memory-time (`tasklens energy`'s model), each
- *                 labelled, never added together.
- * Every number carries its exact value in data-v, as the other tables. */
+/* The report's line profile (report.h): line_profiler's per-line table, as
+ * its users read it (fink-science-perf's README walks through one) -- per
+ * function, Line #, Hits, Time, Per Hit, % Time and the code, the functions
+ * with the most time first, the lines that take a tenth or more of their
+ * function marked -- and, when the input is a profile only, the page's
+ * card. Every number carries its exact value in data-v, as the other
+ * tables. (What codecarbon measured is energy.c's.) */
 #include <math.h>
 #include <string.h>
 
@@ -189,35 +184,4 @@ void tl_report_line_profile(FILE *o, const struct tl_report_page *pg)
                 k - FIELD_MAX_FUNCTIONS);
     if (pg->lines_more) fprintf(o, "<p class=\"note\">%zu more lines were not kept.</p>", pg->lines_more);
     fputc('\n', o);
-}
-
-void tl_report_energy(FILE *o, const struct tl_report_page *pg)
-{
-    if (!pg->nenergy) return;
-    const struct tl_power *pw = &pg->power;
-    fprintf(o, "<h2 id=\"energy\">Energy and CO<sub>2</sub></h2>\n<p class=\"note\"><b>Measured</b>: "
-               "what codecarbon wrote for each run or task (energy_consumed; emissions, at the "
-               "carbon intensity it chose), summed. <b>Estimated</b>: <code>tasklens energy</code>'s "
-               "model from CPU time and memory-time (%g W per busy core, %g W per GiB held, PUE %g, "
-               "%g gCO<sub>2</sub>eq/kWh); an attempt without CPU time or memory counts as zero, and "
-               "the last column says how many had them. The two are never added.</p>\n",
-            pw->w_core, pw->w_gib, pw->pue, pw->g_kwh);
-    fputs("<table data-table=\"energy\"><tr><th class=\"n\">category</th><th>attempts</th>"
-          "<th>measured energy</th><th>measured CO<sub>2</sub>eq</th><th>estimated energy</th>"
-          "<th>estimated CO<sub>2</sub>eq</th><th>estimate covers</th></tr>",
-          o);
-    for (size_t k = 0; k < pg->nenergy; k++) {
-        const struct tl_energy *e = &pg->energy[k].e;
-        size_t covered = e->attempts - (e->no_cpu > e->no_mem ? e->no_cpu : e->no_mem);
-        double kwh = covered ? (e->cpu_kwh + e->mem_kwh) * pw->pue : NAN; /* none: not 0 J */
-        fputs("<tr>", o);
-        tl_html_name_cell(o, pg->energy[k].name);
-        plain_cell(o, (double)e->attempts, "%.0f", "attempts");
-        value_cell(o, e->measured ? e->measured_kwh * 3.6e6 : NAN, TL_UNIT_JOULES, "measured_j");
-        value_cell(o, e->measured ? e->measured_kg : NAN, TL_UNIT_KG, "measured_kg");
-        value_cell(o, kwh * 3.6e6, TL_UNIT_JOULES, "estimated_j");
-        value_cell(o, kwh * pw->g_kwh / 1000, TL_UNIT_KG, "estimated_kg");
-        fprintf(o, "<td data-k=\"covered\" data-v=\"%zu\">%zu of %zu</td></tr>", covered, covered, e->attempts);
-    }
-    fputs("</table>\n", o);
 }

@@ -89,6 +89,8 @@ struct tl_report_model {
     size_t nlines, caplines, lines_more;
     struct tl_intern *line_names; /* apart from names: its ids are the groups' */
     struct tl_report_energy *energy;
+    struct tl_report_energy_point *epts;
+    size_t nepts, capepts, epts_more;
     bool oom;
 };
 
@@ -110,6 +112,38 @@ static void dpush(struct tl_report_model *m, struct darr *a, double x)
         return;
     }
     a->v[a->n++] = x;
+}
+
+static double metric_or_nan(const struct tl_record *r, enum tl_metric m)
+{
+    return tl_record_has(r, m) ? r->v[m] : NAN;
+}
+
+/* An attempt that measured its energy (codecarbon), kept whole for the
+ * energy section's outliers and power over time. */
+static void keep_energy_point(struct tl_report_model *m, const struct tl_record *r)
+{
+    if (!tl_record_has(r, TL_M_ENERGY_J)) return;
+    if (m->nepts >= TL_REPORT_MAX_ENERGY_POINTS) {
+        m->epts_more++;
+        return;
+    }
+    if (!grow((void **)&m->epts, &m->capepts, m->nepts, sizeof *m->epts)) {
+        m->oom = true;
+        return;
+    }
+    struct tl_report_energy_point *p = &m->epts[m->nepts++];
+    *p = (struct tl_report_energy_point){
+        .end = r->time_ns ? (double)r->time_ns / 1e9 : NAN, .wall = metric_or_nan(r, TL_M_WALL_TIME_S),
+        .energy_j = r->v[TL_M_ENERGY_J], .kg = metric_or_nan(r, TL_M_EMISSIONS_KG),
+        .cpu_w = metric_or_nan(r, TL_M_CPU_POWER_W), .gpu_w = metric_or_nan(r, TL_M_GPU_POWER_W),
+        .ram_w = metric_or_nan(r, TL_M_RAM_POWER_W), .category = r->category};
+    if (r->name || r->task_key) snprintf(p->id, sizeof p->id, "%s", r->name ? r->name : r->task_key);
+    else if (r->task_id >= 0) snprintf(p->id, sizeof p->id, "%lld", (long long)r->task_id);
+    if (p->category) { /* the record's strings are borrowed: keep the interned name */
+        int32_t id = tl_intern(m->names, p->category, strlen(p->category));
+        p->category = id >= 0 ? tl_intern_str(m->names, id) : "";
+    }
 }
 
 /* A profiled line (a record with hits), names interned. */
@@ -183,6 +217,9 @@ static bool finish_energy(struct tl_report_model *m, struct tl_report_page *pg)
         tl_energy_add(&m->energy[m->rows.r[i].cat].e, &m->rows.r[i], &pg->power);
     pg->energy = m->energy;
     pg->nenergy = m->rows.cats.n;
+    pg->energy_points = m->epts;
+    pg->nenergy_points = m->nepts;
+    pg->energy_points_more = m->epts_more;
     return true;
 }
 
@@ -407,6 +444,7 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
     }
     tl_task_rows_add(&m->rows, r);
     if (m->tasks) tl_report_tasks_add(m->tasks, r);
+    keep_energy_point(m, r);
     if (r->source && !strcmp(r->source, "nextflow")) { /* a trace without cpus, memory, time? */
         m->nextflow_tasks++;
         m->nextflow_requests += tl_record_has(r, TL_M_REQ_CORES) || tl_record_has(r, TL_M_REQ_MEMORY_BYTES) ||
@@ -741,6 +779,7 @@ void tl_report_model_free(struct tl_report_model *m)
     free(m->g);
     free(m->out);
     free(m->lines);
+    free(m->epts);
     free(m->energy);
     tl_intern_free(m->line_names);
     free(m->spans);

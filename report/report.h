@@ -136,6 +136,15 @@ struct tl_report_sources {
     size_t changed; /* files modified after the newest input: their code may not be what ran */
 };
 
+/* An attempt that measured its energy (codecarbon): when it ended, what it
+ * used and its mean power, for the emissions outliers and power over time. */
+struct tl_report_energy_point {
+    double end, wall, energy_j, kg, cpu_w, gpu_w, ram_w; /* NAN: not recorded */
+    const char *category;
+    char id[96]; /* its task id or key, as the input names it */
+};
+#define TL_REPORT_MAX_ENERGY_POINTS 100000 /* kept; more are counted */
+
 /* Energy per category: tasklens's estimate (insights energy.c, its default
  * power model) and what the records measured (codecarbon). */
 struct tl_report_energy {
@@ -191,6 +200,8 @@ struct tl_report_page {
     /* energy, when some record measured it: per category, and the model */
     const struct tl_report_energy *energy;
     size_t nenergy;
+    const struct tl_report_energy_point *energy_points; /* in input order */
+    size_t nenergy_points, energy_points_more;
     struct tl_power power;
     const struct tl_report_tasks *tasks; /* every attempt, for the task table and timeline */
 };

@@ -453,7 +453,7 @@ def cells(html, table):
         return None
     rows = []
     for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(0), re.S):
-        row = {k: float(v) for k, v in re.findall(r'data-k="([^"]+)" data-v="([^"]+)"', tr)}
+        row = {k: None if v == "null" else float(v) for k, v in re.findall(r'data-k="([^"]+)" data-v="([^"]+)"', tr)}
         name = re.search(r'<td class="n"[^>]*>(.*?)</td>', tr, re.S)
         if row:
             row["name"] = re.sub(r"<[^>]+>", "", name.group(1)) if name else None
@@ -492,6 +492,33 @@ def profile_page(lp, html, funcs, want, tmp):
           and not re.search(r'<td class="n code">[^<]', page),
           "report: a .lprof without its source beside it shows no code and says the %d functions' file was "
           "not found" % len(funcs))
+
+
+def energy_views(html, gen):
+    """codecarbon's page (issue 58 point 4): energy in Wh or kWh and CO2 in g or kg, one unit per column as its
+    head says; categories by energy; the attempts that emitted most, as Python ranks the CSVs' rows; each
+    attempt's mean power over time."""
+    rows = cells(html, "energy") or []
+    table = re.search(r'data-table="energy" data-energy-unit="(\w+)" data-co2-unit="(\w+)"', html)
+    eu, cu = (table.group(1), table.group(2)) if table else (None, None)
+    per = {"Wh": 3600, "kWh": 3.6e6, "g": 1e-3, "kg": 1}
+    shown = re.findall(r'data-k="measured_j" data-v="([^"]+)" title="[^"]+">([^<]+)<', html)
+    ok_units = eu in ("Wh", "kWh") and cu in ("g", "kg") and shown and all(
+        abs(float(t) - float(v) / per[eu]) <= 0.01 * float(v) / per[eu] + 1e-12 for v, t in shown)
+    energies = [r["measured_j"] for r in rows]
+    check(ok_units and energies == sorted(energies, reverse=True),
+          "report: energy in %s and CO2 in %s, one unit per column; categories by energy, most first" % (eu, cu))
+    want = []
+    for f in glob.glob(gen + "/*.csv"):
+        want += [r for r in cc_expected(f) if r.get("emissions_kg") is not None]
+    want.sort(key=lambda r: -r["emissions_kg"])
+    top = cells(html, "top-emissions") or []
+    check(len(top) == min(10, len(want)) and all(close(t["kg"], w["emissions_kg"]) for t, w in zip(top, want)),
+          "report: the %d attempts that emitted most, most first, as the CSVs' rows rank" % len(top))
+    pts = re.search(r'data-plot="energy-power"(.*?)</svg>', html, re.S)
+    n = len(re.findall(r"<circle class=\"pt\"", pts.group(1))) if pts else 0
+    check(n == len([r for r in want if r.get("wall_time_s")]),
+          "report: each measured attempt's mean power over time (%d points)" % n)
 
 
 def report_pages(tmp):
@@ -546,6 +573,7 @@ def report_pages(tmp):
               % (len(rows), bad[:3]))
         check("Estimated" in html and "never added" in html,
               "report: the measurement and tasklens's estimate each labelled")
+        energy_views(html, gen)
 
 
 RUN_CONFIG = """\
