@@ -583,44 +583,6 @@ static void time_section(FILE *o, const struct tl_report_page *pg)
 
 /* Resource sample series (Spark executors' memory, DASF's managed memory,
  * a Chrome counter): each over its own time, not task rows. */
-static void samples_section(FILE *o, const struct tl_report_page *pg)
-{
-    if (!pg->nsamples && !pg->samples_constant) return;
-    fprintf(o, "<h2 id=\"samples\">Resource samples</h2><p class=\"note\">Series the inputs "
-               "sample over time rather than per task, the %zu with most samples, each from its "
-               "first sample%s; values as written (their unit is the series').",
-            pg->nsamples, pg->samples_more ? "; the others are in <code>summary --format json</code>" : "");
-    if (pg->samples_constant)
-        fprintf(o, " <span data-constant=\"%zu\">%zu constant series (one value throughout) are "
-                   "not drawn.</span>", pg->samples_constant, pg->samples_constant);
-    fputs("</p><div class=\"row\">", o);
-    for (size_t i = 0; i < pg->nsamples; i++) {
-        const struct tl_report_samples *x = &pg->samples[i];
-        double t1 = 0;
-        for (size_t j = 0; j < x->n; j++) t1 = fmax(t1, x->p[j].x);
-        double lo = fmin(0, x->min), hi = x->max > lo ? x->max : lo + 1;
-        char plot[1100];
-        snprintf(plot, sizeof plot, "samples %s", x->name);
-        struct tl_plot p = {o, 420, 170, 56, 22, 8, 32, 0, t1 > 0 ? t1 : 1, lo, hi * 1.05, false, false,
-                            TL_UNIT_SECONDS, TL_UNIT_COUNT, true};
-        fprintf(o, "<div data-samples=\"");
-        tl_html_esc(o, x->name);
-        fprintf(o, "\" data-count=\"%zu\" data-min=\"%.17g\" data-max=\"%.17g\">", x->count, x->min,
-                x->max);
-        tl_plot_begin(&p, plot, x->name, "time since its first sample", "value");
-        fputs("<polyline class=\"running\" points=\"", o);
-        for (size_t j = 0; j < x->n; j++) fprintf(o, "%.1f,%.1f ", tl_plot_x(&p, x->p[j].x), tl_plot_y(&p, x->p[j].y));
-        fputs("\"/>", o);
-        tl_plot_end(&p);
-        char c[32];
-        tl_fmt_count(c, sizeof c, (double)x->count);
-        fputs("<p class=\"note\">", o);
-        tl_html_esc(o, x->name);
-        fprintf(o, " (%s samples)</p></div>", c);
-    }
-    fputs("</div>\n", o);
-}
-
 static void outliers_section(FILE *o, const struct tl_report_page *pg)
 {
     fputs("<h2 id=\"outliers\">Outliers</h2><div class=\"row\">", o);
@@ -1174,9 +1136,10 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_energy(o, pg);
         inputs_section(o, pg);
         summary_section(o, pg, &doc);
+        tl_report_stages(o, pg);
         if (pg->workflows) workflows_section(o, &wf);
         time_section(o, pg);
-        samples_section(o, pg);
+        tl_report_samples_section(o, pg);
         outliers_section(o, pg);
         failures_section(o, pg, &doc);
         if (pg->baseline) baseline_section(o, pg, &doc, &base);

@@ -26,6 +26,7 @@ struct parr {
 };
 
 struct mgroup {
+    struct tl_report_stage stage;
     struct darr dist[TL_REPORT_NDIST];
     struct parr pts[TL_REPORT_NRES];
     bool pts_requested[TL_REPORT_NRES]; /* a point's x was a request */
@@ -144,6 +145,26 @@ static void keep_energy_point(struct tl_report_model *m, const struct tl_record 
         int32_t id = tl_intern(m->names, p->category, strlen(p->category));
         p->category = id >= 0 ? tl_intern_str(m->names, id) : "";
     }
+}
+
+/* A sum that stays NAN until a value comes. */
+static void add_to(double *sum, const struct tl_record *r, enum tl_metric m)
+{
+    if (tl_record_has(r, m)) *sum = (isfinite(*sum) ? *sum : 0) + r->v[m];
+}
+
+/* Spark's stage figures: a task's last attempt that recorded JVM GC time. */
+static void add_stage(struct tl_report_stage *s, const struct tl_record *r)
+{
+    if (!tl_record_has(r, TL_M_JVM_GC_TIME_S)) return;
+    if (!s->has)
+        *s = (struct tl_report_stage){true, NAN, NAN, NAN, NAN, NAN, NAN};
+    add_to(&s->run_s, r, TL_M_WALL_TIME_S);
+    add_to(&s->gc_s, r, TL_M_JVM_GC_TIME_S);
+    add_to(&s->shuffle_read, r, TL_M_BYTES_RECEIVED);
+    add_to(&s->shuffle_write, r, TL_M_BYTES_SENT);
+    add_to(&s->input, r, TL_M_BYTES_READ);
+    add_to(&s->output, r, TL_M_BYTES_WRITTEN);
 }
 
 /* A profiled line (a record with hits), names interned. */
@@ -450,6 +471,7 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
         m->nextflow_requests += tl_record_has(r, TL_M_REQ_CORES) || tl_record_has(r, TL_M_REQ_MEMORY_BYTES) ||
                                 tl_record_has(r, TL_M_REQ_WALL_TIME_S);
     }
+    if (r->final) add_stage(&g->stage, r);
     if (r->final)
         for (int d = 0; d < TL_REPORT_NDIST; d++)
             if (tl_record_has(r, tl_report_dist_metric[d]))
@@ -723,7 +745,9 @@ static bool sample_series(struct tl_report_model *m, struct tl_report_page *pg)
             continue;
         }
         if (!series_points(s, &n)) return false;
-        pg->samples[pg->nsamples++] = (struct tl_report_samples){s->name, s->pts, n, s->n, s->min, s->max};
+        double scale = 1;
+        enum tl_unit unit = tl_report_sample_unit(s->name, &scale);
+        pg->samples[pg->nsamples++] = (struct tl_report_samples){s->name, unit, scale, s->pts, n, s->n, s->min, s->max};
     }
     pg->samples_more = m->nss - pg->nsamples - pg->samples_constant + m->ss_more;
     return true;
@@ -744,6 +768,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
         struct mgroup *g = &m->g[i];
         struct tl_report_group *o = &m->out[i];
         o->name = tl_intern_str(m->names, (int32_t)i);
+        o->stage = g->stage;
         for (int d = 0; d < TL_REPORT_NDIST; d++) {
             tl_sort_doubles(g->dist[d].v, g->dist[d].n);
             o->dist[d] = (struct tl_report_dist){g->dist[d].v, g->dist[d].n};

@@ -65,8 +65,16 @@ struct tl_report_usage {
     double min, q1, q2, q3, max, mean;
 };
 
+/* Spark's stage figures of a group: sums over its tasks' last attempts
+ * (has: some attempt recorded JVM GC time; NAN: none recorded the metric). */
+struct tl_report_stage {
+    bool has;
+    double run_s, gc_s, shuffle_read, shuffle_write, input, output;
+};
+
 struct tl_report_group {
     const char *name; /* the category ("(none)" when records had none) */
+    struct tl_report_stage stage;
     struct tl_report_dist dist[TL_REPORT_NDIST];
     struct tl_report_scatter scatter[TL_REPORT_NRES];
     struct tl_report_advice advice[TL_REPORT_NRES];
@@ -99,6 +107,8 @@ struct tl_report_series {
 #define TL_REPORT_MAX_SAMPLE_SERIES 12
 struct tl_report_samples {
     const char *name;
+    enum tl_unit unit; /* as its name says (tl_report_sample_unit); values x scale are in it */
+    double scale;
     const struct tl_report_point *p; /* (s after the series' first, value) */
     size_t n;
     size_t count;
@@ -112,6 +122,20 @@ struct tl_report_outlier {
 };
 
 enum tl_report_rank { TL_RANK_WALL, TL_RANK_MEM, TL_RANK_RETRIES, TL_RANK_COUNT };
+
+/* The unit of a sample series its name tells (samples.c): Spark's executor
+ * metrics "...Memory" are bytes, "...GCTime" milliseconds (x 0.001 s);
+ * anything else a count, as written (scale 1). */
+enum tl_unit tl_report_sample_unit(const char *name, double *scale);
+
+/* The section "Resource samples" (samples.c). */
+struct tl_report_page;
+void tl_report_samples_section(FILE *o, const struct tl_report_page *pg);
+
+/* Spark's stages (stages.c), when the run has them: per stage its tasks'
+ * run time, JVM GC time and its share, shuffle read and write, input and
+ * output, and the skew (longest task / median task). */
+void tl_report_stages(FILE *o, const struct tl_report_page *pg);
 
 /* Runs (workflows: a manager run, an LSST run, a trace) drawn on their own
  * time axes when an input holds several, or several inputs are given. */

@@ -454,9 +454,9 @@ def cells(html, table):
     rows = []
     for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(0), re.S):
         row = {k: None if v == "null" else float(v) for k, v in re.findall(r'data-k="([^"]+)" data-v="([^"]+)"', tr)}
-        name = re.search(r'<td class="n"[^>]*>(.*?)</td>', tr, re.S)
+        name = re.search(r'<td class="n(?: parts| long)?"[^>]*>(.*?)</td>', tr, re.S)
         if row:
-            row["name"] = re.sub(r"<[^>]+>", "", name.group(1)) if name else None
+            row["name"] = html_lib.unescape(re.sub(r"<[^>]+>", "", name.group(1))) if name else None
             rows.append(row)
     return rows
 
@@ -521,8 +521,54 @@ def energy_views(html, gen):
           "report: each measured attempt's mean power over time (%d points)" % n)
 
 
+def spark_page(tmp):
+    """A Spark run's page (issue 58 point 4): per stage the run time, JVM GC time, shuffle read and write, input,
+    output and skew (longest / median task) = the same from `records`' last attempts; executor metrics plotted
+    in bytes and seconds."""
+    log = os.path.join(SHARED, "spark/samples/local-1795570335358")
+    if not os.path.exists(log):
+        print("SKIP part: no Spark event log in ../shared")
+        return
+    out = os.path.join(tmp, "spark.html")
+    subprocess.run([TL, "report", "-q", "-o", out, log], check=True)
+    html = open(out).read()
+    recs = [json.loads(l) for l in subprocess.run([TL, "records", "-q", "-f", "ndjson", log], capture_output=True,
+                                                   text=True, check=True).stdout.splitlines()]
+    by = {}
+    for r in recs:
+        if r.get("final") and r.get("jvm_gc_time_s") is not None:
+            by.setdefault(r["category"], []).append(r)
+    rows = {r["name"]: r for r in cells(html, "stages") or []}
+    bad = []
+    for cat, rs in by.items():
+        walls = sorted(r["wall_time_s"] for r in rs)
+        n = len(walls)
+        median = walls[n // 2] if n % 2 else (walls[n // 2 - 1] + walls[n // 2]) / 2
+        want = {"tasks": n, "run_s": sum(walls), "gc_s": sum(r["jvm_gc_time_s"] for r in rs),
+                "shuffle_read": sum(r["bytes_received"] for r in rs), "shuffle_write": sum(r["bytes_sent"] for r in rs),
+                "input": sum(r["bytes_read"] for r in rs), "output": sum(r["bytes_written"] for r in rs),
+                "max_s": walls[-1], "median_s": median, "skew": walls[-1] / median}
+        got = rows.get(cat)
+        if not got or any(not close(got[k], v) for k, v in want.items()):
+            bad.append((cat, got, want))
+    order = [r["run_s"] for r in cells(html, "stages") or []]
+    check(by and len(rows) == len(by) and not bad and order == sorted(order, reverse=True),
+          "report: %d Spark stages, each's run time, GC time, shuffle read/write, input, output and skew as "
+          "`records` gives them, most run time first (differ: %s)" % (len(rows), bad[:1]))
+    units = {}
+    for name, body in re.findall(r'<div data-samples="([^"]+)".*?<svg(.*?)</svg>', html, re.S):
+        units[name] = body
+    mem = [b for n, b in units.items() if n.endswith("Memory")]
+    gc = [b for n, b in units.items() if n.endswith("GCTime")]
+    check(mem and all(re.search(r">\d[\d.]*[KMG]iB<", b) for b in mem) and gc
+          and all(re.search(r">\d[\d.]*m?s<", b) for b in gc),
+          "report: executor metrics in the page's units: %d ...Memory series in bytes, %d ...GCTime in seconds"
+          % (len(mem), len(gc)))
+
+
 def report_pages(tmp):
     """The report's line profile and energy tables against Python's reading."""
+    spark_page(tmp)
     lp = os.path.join(SHARED, "lineprof/samples/generated/line_profiler-5.1.0/alerts_pipeline.lprof")
     if os.path.exists(lp):
         out = os.path.join(tmp, "lp.html")
