@@ -46,6 +46,11 @@ struct tl_report_tasks {
     char *text; /* labels and tags, NUL-terminated */
     size_t ntext, captext;
     struct tl_intern *cats, *status;
+    /* the last category and result kept (interned copies): most records
+     * repeat the previous one, and a compare is cheaper than the hash */
+    const char *last_cat, *last_status;
+    uint32_t present; /* bit c: some row has column c */
+    int32_t last_cat_id, last_status_id;
     bool has_label, has_tag, oom;
 };
 
@@ -108,6 +113,61 @@ static double metric(const struct tl_record *r, enum tl_metric m)
     return tl_record_has(r, m) ? r->v[m] : NAN;
 }
 
+/* ------------------------------------------------------------ times */
+
+static double start_of(const struct trow *w)
+{
+    return w->end - (isfinite(w->wall) ? w->wall : 0);
+}
+
+static double submit_of(const struct trow *w)
+{
+    return start_of(w) - (isfinite(w->queue) ? w->queue : 0);
+}
+
+/* A number column as one string of integers, "" where absent: v x scale,
+ * rounded (times in ms, bytes as they are). */
+enum col { C_CAT, C_STATUS, C_EXIT, C_ATTEMPT, C_ID, C_SUBMIT, C_QUEUE, C_WALL, C_CPU, C_RSS, C_READ, C_WRITTEN,
+           C_REQ_CORES, C_REQ_MEM, C_REQ_TIME, C_COUNT };
+static const char *const col_key[C_COUNT] = {"cat", "status", "exit", "attempt", "id", "submit", "queue", "wall",
+                                             "cpu", "rss", "read", "written", "req_cores", "req_mem", "req_time"};
+
+#define ALL_COLUMNS ((1u << C_COUNT) - 1)
+
+static double column_value(const struct trow *w, int c, double t0)
+{
+    switch (c) {
+    case C_CAT: return w->cat;
+    case C_STATUS: return w->status;
+    case C_EXIT: return w->has_exit ? w->exit : NAN;
+    case C_ATTEMPT: return w->attempt > 0 ? w->attempt : NAN;
+    case C_ID: return w->id >= 0 ? (double)w->id : NAN;
+    case C_SUBMIT: return w->untimed ? NAN : (submit_of(w) - t0) * 1000;
+    case C_QUEUE: return w->queue * 1000;
+    case C_WALL: return w->wall * 1000;
+    case C_CPU: return w->cpu * 1000;
+    case C_RSS: return w->rss;
+    case C_READ: return w->read;
+    case C_WRITTEN: return w->written;
+    case C_REQ_CORES: return w->req_cores * 1000; /* millicores: a Spark task's 0.5 */
+    case C_REQ_MEM: return w->req_mem;
+    default: return w->req_time * 1000;
+    }
+}
+
+/* Which columns a row fills: a mask built without a branch per column. */
+static void note_present(struct tl_report_tasks *t, const struct trow *w)
+{
+#define HAS(c, cond) ((uint32_t)!!(cond) << (c))
+    t->present |= HAS(C_CAT, 1) | HAS(C_STATUS, 1) | HAS(C_EXIT, w->has_exit) | HAS(C_ATTEMPT, w->attempt > 0) |
+                  HAS(C_ID, w->id >= 0) | HAS(C_SUBMIT, !w->untimed) | HAS(C_QUEUE, isfinite(w->queue)) |
+                  HAS(C_WALL, isfinite(w->wall)) | HAS(C_CPU, isfinite(w->cpu)) | HAS(C_RSS, isfinite(w->rss)) |
+                  HAS(C_READ, isfinite(w->read)) | HAS(C_WRITTEN, isfinite(w->written)) |
+                  HAS(C_REQ_CORES, isfinite(w->req_cores)) | HAS(C_REQ_MEM, isfinite(w->req_mem)) |
+                  HAS(C_REQ_TIME, isfinite(w->req_time));
+#undef HAS
+}
+
 void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
 {
     if (t->oom) return;
@@ -123,10 +183,18 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
     }
     const char *cat = r->category ? r->category : "(none)";
     const char *st = r->result ? r->result : "";
+    if (!t->last_cat || strcmp(cat, t->last_cat)) {
+        t->last_cat_id = tl_intern(t->cats, cat, strlen(cat));
+        t->last_cat = t->last_cat_id >= 0 ? tl_intern_str(t->cats, t->last_cat_id) : NULL;
+    }
+    if (!t->last_status || strcmp(st, t->last_status)) {
+        t->last_status_id = tl_intern(t->status, st, strlen(st));
+        t->last_status = t->last_status_id >= 0 ? tl_intern_str(t->status, t->last_status_id) : NULL;
+    }
     struct trow *w = &t->r[t->n];
     *w = (struct trow){
         .id = r->task_id, .label = keep_text(t, r->name ? r->name : r->task_key), .tag = keep_text(t, r->tag),
-        .cat = tl_intern(t->cats, cat, strlen(cat)), .status = tl_intern(t->status, st, strlen(st)),
+        .cat = t->last_cat_id, .status = t->last_status_id,
         .exit = r->exit_code, .attempt = r->attempt, .has_exit = r->has_exit_code,
         .untimed = !r->time_ns || r->time_from_file || tl_result_cached(r->result),
         .end = (double)r->time_ns / 1e9, .wall = metric(r, TL_M_WALL_TIME_S), .queue = metric(r, TL_M_QUEUE_TIME_S),
@@ -140,18 +208,7 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
     t->has_label |= w->label != 0;
     t->has_tag |= w->tag != 0;
     t->n++;
-}
-
-/* ------------------------------------------------------------ times */
-
-static double start_of(const struct trow *w)
-{
-    return w->end - (isfinite(w->wall) ? w->wall : 0);
-}
-
-static double submit_of(const struct trow *w)
-{
-    return start_of(w) - (isfinite(w->queue) ? w->queue : 0);
+    if (t->present != ALL_COLUMNS) note_present(t, w);
 }
 
 /* The first submission of the timed attempts; NAN when none is timed. */
@@ -245,34 +302,6 @@ static void names_array(struct chunk *k, const char *key, const struct tl_intern
     chunk_c(k, ']');
 }
 
-/* A number column as one string of integers, "" where absent: v x scale,
- * rounded (times in ms, bytes as they are). */
-enum col { C_CAT, C_STATUS, C_EXIT, C_ATTEMPT, C_ID, C_SUBMIT, C_QUEUE, C_WALL, C_CPU, C_RSS, C_READ, C_WRITTEN,
-           C_REQ_CORES, C_REQ_MEM, C_REQ_TIME, C_COUNT };
-static const char *const col_key[C_COUNT] = {"cat", "status", "exit", "attempt", "id", "submit", "queue", "wall",
-                                             "cpu", "rss", "read", "written", "req_cores", "req_mem", "req_time"};
-
-static double column_value(const struct trow *w, int c, double t0)
-{
-    switch (c) {
-    case C_CAT: return w->cat;
-    case C_STATUS: return w->status;
-    case C_EXIT: return w->has_exit ? w->exit : NAN;
-    case C_ATTEMPT: return w->attempt > 0 ? w->attempt : NAN;
-    case C_ID: return w->id >= 0 ? (double)w->id : NAN;
-    case C_SUBMIT: return w->untimed ? NAN : (submit_of(w) - t0) * 1000;
-    case C_QUEUE: return w->queue * 1000;
-    case C_WALL: return w->wall * 1000;
-    case C_CPU: return w->cpu * 1000;
-    case C_RSS: return w->rss;
-    case C_READ: return w->read;
-    case C_WRITTEN: return w->written;
-    case C_REQ_CORES: return w->req_cores * 1000; /* millicores: a Spark task's 0.5 */
-    case C_REQ_MEM: return w->req_mem;
-    default: return w->req_time * 1000;
-    }
-}
-
 /* Integers a column writes: rounded; fractions of a millisecond, a byte or
  * a millicore are below what the table shows. */
 static void number_column(struct chunk *k, const struct tl_report_tasks *t, int c, double t0)
@@ -289,9 +318,7 @@ static void number_column(struct chunk *k, const struct tl_report_tasks *t, int 
 
 static bool column_present(const struct tl_report_tasks *t, int c)
 {
-    for (size_t i = 0; i < t->n; i++)
-        if (isfinite(column_value(&t->r[i], c, 0))) return true;
-    return false;
+    return (t->present >> c) & 1;
 }
 
 static void text_column(struct chunk *k, const struct tl_report_tasks *t, const char *key, bool tag)
