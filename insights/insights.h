@@ -48,6 +48,8 @@ struct tl_names {
     struct tl_intern *in;
     const char **s; /* by id, once done */
     size_t n;
+    const char *last; /* the name interned last (its interned copy): most records repeat it */
+    int32_t last_id;
 };
 
 struct tl_task_rows {

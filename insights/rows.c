@@ -22,8 +22,13 @@ static int32_t name_id(struct tl_names *nm, const char *s, bool *oom)
         *oom = true;
         return 0;
     }
+    if (nm->last && !strcmp(s, nm->last)) return nm->last_id; /* a compare, not a hash: the common case */
     int32_t id = tl_intern(nm->in, s, strlen(s));
     if (id < 0) *oom = true;
+    if (id >= 0) {
+        nm->last = tl_intern_str(nm->in, id);
+        nm->last_id = id;
+    }
     return id < 0 ? 0 : id;
 }
 
@@ -113,6 +118,7 @@ static bool index_by_category(struct tl_task_rows *rs)
 
 bool tl_task_rows_done(struct tl_task_rows *rs)
 {
+    rs->cats.last = rs->wfs.last = NULL; /* ids are renumbered: the cache would lie */
     if (!rs->oom && !(names_sort(&rs->cats, rs->r, rs->n, false) &&
                       names_sort(&rs->wfs, rs->r, rs->n, true) && index_by_category(rs)))
         rs->oom = true;

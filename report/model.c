@@ -59,6 +59,8 @@ struct tl_report_model {
     struct tl_intern *names;
     struct mgroup *g;
     size_t ng, capg;
+    const char *last_group; /* the category group_of found last (interned), and its id */
+    int32_t last_group_id;
     struct tl_task_rows rows; /* for advise */
     struct tl_report_tasks *tasks; /* the task table's rows, or NULL (a baseline's) */
     struct span *spans;
@@ -260,8 +262,11 @@ struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins, bo
 static struct mgroup *group_of(struct tl_report_model *m, const char *category)
 {
     const char *name = category ? category : "(none)";
-    int32_t id = tl_intern(m->names, name, strlen(name));
+    int32_t id = m->last_group && !strcmp(name, m->last_group) ? m->last_group_id /* most records repeat it */
+                                                                : tl_intern(m->names, name, strlen(name));
     if (id < 0) return NULL;
+    m->last_group = tl_intern_str(m->names, id);
+    m->last_group_id = id;
     if ((size_t)id >= m->ng) {
         if (!grow((void **)&m->g, &m->capg, (size_t)id, sizeof *m->g)) return NULL;
         memset(&m->g[m->ng], 0, ((size_t)id + 1 - m->ng) * sizeof *m->g);
