@@ -158,11 +158,15 @@ def open_page(c, html, what):
           for (let j = i + 1; j < boxes.length; j++) if (hit(boxes[i], boxes[j])) clash.push(svg.dataset.plot);
       }
       const zeros = [...document.querySelectorAll('g[data-q05]')].filter(g => +g.dataset.q05 <= 0);
-      return {clash, zeros: zeros.length, unmarked: zeros.filter(g => !g.querySelector('[data-zero]')).length};
+      const atZero = [...document.querySelectorAll('svg.plot[data-plot^="scatter "] circle.pt title')]
+        .filter(t => /(allocated|requested) 0B?,|used 0B?$/.test(t.textContent)).length;
+      return {clash, zeros: zeros.length, unmarked: zeros.filter(g => !g.querySelector('[data-zero]')).length,
+              atZero};
     })()""")
-    check(not layout["clash"] and not layout["unmarked"],
+    check(not layout["clash"] and not layout["unmarked"] and not layout["atZero"],
           "%s: no two quantile labels of a CDF overlap (%s); every strip with a quantile of 0 marks it at the "
-          "axis edge (%d of %d unmarked)" % (what, layout["clash"][:2], layout["unmarked"], layout["zeros"]))
+          "axis edge (%d of %d unmarked); no scatter point drawn for a 0 a log axis has no place for (%d)"
+          % (what, layout["clash"][:2], layout["unmarked"], layout["zeros"], layout["atZero"]))
     empty = [p["name"] for p in facts["plots"] if not p["marks"]]
     check(facts["plots"] and not empty, "%s: %d plots, each drew marks (empty: %s)"
           % (what, len(facts["plots"]), empty[:5]))
