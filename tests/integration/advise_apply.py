@@ -91,11 +91,19 @@ def work_queue(tmp):
               glossary_ref.cause(x) != "memory"]
     if others:
         print("note: attempts killed for another limit than memory: %s" % others)
-    check(len(by_memory) == pred["replayed"]["killed"] - pred["cores_kills"] > 0 and got["attempts"] == 8 + len(by_memory) + len(others)
+    # each memory kill, as the log has it: a later attempt killed again means this run measured more than
+    # the observed run did (a real monitor samples; a loaded CI machine once saw it): said, not hidden
+    print("note: memory kills (task, attempt, allocated MB, peak MB): %s" % [
+        (x.get("task_id"), x.get("attempt"), (x.get("alloc_memory_bytes") or 0) / 2 ** 20,
+         (x.get("max_rss_bytes") or 0) / 2 ** 20) for x in by_memory])
+    first = [x for x in by_memory if x.get("attempt") == 1]
+    want = pred["replayed"]["killed"] - pred["cores_kills"]
+    check(len(first) == want > 0 and got["attempts"] == 8 + len(by_memory) + len(others)
           and ok == 8 and pred["successes_lost"] == 0,
-          "wq: the manager killed for memory and retried at the maximum exactly the attempts the replay "
-          "predicted (%d; predicted %d; %d attempts in all, %d killed for another limit); all 8 tasks succeeded"
-          % (len(by_memory), pred["replayed"]["killed"] - pred["cores_kills"], got["attempts"], len(others)))
+          "wq: the manager killed for memory at the first allocation and retried at the maximum exactly the "
+          "attempts the replay predicted (%d; predicted %d; %d killed again later, %d for another limit; %d "
+          "attempts in all); all 8 tasks succeeded"
+          % (len(first), want, len(by_memory) - len(first), len(others), got["attempts"]))
     check(got["allocated_gib_hours"] < pred["observed"]["allocated_gib_hours"] / 2 and got["allocated_gib_hours"] <= 1.5 * pred["replayed"]["allocated_gib_hours"],
           "wq: allocated GiB-hours %.5f -> %.5f (replay predicted %.5f, a killed attempt charged its whole "
           "wall time)" % (pred["observed"]["allocated_gib_hours"], got["allocated_gib_hours"], pred["replayed"]["allocated_gib_hours"]))
