@@ -81,9 +81,11 @@ void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct
     }
     for (int res = 0; res < TL_NRES; res++) {
         struct tl_advice *a = &ca->a[res];
-        a->req = tl_task_rows_median(rs, cat, res_req[res], tmp);
-        a->alloc = tl_task_rows_median(rs, cat, res_alloc[res], tmp);
-        size_t n = 0;
+        size_t n = tl_task_rows_column(rs, cat, res_req[res], tmp);
+        a->req = tl_quantile_or_nan(tmp, n, 0.5);
+        n = tl_task_rows_column(rs, cat, res_alloc[res], tmp);
+        a->alloc = tl_quantile_or_nan(tmp, n, 0.5);
+        n = 0;
         for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
             const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
             double u = used_value(r, res);

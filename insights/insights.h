@@ -77,10 +77,6 @@ int32_t tl_task_rows_category(const struct tl_task_rows *rs, const char *name);
 /* Sorted finite values of column c for the rows of category cat (cat < 0:
  * all) into vals (room for every row); the count. */
 size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, double *vals);
-/* The median of column c over category cat's rows (as tl_quantile_sorted
- * at 0.5 of them sorted, found by selection: no sort); NAN when none. tmp
- * has room for every row. */
-double tl_task_rows_median(const struct tl_task_rows *rs, int32_t cat, int c, double *tmp);
 /* The q quantile (linear interpolation) of n sorted values; NAN when none. */
 double tl_quantile_or_nan(const double *v, size_t n, double q);
 

@@ -1,13 +1,11 @@
 /* The task rows every insight reads: one compact row per finished attempt,
  * with its category and workflow as ids. See insights.h. */
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/glossary.h"
 #include "core/quantile.h"
-#include "core/bigarray.h"
 #include "insights/insights.h"
 
 static const enum tl_metric row_metric[TL_NV] = {
@@ -38,9 +36,15 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
 {
     struct tl_task_rows *rs = ctx;
     if (r->kind != TL_REC_TASK || rs->oom) return;
-    if (!tl_bigarray_grow((void **)&rs->r, &rs->cap, rs->n, sizeof *rs->r)) {
-        rs->oom = true;
-        return;
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 1024;
+        struct tl_task_row *p = realloc(rs->r, cap * sizeof *p);
+        if (!p) {
+            rs->oom = true;
+            return;
+        }
+        rs->r = p;
+        rs->cap = cap;
     }
     struct tl_task_row *w = &rs->r[rs->n++];
     for (int i = 0; i < TL_NV; i++)
@@ -163,57 +167,6 @@ size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, do
     }
     tl_sort_doubles(vals, n);
     return n;
-}
-
-/* The k-th smallest of v[0..n) (0-based), v reordered so that everything
- * after it is no smaller: quickselect, median-of-three, sorting what is
- * left when the partitions stop shrinking (a bounded worst case). */
-static double select_kth(double *v, size_t n, size_t k)
-{
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1;
-    int budget = 64;
-    while (hi > lo) {
-        if (!budget--) {
-            tl_sort_doubles(v + lo, (size_t)(hi - lo + 1));
-            return v[k];
-        }
-        ptrdiff_t mid = lo + (hi - lo) / 2;
-        double a = v[lo], b = v[mid], c = v[hi];
-        double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
-        ptrdiff_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot) i++;
-            while (v[j] > pivot) j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i++] = v[j];
-                v[j--] = t;
-            }
-        }
-        if ((ptrdiff_t)k <= j) hi = j;
-        else if ((ptrdiff_t)k >= i) lo = i;
-        else return v[k];
-    }
-    return v[k];
-}
-
-double tl_task_rows_median(const struct tl_task_rows *rs, int32_t cat, int c, double *tmp)
-{
-    size_t n = 0;
-    for (size_t j = rs->at[cat]; j < rs->at[cat + 1]; j++) {
-        const struct tl_task_row *r = &rs->r[rs->by_cat[j]];
-        if (isfinite(r->v[c])) tmp[n++] = r->v[c];
-    }
-    if (!n) return NAN;
-    /* tl_quantile_sorted at 0.5, on the two middle values found by selection */
-    double h = (double)(n - 1) * 0.5, lo = floor(h), t = h - lo;
-    size_t i = (size_t)lo;
-    double a = select_kth(tmp, n, i);
-    if (i >= n - 1) return a;
-    double b = tmp[i + 1];
-    for (size_t j = i + 2; j < n; j++) b = tmp[j] < b ? tmp[j] : b;
-    double diff = b - a;
-    return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
 }
 
 double tl_quantile_or_nan(const double *v, size_t n, double q)

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bigarray.h"
 #include "core/glossary.h"
 #include "core/quantile.h"
 #include "insights/insights.h"
@@ -100,7 +99,13 @@ struct tl_report_model {
 
 static bool grow(void **v, size_t *cap, size_t n, size_t size)
 {
-    return tl_bigarray_grow(v, cap, n, size);
+    if (n < *cap) return true;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*v, c * size);
+    if (!p) return false;
+    *v = p;
+    *cap = c;
+    return true;
 }
 
 static void dpush(struct tl_report_model *m, struct darr *a, double x)

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bigarray.h"
 #include "core/glossary.h"
 #include "core/intern.h"
 #include "core/numfmt.h"
@@ -172,9 +171,15 @@ static void note_present(struct tl_report_tasks *t, const struct trow *w)
 void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
 {
     if (t->oom) return;
-    if (!tl_bigarray_grow((void **)&t->r, &t->cap, t->n, sizeof *t->r)) {
-        t->oom = true;
-        return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        struct trow *p = realloc(t->r, cap * sizeof *p);
+        if (!p) {
+            t->oom = true;
+            return;
+        }
+        t->r = p;
+        t->cap = cap;
     }
     const char *cat = r->category ? r->category : "(none)";
     const char *st = r->result ? r->result : "";
