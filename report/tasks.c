@@ -4,9 +4,10 @@
  * -- searchable and sortable, and a timeline of waiting and running.
  *
  * The rows travel as compact columns in a JSON script element (a number
- * column is one comma-separated string; times are milliseconds after the
- * run's first submission), and a small inline script draws only the rows in
- * view, so a million attempts stay a page a browser opens. Without the
+ * column is one comma-separated string; times are microseconds, a
+ * submission after the run's first), and a small inline script draws only the rows in
+ * view, so a million attempts stay a page a browser opens. Times are in
+ * microseconds (a profiler's slices last a few), bytes as they are. Without the
  * script the first TASKS_STATIC rows are plain HTML. Every name is data:
  * the JSON escapes '<', '>' and '&' (nothing in it can close the script
  * element) and the script sets text, never markup.
@@ -29,6 +30,7 @@
 
 #define TASKS_STATIC 100   /* rows written as HTML for a reader without the script */
 #define TIMELINE_ROWS 1000 /* bars drawn at most; past it every k-th attempt */
+#define US 1e6             /* times travel in microseconds: a profiler's slices last a few */
 #define LEGEND_MAX 16      /* categories named under the timeline */
 
 struct trow {
@@ -50,6 +52,7 @@ struct tl_report_tasks {
      * repeat the previous one, and a compare is cheaper than the hash */
     const char *last_cat, *last_status;
     uint32_t present; /* bit c: some row has column c */
+    int32_t empty_status; /* the id of "" (no result): a column of those is not shown */
     int32_t last_cat_id, last_status_id;
     bool has_label, has_tag, oom;
 };
@@ -60,7 +63,7 @@ struct tl_report_tasks *tl_report_tasks_new(void)
     if (!t) return NULL;
     t->cats = tl_intern_new((size_t)1 << 30);
     t->status = tl_intern_new((size_t)1 << 20);
-    if (!t->cats || !t->status) {
+    if (!t->cats || !t->status || (t->empty_status = tl_intern(t->status, "", 0)) < 0) {
         tl_report_tasks_free(t);
         return NULL;
     }
@@ -142,16 +145,16 @@ static double column_value(const struct trow *w, int c, double t0)
     case C_EXIT: return w->has_exit ? w->exit : NAN;
     case C_ATTEMPT: return w->attempt > 0 ? w->attempt : NAN;
     case C_ID: return w->id >= 0 ? (double)w->id : NAN;
-    case C_SUBMIT: return w->untimed ? NAN : (submit_of(w) - t0) * 1000;
-    case C_QUEUE: return w->queue * 1000;
-    case C_WALL: return w->wall * 1000;
-    case C_CPU: return w->cpu * 1000;
+    case C_SUBMIT: return w->untimed ? NAN : (submit_of(w) - t0) * US;
+    case C_QUEUE: return w->queue * US;
+    case C_WALL: return w->wall * US;
+    case C_CPU: return w->cpu * US;
     case C_RSS: return w->rss;
     case C_READ: return w->read;
     case C_WRITTEN: return w->written;
     case C_REQ_CORES: return w->req_cores * 1000; /* millicores: a Spark task's 0.5 */
     case C_REQ_MEM: return w->req_mem;
-    default: return w->req_time * 1000;
+    default: return w->req_time * US;
     }
 }
 
@@ -159,7 +162,7 @@ static double column_value(const struct trow *w, int c, double t0)
 static void note_present(struct tl_report_tasks *t, const struct trow *w)
 {
 #define HAS(c, cond) ((uint32_t)!!(cond) << (c))
-    t->present |= HAS(C_CAT, 1) | HAS(C_STATUS, 1) | HAS(C_EXIT, w->has_exit) | HAS(C_ATTEMPT, w->attempt > 0) |
+    t->present |= HAS(C_CAT, 1) | HAS(C_STATUS, w->status != t->empty_status) | HAS(C_EXIT, w->has_exit) | HAS(C_ATTEMPT, w->attempt > 0) |
                   HAS(C_ID, w->id >= 0) | HAS(C_SUBMIT, !w->untimed) | HAS(C_QUEUE, isfinite(w->queue)) |
                   HAS(C_WALL, isfinite(w->wall)) | HAS(C_CPU, isfinite(w->cpu)) | HAS(C_RSS, isfinite(w->rss)) |
                   HAS(C_READ, isfinite(w->read)) | HAS(C_WRITTEN, isfinite(w->written)) |
@@ -312,7 +315,7 @@ static inline void put_rounded(struct chunk *k, double v)
     k->n += tl_fmt_i64_wide(k->b + k->n, x);
 }
 
-/* Integers a column writes: rounded; fractions of a millisecond, a byte or
+/* Integers a column writes: rounded; fractions of a microsecond, a byte or
  * a millicore are below what the table shows. One loop per column, the
  * field chosen outside it (a switch per value cost a tenth of the page). */
 static void number_column(struct chunk *k, const struct tl_report_tasks *t, int c, double t0)
@@ -331,16 +334,16 @@ static void number_column(struct chunk *k, const struct tl_report_tasks *t, int 
     case C_EXIT: COLUMN(w->has_exit ? w->exit : NAN);
     case C_ATTEMPT: COLUMN(w->attempt > 0 ? w->attempt : NAN);
     case C_ID: COLUMN(w->id >= 0 ? (double)w->id : NAN);
-    case C_SUBMIT: COLUMN(w->untimed ? NAN : (submit_of(w) - t0) * 1000);
-    case C_QUEUE: COLUMN(w->queue * 1000);
-    case C_WALL: COLUMN(w->wall * 1000);
-    case C_CPU: COLUMN(w->cpu * 1000);
+    case C_SUBMIT: COLUMN(w->untimed ? NAN : (submit_of(w) - t0) * US);
+    case C_QUEUE: COLUMN(w->queue * US);
+    case C_WALL: COLUMN(w->wall * US);
+    case C_CPU: COLUMN(w->cpu * US);
     case C_RSS: COLUMN(w->rss);
     case C_READ: COLUMN(w->read);
     case C_WRITTEN: COLUMN(w->written);
     case C_REQ_CORES: COLUMN(w->req_cores * 1000);
     case C_REQ_MEM: COLUMN(w->req_mem);
-    default: COLUMN(w->req_time * 1000);
+    default: COLUMN(w->req_time * US);
     }
 #undef COLUMN
     chunk_c(k, '"');
@@ -392,7 +395,7 @@ static const char *const head_label[C_COUNT] = {
 
 static void cell_text(FILE *o, const char *s)
 {
-    fputs("<td>", o);
+    fputs("<td class=\"t\">", o);
     tl_html_esc(o, s);
     fputs("</td>", o);
 }
@@ -427,7 +430,7 @@ static void static_row(FILE *o, const struct tl_report_tasks *t, const struct tr
         else if (c == C_EXIT || c == C_ATTEMPT) cell_num(o, v, TL_UNIT_COUNT);
         else if (c == C_RSS || c == C_READ || c == C_WRITTEN || c == C_REQ_MEM) cell_num(o, v, TL_UNIT_BYTES);
         else if (c == C_REQ_CORES) cell_num(o, v / 1000, TL_UNIT_COUNT);
-        else cell_num(o, v / 1000, TL_UNIT_SECONDS);
+        else cell_num(o, v / US, TL_UNIT_SECONDS);
     }
     fputs("</tr>\n", o);
 }
@@ -437,12 +440,13 @@ static void table(FILE *o, const struct tl_report_tasks *t, double t0, const boo
     fputs("<div class=\"tasks-find\"><input type=\"search\" id=\"task-search\" placeholder=\"find: name, tag, "
           "category, status, exit\" aria-label=\"find tasks\" hidden> <span id=\"task-count\"></span></div>"
           "<div class=\"tasks-scroll\" id=\"task-scroll\"><table class=\"tasks\" id=\"task-table\"><thead><tr>"
-          "<th data-col=\"task\">task</th>",
+          "<th class=\"t\" data-col=\"task\">task</th>",
           o);
-    if (t->has_tag) fputs("<th data-col=\"tag\">tag</th>", o);
-    fputs("<th data-col=\"cat\">category</th>", o);
+    if (t->has_tag) fputs("<th class=\"t\" data-col=\"tag\">tag</th>", o);
+    fputs("<th class=\"t\" data-col=\"cat\">category</th>", o);
     for (int c = C_STATUS; c < C_COUNT; c++)
-        if (show[c] && c != C_ID) fprintf(o, "<th data-col=\"%s\">%s</th>", col_key[c], head_label[c]);
+        if (show[c] && c != C_ID)
+            fprintf(o, "<th%s data-col=\"%s\">%s</th>", c == C_STATUS ? " class=\"t\"" : "", col_key[c], head_label[c]);
     fputs("</tr></thead><tbody>\n", o);
     size_t n = t->n < TASKS_STATIC ? t->n : TASKS_STATIC;
     for (size_t i = 0; i < n; i++) static_row(o, t, &t->r[i], t0, show);
@@ -603,7 +607,7 @@ extern const char tl_report_tasks_js[];
     "<style>.tasks-scroll{max-height:70vh;overflow:auto;border:1px solid #bbb;max-width:100%}"            \
     "table.tasks{margin:0}table.tasks th{position:sticky;top:0;cursor:pointer;z-index:1}"                 \
     "table.tasks td{height:18px;max-width:24em;overflow:hidden;text-overflow:ellipsis}"                   \
-    "table.tasks td:nth-child(-n+3),table.tasks th:nth-child(-n+3){text-align:left}table.tasks tr.spacer td{padding:0;border:0}"          \
+    "table.tasks .t{text-align:left}table.tasks tr.spacer td{padding:0;border:0}"          \
     "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}" \
     ".swatch{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin:0 .2em 0 .5em}"          \
     ".tasks-find{margin:.5em 0}#task-search{width:28em}.wait{fill:#c8c8c8}.tb:hover rect{fill:#000}</style>"
@@ -614,10 +618,10 @@ void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
     if (!t || !t->n) return;
     double t0 = first_submit(t);
     bool show[C_COUNT] = {0};
-    for (int c = 0; c < C_COUNT; c++) show[c] = c <= C_STATUS || column_present(t, c);
+    for (int c = 0; c < C_COUNT; c++) show[c] = c == C_CAT || column_present(t, c);
     fputs(TASKS_CSS, o);
     fprintf(o, "<section id=\"tasks\" data-tasks=\"%zu\"><h2>Tasks</h2><p class=\"note\">Every attempt (%zu), as "
-               "the input recorded it: a retried task has a row per attempt. Times are to the millisecond; a cell's "
+               "the input recorded it: a retried task has a row per attempt. Times are to the microsecond; a cell's "
                "tooltip holds its exact value.</p>",
             t->n, t->n);
     table(o, t, t0, show);
