@@ -227,7 +227,8 @@ struct tl_report_page {
     const struct tl_report_energy_point *energy_points; /* in input order */
     size_t nenergy_points, energy_points_more;
     struct tl_power power;
-    const struct tl_report_tasks *tasks; /* every attempt, for the task table and timeline */
+    struct tl_report_tasks *tasks; /* every attempt, for the task table and timeline (its section takes the
+                                    * data tl_report_tasks_start began) */
 };
 
 /* What the field's tools measured (field.c): the line profile, as
@@ -288,6 +289,9 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r);
 bool tl_report_tasks_oom(const struct tl_report_tasks *t);
 size_t tl_report_tasks_count(const struct tl_report_tasks *t);
 void tl_report_tasks_free(struct tl_report_tasks *t);
+/* Starts writing the rows' data on a second thread (every row is in); the
+ * section takes it. Without a thread the section writes it itself. */
+void tl_report_tasks_start(struct tl_report_tasks *t);
 /* The section "Tasks": the table (its script draws the rows in view; the
  * first rows are plain HTML without it) and the timeline. */
 void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg);

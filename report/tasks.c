@@ -18,6 +18,8 @@
  * end - wall time, submission = start - queue time). Past TIMELINE_ROWS
  * attempts it draws every k-th and says so. */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,18 @@ struct tl_report_tasks {
     int32_t empty_status; /* the id of "" (no result): a column of those is not shown */
     int32_t last_cat_id, last_status_id;
     bool has_label, has_tag, oom;
+    struct encoding *enc; /* the data being written on another thread, or NULL */
+};
+
+/* The rows' data, written on a second thread while the rest of the page is
+ * made (tl_report_tasks_start): it reads the rows, which no longer change,
+ * and writes only its own buffer. The section takes the buffer when it gets
+ * there; without a thread it writes the data itself. */
+struct encoding {
+    pthread_t thread;
+    char *buf;
+    size_t len;
+    bool ok;
 };
 
 struct tl_report_tasks *tl_report_tasks_new(void)
@@ -70,9 +84,19 @@ struct tl_report_tasks *tl_report_tasks_new(void)
     return t;
 }
 
+static void encoding_end(struct tl_report_tasks *t)
+{
+    if (!t->enc) return;
+    pthread_join(t->enc->thread, NULL);
+    free(t->enc->buf);
+    free(t->enc);
+    t->enc = NULL;
+}
+
 void tl_report_tasks_free(struct tl_report_tasks *t)
 {
     if (!t) return;
+    encoding_end(t);
     if (t->cats) tl_intern_free(t->cats);
     if (t->status) tl_intern_free(t->status);
     free(t->r);
@@ -612,20 +636,62 @@ extern const char tl_report_tasks_js[];
     ".swatch{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin:0 .2em 0 .5em}"          \
     ".tasks-find{margin:.5em 0}#task-search{width:28em}.wait{fill:#c8c8c8}.tb:hover rect{fill:#000}</style>"
 
+static void shown_columns(const struct tl_report_tasks *t, bool *show)
+{
+    for (int c = 0; c < C_COUNT; c++) show[c] = c == C_CAT || column_present(t, c);
+}
+
+static void *encode_main(void *arg)
+{
+    struct tl_report_tasks *t = arg;
+    FILE *m = open_memstream(&t->enc->buf, &t->enc->len);
+    if (!m) return NULL;
+    bool show[C_COUNT];
+    shown_columns(t, show);
+    data_script(m, t, first_submit(t), show);
+    t->enc->ok = !ferror(m);
+    t->enc->ok &= fclose(m) == 0;
+    return NULL;
+}
+
+void tl_report_tasks_start(struct tl_report_tasks *t)
+{
+    if (!t || !t->n || t->enc || !(t->enc = calloc(1, sizeof *t->enc))) return;
+    if (pthread_create(&t->enc->thread, NULL, encode_main, t)) { /* no thread: the section writes it */
+        free(t->enc);
+        t->enc = NULL;
+    }
+}
+
+/* The rows' data: the second thread's buffer when it made one, else written here. */
+static void data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool *show)
+{
+    if (t->enc) {
+        pthread_join(t->enc->thread, NULL);
+        bool ok = t->enc->ok;
+        if (ok) fwrite(t->enc->buf, 1, t->enc->len, o);
+        free(t->enc->buf);
+        free(t->enc);
+        t->enc = NULL;
+        if (ok) return;
+    }
+    data_script(o, t, t0, show);
+}
+
 void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
 {
-    const struct tl_report_tasks *t = pg->tasks;
+    struct tl_report_tasks *t = pg->tasks;
     if (!t || !t->n) return;
     double t0 = first_submit(t);
     bool show[C_COUNT] = {0};
-    for (int c = 0; c < C_COUNT; c++) show[c] = c == C_CAT || column_present(t, c);
+    shown_columns(t, show);
     fputs(TASKS_CSS, o);
     fprintf(o, "<section id=\"tasks\" data-tasks=\"%zu\"><h2>Tasks</h2><p class=\"note\">Every attempt (%zu), as "
                "the input recorded it: a retried task has a row per attempt. Times are to the microsecond; a cell's "
                "tooltip holds its exact value.</p>",
             t->n, t->n);
     table(o, t, t0, show);
-    data_script(o, t, t0, show);
+    data_here(o, t, t0, show);
     fprintf(o, "<script id=\"task-script\">%s</script>", tl_report_tasks_js);
     fputs("<h3>Timeline</h3>", o);
     timeline(o, t, isfinite(t0) ? t0 : 0);
