@@ -68,7 +68,8 @@ struct encoding {
     pthread_t thread;
     char *buf;
     size_t len;
-    bool ok;
+    bool ok, joined;
+    size_t *order, norder; /* the timeline's attempts in order of submission, when made there */
 };
 
 struct tl_report_tasks *tl_report_tasks_new(void)
@@ -87,7 +88,8 @@ struct tl_report_tasks *tl_report_tasks_new(void)
 static void encoding_end(struct tl_report_tasks *t)
 {
     if (!t->enc) return;
-    pthread_join(t->enc->thread, NULL);
+    if (!t->enc->joined) pthread_join(t->enc->thread, NULL);
+    free(t->enc->order);
     free(t->enc->buf);
     free(t->enc);
     t->enc = NULL;
@@ -574,11 +576,18 @@ static void legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, 
     free(count);
 }
 
-static void timeline(FILE *o, const struct tl_report_tasks *t, double t0)
+static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
 {
-    size_t *idx = malloc((t->n + 1) * sizeof *idx);
-    if (!idx) return;
-    size_t n = timed_order(t, t0, idx), k = n > TIMELINE_ROWS ? (n + TIMELINE_ROWS - 1) / TIMELINE_ROWS : 1;
+    size_t *idx, n;
+    if (t->enc && t->enc->order) { /* made on the second thread */
+        idx = t->enc->order;
+        n = t->enc->norder;
+        t->enc->order = NULL;
+    } else {
+        if (!(idx = malloc((t->n + 1) * sizeof *idx))) return;
+        n = timed_order(t, t0, idx);
+    }
+    size_t k = n > TIMELINE_ROWS ? (n + TIMELINE_ROWS - 1) / TIMELINE_ROWS : 1;
     size_t rows = (n + k - 1) / k;
     double t1 = t0;
     for (size_t i = 0; i < n; i++) t1 = fmax(t1, t->r[idx[i]].end);
@@ -648,9 +657,12 @@ static void *encode_main(void *arg)
     if (!m) return NULL;
     bool show[C_COUNT];
     shown_columns(t, show);
-    data_script(m, t, first_submit(t), show);
+    double t0 = first_submit(t);
+    data_script(m, t, t0, show);
     t->enc->ok = !ferror(m);
     t->enc->ok &= fclose(m) == 0;
+    if ((t->enc->order = malloc((t->n + 1) * sizeof *t->enc->order))) /* the timeline's order, too */
+        t->enc->norder = timed_order(t, isfinite(t0) ? t0 : 0, t->enc->order);
     return NULL;
 }
 
@@ -668,11 +680,11 @@ static void data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool 
 {
     if (t->enc) {
         pthread_join(t->enc->thread, NULL);
+        t->enc->joined = true;
         bool ok = t->enc->ok;
         if (ok) fwrite(t->enc->buf, 1, t->enc->len, o);
         free(t->enc->buf);
-        free(t->enc);
-        t->enc = NULL;
+        t->enc->buf = NULL;
         if (ok) return;
     }
     data_script(o, t, t0, show);
@@ -695,5 +707,6 @@ void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
     fprintf(o, "<script id=\"task-script\">%s</script>", tl_report_tasks_js);
     fputs("<h3>Timeline</h3>", o);
     timeline(o, t, isfinite(t0) ? t0 : 0);
+    encoding_end(t);
     fputs("</section>\n", o);
 }
