@@ -3,14 +3,15 @@
  * submission, wait, wall time, CPU time, memory, I/O and what it asked for
  * -- searchable and sortable, and a timeline of waiting and running.
  *
- * The rows travel as compact columns in a JSON script element (a number
- * column is one comma-separated string; times are microseconds, a
- * submission after the run's first), and a small inline script draws only the rows in
- * view, so a million attempts stay a page a browser opens. Times are in
- * microseconds (a profiler's slices last a few), bytes as they are. Without the
- * script the first TASKS_STATIC rows are plain HTML. Every name is data:
- * the JSON escapes '<', '>' and '&' (nothing in it can close the script
- * element) and the script sets text, never markup.
+ * The rows travel as compact columns in a JSON script element: a number
+ * column is one comma-separated string of integers (times in microseconds,
+ * as a profiler's slices need; a submission after the run's first; bytes
+ * as they are). A small inline script draws only the rows in view, so a
+ * million attempts stay a page a browser opens; without it the first
+ * TASKS_STATIC rows are plain HTML. Every name is data: the JSON escapes
+ * '<', '>' and '&' (nothing in it can close the script element) and the
+ * script sets text, never markup. The data is written on a second thread
+ * while the rest of the page is made (struct encoding).
  *
  * The timeline is inline SVG, one bar per attempt in order of submission:
  * waiting (submission to start) and running (start to end), as the report's
