@@ -42,7 +42,7 @@ struct trow {
     int32_t cat, status; /* interned */
     int32_t exit, attempt;
     bool has_exit, untimed;
-    double end, wall, queue, cpu, rss, read, written, req_cores, req_mem, req_time;
+    double end, wall, queue, cpu, rss, read, written, req_cores, req_mem, req_time, alloc_cores, alloc_mem;
 };
 
 struct tl_report_tasks {
@@ -155,12 +155,14 @@ static double submit_of(const struct trow *w)
     return start_of(w) - (isfinite(w->queue) ? w->queue : 0);
 }
 
-/* A number column as one string of integers, "" where absent: v x scale,
- * rounded (times in ms, bytes as they are). */
+/* The columns, each one string of integers, "" where absent (times in us,
+ * cores in millicores, bytes as they are); what was asked for (Nextflow's
+ * cpus, memory, time) and what was allocated (Work Queue's) apart. */
 enum col { C_CAT, C_STATUS, C_EXIT, C_ATTEMPT, C_ID, C_SUBMIT, C_QUEUE, C_WALL, C_CPU, C_RSS, C_READ, C_WRITTEN,
-           C_REQ_CORES, C_REQ_MEM, C_REQ_TIME, C_COUNT };
+           C_REQ_CORES, C_REQ_MEM, C_REQ_TIME, C_ALLOC_CORES, C_ALLOC_MEM, C_COUNT };
 static const char *const col_key[C_COUNT] = {"cat", "status", "exit", "attempt", "id", "submit", "queue", "wall",
-                                             "cpu", "rss", "read", "written", "req_cores", "req_mem", "req_time"};
+                                             "cpu", "rss", "read", "written", "req_cores", "req_mem", "req_time",
+                                             "alloc_cores", "alloc_mem"};
 
 #define ALL_COLUMNS ((1u << C_COUNT) - 1)
 
@@ -181,6 +183,8 @@ static double column_value(const struct trow *w, int c, double t0)
     case C_WRITTEN: return w->written;
     case C_REQ_CORES: return w->req_cores * 1000; /* millicores: a Spark task's 0.5 */
     case C_REQ_MEM: return w->req_mem;
+    case C_ALLOC_CORES: return w->alloc_cores * 1000;
+    case C_ALLOC_MEM: return w->alloc_mem;
     default: return w->req_time * US;
     }
 }
@@ -194,7 +198,8 @@ static void note_present(struct tl_report_tasks *t, const struct trow *w)
                   HAS(C_WALL, isfinite(w->wall)) | HAS(C_CPU, isfinite(w->cpu)) | HAS(C_RSS, isfinite(w->rss)) |
                   HAS(C_READ, isfinite(w->read)) | HAS(C_WRITTEN, isfinite(w->written)) |
                   HAS(C_REQ_CORES, isfinite(w->req_cores)) | HAS(C_REQ_MEM, isfinite(w->req_mem)) |
-                  HAS(C_REQ_TIME, isfinite(w->req_time));
+                  HAS(C_REQ_TIME, isfinite(w->req_time)) | HAS(C_ALLOC_CORES, isfinite(w->alloc_cores)) |
+                  HAS(C_ALLOC_MEM, isfinite(w->alloc_mem));
 #undef HAS
 }
 
@@ -230,7 +235,8 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
         .end = (double)r->time_ns / 1e9, .wall = metric(r, TL_M_WALL_TIME_S), .queue = metric(r, TL_M_QUEUE_TIME_S),
         .cpu = metric(r, TL_M_CPU_TIME_S), .rss = metric(r, TL_M_MAX_RSS_BYTES), .read = metric(r, TL_M_BYTES_READ),
         .written = metric(r, TL_M_BYTES_WRITTEN), .req_cores = metric(r, TL_M_REQ_CORES),
-        .req_mem = metric(r, TL_M_REQ_MEMORY_BYTES), .req_time = metric(r, TL_M_REQ_WALL_TIME_S)};
+        .req_mem = metric(r, TL_M_REQ_MEMORY_BYTES), .req_time = metric(r, TL_M_REQ_WALL_TIME_S),
+        .alloc_cores = metric(r, TL_M_ALLOC_CORES), .alloc_mem = metric(r, TL_M_ALLOC_MEMORY_BYTES)};
     if (w->cat < 0 || w->status < 0) {
         t->oom = true;
         return;
@@ -370,6 +376,8 @@ static void number_column(struct chunk *k, const struct tl_report_tasks *t, int 
     case C_WRITTEN: COLUMN(w->written);
     case C_REQ_CORES: COLUMN(w->req_cores * 1000);
     case C_REQ_MEM: COLUMN(w->req_mem);
+    case C_ALLOC_CORES: COLUMN(w->alloc_cores * 1000);
+    case C_ALLOC_MEM: COLUMN(w->alloc_mem);
     default: COLUMN(w->req_time * US);
     }
 #undef COLUMN
@@ -418,7 +426,8 @@ static void data_script(FILE *o, const struct tl_report_tasks *t, double t0, con
 
 static const char *const head_label[C_COUNT] = {
     "category", "status", "exit", "attempt", "id", "submitted", "waited", "wall time",
-    "CPU time", "peak memory", "read", "written", "cores asked", "memory asked", "time asked"};
+    "CPU time", "peak memory", "read", "written", "cores asked", "memory asked", "time asked", "cores allocated",
+    "memory allocated"};
 
 static void cell_text(FILE *o, const char *s)
 {
@@ -455,8 +464,9 @@ static void static_row(FILE *o, const struct tl_report_tasks *t, const struct tr
         double v = column_value(w, c, t0);
         if (c == C_STATUS) cell_text(o, tl_intern_str(t->status, w->status));
         else if (c == C_EXIT || c == C_ATTEMPT) cell_num(o, v, TL_UNIT_COUNT);
-        else if (c == C_RSS || c == C_READ || c == C_WRITTEN || c == C_REQ_MEM) cell_num(o, v, TL_UNIT_BYTES);
-        else if (c == C_REQ_CORES) cell_num(o, v / 1000, TL_UNIT_COUNT);
+        else if (c == C_RSS || c == C_READ || c == C_WRITTEN || c == C_REQ_MEM || c == C_ALLOC_MEM)
+            cell_num(o, v, TL_UNIT_BYTES);
+        else if (c == C_REQ_CORES || c == C_ALLOC_CORES) cell_num(o, v / 1000, TL_UNIT_COUNT);
         else cell_num(o, v / US, TL_UNIT_SECONDS);
     }
     fputs("</tr>\n", o);

@@ -86,7 +86,9 @@ def expected(recs):
             "queue": us(r.get("queue_time_s")), "wall": us(r.get("wall_time_s")), "cpu": us(r.get("cpu_time_s")),
             "rss": r.get("max_rss_bytes"), "read": r.get("bytes_read"), "written": r.get("bytes_written"),
             "req_cores": None if r.get("req_cores") is None else int(math.floor(r["req_cores"] * 1000 + 0.5)),
-            "req_mem": r.get("req_memory_bytes"), "req_time": us(r.get("req_wall_time_s"))})
+            "req_mem": r.get("req_memory_bytes"), "req_time": us(r.get("req_wall_time_s")),
+            "alloc_cores": None if r.get("alloc_cores") is None else int(math.floor(r["alloc_cores"] * 1000 + 0.5)),
+            "alloc_mem": r.get("alloc_memory_bytes")})
     return out
 
 
@@ -94,7 +96,7 @@ def expected(recs):
 READ = """(function(){var d=JSON.parse(document.getElementById('task-data').textContent),n=d.n,out=[];
 function col(k){if(d[k]===undefined)return null;return d[k].split(',').map(function(x){return x===''?null:+x;});}
 var K=['cat','status','exit','attempt','id','submit','queue','wall','cpu','rss','read','written','req_cores','req_mem',
-'req_time'],C={};K.forEach(function(k){C[k]=col(k);});
+'req_time','alloc_cores','alloc_mem'],C={};K.forEach(function(k){C[k]=col(k);});
 for(var i=0;i<n;i++){var o={task:d.label&&d.label[i]!==null?d.label[i]:(C.id&&C.id[i]!==null?String(C.id[i]):''),
 tag:d.tag&&d.tag[i]!==null?d.tag[i]:'',cat:d.cats[C.cat[i]],status:C.status?d.statuses[C.status[i]]:''};
 K.slice(2).forEach(function(k){if(k!=='id')o[k]=C[k]?C[k][i]:null;});out.push(o);}return out;})()"""
