@@ -649,8 +649,8 @@ extern const char tl_report_tasks_js[];
 
 #define TASKS_CSS                                                                                          \
     "<style>.tasks-scroll{max-height:70vh;overflow:auto;border:1px solid #bbb;max-width:100%}"            \
-    "table.tasks{margin:0}table.tasks th{position:sticky;top:0;cursor:pointer;z-index:1}"                 \
-    "table.tasks td{height:18px;max-width:24em;overflow:hidden;text-overflow:ellipsis}"                   \
+    "table.tasks{margin:0}table.tasks th{position:sticky;top:0;cursor:pointer;z-index:1;white-space:normal}"                 \
+    "table.tasks td{height:18px;max-width:20em;overflow:hidden;text-overflow:ellipsis}"                   \
     "table.tasks .t{text-align:left}table.tasks tr.spacer td{padding:0;border:0}"          \
     "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}" \
     ".swatch{display:inline-block;width:.9em;height:.9em;vertical-align:middle;margin:0 .2em 0 .5em}"          \
