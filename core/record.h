@@ -212,6 +212,11 @@ static inline bool tl_record_has(const struct tl_record *r, enum tl_metric m)
     return (r->present[m >> 6] >> (m & 63)) & 1;
 }
 
+/* The value of metric m, NAN when the record has none (absent is not zero). */
+static inline double tl_record_value(const struct tl_record *r, enum tl_metric m)
+{
+    return tl_record_has(r, m) ? r->v[m] : NAN;
+}
 /* Seconds since the epoch as a log writes them (a double), in ns rounded to
  * the microsecond those clocks count; 0 (unknown) when not a number or
  * outside what int64 ns hold (years 1678..2262): a damaged input's 1e300

@@ -117,11 +117,6 @@ static void dpush(struct tl_report_model *m, struct darr *a, double x)
     a->v[a->n++] = x;
 }
 
-static double metric_or_nan(const struct tl_record *r, enum tl_metric m)
-{
-    return tl_record_has(r, m) ? r->v[m] : NAN;
-}
-
 /* An attempt that measured its energy (codecarbon), kept whole for the
  * energy section's outliers and power over time. */
 static void keep_energy_point(struct tl_report_model *m, const struct tl_record *r)
@@ -137,10 +132,10 @@ static void keep_energy_point(struct tl_report_model *m, const struct tl_record 
     }
     struct tl_report_energy_point *p = &m->epts[m->nepts++];
     *p = (struct tl_report_energy_point){
-        .end = r->time_ns ? (double)r->time_ns / 1e9 : NAN, .wall = metric_or_nan(r, TL_M_WALL_TIME_S),
-        .energy_j = r->v[TL_M_ENERGY_J], .kg = metric_or_nan(r, TL_M_EMISSIONS_KG),
-        .cpu_w = metric_or_nan(r, TL_M_CPU_POWER_W), .gpu_w = metric_or_nan(r, TL_M_GPU_POWER_W),
-        .ram_w = metric_or_nan(r, TL_M_RAM_POWER_W), .category = r->category};
+        .end = r->time_ns ? (double)r->time_ns / 1e9 : NAN, .wall = tl_record_value(r, TL_M_WALL_TIME_S),
+        .energy_j = r->v[TL_M_ENERGY_J], .kg = tl_record_value(r, TL_M_EMISSIONS_KG),
+        .cpu_w = tl_record_value(r, TL_M_CPU_POWER_W), .gpu_w = tl_record_value(r, TL_M_GPU_POWER_W),
+        .ram_w = tl_record_value(r, TL_M_RAM_POWER_W), .category = r->category};
     if (r->name || r->task_key) snprintf(p->id, sizeof p->id, "%s", r->name ? r->name : r->task_key);
     else if (r->task_id >= 0) snprintf(p->id, sizeof p->id, "%lld", (long long)r->task_id);
     if (p->category) { /* the record's strings are borrowed: keep the interned name */

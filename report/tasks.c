@@ -138,11 +138,6 @@ static size_t keep_text(struct tl_report_tasks *t, const char *s)
     return t->ntext - len + 1;
 }
 
-static double metric(const struct tl_record *r, enum tl_metric m)
-{
-    return tl_record_has(r, m) ? r->v[m] : NAN;
-}
-
 /* ------------------------------------------------------------ times */
 
 static double start_of(const struct trow *w)
@@ -232,11 +227,11 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
         .cat = t->last_cat_id, .status = t->last_status_id,
         .exit = r->exit_code, .attempt = r->attempt, .has_exit = r->has_exit_code,
         .untimed = !r->time_ns || r->time_from_file || tl_result_cached(r->result),
-        .end = (double)r->time_ns / 1e9, .wall = metric(r, TL_M_WALL_TIME_S), .queue = metric(r, TL_M_QUEUE_TIME_S),
-        .cpu = metric(r, TL_M_CPU_TIME_S), .rss = metric(r, TL_M_MAX_RSS_BYTES), .read = metric(r, TL_M_BYTES_READ),
-        .written = metric(r, TL_M_BYTES_WRITTEN), .req_cores = metric(r, TL_M_REQ_CORES),
-        .req_mem = metric(r, TL_M_REQ_MEMORY_BYTES), .req_time = metric(r, TL_M_REQ_WALL_TIME_S),
-        .alloc_cores = metric(r, TL_M_ALLOC_CORES), .alloc_mem = metric(r, TL_M_ALLOC_MEMORY_BYTES)};
+        .end = (double)r->time_ns / 1e9, .wall = tl_record_value(r, TL_M_WALL_TIME_S), .queue = tl_record_value(r, TL_M_QUEUE_TIME_S),
+        .cpu = tl_record_value(r, TL_M_CPU_TIME_S), .rss = tl_record_value(r, TL_M_MAX_RSS_BYTES), .read = tl_record_value(r, TL_M_BYTES_READ),
+        .written = tl_record_value(r, TL_M_BYTES_WRITTEN), .req_cores = tl_record_value(r, TL_M_REQ_CORES),
+        .req_mem = tl_record_value(r, TL_M_REQ_MEMORY_BYTES), .req_time = tl_record_value(r, TL_M_REQ_WALL_TIME_S),
+        .alloc_cores = tl_record_value(r, TL_M_ALLOC_CORES), .alloc_mem = tl_record_value(r, TL_M_ALLOC_MEMORY_BYTES)};
     if (w->cat < 0 || w->status < 0) {
         t->oom = true;
         return;
