@@ -36,19 +36,20 @@ int common_option(int c, char *arg, struct common *co, const char *cmd)
 /* An LSST quantum gets its label's BPS request as its allocation. */
 struct with_requests {
     struct tl_requests *rq;
-    struct tl_task_rows *rs;
+    tl_record_cb add;
+    void *ctx;
 };
 
 static void add_with_requests(void *ctx, const struct tl_record *r)
 {
     struct with_requests *w = ctx;
     if (r->kind != TL_REC_TASK || !r->source || strcmp(r->source, "lsst")) {
-        tl_task_rows_add(w->rs, r);
+        w->add(w->ctx, r);
         return;
     }
     struct tl_record copy = *r;
     tl_requests_apply(w->rq, &copy);
-    tl_task_rows_add(w->rs, &copy);
+    w->add(w->ctx, &copy);
 }
 
 /* What the BPS file did not name, said once. */
@@ -67,8 +68,9 @@ static void say_defaulted(const struct common *co, const char *cmd)
 /* Reads every input into rs (a directory: the LSST metadata files under
  * it, else every file of a known format, as `summary` reads it); the exit
  * status so far. */
-int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd)
+int read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd)
 {
+    bool oom = false;
     co->io.settings = co->settings;
     co->io.kinds = TL_KIND(TL_REC_TASK); /* the rows keep finished attempts only */
     n = tl_inputs_once(args, n, cmd);
@@ -80,9 +82,9 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
             size_t before = fl.n;
             if (!tl_dir_list(&fl, args[i], tl_parser_find("lsst")->member)) status = TL_EXIT_INPUT;
             /* no LSST metadata under it: the directory as `summary` reads it */
-            if (fl.n == before && !tl_file_list_add(&fl, args[i])) rs->oom = true;
+            if (fl.n == before && !tl_file_list_add(&fl, args[i])) oom = true;
         } else if (!tl_file_list_add(&fl, args[i])) {
-            rs->oom = true;
+            oom = true;
         }
     }
     char err[512];
@@ -93,7 +95,7 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
         for (size_t i = 0; i < fl.n; i++) free(fl.paths[i]);
         fl.n = 0;
     }
-    struct with_requests wr = {co->requests, rs};
+    struct with_requests wr = {co->requests, add, ctx};
     struct tl_reject_budget budget;
     tl_input_budget(&co->io, &budget);
     for (size_t i = 0; i < fl.n; i++) {
@@ -101,8 +103,8 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
         memset(&info, 0, sizeof info);
         enum tl_err rc = co->requests
                              ? tl_read_input(fl.paths[i], &co->io, add_with_requests, &wr, &info)
-                             : tl_read_input(fl.paths[i], &co->io, tl_task_rows_add, rs, &info);
-        rs->process_wide_rss += tl_summary_counter(&info, 1, "process_wide_rss");
+                             : tl_read_input(fl.paths[i], &co->io, add, ctx, &info);
+        co->process_wide_rss += tl_summary_counter(&info, 1, "process_wide_rss");
         if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
         else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
         tl_input_info_free(&info);
@@ -114,6 +116,17 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
     if (co->requests) say_defaulted(co, cmd);
     tl_requests_free(co->requests);
     co->requests = NULL;
+    if (oom) {
+        tl_eprintf("%s: out of memory\n", cmd);
+        status = TL_EXIT_INPUT;
+    }
+    return status;
+}
+
+int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd)
+{
+    int status = read_records(co, n, args, tl_task_rows_add, rs, cmd);
+    rs->process_wide_rss = co->process_wide_rss;
     if (!tl_task_rows_done(rs)) {
         tl_eprintf("%s: out of memory\n", cmd);
         status = TL_EXIT_INPUT;

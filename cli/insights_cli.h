@@ -18,6 +18,8 @@
 
 enum fmt { F_TABLE, F_JSON, F_LP };
 
+typedef void (*tl_record_cb)(void *ctx, const struct tl_record *r);
+
 struct common {
     struct tl_input_opts io;
     struct tl_parser_setting settings[MAX_SETTINGS];
@@ -25,6 +27,7 @@ struct common {
     const char *out_path;
     const char *requests_path;       /* --requests: a BPS submit YAML */
     struct tl_requests *requests;    /* its requests, the allocation of LSST quanta */
+    uint64_t process_wide_rss;       /* LSST quanta whose max RSS is their process's (summary.h) */
 };
 
 #define COMMON_LONGOPTS                                                                            \
@@ -45,6 +48,8 @@ struct common {
 int common_option(int c, char *arg, struct common *co, const char *cmd);
 /* Reads every input into rs (a directory: the LSST metadata files under
  * it); the exit status so far. */
+int read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd);
+/* read_records into task rows, done. */
 int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd);
 /* b to --output (or stdout); the exit status. */
 int write_out(struct common *co, struct tl_buf *b, const char *cmd);

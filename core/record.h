@@ -176,6 +176,8 @@ struct tl_record {
     const char *name;     /* the task as its system shows it (Nextflow: `align (sampleA)`), NULL if none */
     const char *tag;      /* what sets the task apart in its category (Nextflow's tag,
                            * Snakemake's wildcards), NULL if none */
+    const char *depends;  /* the task ids it waited for, comma-separated, as its input names them
+                           * (Parsl's task_depends); NULL when the input records none */
     int64_t task_id;      /* -1 if none */
     int32_t attempt;      /* 1-based; 0 if unknown */
     int32_t exit_code;

@@ -52,6 +52,15 @@ struct tl_names {
     int32_t last_id;
 };
 
+/* The id of name s (NULL or "" is the glossary's absent name), interned
+ * on first sight; *oom set when it cannot be. */
+int32_t tl_names_id(struct tl_names *nm, const char *s, bool *oom);
+/* All names are in: nm->s in byte order; returns new id by old id
+ * (malloc'ed, the caller renumbers what holds ids and frees it), NULL with
+ * *oom set. */
+int32_t *tl_names_sort(struct tl_names *nm, bool *oom);
+void tl_names_free(struct tl_names *nm);
+
 struct tl_task_rows {
     struct tl_task_row *r;
     size_t n, cap;

@@ -15,7 +15,7 @@ static const enum tl_metric row_metric[TL_NV] = {
     TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES, TL_M_ENERGY_J, TL_M_EMISSIONS_KG, TL_M_BYTES_READ,
     TL_M_REQ_WALL_TIME_S};
 
-static int32_t name_id(struct tl_names *nm, const char *s, bool *oom)
+int32_t tl_names_id(struct tl_names *nm, const char *s, bool *oom)
 {
     if (!s || !*s) s = TL_ABSENT_NAME; /* the glossary's one name for it */
     if (!nm->in && !(nm->in = tl_intern_new((size_t)256 << 20))) {
@@ -49,8 +49,8 @@ void tl_task_rows_add(void *ctx, const struct tl_record *r)
     struct tl_task_row *w = &rs->r[rs->n++];
     for (int i = 0; i < TL_NV; i++)
         w->v[i] = tl_record_has(r, row_metric[i]) ? r->v[row_metric[i]] : NAN;
-    w->cat = name_id(&rs->cats, r->category, &rs->oom);
-    w->wf = name_id(&rs->wfs, r->workflow, &rs->oom);
+    w->cat = tl_names_id(&rs->cats, r->category, &rs->oom);
+    w->wf = tl_names_id(&rs->wfs, r->workflow, &rs->oom);
     w->exhausted = r->result && !strcmp(r->result, "RESOURCE_EXHAUSTION");
     w->final = r->final;
     enum tl_verdict v = tl_attempt_verdict(r->result, r->has_exit_code, r->exit_code);
@@ -74,18 +74,18 @@ static int cmp_name_pos(const void *a, const void *b)
     return strcmp(((const struct name_pos *)a)->s, ((const struct name_pos *)b)->s);
 }
 
-/* Renumbers the names in byte order, and the rows' ids with them. */
-static bool names_sort(struct tl_names *nm, struct tl_task_row *r, size_t nrows, bool wf)
+int32_t *tl_names_sort(struct tl_names *nm, bool *oom)
 {
+    nm->last = NULL; /* ids are renumbered: the cache would lie */
     nm->n = nm->in ? tl_intern_count(nm->in) : 0;
-    if (!nm->n) return true;
-    struct name_pos *pos = malloc(nm->n * sizeof *pos);
-    int32_t *newid = malloc(nm->n * sizeof *newid);
-    nm->s = malloc(nm->n * sizeof *nm->s);
+    struct name_pos *pos = malloc((nm->n + 1) * sizeof *pos);
+    int32_t *newid = malloc((nm->n + 1) * sizeof *newid);
+    nm->s = malloc((nm->n + 1) * sizeof *nm->s);
     if (!pos || !newid || !nm->s) {
         free(pos);
         free(newid);
-        return false;
+        *oom = true;
+        return NULL;
     }
     for (size_t i = 0; i < nm->n; i++)
         pos[i] = (struct name_pos){tl_intern_str(nm->in, (int32_t)i), (int32_t)i};
@@ -94,11 +94,20 @@ static bool names_sort(struct tl_names *nm, struct tl_task_row *r, size_t nrows,
         newid[pos[j].id] = (int32_t)j;
         nm->s[j] = pos[j].s;
     }
+    free(pos);
+    return newid;
+}
+
+/* Renumbers the names in byte order, and the rows' ids with them. */
+static bool names_sort(struct tl_names *nm, struct tl_task_row *r, size_t nrows, bool wf)
+{
+    bool oom = false;
+    int32_t *newid = tl_names_sort(nm, &oom);
+    if (!newid) return false;
     for (size_t i = 0; i < nrows; i++) {
         int32_t *id = wf ? &r[i].wf : &r[i].cat;
         *id = newid[*id];
     }
-    free(pos);
     free(newid);
     return true;
 }
@@ -118,7 +127,6 @@ static bool index_by_category(struct tl_task_rows *rs)
 
 bool tl_task_rows_done(struct tl_task_rows *rs)
 {
-    rs->cats.last = rs->wfs.last = NULL; /* ids are renumbered: the cache would lie */
     if (!rs->oom && !(names_sort(&rs->cats, rs->r, rs->n, false) &&
                       names_sort(&rs->wfs, rs->r, rs->n, true) && index_by_category(rs)))
         rs->oom = true;
@@ -138,7 +146,7 @@ int32_t tl_task_rows_category(const struct tl_task_rows *rs, const char *name)
     return -1;
 }
 
-static void names_free(struct tl_names *nm)
+void tl_names_free(struct tl_names *nm)
 {
     free(nm->s);
     tl_intern_free(nm->in);
@@ -149,8 +157,8 @@ void tl_task_rows_free(struct tl_task_rows *rs)
     free(rs->r);
     free(rs->at);
     free(rs->by_cat);
-    names_free(&rs->cats);
-    names_free(&rs->wfs);
+    tl_names_free(&rs->cats);
+    tl_names_free(&rs->wfs);
 }
 
 size_t tl_task_rows_column(const struct tl_task_rows *rs, int32_t cat, int c, double *vals)

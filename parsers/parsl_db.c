@@ -130,7 +130,7 @@ static double parse_time(const struct parsl_state *st, const unsigned char *s)
     "       (SELECT s.task_status_name FROM status s WHERE s.task_id = y.task_id AND "          \
     "          s.run_id = y.run_id AND s.try_id = y.try_id ORDER BY s.timestamp DESC LIMIT 1), " \
     "       r.n, r.rss, r.vms, r.cpu1 - r.cpu0, r.rd1 - r.rd0, r.wr1 - r.wr0, r.cs1 - r.cs0, "   \
-    "       (SELECT w.time_completed FROM workflow w WHERE w.run_id = y.run_id) "                \
+    "       (SELECT w.time_completed FROM workflow w WHERE w.run_id = y.run_id), t.task_depends " \
     "FROM try y JOIN task t ON t.task_id = y.task_id AND t.run_id = y.run_id "                   \
     "LEFT JOIN (SELECT run_id, task_id, try_id, count(*) AS n, "                                 \
     "    max(psutil_process_memory_resident) AS rss, max(psutil_process_memory_virtual) AS vms, " \
@@ -165,7 +165,7 @@ static bool has_ctx_switches(sqlite3 *db)
 
 enum { C_RUN, C_TASK, C_TRY, C_APP, C_HOST, C_EXECUTOR, C_LAUNCHED, C_RUNNING, C_RETURNED,
        C_LAST_TRY, C_TASK_RETURNED, C_STATUS, C_SAMPLES, C_RSS, C_VMS, C_CPU, C_READ, C_WRITE,
-       C_CS, C_RUN_DONE };
+       C_CS, C_RUN_DONE, C_DEPENDS };
 
 /* The newest time the database holds (its clock while the workflow runs). */
 static const char NEWEST[] =
@@ -212,6 +212,7 @@ static void one_try(struct parsl_state *st, sqlite3_stmt *q, double newest)
     r.worker = intern_col(st, q, C_EXECUTOR);
     r.result = intern_col(st, q, C_STATUS);
     r.task_id = sqlite3_column_int64(q, C_TASK);
+    r.depends = (const char *)sqlite3_column_text(q, C_DEPENDS); /* "4,5,8": task ids of the run */
     r.attempt = (int32_t)tr + 1;
     r.final = tr == last;
     r.line = st->stats.lines;
