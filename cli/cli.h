@@ -16,6 +16,7 @@ int tl_cmd_lsst_summary(int argc, char **argv);
 int tl_cmd_dasf_balance(int argc, char **argv);
 int tl_cmd_advise(int argc, char **argv);
 int tl_cmd_plan(int argc, char **argv);
+int tl_cmd_path(int argc, char **argv);
 int tl_cmd_energy(int argc, char **argv);
 int tl_cmd_report(int argc, char **argv);
 int tl_cmd_top(int argc, char **argv);

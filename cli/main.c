@@ -26,6 +26,7 @@ static void usage(FILE *out)
             "  advise INPUT...    right-sizing: waste and a recommended allocation per category\n"
             "  plan --node SPEC INPUT...  node-hours for a workload, and what binds\n"
             "  energy INPUT...    kWh and kgCO2eq per category and workflow (stated model)\n"
+            "  path INPUT...      where the makespan went: critical path, waits, what-ifs\n"
             "  report INPUT... -o FILE  one offline HTML page of the run (plots, tables)\n"
             "  check -c FILE      validate a run configuration and try its sources and sinks\n"
             "  formats            list the input formats tasklens reads\n"
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "advise")) return tl_cmd_advise(argc - 1, argv + 1);
     if (!strcmp(cmd, "plan")) return tl_cmd_plan(argc - 1, argv + 1);
     if (!strcmp(cmd, "energy")) return tl_cmd_energy(argc - 1, argv + 1);
+    if (!strcmp(cmd, "path")) return tl_cmd_path(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return tl_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "top")) return tl_cmd_top(argc - 1, argv + 1);
     if (!strcmp(cmd, "formats")) return cmd_formats();

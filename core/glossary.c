@@ -151,7 +151,7 @@ const struct tl_term tl_glossary[] = {
     {"waste", "allocated minus used, over the attempt's wall time"},
     {"saves", "the unused allocation a recommendation removes, never below zero"},
     {"costs", "the allocation a recommendation adds where it asks for more than was allocated"},
-    {"makespan", "first start to last end of this run's timed tasks"},
+    {"makespan", "first submission to last end of this run's timed tasks"},
     {"untimed attempt", "an attempt whose input records no time; never on a timeline"},
     {"slot time", "the longer of a task's wall time and its CPU time over its cores"},
     {"rate", "attempts ended per minute over min(window, the run's age)"},

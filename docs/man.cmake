@@ -47,7 +47,7 @@ string(APPEND page ".SH DESCRIPTION\n"
   "Prometheus-compatible stores.\n")
 string(APPEND page ".PP\n${top_block}")
 string(APPEND page ".SH COMMANDS\n")
-foreach(cmd summary records lines run top check advise plan energy report)
+foreach(cmd summary records lines run top check advise plan energy path report)
   help_of(text ${cmd} --help)
   roff_block(block "${text}")
   string(APPEND page ".SS ${cmd}\n${block}")

@@ -26,7 +26,10 @@ BLOCK = re.compile(r"(<!-- tasklens (?P<args>[^>]*?) -->\n```\n)(?P<body>.*?)(``
 
 
 def output_of(tasklens, args):
-    r = subprocess.run([tasklens] + args.split(), capture_output=True, text=True)
+    """What `tasklens ARGS` prints, run from the repository's top (a block
+    may name a bundled file: tests/data/...)."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([os.path.abspath(tasklens)] + args.split(), capture_output=True, text=True, cwd=top)
     if r.returncode != 0:
         sys.exit("sync.py: `tasklens %s` failed: %s" % (args, r.stderr.strip()))
     return r.stdout if r.stdout.endswith("\n") else r.stdout + "\n"

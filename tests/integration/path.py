@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""`tasklens path` (issue 59): where the makespan went, against an
+independent computation (path_ref.py, plain Python from docs/path.md) on
+
+1. a real Parsl run with dependencies (parsl_dag.py: two workers, so ready
+   tasks wait; a straggler; a try that fails and is retried): the path
+   follows task_depends from the report back, the steps tile the makespan,
+   the retried task's first try counts as retries, the bound, slack, the
+   replay and what-ifs, waves and stragglers equal the reference's;
+2. the bundled Work Queue log (no dependencies: the slot rule) and the real
+   inputs in ../shared (Nextflow traces, Chrome traces, Spark event logs);
+3. names are data: a category with an escape sequence is shown escaped in
+   the table and comes back whole from the JSON.
+
+usage: path.py TASKLENS DEMO_WQ_LOG
+"""
+import decimal
+import glob
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+import path_ref  # noqa: E402
+
+TL = sys.argv[1]
+WQ_LOG = sys.argv[2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared"))
+
+
+def records(path):
+    r = subprocess.run([TL, "records", "-q", "-f", "ndjson", path], capture_output=True, text=True)
+    return [json.loads(l, parse_float=decimal.Decimal) for l in r.stdout.splitlines()]
+
+
+def tl_path(path, *extra):
+    r = subprocess.run([TL, "path", "-q", "--format", "json", *extra, path], capture_output=True, text=True)
+    return r, (json.loads(r.stdout) if r.returncode == 0 and r.stdout else None)
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) and math.isinf(a):
+        return a == b
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def differ(got, want, where=""):
+    """The first place got and want differ (numbers within 1e-6), or None."""
+    if isinstance(want, dict):
+        for k, v in want.items():
+            if k not in got:
+                return "%s.%s missing" % (where, k)
+            d = differ(got[k], v, "%s.%s" % (where, k))
+            if d:
+                return d
+        return None
+    if isinstance(want, list):
+        if len(got) != len(want):
+            return "%s: %d items, want %d" % (where, len(got), len(want))
+        for i, (g, w) in enumerate(zip(got, want)):
+            d = differ(g, w, "%s[%d]" % (where, i))
+            if d:
+                return d
+        return None
+    if isinstance(want, (int, float)) and not isinstance(want, bool) and want is not None:
+        return None if isinstance(got, (int, float)) and close(float(got), float(want)) else \
+            "%s: %r, want %r" % (where, got, want)
+    return None if got == want else "%s: %r, want %r" % (where, got, want)
+
+
+def against_reference(path, name, deps=None):
+    r, got = tl_path(path)
+    if not check(r.returncode == 0 and got, "%s: path runs (%s)" % (name, r.stderr.strip()[:200])):
+        return None
+    mtime = decimal.Decimal(os.stat(path).st_mtime_ns) / 10**9
+    want = path_ref.analyze(records(path), deps, untimed_end=mtime)
+    d = differ(got["runs"], want, "runs")
+    check(d is None, "%s: every number equals the independent computation (%d runs, %d path steps)%s"
+          % (name, len(want), sum(len(w["path"]) for w in want), "" if d is None else ": " + d))
+    for run in got["runs"]:
+        total = sum(s[k] for s in run["path"] for k in ("deps_s", "retries_s", "queue_s", "compute_s"))
+        if not check(abs(total - run["makespan_s"]) <= 1e-6 * max(1, run["makespan_s"]),
+                     "%s: the steps tile the makespan (%.9f s of %.9f s)" % (name, total, run["makespan_s"])):
+            break
+    return got
+
+
+def parsl_run(tmp):
+    """The real Parsl DAG run's monitoring.db, or None (said) when Parsl
+    cannot be installed."""
+    import parsl_monitoring
+    py = parsl_monitoring.ensure_parsl()
+    if not py:
+        return None
+    run_dir = os.path.join(tmp, "parsl")
+    env = dict(os.environ, PATH=os.path.join(parsl_monitoring.VENV, "bin") + ":" + os.environ["PATH"])
+    r = subprocess.run([py, os.path.join(HERE, "parsl_dag.py"), run_dir], env=env, capture_output=True, text=True,
+                       timeout=300)
+    if not check(r.returncode == 0, "the Parsl DAG run finished (%s)" % r.stderr.strip()[-300:]):
+        return None
+    return os.path.join(run_dir, "monitoring.db")
+
+
+def parsl_deps(db):
+    c = sqlite3.connect(db)
+    out = {}
+    for run, task, deps in c.execute("SELECT run_id, task_id, task_depends FROM task"):
+        out.setdefault(run, {})[task] = [int(x) for x in (deps or "").split(",") if x.strip()]
+    return out
+
+
+def parsl_part(tmp):
+    db = parsl_run(tmp)
+    if not db:
+        return
+    deps = parsl_deps(db)
+    got = against_reference(db, "Parsl DAG run", deps)
+    if not got:
+        return
+    run = got["runs"][0]
+    c = sqlite3.connect(db)
+    name = dict(c.execute("SELECT task_id, task_func_name FROM task"))
+    cats = [s["category"] for s in run["path"]]
+    check(cats[-2:] == ["merge", "report"] and run["dependencies"] == sum(len(v) for v in deps[list(deps)[0]].values()),
+          "Parsl: the path ends merge -> report, along task_depends (%s)" % " -> ".join(cats))
+    steps = run["path"]
+    linked = all(steps[i - 1]["task_id"] in deps[run["workflow"]].get(s["task_id"], []) for i, s in enumerate(steps)
+                 if i and deps[run["workflow"]].get(s["task_id"]))
+    check(linked, "Parsl: each step with dependencies stepped back to one of them")
+    ended = {t: e for t, e in c.execute("SELECT task_id, max(task_try_time_returned) FROM try GROUP BY task_id")}
+    merge = next(s for s in steps if s["category"] == "merge")
+    merge_deps = deps[run["workflow"]][merge["task_id"]]
+    check(steps[steps.index(merge) - 1]["task_id"] == max(merge_deps, key=lambda d: ended[d]),
+          "Parsl: merge stepped back to the dependency that ended last (%s)" % name[steps[steps.index(merge) - 1]["task_id"]])
+    flaky = [w for w in run["waves"] if w["category"] == "flaky_once"]
+    tries = c.execute("SELECT count(*) FROM try y JOIN task t USING (task_id, run_id) WHERE task_func_name = 'flaky_once'").fetchone()[0]
+    check(flaky and tries == 2, "Parsl: the flaky task was tried twice (%d)" % tries)
+    check(any(s["category"] == "align" and s["task_id"] in [st["task_id"] for st in run["stragglers"]] for s in steps),
+          "Parsl: the straggling align is on the path and listed as a straggler")
+    check(run["bound"]["cpm_s"] < run["makespan_s"] and run["replay"]["slots"] >= 2,
+          "Parsl: the bound with unlimited workers (%.2f s) is below the makespan (%.2f s)"
+          % (run["bound"]["cpm_s"], run["makespan_s"]))
+    r = subprocess.run([TL, "path", db], capture_output=True, text=True)
+    check(r.returncode == 0 and "critical path, %d steps" % len(steps) in r.stdout and "dependencies" in r.stdout,
+          "Parsl: the table says the path and the dependencies")
+
+
+def shared_part():
+    inputs = sorted(glob.glob(os.path.join(SHARED, "nextflow", "samples", "*.t*")) +
+                    glob.glob(os.path.join(SHARED, "chrome", "samples", "catapult_*.json")) +
+                    glob.glob(os.path.join(SHARED, "spark", "samples", "*")))
+    inputs = [p for p in inputs if os.path.isfile(p) and not p.endswith((".md", ".txt")) or p.endswith("trace.txt")
+              or "_trace" in os.path.basename(p)]
+    inputs = [p for p in inputs if os.path.isfile(p) and os.path.getsize(p) < (8 << 20)
+              and not os.path.basename(p).startswith(("SOURCES", "sha256"))]
+    if not inputs:
+        print("SKIP: no real inputs in %s (the checks on ../shared are left out)" % SHARED)
+        return
+    for p in inputs:
+        recs = records(p)
+        if not recs or len(recs) > 4000:
+            continue
+        against_reference(p, os.path.relpath(p, SHARED))
+
+
+def names_part(tmp):
+    odd = "odd\x1b[31mred\u202ename"
+    src = open(WQ_LOG, encoding="utf-8").read().replace("odd name", odd)
+    path = os.path.join(tmp, "odd.log")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(src)
+    r = subprocess.run([TL, "path", path], capture_output=True, text=True)
+    check(r.returncode == 0 and "\x1b" not in r.stdout and "\u202e" not in r.stdout and "odd\\x1b[31mred" in r.stdout,
+          "names are data: the table shows the category's escape and bidi override as visible escapes")
+    _, got = tl_path(path)
+    cats = {s["category"] for run in got["runs"] for s in run["path"]} if got else set()
+    check(odd in cats, "names are data: the JSON gives the category back whole")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        got = against_reference(WQ_LOG, "bundled Work Queue log")
+        if got:
+            check(got["runs"][0]["dependencies"] == 0 and len(got["runs"][0]["path"]) > 1,
+                  "Work Queue: no dependencies recorded, the path follows worker slots")
+        names_part(tmp)
+        shared_part()
+        parsl_part(tmp)
+        r = subprocess.run([TL, "path", "--format", "lp", WQ_LOG], capture_output=True, text=True)
+        check(r.returncode == 2 and "table or json" in r.stderr, "path --format lp is refused with the formats it has")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
