@@ -1139,6 +1139,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_stages(o, pg);
         if (pg->workflows) workflows_section(o, &wf);
         time_section(o, pg);
+        tl_report_where_section(o, pg);
         tl_report_samples_section(o, pg);
         outliers_section(o, pg);
         failures_section(o, pg, &doc);

@@ -63,6 +63,7 @@ struct tl_report_model {
     int32_t last_group_id;
     struct tl_task_rows rows; /* for advise */
     struct tl_report_tasks *tasks; /* the task table's rows, or NULL (a baseline's) */
+    struct tl_report_where *where; /* the critical path's rows, or NULL (a baseline's) */
     struct span *spans;
     size_t nspans, capspans;
     size_t times_from_files; /* records whose time is their file's: no span */
@@ -247,7 +248,7 @@ struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins, bo
     if (!m) return NULL;
     m->scatter_cap = scatter_cap;
     m->nbins = nbins;
-    if (!(m->names = tl_intern_new((size_t)64 << 20)) || (task_list && !(m->tasks = tl_report_tasks_new()))) {
+    if (!(m->names = tl_intern_new((size_t)64 << 20)) || (task_list && !((m->tasks = tl_report_tasks_new()) && (m->where = tl_report_where_new())))) {
         tl_report_model_free(m);
         return NULL;
     }
@@ -465,6 +466,7 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
     }
     tl_task_rows_add(&m->rows, r);
     if (m->tasks) tl_report_tasks_add(m->tasks, r);
+    tl_report_where_add(m->where, r);
     keep_energy_point(m, r);
     if (r->source && !strcmp(r->source, "nextflow")) { /* a trace without cpus, memory, time? */
         m->nextflow_tasks++;
@@ -756,8 +758,10 @@ static bool sample_series(struct tl_report_model *m, struct tl_report_page *pg)
 bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,
                             struct tl_report_page *pg)
 {
-    if (m->oom || (m->tasks && tl_report_tasks_oom(m->tasks))) return false;
+    if (m->oom || (m->tasks && tl_report_tasks_oom(m->tasks)) || tl_report_where_oom(m->where)) return false;
     tl_report_tasks_start(m->tasks); /* on the second core while the rest is made (bench/RESULTS.md) */
+    tl_report_where_start(m->where);
+    pg->where = m->where;
     if (!tl_task_rows_done(&m->rows)) return false;
     pg->tasks = m->tasks;
     m->out = calloc(m->ng + 1, sizeof *m->out);
@@ -817,6 +821,7 @@ void tl_report_model_free(struct tl_report_model *m)
     for (int i = 0; i < m->nseries; i++) free(m->series_mem[i]);
     tl_task_rows_free(&m->rows);
     tl_report_tasks_free(m->tasks);
+    tl_report_where_free(m->where);
     for (size_t i = 0; i < m->nss; i++) {
         free(m->ss[i].name);
         free(m->ss[i].t);

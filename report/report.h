@@ -178,6 +178,7 @@ struct tl_report_energy {
 
 struct tl_intern;
 struct tl_report_tasks;
+struct tl_report_where;
 
 struct tl_report_page {
     const char *title;
@@ -229,6 +230,7 @@ struct tl_report_page {
     struct tl_power power;
     struct tl_report_tasks *tasks; /* every attempt, for the task table and timeline (its section takes the
                                     * data tl_report_tasks_start began) */
+    struct tl_report_where *where; /* the critical path (where.c), analyzed on a thread of its own */
 };
 
 /* What the field's tools measured (field.c): the line profile, as
@@ -285,6 +287,14 @@ enum tl_err tl_report_write_html(const struct tl_report_page *page, FILE *out);
  * copied), drawn as a searchable, sortable table and a timeline of waiting
  * and running. */
 struct tl_report_tasks *tl_report_tasks_new(void);
+/* "Where the time went" (where.c): the rows of `tasklens path`, its
+ * analysis started on a thread at the model's finish, its section. */
+struct tl_report_where *tl_report_where_new(void);
+void tl_report_where_add(struct tl_report_where *w, const struct tl_record *r);
+bool tl_report_where_oom(const struct tl_report_where *w);
+void tl_report_where_start(struct tl_report_where *w);
+void tl_report_where_section(FILE *o, const struct tl_report_page *pg);
+void tl_report_where_free(struct tl_report_where *w);
 void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r);
 bool tl_report_tasks_oom(const struct tl_report_tasks *t);
 size_t tl_report_tasks_count(const struct tl_report_tasks *t);

@@ -83,6 +83,7 @@ def against_reference(path, name, deps=None):
     mtime = decimal.Decimal(os.stat(path).st_mtime_ns) / 10**9
     want = path_ref.analyze(records(path), deps, untimed_end=mtime)
     d = differ(got["runs"], want, "runs")
+    against_reference.last = want
     check(d is None, "%s: every number equals the independent computation (%d runs, %d path steps)%s"
           % (name, len(want), sum(len(w["path"]) for w in want), "" if d is None else ": " + d))
     for run in got["runs"]:
@@ -91,6 +92,31 @@ def against_reference(path, name, deps=None):
                      "%s: the steps tile the makespan (%.9f s of %.9f s)" % (name, total, run["makespan_s"])):
             break
     return got
+
+
+def report_section(path, name, tmp, want_runs):
+    """The report's "Where the time went" equals the reference: the split
+    along the path, the bound, the what-ifs (of the run with most tasks)."""
+    import re
+    out = os.path.join(tmp, "where.html")
+    r = subprocess.run([TL, "report", "-q", "-o", out, path], capture_output=True, text=True)
+    html = open(out, encoding="utf-8").read() if r.returncode == 0 else ""
+    sec = html[html.find('<section id="where"'):]
+    sec = sec[:sec.find("</section>")]
+    want = max(want_runs, key=lambda w: w["tasks"])
+    split = dict(re.findall(r'<tr data-part="(\w+)"><td class="n">.*?</td><td data-v="([^"]+)"', sec))
+    bound = re.search(r'data-k="bound" data-v="([^"]+)"', sec)
+    rows = re.findall(r'<table data-table="where-whatif">(.*?)</table>', sec, re.S)
+    whatif = re.findall(r'<tr><td class="n">.*?</td><td data-v="([^"]+)">.*?</td><td data-v="[^"]+">.*?</td>'
+                        r'<td data-v="([^"]+)">', rows[0]) if rows else []
+    parts = {"compute": "compute_s", "queue": "queue_s", "retries": "retries_s", "deps": "deps_s"}
+    ok_split = split and all(close(float(split[p]), sum(s[k] for s in want["path"])) for p, k in parts.items()) \
+        and close(float(split["makespan"]), want["makespan_s"])
+    ok_whatif = len(whatif) == len(want["what_if"]) and all(
+        close(float(a), w["replay_s"]) and close(float(b), w["cpm_s"]) for (a, b), w in zip(whatif, want["what_if"]))
+    check(r.returncode == 0 and ok_split and bound and close(float(bound.group(1)), want["bound"]["cpm_s"]) and ok_whatif,
+          "%s: the report's \"Where the time went\" shows the reference's split, bound and %d what-ifs (%s)"
+          % (name, len(want["what_if"]), r.stderr.strip()[:200]))
 
 
 def parsl_run(tmp):
@@ -125,6 +151,7 @@ def parsl_part(tmp):
     got = against_reference(db, "Parsl DAG run", deps)
     if not got:
         return
+    report_section(db, "Parsl DAG run", tmp, against_reference.last)
     run = got["runs"][0]
     c = sqlite3.connect(db)
     name = dict(c.execute("SELECT task_id, task_func_name FROM task"))
@@ -189,6 +216,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         got = against_reference(WQ_LOG, "bundled Work Queue log")
         if got:
+            report_section(WQ_LOG, "bundled Work Queue log", tmp, against_reference.last)
             check(got["runs"][0]["dependencies"] == 0 and len(got["runs"][0]["path"]) > 1,
                   "Work Queue: no dependencies recorded, the path follows worker slots")
         names_part(tmp)
