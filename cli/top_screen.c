@@ -332,18 +332,37 @@ static void workflow_lines(struct tl_buf *out, const struct top_view *v, struct 
     line_end(&l);
 }
 
-/* The time to done: what is open over the rate things end at (the window's). */
+/* "a" or "a..b" when they differ as shown. */
+static const char *span_of(char *buf, size_t cap, double a, double b)
+{
+    char x[32], y[32];
+    duration(x, sizeof x, a);
+    duration(y, sizeof y, b);
+    if (strcmp(x, y)) snprintf(buf, cap, "%s..%s", x, y);
+    else snprintf(buf, cap, "%s", x);
+    return buf;
+}
+
+/* The time to done: the longer of what is open over the rate things end
+ * at (the window's) and the critical path left (what the longest open task
+ * still needs at its category's p50 .. p95). */
 static void eta(struct line *l, const struct tl_live_workflow *w)
 {
-    char a[2][32];
+    char e[72], p[72], r[32];
+    long long open = (long long)(w->running + w->waiting);
     if (w->running < 0) line_put(l, "  ETA -: this format does not say what runs or waits");
     else if (w->eta_s == 0) line_put(l, "  ETA now: nothing runs or waits");
-    else if (isnan(w->eta_s)) line_put(l, "  ETA -: nothing ended in the window");
-    else {
-        duration(a[0], 32, w->eta_s);
-        line_put(l, "  ETA %s = %lld open / %s per min", a[0], (long long)(w->running + w->waiting),
-                 rate(a[1], 32, w->per_min));
-    }
+    else if (isnan(w->eta_p50_s)) line_put(l, "  ETA -: nothing ended in the window");
+    else if (isnan(w->path_left_p50_s))
+        line_put(l, "  ETA %s = %lld open / %s per min", span_of(e, sizeof e, w->eta_p50_s, w->eta_p95_s), open,
+                 rate(r, sizeof r, w->per_min));
+    else if (isnan(w->eta_s))
+        line_put(l, "  ETA %s = path left (nothing ended in the window)",
+                 span_of(e, sizeof e, w->eta_p50_s, w->eta_p95_s));
+    else
+        line_put(l, "  ETA %s = max(%lld open / %s per min, path left %s)",
+                 span_of(e, sizeof e, w->eta_p50_s, w->eta_p95_s), open, rate(r, sizeof r, w->per_min),
+                 span_of(p, sizeof p, w->path_left_p50_s, w->path_left_p95_s));
 }
 
 static void straggler_lines(struct tl_buf *out, const struct top_view *v, struct tl_live *L, int max)

@@ -49,6 +49,7 @@ struct tl_live {
     double cores_in_use, snap_cores;
     bool cores_known, snap_cores_known;
     struct tl_live_straggler strag[TL_LIVE_STRAGGLERS], snap_strag[TL_LIVE_STRAGGLERS];
+    double path_left[2], snap_path_left[2]; /* the longest an open task still needs, at its category's p50, p95 */
     size_t nstrag, snap_nstrag;
     struct tl_agg *agg_for_p95; /* the aggregator of the last tl_live_rows */
     uint64_t causes[TL_CAUSE_COUNT]; /* the run's failed attempts by cause */
@@ -293,10 +294,27 @@ void tl_live_open_begin(struct tl_live *L, struct tl_agg *agg)
     L->snap_cores = 0;
     L->snap_cores_known = false;
     L->snap_nstrag = 0;
+    L->snap_path_left[0] = L->snap_path_left[1] = NAN;
 }
 
 /* The run-wide wall p95 of a category, from the aggregator (NAN: none). */
 static double category_p95(struct tl_agg *agg, const char *category);
+static double category_wall_q(struct tl_agg *agg, const char *category, double q);
+
+/* What open task r still needs at its category's wall p50 and p95 (all of
+ * it while it waits; what it has not run yet while it runs): the longest of
+ * these is the critical path left, with unlimited workers. */
+static void consider_path_left(struct tl_live *L, const struct tl_record *r, double elapsed_s)
+{
+    if (!L->agg_for_p95) return;
+    static const double q[2] = {0.50, 0.95};
+    for (int i = 0; i < 2; i++) {
+        double need = category_wall_q(L->agg_for_p95, r->category, q[i]);
+        if (!(need >= 0)) continue;
+        double left = need > elapsed_s ? need - elapsed_s : 0;
+        if (!(left <= L->snap_path_left[i])) L->snap_path_left[i] = left;
+    }
+}
 
 static void consider_straggler(struct tl_live *L, const struct tl_record *r, double elapsed_s)
 {
@@ -354,6 +372,7 @@ void tl_live_open_task(void *ctx, const struct tl_record *r)
     if (kind == OPEN_ENDING) return;
     if (kind == OPEN_WAITING) {
         c->snap_waiting++;
+        consider_path_left(L, r, 0);
         return;
     }
     c->snap_running++;
@@ -366,6 +385,7 @@ void tl_live_open_task(void *ctx, const struct tl_record *r)
     }
     int64_t now = tl_live_now(L);
     if (now > r->start_ns) consider_straggler(L, r, (double)(now - r->start_ns) / 1e9);
+    consider_path_left(L, r, now > r->start_ns ? (double)(now - r->start_ns) / 1e9 : 0);
 }
 
 void tl_live_open_end(struct tl_live *L, bool source_can_say)
@@ -380,6 +400,7 @@ void tl_live_open_end(struct tl_live *L, bool source_can_say)
     L->cores_known = L->snap_cores_known;
     memcpy(L->strag, L->snap_strag, sizeof L->strag);
     L->nstrag = L->snap_nstrag;
+    memcpy(L->path_left, L->snap_path_left, sizeof L->path_left);
 }
 
 /* ---------------------------------------------------------------- rows */
@@ -410,11 +431,16 @@ static double sketch_q(struct tl_sketch *s, double q)
     return s && s->count ? tl_sketch_quantile(s, q) : NAN;
 }
 
-static double category_p95(struct tl_agg *agg, const char *category)
+static double category_wall_q(struct tl_agg *agg, const char *category, double q)
 {
     struct tl_agg_group *g = group_of(agg, category ? category : TL_ABSENT_NAME);
     int w = metric_slot(agg, TL_M_WALL_TIME_S);
-    return g && w >= 0 ? sketch_q(&g->cum[w], 0.95) : NAN;
+    return g && w >= 0 ? sketch_q(&g->cum[w], q) : NAN;
+}
+
+static double category_p95(struct tl_agg *agg, const char *category)
+{
+    return category_wall_q(agg, category, 0.95);
 }
 
 static double waste(double used, double allocated)
@@ -571,6 +597,11 @@ void tl_live_workflow(const struct tl_live *L, enum tl_live_window w, struct tl_
     int64_t open = out->running + out->waiting;
     if (open == 0) out->eta_s = 0;
     else if (out->per_min > 0) out->eta_s = (double)open / out->per_min * 60;
+    out->path_left_p50_s = open ? L->path_left[0] : NAN;
+    out->path_left_p95_s = open ? L->path_left[1] : NAN;
+    out->eta_p50_s = fmax(out->eta_s, out->path_left_p50_s); /* fmax: a NAN side is left out */
+    out->eta_p95_s = fmax(out->eta_s, out->path_left_p95_s);
+    if (open == 0) out->eta_p50_s = out->eta_p95_s = 0;
 }
 
 const uint64_t *tl_live_causes(const struct tl_live *L)

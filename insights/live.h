@@ -73,6 +73,11 @@ struct tl_live_workflow {
     int64_t running, waiting; /* open tasks now; -1 unknown */
     double per_min;      /* attempts ended per minute in the window */
     double eta_s;        /* (running + waiting) / per_min; NAN when it cannot be said */
+    /* the critical path left: the longest an open task still needs at its
+     * category's wall p50 / p95 (run-wide, from the sketches); NAN: none known */
+    double path_left_p50_s, path_left_p95_s;
+    /* the ETA: max(eta_s, the path left), at p50 and p95 */
+    double eta_p50_s, eta_p95_s;
 };
 
 struct tl_live;

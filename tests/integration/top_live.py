@@ -374,17 +374,30 @@ def stragglers(s, tasks, now_s, what):
 
 
 def eta_check(s, what):
-    m = re.search(r"ETA (\S+) = (\d+) open / ([\d.]+)(k?) per min", s)
+    """ETA = max(open / rate, the critical path left at p50 .. p95): the
+    throughput part against the open tasks and the rate shown, and each end
+    of the ETA against the larger of its two parts (issue 59)."""
+    m = re.search(r"ETA (\S+?)(?:\.\.(\S+))? = (?:max\()?(\d+) open / ([\d.]+)(k?) per min"
+                  r"(?:, path left (\S+?)(?:\.\.(\S+?))?\))?", s)
     t = re.search(r"tasks (\d+) running  (\d+) waiting", s)
     if not m or not t:
         check(False, "%s: an ETA and the open tasks are shown" % what)
         return
+    secs = lambda d: sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)([hms])", d))  # noqa: E731
     open_n = int(t[1]) + int(t[2])
-    secs = sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)([hms])", m[1]))
-    rate = float(m[3]) * (1000 if m[4] else 1)
+    rate = float(m[4]) * (1000 if m[5] else 1)
     want = open_n / rate * 60
-    check(int(m[2]) == open_n and abs(secs - want) <= max(1, 0.01 * want) + 60 * (want >= 3600),
-          "%s: ETA %s = %d open / %s per min" % (what, m[1], open_n, m[3]))
+    lo, hi = secs(m[1]), secs(m[2] or m[1])
+    tol = max(1, 0.01 * want) + 60 * (want >= 3600)
+    if m[6]:
+        p50, p95 = secs(m[6]), secs(m[7] or m[6])
+        ok = p50 <= p95 and abs(lo - max(want, p50)) <= tol + 60 * (p50 >= 3600) and \
+            abs(hi - max(want, p95)) <= tol + 60 * (p95 >= 3600)
+    else:
+        ok = abs(lo - want) <= tol and lo == hi
+    check(int(m[3]) == open_n and ok,
+          "%s: ETA %s%s = max(%d open / %s per min, path left %s..%s)"
+          % (what, m[1], ".." + m[2] if m[2] else "", open_n, m[4], m[6], m[7]))
 
 
 def young_run_rate(log):
