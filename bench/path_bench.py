@@ -11,6 +11,7 @@ usage: path_bench.py TASKLENS DB
 """
 import datetime
 import json
+import os
 import resource
 import sqlite3
 import subprocess
@@ -50,7 +51,25 @@ def networkx_path(db):
     return path, max(ef.values()) - t0
 
 
+VENV = os.path.expanduser("~/.cache/tasklens/networkx-venv")
+
+
+def ensure_networkx():
+    """networkx from PyPI in a cached venv (re-run there) when this Python has none."""
+    try:
+        import networkx  # noqa: F401
+        return
+    except ImportError:
+        pass
+    py = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run(["/usr/bin/python3", "-m", "venv", VENV], check=True)
+        subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", "networkx"], check=True)
+    os.execv(py, [py] + sys.argv)
+
+
 def main():
+    ensure_networkx()
     tasklens, db = sys.argv[1:3]
     t = time.time()
     r = subprocess.run([tasklens, "path", "--format", "json", db], capture_output=True, text=True, check=True)

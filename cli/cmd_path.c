@@ -378,7 +378,7 @@ static int parse_flags(int argc, char **argv, struct path_cmd *k)
 
 int tl_cmd_path(int argc, char **argv)
 {
-    struct path_cmd k = {.co = {.io = {.max_reports = 10}}, .o = {2, 5, 10}, .max_steps = 20};
+    struct path_cmd k = {.co = {.io = {.max_reports = 10}}, .o = {2, 5, 10, true}, .max_steps = 20};
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
     struct tl_path_input in = {0};

@@ -19,6 +19,7 @@
  * parts (topological order, replays) are linear in tasks plus edges, up to
  * a log factor for the heaps. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,19 +36,21 @@ static bool ended_before(const struct tl_path_task *t, uint32_t a, uint32_t b)
     return t[a].end < t[b].end || (t[a].end == t[b].end && a < b);
 }
 
-static int cmp_by_end(const void *pa, const void *pb, void *ctx)
+/* by_e's rows by worker (-1 first), each worker's in by_e's order: a
+ * stable counting sort. */
+static bool by_worker(const struct tl_path_task *t, const uint32_t *by_e, uint32_t *by_w, size_t m, size_t nworkers)
 {
-    const struct tl_path_task *t = ctx;
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    return ended_before(t, a, b) ? -1 : a == b ? 0 : 1;
-}
-
-static int cmp_by_worker_end(const void *pa, const void *pb, void *ctx)
-{
-    const struct tl_path_task *t = ctx;
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    if (t[a].worker != t[b].worker) return t[a].worker < t[b].worker ? -1 : 1;
-    return ended_before(t, a, b) ? -1 : a == b ? 0 : 1;
+    size_t *at = calloc(nworkers + 2, sizeof *at);
+    if (!at) return false;
+    for (size_t j = 0; j < m; j++) at[t[by_e[j]].worker + 1]++;
+    for (size_t w = 0, sum = 0; w < nworkers + 1; w++) {
+        size_t n = at[w];
+        at[w] = sum;
+        sum += n;
+    }
+    for (size_t j = 0; j < m; j++) by_w[at[t[by_e[j]].worker + 1]++] = by_e[j];
+    free(at);
+    return true;
 }
 
 /* The last position j in sorted[lo, hi) whose task ended by x, or
@@ -111,10 +114,9 @@ static bool run_sort_make(const struct path_ctx *c, const uint32_t *rows, size_t
     s->by_w = malloc(m * sizeof *s->by_w);
     s->seg_lo = malloc(m * sizeof *s->seg_lo);
     if (!s->by_e || !s->by_w || !s->seg_lo) return false;
-    memcpy(s->by_e, rows, m * sizeof *rows);
-    memcpy(s->by_w, rows, m * sizeof *rows);
-    qsort_r(s->by_e, m, sizeof *s->by_e, cmp_by_end, c->in->t);
-    qsort_r(s->by_w, m, sizeof *s->by_w, cmp_by_worker_end, c->in->t);
+    memcpy(s->by_e, rows, m * sizeof *rows); /* rows are in index order: ties stay so */
+    if (!tl_path_sort_rows(c->in->t, s->by_e, m, offsetof(struct tl_path_task, end))) return false;
+    if (!by_worker(c->in->t, s->by_e, s->by_w, m, c->in->workers.n)) return false;
     for (size_t j = 0; j < m; j++) {
         c->pos_e[s->by_e[j]] = (uint32_t)j;
         c->pos_w[s->by_w[j]] = (uint32_t)j;

@@ -33,13 +33,24 @@ struct tl_path_task {
     bool final_seen;
 };
 
+/* An attempt as read: kept apart until tl_path_done folds them into tasks
+ * (off the reading thread: the report runs it on a thread of its own). */
+struct tl_path_attempt {
+    int64_t id;
+    double submit, start, end;
+    int32_t cat, wf, worker;
+    uint32_t dep_at, ndeps;
+    bool final;
+};
+
 struct tl_path_input {
-    struct tl_path_task *t;
-    size_t n, cap;
+    struct tl_path_attempt *a;
+    size_t na, capa;
+    struct tl_path_task *t; /* once done: the tasks, in the order of their first attempt */
+    size_t n;
     uint64_t *dep; /* while reading: (workflow, id) keys; once done: task indices (TL_PATH_NONE: not in the input) */
     size_t ndep, capdep;
     struct tl_names cats, wfs, workers;
-    struct tl_map64 by_key; /* (workflow, id) key -> index + 1 */
     int64_t origin_ns; /* the first record's end: what task times count from */
     size_t untimed, cached, unresolved, bad_deps;
     bool oom;
@@ -106,6 +117,7 @@ struct tl_path_opts {
     double faster;        /* what-if: a category this many times faster (2) */
     size_t whatifs;       /* categories tried (5) */
     size_t stragglers;    /* listed (10) */
+    bool waves;           /* waves and stragglers too (the report shows neither) */
 };
 
 struct tl_path_result {

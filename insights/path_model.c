@@ -2,6 +2,7 @@
  * bound with unlimited workers (CPM) and slack, the replay of the observed
  * schedule behind the what-ifs, and waves and stragglers per category. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,66 @@ bool tl_path_bound(const struct path_ctx *c, const uint32_t *rows, size_t m, str
     return true;
 }
 
+/* ------------------------------------------------------------ sorting */
+
+/* A double's bits as an unsigned key that sorts as the doubles do. */
+static uint64_t order_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+struct kv {
+    uint64_t key;
+    uint32_t v;
+};
+
+static bool radix_kv(struct kv *k, size_t n)
+{
+    struct kv *tmp = malloc((n + 1) * sizeof *tmp);
+    if (!tmp) return false;
+    for (int shift = 0; shift < 64 && n; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[((k[i].key >> shift) & 0xff) + 1]++;
+        if (count[((k[0].key >> shift) & 0xff) + 1] == n) continue; /* one byte value: nothing moves */
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) tmp[count[(k[i].key >> shift) & 0xff]++] = k[i];
+        memcpy(k, tmp, n * sizeof *k);
+    }
+    free(tmp);
+    return true;
+}
+
+bool tl_path_sort_rows(const struct tl_path_task *t, uint32_t *rows, size_t n, size_t at)
+{
+    struct kv *k = malloc((n + 1) * sizeof *k);
+    if (!k) return false;
+    for (size_t i = 0; i < n; i++) {
+        double d;
+        memcpy(&d, (const char *)&t[rows[i]] + at, sizeof d);
+        k[i] = (struct kv){order_bits(d), rows[i]};
+    }
+    bool ok = radix_kv(k, n);
+    for (size_t i = 0; ok && i < n; i++) rows[i] = k[i].v;
+    free(k);
+    return ok;
+}
+
+bool tl_path_sort_doubles(double *v, size_t n)
+{
+    struct kv *k = malloc((n + 1) * sizeof *k);
+    if (!k) return false;
+    for (size_t i = 0; i < n; i++) k[i] = (struct kv){order_bits(v[i]), 0};
+    bool ok = radix_kv(k, n);
+    for (size_t i = 0; ok && i < n; i++) {
+        uint64_t u = k[i].key >> 63 ? k[i].key & ~(UINT64_C(1) << 63) : ~k[i].key;
+        memcpy(&v[i], &u, sizeof u);
+    }
+    free(k);
+    return ok;
+}
+
 /* ------------------------------------------------------------ waves */
 
 static int cmp_double(const void *a, const void *b)
@@ -164,8 +225,10 @@ static int cmp_double(const void *a, const void *b)
 static size_t slots_used(const struct tl_path_task *t, const uint32_t *rows, size_t m, double *starts, double *ends)
 {
     for (size_t j = 0; j < m; j++) starts[j] = t[rows[j]].start, ends[j] = t[rows[j]].end;
-    qsort(starts, m, sizeof *starts, cmp_double);
-    qsort(ends, m, sizeof *ends, cmp_double);
+    if (!tl_path_sort_doubles(starts, m) || !tl_path_sort_doubles(ends, m)) { /* no memory: the slow way */
+        qsort(starts, m, sizeof *starts, cmp_double);
+        qsort(ends, m, sizeof *ends, cmp_double);
+    }
     size_t best = 0, e = 0;
     for (size_t s = 0; s < m; s++) {
         while (e < m && ends[e] <= starts[s]) e++; /* one ending as another starts: one slot */
@@ -220,6 +283,7 @@ static void category_wave(const struct tl_path_task *t, const uint32_t *rows, si
 
 bool tl_path_waves(const struct path_ctx *c, const uint32_t *rows, size_t m, struct tl_path_run *r)
 {
+    if (!c->o->waves) return true;
     const struct tl_path_task *t = c->in->t;
     uint32_t *by = malloc(m * sizeof *by);
     double *a = malloc(m * sizeof *a), *b = malloc(m * sizeof *b);
@@ -291,7 +355,9 @@ static struct hnode hpop(struct heap *h)
 }
 
 struct replay {
-    struct heap pending, ready, running; /* by release, by observed start, by finish */
+    struct heap ready, running; /* by observed start, by finish */
+    uint32_t *roots;            /* the tasks without dependencies, by submission: sorted once */
+    size_t nroots;
 };
 
 /* Task i is released: it waits for a slot, in its observed start order. */
@@ -310,24 +376,21 @@ static double replay(const struct path_ctx *c, struct replay *rp, const uint32_t
                      const double *arrive, size_t observed, size_t slots, int32_t cat, double f, double t0)
 {
     const struct tl_path_task *t = c->in->t;
-    rp->pending.n = rp->ready.n = rp->running.n = 0;
-    for (size_t j = 0; j < m; j++) {
-        c->scratch[rows[j]] = c->indeg[rows[j]];
-        if (!c->indeg[rows[j]]) hpush(&rp->pending, t[rows[j]].submit, rows[j]);
-    }
+    rp->ready.n = rp->running.n = 0;
+    for (size_t j = 0; j < m; j++) c->scratch[rows[j]] = c->indeg[rows[j]];
     for (size_t k = 0; k < slots; k++) hpush(&rp->running, arrive[k < observed ? k : observed - 1], TL_PATH_NONE);
     double now = t0, last = t0;
-    size_t free_slots = 0;
+    size_t free_slots = 0, next_root = 0;
     for (;;) {
-        while (rp->pending.n && rp->pending.a[0].key <= now) release(rp, t, hpop(&rp->pending).i);
+        while (next_root < rp->nroots && t[rp->roots[next_root]].submit <= now) release(rp, t, rp->roots[next_root++]);
         while (free_slots && rp->ready.n) {
             uint32_t i = hpop(&rp->ready).i;
             hpush(&rp->running, now + (t[i].cat == cat ? t[i].held / f : t[i].held), i);
             free_slots--;
         }
-        if (!rp->running.n && !rp->pending.n) break;
+        if (!rp->running.n && next_root == rp->nroots) break;
         double next_run = rp->running.n ? rp->running.a[0].key : INFINITY;
-        double next_rel = rp->pending.n ? rp->pending.a[0].key : INFINITY;
+        double next_rel = next_root < rp->nroots ? t[rp->roots[next_root]].submit : INFINITY;
         now = next_run < next_rel ? next_run : next_rel;
         while (rp->running.n && rp->running.a[0].key <= now) {
             uint32_t i = hpop(&rp->running).i;
@@ -341,17 +404,28 @@ static double replay(const struct path_ctx *c, struct replay *rp, const uint32_t
     return last - t0;
 }
 
+/* The run's tasks without dependencies, by submission (the replay releases
+ * them in this order). */
+static size_t roots_by_submit(const struct path_ctx *c, const uint32_t *rows, size_t m, uint32_t *roots, bool *ok)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < m; j++)
+        if (!c->indeg[rows[j]]) roots[n++] = rows[j];
+    *ok = tl_path_sort_rows(c->in->t, roots, n, offsetof(struct tl_path_task, submit));
+    return n;
+}
+
 bool tl_path_whatifs(const struct path_ctx *c, const uint32_t *rows, size_t m, struct tl_path_run *r)
 {
     double *a = malloc(m * sizeof *a), *b = malloc(m * sizeof *b);
-    struct replay rp = {{malloc(m * sizeof(struct hnode)), 0}, {malloc(m * sizeof(struct hnode)), 0},
-                        {malloc((2 * m + 2) * sizeof(struct hnode)), 0}};
+    struct replay rp = {{malloc(m * sizeof(struct hnode)), 0}, {malloc((2 * m + 2) * sizeof(struct hnode)), 0},
+                        malloc(m * sizeof(uint32_t)), 0};
     size_t ncand = r->ncats < c->o->whatifs ? r->ncats : c->o->whatifs;
     r->whatifs = malloc((ncand + 1) * sizeof *r->whatifs);
-    bool ok = a && b && rp.pending.a && rp.ready.a && rp.running.a && r->whatifs;
+    bool ok = a && b && rp.ready.a && rp.running.a && rp.roots && r->whatifs;
+    if (ok) rp.nroots = roots_by_submit(c, rows, m, rp.roots, &ok);
     if (ok) {
-        r->slots = slots_used(c->in->t, rows, m, a, b);
-        size_t w = r->slots;
+        size_t w = r->slots = slots_used(c->in->t, rows, m, a, b);
         r->replay_s = replay(c, &rp, rows, m, a, w, w, -1, 1, r->t0);
         r->whatifs[r->nwhatifs++] = (struct tl_path_whatif){-1, r->cpm_s, replay(c, &rp, rows, m, a, w, w + 1, -1, 1, r->t0)};
         for (size_t k = 0; k < ncand; k++) {
@@ -363,8 +437,8 @@ bool tl_path_whatifs(const struct path_ctx *c, const uint32_t *rows, size_t m, s
     }
     free(a);
     free(b);
-    free(rp.pending.a);
     free(rp.ready.a);
     free(rp.running.a);
+    free(rp.roots);
     return ok;
 }

@@ -1,11 +1,14 @@
-/* The rows `tasklens path` reads (path.h): one per task, its attempts
- * folded in, and its dependencies resolved to row indices once every
- * record is in. */
+/* The rows `tasklens path` reads (path.h): attempts appended as they are
+ * read (no lookup: the report reads its million records on the thread
+ * that writes the page), then, once every record is in, folded into one
+ * row per task -- grouped by (workflow, task id) with a radix sort -- and
+ * their dependencies resolved to row indices. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/glossary.h"
+#include "core/map64.h"
 #include "insights/path.h"
 
 /* A (workflow, task id) key: exact for the ids inputs use (0 .. 2^44),
@@ -34,10 +37,9 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size)
 
 /* "12, 13,14" into dependency keys of workflow wf; ids that are not
  * integers are counted, not kept. */
-static void add_deps(struct tl_path_input *in, struct tl_path_task *t, int32_t wf, const char *s)
+static void add_deps(struct tl_path_input *in, struct tl_path_attempt *at, int32_t wf, const char *s)
 {
-    t->dep_at = (uint32_t)in->ndep;
-    t->ndeps = 0;
+    at->dep_at = (uint32_t)in->ndep;
     while (*s) {
         while (*s == ' ' || *s == ',' || *s == '\t') s++;
         if (!*s) break;
@@ -55,60 +57,22 @@ static void add_deps(struct tl_path_input *in, struct tl_path_task *t, int32_t w
             return;
         }
         in->dep[in->ndep++] = key;
-        t->ndeps++;
+        at->ndeps++;
     }
 }
 
 /* The attempt's times in seconds after the input's origin (so a
  * difference of two keeps the nanoseconds the record has: an epoch time in
  * a double keeps 0.24 us): end, start, submission. */
-static void attempt_times(struct tl_path_input *in, const struct tl_record *r, double *submit, double *start,
-                          double *end)
+static void attempt_times(struct tl_path_input *in, const struct tl_record *r, struct tl_path_attempt *at)
 {
     double wall = tl_record_value(r, TL_M_WALL_TIME_S), queue = tl_record_value(r, TL_M_QUEUE_TIME_S);
     if (!in->origin_ns) in->origin_ns = r->time_ns;
-    *end = (double)(r->time_ns - in->origin_ns) / 1e9;
-    *start = r->start_ns != TL_NO_TIME ? (double)(r->start_ns - in->origin_ns) / 1e9
-             : isfinite(wall)           ? *end - wall
-                                        : *end;
-    *submit = isfinite(queue) ? *start - queue : *start;
-}
-
-static struct tl_path_task *new_task(struct tl_path_input *in, const struct tl_record *r, int32_t wf)
-{
-    if (!grow((void **)&in->t, &in->cap, in->n + 1, sizeof *in->t)) {
-        in->oom = true;
-        return NULL;
-    }
-    struct tl_path_task *t = &in->t[in->n++];
-    memset(t, 0, sizeof *t);
-    t->id = r->task_id;
-    t->wf = wf;
-    t->cat = tl_names_id(&in->cats, r->category, &in->oom);
-    t->worker = r->worker ? tl_names_id(&in->workers, r->worker, &in->oom) : -1;
-    t->end = -INFINITY;
-    t->submit = INFINITY;
-    return t;
-}
-
-/* Folds attempt r into t: the counted attempt is the final one, else the
- * one that ended last. */
-static void fold(struct tl_path_input *in, struct tl_path_task *t, const struct tl_record *r)
-{
-    double submit, start, end;
-    attempt_times(in, r, &submit, &start, &end);
-    t->attempts++;
-    t->held += end - start;
-    if (submit < t->submit) t->submit = submit;
-    if (r->final || (!t->final_seen && end >= t->end)) {
-        t->launch = submit;
-        t->start = start;
-        t->end = end;
-        t->final_seen |= r->final;
-        if (r->worker) t->worker = tl_names_id(&in->workers, r->worker, &in->oom);
-        t->cat = tl_names_id(&in->cats, r->category, &in->oom);
-    }
-    if (r->depends && !t->ndeps) add_deps(in, t, t->wf, r->depends);
+    at->end = (double)(r->time_ns - in->origin_ns) / 1e9;
+    at->start = r->start_ns != TL_NO_TIME ? (double)(r->start_ns - in->origin_ns) / 1e9
+                : isfinite(wall)           ? at->end - wall
+                                           : at->end;
+    at->submit = isfinite(queue) ? at->start - queue : at->start;
 }
 
 void tl_path_add(void *ctx, const struct tl_record *r)
@@ -123,24 +87,136 @@ void tl_path_add(void *ctx, const struct tl_record *r)
         in->cached++;
         return;
     }
-    int32_t wf = tl_names_id(&in->wfs, r->workflow, &in->oom);
-    uint64_t key, *at = NULL;
-    bool keyed = task_key(wf, r->task_id, &key);
-    if (keyed) at = tl_map64_get(&in->by_key, key);
-    struct tl_path_task *t = at ? &in->t[*at - 1] : new_task(in, r, wf);
-    if (!t) return;
-    if (keyed && !at && !tl_map64_put(&in->by_key, key, in->n)) in->oom = true;
-    fold(in, t, r);
+    if (!grow((void **)&in->a, &in->capa, in->na + 1, sizeof *in->a)) {
+        in->oom = true;
+        return;
+    }
+    struct tl_path_attempt *at = &in->a[in->na++];
+    at->id = r->task_id;
+    at->wf = tl_names_id(&in->wfs, r->workflow, &in->oom);
+    at->cat = tl_names_id(&in->cats, r->category, &in->oom);
+    at->worker = r->worker ? tl_names_id(&in->workers, r->worker, &in->oom) : -1;
+    at->final = r->final;
+    at->ndeps = 0;
+    attempt_times(in, r, at);
+    if (r->depends) add_deps(in, at, at->wf, r->depends);
 }
 
-/* Dependency keys to row indices. */
-static void resolve(struct tl_path_input *in)
+/* ------------------------------------------------------------ folding */
+
+struct keyed {
+    uint64_t key;
+    uint32_t at; /* the attempt */
+};
+
+/* A stable LSD radix sort by key, a byte a pass, passes where every key
+ * has the same byte skipped (ids fill the low bytes). false: no memory. */
+static bool radix_sort(struct keyed *k, size_t n)
 {
-    for (size_t i = 0; i < in->ndep; i++) {
-        uint64_t *at = tl_map64_get(&in->by_key, in->dep[i]);
+    struct keyed *tmp = malloc((n + 1) * sizeof *tmp);
+    if (!tmp) return false;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[((k[i].key >> shift) & 0xff) + 1]++;
+        if (count[((k[0].key >> shift) & 0xff) + 1] == n) continue;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) tmp[count[(k[i].key >> shift) & 0xff]++] = k[i];
+        memcpy(k, tmp, n * sizeof *k);
+    }
+    free(tmp);
+    return true;
+}
+
+/* Attempt a into task t: the counted attempt is the final one, else the one
+ * that ended last; attempts come in input order. */
+static void fold(struct tl_path_task *t, const struct tl_path_attempt *a)
+{
+    t->attempts++;
+    t->held += a->end - a->start;
+    if (a->submit < t->submit) t->submit = a->submit;
+    if (a->final || (!t->final_seen && a->end >= t->end)) {
+        t->launch = a->submit;
+        t->start = a->start;
+        t->end = a->end;
+        t->final_seen |= a->final;
+        if (a->worker >= 0) t->worker = a->worker;
+        t->cat = a->cat;
+    }
+    if (a->ndeps && !t->ndeps) t->dep_at = a->dep_at, t->ndeps = a->ndeps;
+}
+
+static void task_open(struct tl_path_task *t, const struct tl_path_attempt *a)
+{
+    memset(t, 0, sizeof *t);
+    t->id = a->id;
+    t->wf = a->wf;
+    t->cat = a->cat;
+    t->worker = a->worker;
+    t->end = -INFINITY;
+    t->submit = INFINITY;
+}
+
+/* task_of[attempt]: its task, numbered in the order of first attempts. */
+static bool group(struct tl_path_input *in, uint32_t *task_of)
+{
+    struct keyed *k = malloc((in->na + 1) * sizeof *k);
+    if (!k) return false;
+    size_t nk = 0;
+    for (size_t i = 0; i < in->na; i++) {
+        uint64_t key;
+        task_of[i] = UINT32_MAX;
+        if (task_key(in->a[i].wf, in->a[i].id, &key)) k[nk++] = (struct keyed){key, (uint32_t)i};
+    }
+    bool ok = !nk || radix_sort(k, nk);
+    for (size_t j = 0; ok && j < nk;) { /* a group's attempts point at its first one */
+        size_t e = j;
+        while (e < nk && k[e].key == k[j].key) task_of[k[e++].at] = k[j].at;
+        j = e;
+    }
+    free(k);
+    if (!ok) return false;
+    in->n = 0;
+    for (size_t i = 0; i < in->na; i++) { /* first attempts number the tasks */
+        if (task_of[i] == UINT32_MAX || task_of[i] == i) task_of[i] = (uint32_t)in->n++ | 0x80000000u;
+        else task_of[i] = task_of[task_of[i]];
+    }
+    for (size_t i = 0; i < in->na; i++) task_of[i] &= 0x7fffffffu;
+    return true;
+}
+
+static bool fold_all(struct tl_path_input *in)
+{
+    uint32_t *task_of = malloc((in->na + 1) * sizeof *task_of);
+    bool ok = task_of && in->na < 0x7fffffffu && group(in, task_of);
+    in->t = ok ? malloc((in->n + 1) * sizeof *in->t) : NULL;
+    ok = ok && in->t;
+    size_t opened = 0;
+    for (size_t i = 0; ok && i < in->na; i++) {
+        struct tl_path_task *t = &in->t[task_of[i]];
+        if (task_of[i] == opened) task_open(t, &in->a[i]), opened++;
+        fold(t, &in->a[i]);
+    }
+    free(task_of);
+    return ok;
+}
+
+/* Dependency keys to task indices. */
+static bool resolve(struct tl_path_input *in)
+{
+    if (!in->ndep) return true;
+    struct tl_map64 by_key = {0};
+    bool ok = true;
+    for (size_t i = 0; ok && i < in->n; i++) {
+        uint64_t key;
+        if (task_key(in->t[i].wf, in->t[i].id, &key)) ok = tl_map64_put(&by_key, key, i + 1);
+    }
+    for (size_t i = 0; ok && i < in->ndep; i++) {
+        uint64_t *at = tl_map64_get(&by_key, in->dep[i]);
         in->dep[i] = at ? *at - 1 : TL_PATH_NONE;
         in->unresolved += !at;
     }
+    tl_map64_free(&by_key);
+    return ok;
 }
 
 static void renumber(struct tl_path_input *in, const int32_t *cat, const int32_t *wf, const int32_t *worker)
@@ -155,8 +231,9 @@ static void renumber(struct tl_path_input *in, const int32_t *cat, const int32_t
 
 bool tl_path_done(struct tl_path_input *in)
 {
-    if (in->oom) return false;
-    resolve(in);
+    if (in->oom || !fold_all(in) || !resolve(in)) return !(in->oom = true);
+    free(in->a); /* folded: the tasks hold what the path needs */
+    in->a = NULL;
     int32_t *cat = tl_names_sort(&in->cats, &in->oom), *wf = tl_names_sort(&in->wfs, &in->oom),
             *worker = tl_names_sort(&in->workers, &in->oom);
     if (!in->oom) renumber(in, cat, wf, worker);
@@ -168,9 +245,9 @@ bool tl_path_done(struct tl_path_input *in)
 
 void tl_path_input_free(struct tl_path_input *in)
 {
+    free(in->a);
     free(in->t);
     free(in->dep);
-    tl_map64_free(&in->by_key);
     tl_names_free(&in->cats);
     tl_names_free(&in->wfs);
     tl_names_free(&in->workers);

@@ -28,7 +28,7 @@ struct tl_report_where {
 struct tl_report_where *tl_report_where_new(void)
 {
     struct tl_report_where *w = calloc(1, sizeof *w);
-    if (w) w->o = (struct tl_path_opts){2, 5, 10};
+    if (w) w->o = (struct tl_path_opts){2, 5, 10, false};
     return w;
 }
 
@@ -51,7 +51,7 @@ static void *analyze_main(void *arg)
 
 void tl_report_where_start(struct tl_report_where *w)
 {
-    if (!w || !w->in.n || w->started) return;
+    if (!w || !w->in.na || w->started) return;
     if (!pthread_create(&w->thread, NULL, analyze_main, w)) {
         w->started = true;
         return;
@@ -272,7 +272,7 @@ static int cmp_run_tasks(const void *a, const void *b)
 void tl_report_where_section(FILE *o, const struct tl_report_page *pg)
 {
     struct tl_report_where *w = pg->where;
-    if (!w || !w->in.n || !where_join(w) || !w->res.nruns) return;
+    if (!w || !where_join(w) || !w->res.nruns) return;
     const struct tl_path_run **by = malloc(w->res.nruns * sizeof *by);
     if (!by) return;
     for (size_t i = 0; i < w->res.nruns; i++) by[i] = &w->res.runs[i];
