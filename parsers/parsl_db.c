@@ -442,7 +442,7 @@ static bool read_tries(struct parsl_state *st, sqlite3 *db, double newest)
     size_t n = 0;
     for (size_t i = 0; ok && i < rd.ny; i++) /* what the records are: returned, with a task row */
         if (rd.y[i].returned_known && rd.y[i].task_at) rd.y[n++] = rd.y[i];
-    if (ok) qsort(rd.y, n, sizeof *rd.y, cmp_try);
+    if (ok && n) qsort(rd.y, n, sizeof *rd.y, cmp_try);
     for (size_t i = 0; ok && i < n; i++) one_try(st, &rd, &rd.y[i], newest);
     free(rd.t);
     free(rd.y);
