@@ -145,7 +145,7 @@ static void whatif_row(struct path_out *po, const struct tl_path_run *r, const s
 {
     char what[320], name[256], a[24], c[24];
     if (w->cat < 0) snprintf(what, sizeof what, "one more slot (%zu)", r->slots + 1);
-    else snprintf(what, sizeof what, "%s %gx faster", vis(po->in->cats.s[w->cat], name, 200), po->o->faster);
+    else snprintf(what, sizeof what, "%s %gx faster", vis(po->in->cats.s[w->cat], name, 26), po->o->faster);
     double d = r->replay_s > 0 ? 100 * (w->replay_s - r->replay_s) / r->replay_s : 0;
     tl_buf_printf(po->b, "    %-34s %9s %+6.1f %%   bound %s\n", what, human_s(a, sizeof a, w->replay_s), d,
                   human_s(c, sizeof c, w->cpm_s));

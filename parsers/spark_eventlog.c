@@ -68,6 +68,17 @@ struct spark_state {
     struct tl_intern *names;  /* stage names, descriptions, hosts, executors, series */
     struct tl_map64 stage_name; /* stage id -> interned name */
     struct tl_map64 stage_desc; /* stage id -> interned job description */
+    /* a task's dependencies: the task of each parent stage that ended last */
+    struct tl_map64 stage_parents; /* stage id -> offset + 1 in parents: [count, parent ids...] */
+    struct tl_buf parents;         /* int64s */
+    struct tl_map64 stage_last;    /* stage id -> index in last[] + 1 */
+    struct tl_map64 stage_rdd;     /* stage id -> the RDD it computes + 1 */
+    struct tl_map64 rdd_stage;     /* RDD id -> the stage with tasks that computed it last + 1 */
+    struct stage_last {
+        int64_t finish_ms, task;
+    } *last;
+    size_t nlast, caplast;
+    struct tl_buf depends;         /* the record's depends, made per task */
     int64_t last_ms;          /* the newest event time seen */
     char workflow[256];
 };
@@ -129,6 +140,87 @@ static const char *category_of(struct spark_state *st, int64_t stage)
     return n ? tl_intern_str(st->names, (int32_t)*n) : "(unknown stage)";
 }
 
+/* Stage `stage`'s task `task` ended at finish_ms: the stage's last so far? */
+static void note_last(struct spark_state *st, int64_t stage, int64_t finish_ms, int64_t task)
+{
+    uint64_t *at = tl_map64_get(&st->stage_last, (uint64_t)stage);
+    if (at) {
+        struct stage_last *l = &st->last[*at - 1];
+        if (finish_ms >= l->finish_ms) *l = (struct stage_last){finish_ms, task};
+        return;
+    }
+    if (st->nlast == st->caplast) {
+        size_t cap = st->caplast ? st->caplast * 2 : 64;
+        struct stage_last *p = realloc(st->last, cap * sizeof *p);
+        if (!p) return;
+        st->last = p;
+        st->caplast = cap;
+    }
+    st->last[st->nlast++] = (struct stage_last){finish_ms, task};
+    tl_map64_put(&st->stage_last, (uint64_t)stage, st->nlast);
+    uint64_t *rdd = tl_map64_get(&st->stage_rdd, (uint64_t)stage);
+    if (rdd) tl_map64_put(&st->rdd_stage, *rdd - 1, (uint64_t)stage + 1);
+}
+
+/* The task that ended last in the stage that computed parent stage p's
+ * output: p's own, or, p skipped (its output was an earlier stage's: the
+ * same RDD), that stage's. NULL when none is known. */
+static const struct stage_last *parent_last(const struct spark_state *st, int64_t p)
+{
+    uint64_t *l = tl_map64_get(&st->stage_last, (uint64_t)p);
+    if (!l) {
+        uint64_t *rdd = tl_map64_get(&st->stage_rdd, (uint64_t)p);
+        uint64_t *q = rdd ? tl_map64_get(&st->rdd_stage, *rdd - 1) : NULL;
+        l = q ? tl_map64_get(&st->stage_last, *q - 1) : NULL;
+    }
+    return l ? &st->last[*l - 1] : NULL;
+}
+
+/* A stage's RDD (from its Stage Info), kept the first time it is seen. */
+static void keep_rdd(struct spark_state *st, int64_t stage, json_t *si)
+{
+    json_t *rdd = json_object_get(si, "RDD Info");
+    if (json_is_integer(rdd) && json_integer_value(rdd) >= 0 && !tl_map64_get(&st->stage_rdd, (uint64_t)stage))
+        tl_map64_put(&st->stage_rdd, (uint64_t)stage, (uint64_t)json_integer_value(rdd) + 1);
+}
+
+/* "12,40": for each parent stage of `stage`, the task that ended last in
+ * the stage that computed its output (a stage's tasks start once its
+ * parents are done, so that task is what they waited for; in the bound,
+ * each parent stage is as late as that task); NULL when none is known. */
+static const char *depends_of(struct spark_state *st, int64_t stage)
+{
+    uint64_t *at = tl_map64_get(&st->stage_parents, (uint64_t)stage);
+    if (!at) return NULL;
+    const int64_t *p = (const int64_t *)(const void *)(st->parents.data + (*at - 1));
+    st->depends.len = 0;
+    for (int64_t i = 1; i <= p[0]; i++) {
+        const struct stage_last *l = parent_last(st, p[i]);
+        if (l) tl_buf_printf(&st->depends, "%s%lld", st->depends.len ? "," : "", (long long)l->task);
+    }
+    if (!st->depends.len || st->depends.oom) return NULL;
+    tl_buf_putc(&st->depends, '\0');
+    return st->depends.data;
+}
+
+/* The stage's Parent IDs, kept for its tasks' dependencies. */
+static void keep_parents(struct spark_state *st, int64_t stage, json_t *ids)
+{
+    if (!json_is_array(ids) || !json_array_size(ids) || tl_map64_get(&st->stage_parents, (uint64_t)stage)) return;
+    size_t off = st->parents.len, i;
+    int64_t count = 0;
+    json_t *x;
+    tl_buf_append(&st->parents, &count, sizeof count);
+    json_array_foreach(ids, i, x) if (json_is_integer(x)) {
+        int64_t id = json_integer_value(x);
+        tl_buf_append(&st->parents, &id, sizeof id);
+        count++;
+    }
+    if (st->parents.oom) return;
+    memcpy(st->parents.data + off, &count, sizeof count);
+    tl_map64_put(&st->stage_parents, (uint64_t)stage, off + 1);
+}
+
 static void task_end(struct spark_state *st, json_t *ev)
 {
     json_t *info = json_object_get(ev, "Task Info"), *m = json_object_get(ev, "Task Metrics");
@@ -182,6 +274,8 @@ static void task_end(struct spark_state *st, json_t *ev)
         tl_record_set(&r, TL_M_BYTES_SENT, v);
     if (num(m, "JVM GC Time", &v)) tl_record_set(&r, TL_M_JVM_GC_TIME_S, v / 1e3);
     if (num(m, "Peak Execution Memory", &v)) tl_record_set(&r, TL_M_PEAK_EXECUTION_MEMORY_BYTES, v);
+    r.depends = depends_of(st, (int64_t)stage);
+    note_last(st, (int64_t)stage, (int64_t)finish, (int64_t)tid);
     emit(st, &r);
 }
 
@@ -194,6 +288,8 @@ static void stage_submitted(struct spark_state *st, json_t *ev)
     st->counters[SC_STAGE_SUBMITTED]++;
     int32_t n = tl_intern(st->names, name, strlen(name));
     if (n >= 0) tl_map64_put(&st->stage_name, (uint64_t)(int64_t)id, (uint64_t)n);
+    keep_parents(st, (int64_t)id, json_object_get(si, "Parent IDs"));
+    keep_rdd(st, (int64_t)id, si);
     double t;
     if (num(si, "Submission Time", &t) && (int64_t)t > st->last_ms) st->last_ms = (int64_t)t;
 }
@@ -201,6 +297,12 @@ static void stage_submitted(struct spark_state *st, json_t *ev)
 static void job_start(struct spark_state *st, json_t *ev)
 {
     st->counters[SC_JOB_START]++;
+    size_t k;
+    json_t *si;
+    json_array_foreach(json_object_get(ev, "Stage Infos"), k, si) { /* skipped ones too: their RDDs */
+        json_t *id = json_object_get(si, "Stage ID");
+        if (json_is_integer(id)) keep_rdd(st, json_integer_value(id), si);
+    }
     const char *desc = json_string_value(json_object_get(json_object_get(ev, "Properties"), "spark.job.description"));
     if (!desc) return;
     int32_t n = tl_intern(st->names, desc, strlen(desc));
@@ -284,14 +386,35 @@ static const char *value_end(const char *p, const char *end)
 
 /* Keys whose values the parser never reads, at any depth: Spark writes
  * them on the events it does read, and they are most of their bytes
- * (accumulators, executor metrics, stage and RDD infos, properties). */
+ * (accumulators, executor metrics, call sites, properties). A stage's
+ * RDD Info becomes its first RDD's id (the RDD the stage computes: a
+ * skipped stage names the one an earlier stage computed), and its Parent
+ * IDs are read: its tasks' dependencies. */
 static bool skipped_key(const char *k, size_t n, bool want_properties)
 {
-    static const char *const keys[] = {"Accumulables", "Task Executor Metrics", "Stage Infos",
-                                       "RDD Info", "Parent IDs"};
+    static const char *const keys[] = {"Accumulables", "Task Executor Metrics", "Details"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strlen(keys[i]) == n && !memcmp(keys[i], k, n)) return true;
     return !want_properties && n == 10 && !memcmp(k, "Properties", 10);
+}
+
+/* The first "RDD ID" number in [p, end) into out, else null. */
+static void first_rdd_id(const char *p, const char *end, struct tl_buf *out)
+{
+    static const char key[] = "\"RDD ID\"";
+    for (; p + sizeof key < end; p++) {
+        if (memcmp(p, key, sizeof key - 1)) continue;
+        const char *d = p + sizeof key - 1;
+        while (d < end && (*d == ' ' || *d == ':')) d++;
+        const char *e = d;
+        while (e < end && *e >= '0' && *e <= '9') e++;
+        if (e > d && e - d < 19) {
+            tl_buf_append(out, d, (size_t)(e - d));
+            return;
+        }
+        break;
+    }
+    tl_buf_puts(out, "null");
 }
 
 /* The line with the values of skipped keys written as null, into out, so
@@ -309,11 +432,14 @@ static bool skim(const char *p, size_t n, bool want_properties, struct tl_buf *o
         if (!e) return false;
         const char *c = e;
         while (c < end && *c == ' ') c++;
-        if (c < end && *c == ':' && skipped_key(q + 1, (size_t)(e - 1 - (q + 1)), want_properties)) {
+        size_t klen = (size_t)(e - 1 - (q + 1));
+        bool rdds = klen == 8 && !memcmp(q + 1, "RDD Info", 8);
+        if (c < end && *c == ':' && (rdds || skipped_key(q + 1, klen, want_properties))) {
             const char *v = value_end(c + 1, end);
             if (!v) return false;
             tl_buf_append(out, from, (size_t)(c + 1 - from));
-            tl_buf_puts(out, "null");
+            if (rdds) first_rdd_id(c + 1, v, out);
+            else tl_buf_puts(out, "null");
             from = p = v;
             continue;
         }
@@ -523,6 +649,13 @@ static void spark_close(void *state)
     tl_intern_free(st->names);
     tl_map64_free(&st->stage_name);
     tl_map64_free(&st->stage_desc);
+    tl_map64_free(&st->stage_parents);
+    tl_map64_free(&st->stage_last);
+    tl_map64_free(&st->stage_rdd);
+    tl_map64_free(&st->rdd_stage);
+    tl_buf_free(&st->parents);
+    tl_buf_free(&st->depends);
+    free(st->last);
     free(st);
 }
 

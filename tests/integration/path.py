@@ -180,6 +180,41 @@ def parsl_part(tmp):
           "Parsl: the table says the path and the dependencies")
 
 
+def spark_deps(path):
+    """A Spark event log's dependencies, read here from the log: each task
+    waits for the task that ended last in each parent stage -- or, a
+    parent skipped, in the earlier stage that computed the same RDD."""
+    parents, rdd, last, rdd_stage, deps, app = {}, {}, {}, {}, {}, None
+    for line in open(path, encoding="utf-8"):
+        e = json.loads(line)
+        kind = e.get("Event")
+        if kind == "SparkListenerApplicationStart":
+            app = e.get("App ID")
+        elif kind == "SparkListenerJobStart":
+            for si in e.get("Stage Infos", []):
+                if si.get("RDD Info"):
+                    rdd.setdefault(si["Stage ID"], si["RDD Info"][0]["RDD ID"])
+        elif kind == "SparkListenerStageSubmitted":
+            si = e["Stage Info"]
+            parents.setdefault(si["Stage ID"], si.get("Parent IDs", []))
+            if si.get("RDD Info"):
+                rdd.setdefault(si["Stage ID"], si["RDD Info"][0]["RDD ID"])
+        elif kind == "SparkListenerTaskEnd":
+            stage, info = e["Stage ID"], e["Task Info"]
+            found = []
+            for p in parents.get(stage, []):
+                l = last.get(p) or last.get(rdd_stage.get(rdd.get(p)))
+                if l:
+                    found.append(l[1])
+            if found:
+                deps[info["Task ID"]] = found
+            if stage not in last or info["Finish Time"] >= last[stage][0]:
+                last[stage] = (info["Finish Time"], info["Task ID"])
+            if stage in rdd:
+                rdd_stage[rdd[stage]] = stage
+    return app, deps
+
+
 def shared_part():
     inputs = sorted(glob.glob(os.path.join(SHARED, "nextflow", "samples", "*.t*")) +
                     glob.glob(os.path.join(SHARED, "chrome", "samples", "catapult_*.json")) +
@@ -195,7 +230,15 @@ def shared_part():
         recs = records(p)
         if not recs or len(recs) > 4000:
             continue
-        against_reference(p, os.path.relpath(p, SHARED))
+        deps = None
+        if "/spark/" in p:
+            wf = recs[0].get("workflow")
+            app, d = spark_deps(p)
+            deps = {wf: d}
+            check(d and sum(map(len, d.values())) > 0,
+                  "%s: stage parents give %d tasks dependencies (application %s)" % (os.path.relpath(p, SHARED),
+                                                                                     len(d), app))
+        against_reference(p, os.path.relpath(p, SHARED), deps)
 
 
 def names_part(tmp):
