@@ -81,7 +81,7 @@ void tl_report_where_free(struct tl_report_where *w)
 
 static const char *const part_word[TL_NPARTS] = {"deps", "retries", "queue", "compute"};
 static const char *const part_help[TL_NPARTS] = {
-    "not yet submitted: waiting for dependencies",
+    "not yet submitted: dependencies, or the workflow not yet asking",
     "earlier attempts of the task", "submitted, waiting for a worker or slot", "running (in its category's colour)"};
 static const char *const part_fill[TL_NPARTS] = {"#e4e4e4", "#e0a060", "#b8b8b8", NULL};
 
@@ -215,6 +215,10 @@ static void whatif_table(FILE *o, const struct tl_report_where *w, const struct 
                "%s (observed: %s); the what-ifs replay it changed:</p>",
             r->cpm_s, a, r->edges ? "its dependencies" : "the tasks' submissions: no dependencies recorded",
             r->slots, b, c);
+    if (r->replay_s < 0.8 * r->makespan)
+        fputs("<p class=\"note\">The replay ends well before the run did: the run waited for something its input "
+              "does not record as a dependency (a driver submitting its jobs one after another, workers that came "
+              "late), so the what-ifs below start from the replay, not from the run.</p>", o);
     if (!r->edges)
         fputs("<p class=\"note\">Without dependencies, the replay releases each task at its recorded submission: a "
               "workflow that submits a task when its inputs are ready (Nextflow, Makeflow) cannot submit earlier "
