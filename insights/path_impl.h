@@ -34,6 +34,15 @@ bool tl_path_waves(const struct path_ctx *c, const uint32_t *rows, size_t m, str
 /* The run's slots, replay and what-ifs. */
 bool tl_path_whatifs(const struct path_ctx *c, const uint32_t *rows, size_t m, struct tl_path_run *r);
 
+/* key + value pairs sorted by key, ties in their order: a stable LSD
+ * radix sort, a byte a pass, passes where every key has the same byte
+ * skipped (ids fill the low bytes). false: no memory. */
+struct tl_path_kv {
+    uint64_t key;
+    uint32_t v;
+};
+bool tl_path_radix(struct tl_path_kv *k, size_t n);
+
 /* rows[0..n) sorted by the double at byte offset `at` of their tasks
  * (end, start, submit), ties in their order: a stable LSD radix sort of the
  * doubles' bits, 8 passes (qsort_r with a comparator took 0.3 s of the

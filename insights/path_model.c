@@ -161,14 +161,9 @@ static uint64_t order_bits(double d)
     return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
 }
 
-struct kv {
-    uint64_t key;
-    uint32_t v;
-};
-
-static bool radix_kv(struct kv *k, size_t n)
+bool tl_path_radix(struct tl_path_kv *k, size_t n)
 {
-    struct kv *tmp = malloc((n + 1) * sizeof *tmp);
+    struct tl_path_kv *tmp = malloc((n + 1) * sizeof *tmp);
     if (!tmp) return false;
     for (int shift = 0; shift < 64 && n; shift += 8) {
         size_t count[257] = {0};
@@ -184,14 +179,14 @@ static bool radix_kv(struct kv *k, size_t n)
 
 bool tl_path_sort_rows(const struct tl_path_task *t, uint32_t *rows, size_t n, size_t at)
 {
-    struct kv *k = malloc((n + 1) * sizeof *k);
+    struct tl_path_kv *k = malloc((n + 1) * sizeof *k);
     if (!k) return false;
     for (size_t i = 0; i < n; i++) {
         double d;
         memcpy(&d, (const char *)&t[rows[i]] + at, sizeof d);
-        k[i] = (struct kv){order_bits(d), rows[i]};
+        k[i] = (struct tl_path_kv){order_bits(d), rows[i]};
     }
-    bool ok = radix_kv(k, n);
+    bool ok = tl_path_radix(k, n);
     for (size_t i = 0; ok && i < n; i++) rows[i] = k[i].v;
     free(k);
     return ok;
@@ -199,10 +194,10 @@ bool tl_path_sort_rows(const struct tl_path_task *t, uint32_t *rows, size_t n, s
 
 bool tl_path_sort_doubles(double *v, size_t n)
 {
-    struct kv *k = malloc((n + 1) * sizeof *k);
+    struct tl_path_kv *k = malloc((n + 1) * sizeof *k);
     if (!k) return false;
-    for (size_t i = 0; i < n; i++) k[i] = (struct kv){order_bits(v[i]), 0};
-    bool ok = radix_kv(k, n);
+    for (size_t i = 0; i < n; i++) k[i] = (struct tl_path_kv){order_bits(v[i]), 0};
+    bool ok = tl_path_radix(k, n);
     for (size_t i = 0; ok && i < n; i++) {
         uint64_t u = k[i].key >> 63 ? k[i].key & ~(UINT64_C(1) << 63) : ~k[i].key;
         memcpy(&v[i], &u, sizeof u);

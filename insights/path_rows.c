@@ -9,7 +9,7 @@
 
 #include "core/glossary.h"
 #include "core/map64.h"
-#include "insights/path.h"
+#include "insights/path_impl.h"
 
 /* A (workflow, task id) key: exact for the ids inputs use (0 .. 2^44),
  * so two tasks never share one. */
@@ -104,29 +104,6 @@ void tl_path_add(void *ctx, const struct tl_record *r)
 
 /* ------------------------------------------------------------ folding */
 
-struct keyed {
-    uint64_t key;
-    uint32_t at; /* the attempt */
-};
-
-/* A stable LSD radix sort by key, a byte a pass, passes where every key
- * has the same byte skipped (ids fill the low bytes). false: no memory. */
-static bool radix_sort(struct keyed *k, size_t n)
-{
-    struct keyed *tmp = malloc((n + 1) * sizeof *tmp);
-    if (!tmp) return false;
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((k[i].key >> shift) & 0xff) + 1]++;
-        if (count[((k[0].key >> shift) & 0xff) + 1] == n) continue;
-        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(k[i].key >> shift) & 0xff]++] = k[i];
-        memcpy(k, tmp, n * sizeof *k);
-    }
-    free(tmp);
-    return true;
-}
-
 /* Attempt a into task t: the counted attempt is the final one, else the one
  * that ended last; attempts come in input order. */
 static void fold(struct tl_path_task *t, const struct tl_path_attempt *a)
@@ -159,18 +136,18 @@ static void task_open(struct tl_path_task *t, const struct tl_path_attempt *a)
 /* task_of[attempt]: its task, numbered in the order of first attempts. */
 static bool group(struct tl_path_input *in, uint32_t *task_of)
 {
-    struct keyed *k = malloc((in->na + 1) * sizeof *k);
+    struct tl_path_kv *k = malloc((in->na + 1) * sizeof *k);
     if (!k) return false;
     size_t nk = 0;
     for (size_t i = 0; i < in->na; i++) {
         uint64_t key;
         task_of[i] = UINT32_MAX;
-        if (task_key(in->a[i].wf, in->a[i].id, &key)) k[nk++] = (struct keyed){key, (uint32_t)i};
+        if (task_key(in->a[i].wf, in->a[i].id, &key)) k[nk++] = (struct tl_path_kv){key, (uint32_t)i};
     }
-    bool ok = !nk || radix_sort(k, nk);
+    bool ok = !nk || tl_path_radix(k, nk);
     for (size_t j = 0; ok && j < nk;) { /* a group's attempts point at its first one */
         size_t e = j;
-        while (e < nk && k[e].key == k[j].key) task_of[k[e++].at] = k[j].at;
+        while (e < nk && k[e].key == k[j].key) task_of[k[e++].v] = k[j].v;
         j = e;
     }
     free(k);
