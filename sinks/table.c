@@ -50,8 +50,8 @@ static double column_value(int m, double v)
 }
 
 static const char *const fixed_columns[] = {
-    "source", "workflow", "category", "task_id", "task_key", "name", "tag", "attempt", "final", "result",
-    "exit_code", "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s",
+    "source", "workflow", "category", "task_id", "task_key", "name", "tag", "depends", "attempt", "final",
+    "result", "exit_code", "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s",
 };
 
 void tl_table_header(const struct tl_table *t, struct tl_buf *out)
@@ -284,6 +284,7 @@ static void identity_cells(struct row *w, const struct tl_record *r)
     str_cell(w, "task_key", r->task_key);
     str_cell(w, "name", r->name);
     str_cell(w, "tag", r->tag);
+    str_cell(w, "depends", r->depends);
     int_cell(w, "attempt", r->attempt > 0, r->attempt);
     cell(w, "final");
     tl_buf_puts(w->b, r->final ? "true" : "false");
