@@ -160,7 +160,19 @@ const struct tl_term tl_glossary[] = {
     {"first allocation", "what a task's first attempt asks for; a retry after a resource kill asks for more"},
     {"allocated core-hours", "cores asked for x wall time over every attempt, retries and kills included"},
     {"allocated GiB-hours", "memory asked for x wall time over every attempt, retries and kills included"},
-    {"replay", "settings tried against the observed attempts, attempt by attempt, before anyone runs them"},
+    {"replay", "the observed run done again under changed settings, before anyone runs them: advise tries "
+               "memory and retries attempt by attempt; path reschedules the tasks on the slots"},
     {"killed for good", "a success the settings would kill on every attempt they allow"},
+    {"critical path", "from the task that ended last, back through the dependency that ended last (else the task "
+                      "that freed its worker); its steps tile the makespan"},
+    {"deps", "on the critical path: from the step before to this step's submission -- dependencies, or the "
+             "workflow not yet asking"},
+    {"queue", "on the critical path: submitted, waiting for a worker or slot"},
+    {"retries", "on the critical path: the time in a step's earlier attempts"},
+    {"compute", "on the critical path: the running time of the attempt that counted"},
+    {"bound", "the makespan with unlimited workers: the critical path method over the dependencies"},
+    {"slack", "how much later a task could end without lengthening the bound"},
+    {"waves", "a category's tasks over the most of them that ran at once"},
+    {"straggler", "a task that ran longer than Q3 + 1.5 IQR of its category's running times"},
 };
 const size_t tl_glossary_count = sizeof tl_glossary / sizeof *tl_glossary;

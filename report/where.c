@@ -173,16 +173,17 @@ static void split_table(FILE *o, const struct tl_path_run *r)
     static const int order[TL_NPARTS] = {TL_PART_COMPUTE, TL_PART_QUEUE, TL_PART_RETRIES, TL_PART_DEPS};
     for (int j = 0; j < TL_NPARTS; j++) {
         int p = order[j];
-        if (part_fill[p])
-            fprintf(o, "<tr data-part=\"%s\"><td class=\"n\"><span class=\"swatch\" style=\"background:%s\"></span>%s</td>",
-                    part_word[p], part_fill[p], part_word[p]);
-        else
-            fprintf(o, "<tr data-part=\"%s\"><td class=\"n\">%s</td>", part_word[p], part_word[p]);
+        fprintf(o, "<tr data-part=\"%s\"><td class=\"n\">", part_word[p]);
+        if (part_fill[p]) fprintf(o, "<span class=\"swatch\" style=\"background:%s\"></span>", part_fill[p]);
+        tl_report_term(o, part_word[p], part_word[p]);
+        fputs("</td>", o);
         num_cell(o, r->part[p], TL_UNIT_SECONDS);
         double pct = r->makespan > 0 ? 100 * r->part[p] / r->makespan : 0;
         fprintf(o, "<td data-v=\"%.17g\">%.1f %%</td><td class=\"n\">%s</td></tr>", pct, pct, part_help[p]);
     }
-    fprintf(o, "<tr data-part=\"makespan\"><td class=\"n\">makespan</td>");
+    fputs("<tr data-part=\"makespan\"><td class=\"n\">", o);
+    tl_report_term(o, "makespan", "makespan");
+    fputs("</td>", o);
     num_cell(o, r->makespan, TL_UNIT_SECONDS);
     fputs("<td>100 %</td><td class=\"n\">first submission to last end</td></tr></table>", o);
 }
@@ -190,7 +191,11 @@ static void split_table(FILE *o, const struct tl_path_run *r)
 static void category_table(FILE *o, const struct tl_report_where *w, const struct tl_path_run *r)
 {
     fputs("<table data-table=\"where-categories\"><tr><th class=\"n\">category along the path</th><th>steps</th>", o);
-    for (int p = TL_NPARTS; p-- > 0;) fprintf(o, "<th>%s</th>", part_word[p]);
+    for (int p = TL_NPARTS; p-- > 0;) {
+        fputs("<th>", o);
+        tl_report_term(o, part_word[p], part_word[p]);
+        fputs("</th>", o);
+    }
     fputs("</tr>", o);
     for (size_t i = 0; i < r->ncats; i++) {
         const struct tl_path_cat *c = &r->cats[i];
@@ -223,8 +228,11 @@ static void whatif_table(FILE *o, const struct tl_report_where *w, const struct 
         fputs("<p class=\"note\">Without dependencies, the replay releases each task at its recorded submission: a "
               "workflow that submits a task when its inputs are ready (Nextflow, Makeflow) cannot submit earlier "
               "here, so the what-ifs understate what a faster category would save.</p>", o);
-    fputs("<table data-table=\"where-whatif\"><tr><th class=\"n\">what if</th><th>replayed makespan</th>"
-          "<th>change</th><th>bound</th></tr>", o);
+    fputs("<table data-table=\"where-whatif\"><tr><th class=\"n\">what if</th><th>", o);
+    tl_report_term(o, "replay", "replayed makespan");
+    fputs("</th><th>change</th><th>", o);
+    tl_report_term(o, "bound", "bound");
+    fputs("</th></tr>", o);
     for (size_t i = 0; i < r->nwhatifs; i++) {
         const struct tl_path_whatif *x = &r->whatifs[i];
         fputs("<tr><td class=\"n\">", o);
@@ -254,7 +262,9 @@ static void run_part(FILE *o, const struct tl_report_where *w, const struct tl_p
         tl_html_esc(o, w->in.wfs.s[r->wf]);
         fputs("</h3>", o);
     }
-    fprintf(o, "<p class=\"note\">The critical path: %zu steps back from the task that ended last, each through "
+    fputs("<p class=\"note\">The ", o);
+    tl_report_term(o, "critical path", "critical path");
+    fprintf(o, ": %zu steps back from the task that ended last, each through "
                "%s. Its steps tile the makespan: compute in the category's colour, the waits grey.</p>",
             r->nsteps,
             r->edges ? "the dependency that ended last" : "the task that freed its worker (the input records no dependencies)");
