@@ -19,7 +19,8 @@ static void path_usage(FILE *out)
             "usage: tasklens path [OPTIONS] INPUT...\n"
             "\n"
             "Where each run's makespan went. The critical path steps back from the task\n"
-            "that ended last through the dependency that ended last (Parsl's task_depends);\n"
+            "that ended last through the dependency that ended last (Parsl's task_depends,\n"
+            "Spark's parent stages, Chrome's flow events);\n"
             "where the input records no dependencies, through the task that ended last\n"
             "before it started on its worker. Each step's part of the makespan is split\n"
             "into compute, queue (submitted, not running), retries (earlier attempts)\n"
@@ -378,7 +379,7 @@ static int parse_flags(int argc, char **argv, struct path_cmd *k)
 
 int tl_cmd_path(int argc, char **argv)
 {
-    struct path_cmd k = {.co = {.io = {.max_reports = 10}}, .o = {2, 5, 10, true}, .max_steps = 20};
+    struct path_cmd k = {.co = {.io = {.max_reports = 10}, .edges = true}, .o = {2, 5, 10, true}, .max_steps = 20};
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
     struct tl_path_input in = {0};

@@ -220,7 +220,7 @@ static int report_flags(int argc, char **argv, struct report_opts *ro, struct tl
         }
     }
     io->settings = settings;
-    io->kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW);
+    io->kinds = TL_AGG_KINDS | TL_KIND(TL_REC_WORKFLOW) | TL_KIND(TL_REC_EDGE); /* edges: the where-section */
     return -1;
 }
 

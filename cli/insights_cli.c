@@ -72,7 +72,7 @@ int read_records(struct common *co, int n, char **args, tl_record_cb add, void *
 {
     bool oom = false;
     co->io.settings = co->settings;
-    co->io.kinds = TL_KIND(TL_REC_TASK); /* the rows keep finished attempts only */
+    co->io.kinds = TL_KIND(TL_REC_TASK) | (co->edges ? TL_KIND(TL_REC_EDGE) : 0); /* finished attempts */
     n = tl_inputs_once(args, n, cmd);
     int status = TL_EXIT_OK;
     struct tl_file_list fl = {0};

@@ -28,6 +28,7 @@ struct common {
     const char *requests_path;       /* --requests: a BPS submit YAML */
     struct tl_requests *requests;    /* its requests, the allocation of LSST quanta */
     uint64_t process_wide_rss;       /* LSST quanta whose max RSS is their process's (summary.h) */
+    bool edges;                      /* the command reads dependencies stated apart (TL_REC_EDGE) */
 };
 
 #define COMMON_LONGOPTS                                                                            \

@@ -46,7 +46,7 @@ int tl_metric_list(const char *list, int *out, char *err, size_t errlen)
 const char *tl_record_kind_str(enum tl_record_kind k)
 {
     static const char *const names[TL_REC_KIND_COUNT] = {
-        "task", "task_open", "worker", "manager", "transfer", "sample", "workflow",
+        "task", "task_open", "worker", "manager", "transfer", "sample", "workflow", "edge",
     };
     return (unsigned)k < TL_REC_KIND_COUNT ? names[k] : "?";
 }

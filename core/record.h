@@ -150,6 +150,8 @@ enum tl_record_kind {
     TL_REC_TRANSFER,  /* a file transfer */
     TL_REC_SAMPLE,    /* a resource sample (counter, instant) */
     TL_REC_WORKFLOW,  /* a workflow's state: queue, running, done, workers */
+    TL_REC_EDGE,      /* dependencies stated apart from the tasks (Chrome flow events, known
+                       * once the trace ends): task_id waited for the tasks in depends */
     TL_REC_KIND_COUNT
 };
 #define TL_KIND(k) (1u << (k)) /* a kind's bit in a kind mask */

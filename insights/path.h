@@ -6,8 +6,8 @@
  * The rows: one per task (its attempts folded in), keyed by (workflow, task
  * id); the attempt that counted is the task's final one (else the one that
  * ended last). Dependencies are task ids as the input names them (Parsl's
- * task_depends); inputs without them get the observed path from worker
- * slots instead. */
+ * task_depends, with the task or in an edge record: Chrome flows); inputs
+ * without them get the observed path from worker slots instead. */
 #ifndef TL_INSIGHTS_PATH_H
 #define TL_INSIGHTS_PATH_H
 
@@ -50,13 +50,16 @@ struct tl_path_input {
     size_t n;
     uint64_t *dep; /* while reading: (workflow, id) keys; once done: task indices (TL_PATH_NONE: not in the input) */
     size_t ndep, capdep;
+    uint64_t *late; /* edges stated apart from their tasks (TL_REC_EDGE): (dependent, dependency) key pairs */
+    size_t nlate, caplate;
     struct tl_names cats, wfs, workers;
     int64_t origin_ns; /* the first record's end: what task times count from */
     size_t untimed, cached, unresolved, bad_deps;
     bool oom;
 };
 
-/* A record callback (ctx = struct tl_path_input *): folds task attempts in. */
+/* A record callback (ctx = struct tl_path_input *): keeps task attempts and
+ * edge records (TL_REC_EDGE). */
 void tl_path_add(void *ctx, const struct tl_record *r);
 /* All records are in: dependencies resolved, names in byte order. false
  * when out of memory. */

@@ -35,11 +35,11 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size)
     return true;
 }
 
-/* "12, 13,14" into dependency keys of workflow wf; ids that are not
- * integers are counted, not kept. */
-static void add_deps(struct tl_path_input *in, struct tl_path_attempt *at, int32_t wf, const char *s)
+/* "12, 13,14" into dependency keys of workflow wf, each through put();
+ * ids that are not integers are counted, not kept. */
+static void each_dep(struct tl_path_input *in, int32_t wf, const char *s, bool (*put)(struct tl_path_input *, uint64_t, void *),
+                     void *ctx)
 {
-    at->dep_at = (uint32_t)in->ndep;
     while (*s) {
         while (*s == ' ' || *s == ',' || *s == '\t') s++;
         if (!*s) break;
@@ -52,13 +52,40 @@ static void add_deps(struct tl_path_input *in, struct tl_path_attempt *at, int32
             continue;
         }
         s = end;
-        if (!grow((void **)&in->dep, &in->capdep, in->ndep + 1, sizeof *in->dep)) {
+        if (!put(in, key, ctx)) {
             in->oom = true;
             return;
         }
-        in->dep[in->ndep++] = key;
-        at->ndeps++;
     }
+}
+
+static bool put_dep(struct tl_path_input *in, uint64_t key, void *ctx)
+{
+    if (!grow((void **)&in->dep, &in->capdep, in->ndep + 1, sizeof *in->dep)) return false;
+    in->dep[in->ndep++] = key;
+    ((struct tl_path_attempt *)ctx)->ndeps++;
+    return true;
+}
+
+static bool put_late(struct tl_path_input *in, uint64_t key, void *ctx)
+{
+    if (!grow((void **)&in->late, &in->caplate, in->nlate + 2, sizeof *in->late)) return false;
+    in->late[in->nlate++] = *(const uint64_t *)ctx;
+    in->late[in->nlate++] = key;
+    return true;
+}
+
+/* An edge record: task_id waited for the tasks in depends. */
+static void add_edges(struct tl_path_input *in, const struct tl_record *r)
+{
+    int32_t wf = tl_names_id(&in->wfs, r->workflow, &in->oom);
+    uint64_t to;
+    if (in->oom || !r->depends) return;
+    if (!task_key(wf, r->task_id, &to)) {
+        in->bad_deps++;
+        return;
+    }
+    each_dep(in, wf, r->depends, put_late, &to);
 }
 
 /* The attempt's times in seconds after the input's origin (so a
@@ -78,6 +105,7 @@ static void attempt_times(struct tl_path_input *in, const struct tl_record *r, s
 void tl_path_add(void *ctx, const struct tl_record *r)
 {
     struct tl_path_input *in = ctx;
+    if (r->kind == TL_REC_EDGE && !in->oom) add_edges(in, r);
     if (r->kind != TL_REC_TASK || in->oom) return;
     if (r->time_from_file || !r->time_ns) {
         in->untimed++;
@@ -99,7 +127,8 @@ void tl_path_add(void *ctx, const struct tl_record *r)
     at->final = r->final;
     at->ndeps = 0;
     attempt_times(in, r, at);
-    if (r->depends) add_deps(in, at, at->wf, r->depends);
+    at->dep_at = (uint32_t)in->ndep;
+    if (r->depends) each_dep(in, at->wf, r->depends, put_dep, at);
 }
 
 /* ------------------------------------------------------------ folding */
@@ -177,16 +206,57 @@ static bool fold_all(struct tl_path_input *in)
     return ok;
 }
 
+/* The edges stated apart (in->late) joined to their dependents' lists:
+ * each task's dependencies stay one run of in->dep, its own first. */
+static bool merge_late(struct tl_path_input *in, const struct tl_map64 *by_key)
+{
+    size_t *at = calloc(in->n + 1, sizeof *at);
+    uint32_t *to = malloc((in->nlate / 2 + 1) * sizeof *to);
+    uint64_t *dep = malloc((in->ndep + in->nlate / 2 + 1) * sizeof *dep);
+    bool ok = at && to && dep;
+    for (size_t e = 0; ok && e < in->nlate / 2; e++) {
+        const uint64_t *t = tl_map64_get(by_key, in->late[2 * e]);
+        to[e] = t ? (uint32_t)(*t - 1) : TL_PATH_NONE;
+        if (t) at[*t - 1]++;
+        else in->unresolved++; /* the dependent is not a finished task */
+    }
+    for (size_t i = 0, o = 0; ok && i < in->n; i++) { /* at[i]: where task i's late edges go */
+        struct tl_path_task *t = &in->t[i];
+        if (t->ndeps) memcpy(dep + o, in->dep + t->dep_at, t->ndeps * sizeof *dep);
+        size_t extra = at[i];
+        t->dep_at = (uint32_t)o;
+        at[i] = o + t->ndeps;
+        t->ndeps += (uint32_t)extra;
+        o += t->ndeps;
+    }
+    for (size_t e = 0; ok && e < in->nlate / 2; e++)
+        if (to[e] != TL_PATH_NONE) dep[at[to[e]]++] = in->late[2 * e + 1];
+    if (ok) {
+        free(in->dep);
+        in->dep = dep;
+        in->ndep = in->capdep = 0;
+        for (size_t i = 0; i < in->n; i++) in->ndep += in->t[i].ndeps;
+        dep = NULL;
+    }
+    free(at);
+    free(to);
+    free(dep);
+    free(in->late);
+    in->late = NULL;
+    return ok;
+}
+
 /* Dependency keys to task indices. */
 static bool resolve(struct tl_path_input *in)
 {
-    if (!in->ndep) return true;
+    if (!in->ndep && !in->nlate) return true;
     struct tl_map64 by_key = {0};
     bool ok = true;
     for (size_t i = 0; ok && i < in->n; i++) {
         uint64_t key;
         if (task_key(in->t[i].wf, in->t[i].id, &key)) ok = tl_map64_put(&by_key, key, i + 1);
     }
+    if (ok && in->nlate) ok = merge_late(in, &by_key);
     for (size_t i = 0; ok && i < in->ndep; i++) {
         uint64_t *at = tl_map64_get(&by_key, in->dep[i]);
         in->dep[i] = at ? *at - 1 : TL_PATH_NONE;
@@ -225,6 +295,7 @@ void tl_path_input_free(struct tl_path_input *in)
     free(in->a);
     free(in->t);
     free(in->dep);
+    free(in->late);
     tl_names_free(&in->cats);
     tl_names_free(&in->wfs);
     tl_names_free(&in->workers);

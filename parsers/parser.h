@@ -38,6 +38,14 @@ static inline bool tl_emit_wants(const struct tl_emit *e, enum tl_record_kind k)
     return !e->kinds || (e->kinds & TL_KIND(k));
 }
 
+/* Edges (TL_REC_EDGE) only when the consumer names them: a parser may hold
+ * the whole input's slices to make them (Chrome flows), which a daemon
+ * reading forever (kinds 0) must not. */
+static inline bool tl_emit_wants_edges(const struct tl_emit *e)
+{
+    return (e->kinds & TL_KIND(TL_REC_EDGE)) != 0;
+}
+
 struct tl_parse_stats {
     uint64_t lines;   /* lines (or events, documents) seen */
     uint64_t records; /* records emitted */

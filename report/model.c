@@ -454,6 +454,7 @@ void tl_report_model_add(void *ctx, const struct tl_record *r)
         add_connected(m, r);
         return;
     }
+    if (r->kind == TL_REC_EDGE) tl_report_where_add(m->where, r); /* Chrome flows */
     if (r->kind != TL_REC_TASK) return;
     if (tl_record_has(r, TL_M_HITS)) { /* a profiled line: not a task on the clock */
         keep_line(m, r);

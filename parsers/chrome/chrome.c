@@ -14,7 +14,8 @@
  * the file.
  *
  * The event parser reads only the keys it needs (ph, name, cat, ts, dur,
- * pid, tid, id, id2, args) and skips the rest. Times are decimal
+ * pid, tid, id, id2, args; bp, bind_id, flow_in, flow_out for flows) and
+ * skips the rest. Times are decimal
  * microseconds turned into integer nanoseconds digit by digit: epoch
  * microseconds with a fraction do not fit a double at ns resolution.
  *
@@ -27,6 +28,8 @@
  *                 sample_args (DASF "Resource Usage", PyTorch "[memory]")
  *   C          -> one sample per numeric (or numeric string) series
  *   M          -> process_name / thread_name: host / worker of later events
+ *   s / t / f  -> dependencies between slices, when the consumer wants
+ *                 edges (flows.c)
  *   everything else is counted by phase and skipped.
  * A sample is a TL_REC_SAMPLE whose category is its series name
  * ("[memory] Total Allocated (cuda:0)", "SurfacePool CachedBytes"), so the
@@ -346,6 +349,7 @@ static enum tl_err chrome_finish(void *state)
             st->emit.record(st->emit.ctx, &r);
         }
     }
+    chrome_flows_finish(st);
     reset_container(st);
     return TL_OK;
 }
@@ -359,6 +363,7 @@ static void chrome_close(void *state)
     free(st->proc_name);
     free(st->thread_name);
     tl_intern_free(st->names);
+    chrome_flows_close(st);
     tl_buf_free(&st->carry);
     for (int i = 0; i < st->nglobs; i++) free(st->globs[i].s);
     free(st->globs);
@@ -378,8 +383,8 @@ static enum tl_err chrome_open(void **state, const void *config, const struct tl
     }
     st->by_cat = !strcmp(st->cfg.category, "cat");
     st->names = tl_intern_new(st->cfg.max_names);
-    if (!st->names) {
-        free(st);
+    if (!st->names || !chrome_flows_open(st)) {
+        chrome_close(st);
         return TL_ERR_NOMEM;
     }
     const char *p = st->cfg.sample_args ? st->cfg.sample_args : "";

@@ -458,9 +458,35 @@ static bool parse_id(struct jp *j, struct span *sp, bool id2)
 /* Parses one event object starting at j->p; on success j->p is just past
  * its closing brace. False when it is not valid JSON -- or when [p, e)
  * ends before the event does (the caller tells the two apart). */
+/* A JSON boolean: true or false (anything else is skipped as false). */
+static bool parse_bool(struct jp *j, bool *v)
+{
+    if (j->p < j->e && *j->p == 't') return (*v = true), chrome_jword(j, "true", 4);
+    *v = false;
+    return chrome_jskip(j, 1);
+}
+
+/* The keys of flow events (bp) and of v2 flows on slices (bind_id, flow_in,
+ * flow_out); any other key is skipped. Tried after the keys every event
+ * has, so they cost an event nothing it does not hold. */
+static bool parse_flow_key(struct jp *j, const char *k, size_t kn, struct event *ev)
+{
+    bool flow = KEY_IS(k, kn, "bp") || KEY_IS(k, kn, "bind_id") || KEY_IS(k, kn, "flow_in") || KEY_IS(k, kn, "flow_out");
+    if (!flow) return chrome_jskip(j, 1);
+    if (!ev->flow_keys) {
+        ev->flow_keys = true;
+        ev->flow_in = ev->flow_out = false;
+        ev->bp = ev->bind_id = (struct span){0};
+    }
+    if (KEY_IS(k, kn, "bp")) return parse_span_string(j, &ev->bp);
+    if (KEY_IS(k, kn, "bind_id")) return parse_id(j, &ev->bind_id, false);
+    if (KEY_IS(k, kn, "flow_in")) return parse_bool(j, &ev->flow_in);
+    return parse_bool(j, &ev->flow_out);
+}
+
 bool chrome_parse_event(struct jp *jj, struct event *ev)
 {
-    memset(ev, 0, sizeof *ev);
+    memset(ev, 0, offsetof(struct event, flow_keys) + 1);
     struct jp j = *jj;
     if (j.p >= j.e || *j.p != '{') return false;
     j.p++;
@@ -495,7 +521,7 @@ bool chrome_parse_event(struct jp *jj, struct event *ev)
             const char *b = j.p;
             ok = chrome_jskip(&j, 1);
             ev->args = (struct span){b, (size_t)(j.p - b), false, true};
-        } else ok = chrome_jskip(&j, 1);
+        } else ok = parse_flow_key(&j, k, kn, ev);
         if (!ok) return false;
         int more = jnext(&j, '}');
         if (more < 0) return false;

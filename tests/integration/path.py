@@ -151,6 +151,10 @@ def parsl_part(tmp):
     got = against_reference(db, "Parsl DAG run", deps)
     if not got:
         return
+    listed = {(r["workflow"], r["task_id"]): [int(x) for x in r.get("depends", "").split(",") if x]
+              for r in records(db)}
+    check(all(listed[k] == d for w in deps for t, d in deps[w].items() for k in [(w, t)] if k in listed) and
+          any(listed.values()), "Parsl: records' depends column is task_depends, task by task")
     report_section(db, "Parsl DAG run", tmp, against_reference.last)
     run = got["runs"][0]
     c = sqlite3.connect(db)
@@ -215,9 +219,153 @@ def spark_deps(path):
     return app, deps
 
 
+def chrome_ns(v):
+    """A trace time (decimal microseconds) in integer nanoseconds, exactly."""
+    return int(decimal.Decimal(str(v)) * 1000)
+
+
+def chrome_thread(e):
+    """(pid, tid) as the trace viewers key a thread: 25738 and "25738" are one."""
+    def part(v):
+        if isinstance(v, bool) or v is None:
+            return ("n", "")
+        if isinstance(v, int) or (isinstance(v, str) and v.isdigit() and v.isascii() and len(v) <= 20):
+            return ("i", str(v))
+        return ("s", str(v))
+    pid = part(e.get("pid"))
+    return pid, (part(e["tid"]) if "tid" in e else pid)
+
+
+def chrome_deps(path):
+    """A Chrome trace's dependencies, bound here from its flow events as the
+    Trace Event Format says: s and t bind to the innermost slice around
+    their ts on their thread, f to the next slice starting at or after it
+    (the one around it with "bp": "e"); v2 flows name their slice
+    (bind_id, flow_in, flow_out). Each point's slice depends on the flow's
+    previous point's slice. Task ids are the events' ordinals, as
+    `records` numbers them."""
+    import gzip
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    slices, points, open_b, n = {}, {}, {}, 0
+    for e in events:
+        if not isinstance(e, dict) or not e:
+            continue
+        n += 1
+        ph, th = e.get("ph"), chrome_thread(e)
+        typed = (repr(e.get("pid")), repr(e.get("tid", e.get("pid"))))
+        start = None
+        if ph == "X" and e.get("dur") is not None and e.get("ts") is not None and chrome_ns(e["dur"]) >= 0:
+            start, end, ordinal = chrome_ns(e["ts"]), chrome_ns(e["ts"]) + chrome_ns(e["dur"]), n
+        elif ph == "B" and e.get("ts") is not None:
+            open_b.setdefault(typed, []).append((chrome_ns(e["ts"]), n))
+            start = None
+        elif ph == "E" and open_b.get(typed) and e.get("ts") is not None:
+            b_ts, b_n = open_b[typed].pop()
+            if chrome_ns(e["ts"]) >= b_ts:
+                slices.setdefault(th, []).append((b_ts, -chrome_ns(e["ts"]), b_n))
+        if start is not None:
+            slices.setdefault(th, []).append((start, -end, ordinal))
+        if ph in ("X", "B") and e.get("bind_id") is not None and e.get("ts") is not None:
+            key = ("2", str(e["bind_id"]))
+            if e.get("flow_in") is True:
+                points.setdefault(key, []).append((chrome_ns(e["ts"]), 2 * n, "f", n))
+            if e.get("flow_out") is True:
+                points.setdefault(key, []).append((chrome_ns(e["ts"]), 2 * n + 1, "s", n))
+        if ph in ("s", "t", "f") and e.get("id") is not None and e.get("ts") is not None:
+            key = ("1", e.get("cat"), e.get("name"), str(e["id"]))
+            enclosing = ph != "f" or e.get("bp") == "e"
+            points.setdefault(key, []).append((chrome_ns(e["ts"]), 2 * n, ph, (th, enclosing)))
+    for v in slices.values():
+        v.sort()
+
+    def bind(where, ts):
+        """The latest slice (by start, then shortest) around ts, looked for
+        back from the last to start by ts; or the first to start at or
+        after it."""
+        import bisect
+        th, enclosing = where
+        v = slices.get(th, [])
+        i = bisect.bisect_right(v, (ts, math.inf))
+        if enclosing:
+            return next((v[j][2] for j in range(i - 1, -1, -1) if -v[j][1] >= ts), None)
+        i = bisect.bisect_left(v, (ts, -math.inf))
+        return v[i][2] if i < len(v) else None
+
+    deps = {}
+    for key, pts in points.items():
+        prev = None
+        for ts, _, ph, where in sorted(pts, key=lambda p: (p[0], p[1])):
+            sl = where if isinstance(where, int) else bind(where, ts)
+            if ph == "s":
+                prev = sl
+                continue
+            if sl is not None:
+                if prev is not None and prev != sl:
+                    deps.setdefault(sl, set()).add(prev)
+                prev = sl
+            if ph == "f":
+                prev = None
+    return {k: sorted(v) for k, v in deps.items()}
+
+
+def chrome_part():
+    """Chrome traces with flows: the dependencies tasklens binds equal the
+    ones bound here, and every number of the path follows from them."""
+    traces = sorted(glob.glob(os.path.join(SHARED, "chrome", "samples", "*.json*")))
+    if not traces:
+        print("SKIP: no Chrome traces in %s (the flow checks are left out)" % SHARED)
+        return
+    for p in traces:
+        name = os.path.relpath(p, SHARED)
+        deps = chrome_deps(p)
+        recs = records(p)
+        if not recs:
+            continue
+        wf = recs[0].get("workflow")
+        tasks = {r.get("task_id") for r in recs}
+        edges = sum(1 for to, fr in deps.items() if to in tasks for d in fr if d in tasks)
+        got = against_reference(p, name, {wf: deps})
+        if got:
+            check(got["runs"][0]["dependencies"] == edges,
+                  "%s: %d flow edges bound, as the trace's flow events say (%d)"
+                  % (name, got["runs"][0]["dependencies"], edges))
+
+
+def flows_part(tmp):
+    """Every way a flow binds, in one small trace: s inside a nest (the
+    innermost slice), a t on another thread, an f without "bp" (the next
+    slice on its thread, written before its s), a lone f (no edge), v2's
+    bind_id, and a slice's tid a string where its flow's is a number."""
+    ev = [
+        {"ph": "f", "id": 7, "cat": "c", "name": "n", "pid": 3, "tid": 3, "ts": 61},
+        {"ph": "X", "name": "outer", "pid": 1, "tid": "1", "ts": 0, "dur": 100},
+        {"ph": "X", "name": "inner", "pid": 1, "tid": "1", "ts": 10, "dur": 20},
+        {"ph": "s", "id": 7, "cat": "c", "name": "n", "pid": 1, "tid": 1, "ts": 15},
+        {"ph": "X", "name": "mid", "pid": 2, "tid": "2", "ts": 40, "dur": 20},
+        {"ph": "t", "id": 7, "cat": "c", "name": "n", "pid": 2, "tid": 2, "ts": 45},
+        {"ph": "X", "name": "last", "pid": 3, "tid": "3", "ts": 70, "dur": 40},
+        {"ph": "f", "id": 99, "cat": "c", "name": "n", "pid": 3, "tid": 3, "ts": 0, "bp": "e"},
+        {"ph": "X", "name": "v2src", "pid": 4, "tid": "4", "ts": 0, "dur": 5, "bind_id": "0xa", "flow_out": True},
+        {"ph": "X", "name": "v2dst", "pid": 5, "tid": "5", "ts": 50, "dur": 55, "bind_id": "0xa", "flow_in": True},
+    ]
+    path = os.path.join(tmp, "flows.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    deps = chrome_deps(path)
+    check(deps == {5: [3], 7: [5], 10: [9]},
+          "flows: the reference binds inner->mid->last and v2src->v2dst, the lone f nowhere (%r)" % deps)
+    got = against_reference(path, "flow corner cases", {"flows.json": deps})
+    steps = [s["category"] for s in got["runs"][0]["path"]] if got else []
+    check(got and got["runs"][0]["dependencies"] == 3 and steps == ["inner", "mid", "last"],
+          "flows: the path steps back through the flow from last to mid to inner (%r)" % steps)
+    r = subprocess.run([TL, "summary", "-q", "--format", "json", path], capture_output=True, text=True)
+    check(r.returncode == 0 and '"edge"' not in r.stdout, "flows: summary holds no edges (it does not ask for them)")
+
+
 def shared_part():
     inputs = sorted(glob.glob(os.path.join(SHARED, "nextflow", "samples", "*.t*")) +
-                    glob.glob(os.path.join(SHARED, "chrome", "samples", "catapult_*.json")) +
                     glob.glob(os.path.join(SHARED, "spark", "samples", "*")))
     inputs = [p for p in inputs if os.path.isfile(p) and not p.endswith((".md", ".txt")) or p.endswith("trace.txt")
               or "_trace" in os.path.basename(p)]
@@ -238,6 +386,9 @@ def shared_part():
             check(d and sum(map(len, d.values())) > 0,
                   "%s: stage parents give %d tasks dependencies (application %s)" % (os.path.relpath(p, SHARED),
                                                                                      len(d), app))
+            listed = {r["task_id"]: [int(x) for x in r.get("depends", "").split(",") if x] for r in recs}
+            check(all(listed.get(t, []) == v for t, v in d.items()) and sum(map(len, listed.values())) == sum(map(len, d.values())),
+                  "%s: records' depends column holds those dependencies" % os.path.relpath(p, SHARED))
         against_reference(p, os.path.relpath(p, SHARED), deps)
 
 
@@ -253,6 +404,17 @@ def names_part(tmp):
     _, got = tl_path(path)
     cats = {s["category"] for run in got["runs"] for s in run["path"]} if got else set()
     check(odd in cats, "names are data: the JSON gives the category back whole")
+    html_name = 'odd</td><script>x("1")</script>&'
+    path = os.path.join(tmp, "html.log")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(src.replace(odd, html_name))
+    out = os.path.join(tmp, "html.html")
+    r = subprocess.run([TL, "report", "-q", "-o", out, path], capture_output=True, text=True)
+    page = open(out, encoding="utf-8").read() if r.returncode == 0 else ""
+    sec = page[page.find('<section id="where"'):]
+    sec = sec[:sec.find("</section>")]
+    check(sec and "<script>" not in sec and "odd&lt;/td&gt;&lt;script&gt;x(&quot;1&quot;)&lt;/script&gt;&amp;" in sec,
+          "names are data: the report's \"Where the time went\" shows a category of HTML as text")
 
 
 def main():
@@ -264,6 +426,8 @@ def main():
                   "Work Queue: no dependencies recorded, the path follows worker slots")
         names_part(tmp)
         shared_part()
+        flows_part(tmp)
+        chrome_part()
         parsl_part(tmp)
         r = subprocess.run([TL, "path", "--format", "lp", WQ_LOG], capture_output=True, text=True)
         check(r.returncode == 2 and "table or json" in r.stderr, "path --format lp is refused with the formats it has")

@@ -6,6 +6,8 @@ Python, written from the manual, not from the C.
 
 usage (library): runs = path_ref.analyze(records, deps_by_run, faster=2, whatifs=5, stragglers=10)
 """
+import bisect
+import collections
 import heapq
 import math
 
@@ -69,13 +71,33 @@ def before(a, b):
     return (a.end, a.idx) < (b.end, b.idx)
 
 
-def predecessor(t, run, by_id):
+class Ends:
+    """The run's tasks by (end, idx), all and per worker, to find the one
+    that ended last by a time (bisect: a trace has 10^5 tasks)."""
+
+    def __init__(self, run):
+        self.lists = {}
+        for u in sorted(run, key=lambda u: (u.end, u.idx)):
+            for k in (None, ("w", u.worker)):
+                self.lists.setdefault(k, []).append(u)
+        self.keys = {k: [(u.end, u.idx) for u in v] for k, v in self.lists.items()}
+
+    def last(self, t):
+        """The task u ended last with u.end <= t.start and (u.end, u.idx) <
+        (t.end, t.idx), on t's worker when it has one."""
+        k = None if t.worker is None else ("w", t.worker)
+        keys = self.keys.get(k, [])
+        limit = (t.start, math.inf) if t.start < t.end else (t.end, t.idx - 0.5)
+        i = bisect.bisect_right(keys, limit) - 1
+        return self.lists[k][i] if i >= 0 else None
+
+
+def predecessor(t, ends, by_id):
     deps = [by_id[d] for d in t.deps if d in by_id and by_id[d] is not t]
     ok = [d for d in deps if before(d, t)]
     if ok:
         return max(ok, key=lambda d: (d.end, d.idx))
-    cands = [u for u in run if before(u, t) and u.end <= t.start and (t.worker is None or u.worker == t.worker)]
-    return max(cands, key=lambda u: (u.end, u.idx)) if cands else None
+    return ends.last(t)
 
 
 def tiles(t, p):
@@ -97,10 +119,10 @@ def topo(run, by_id):
             if u is not None and u is not t:
                 indeg[t.idx] += 1
                 succ[u.idx].append(t)
-    order, queue = [], [t for t in run if indeg[t.idx] == 0]
+    order, queue = [], collections.deque(t for t in run if indeg[t.idx] == 0)
     left = dict(indeg)
     while queue:
-        t = queue.pop(0)
+        t = queue.popleft()
         order.append(t)
         for s in succ[t.idx]:
             left[s.idx] -= 1
@@ -185,9 +207,11 @@ def max_at_once(run):
 
 
 def waves(run, nstrag):
-    out, strag = [], []
-    for cat in sorted({t.cat for t in run}, key=lambda s: s.encode()):
-        ts = [t for t in run if t.cat == cat]
+    out, strag, by_cat = [], [], {}
+    for t in run:
+        by_cat.setdefault(t.cat, []).append(t)
+    for cat in sorted(by_cat, key=lambda s: s.encode()):
+        ts = by_cat[cat]
         slots = max_at_once(ts)
         run_s = sorted(t.end - t.start for t in ts)
         w = {"category": cat, "tasks": len(ts), "slots": slots, "waves": len(ts) / slots,
@@ -210,10 +234,10 @@ def analyze_run(run, faster, nwhatifs, nstrag):
     by_id = {t.id: t for t in run if t.id is not None}
     t0 = min(min(t.submit, t.start) for t in run)
     t1 = max(t.end for t in run)
-    cur, steps = max(run, key=lambda t: (t.end, t.idx)), []
+    cur, steps, ends = max(run, key=lambda t: (t.end, t.idx)), [], Ends(run)
     while cur is not None and len(steps) < len(run):
         steps.append(cur)
-        cur = predecessor(cur, run, by_id)
+        cur = predecessor(cur, ends, by_id)
     steps.reverse()
     order, indeg, succ = topo(run, by_id)
     ef = bound(order, by_id)

@@ -55,6 +55,7 @@ static void digest_record(void *ctx, const struct tl_record *r)
     mix_str(d, r->workflow);
     mix(d, &r->time_ns, sizeof r->time_ns);
     mix(d, &r->task_id, sizeof r->task_id);
+    mix_str(d, r->depends);
     if (digest_lines) mix(d, &r->line, sizeof r->line);
     mix(d, &r->present, sizeof r->present);
     for (int m = 0; m < TL_M_COUNT; m++)
@@ -71,11 +72,11 @@ static void digest_reject(void *ctx, uint64_t line, enum tl_reject why, const ch
 }
 
 /* Feeds buf in pieces of `chunk` bytes (0 = whole) and digests the output,
- * counters included. */
+ * counters included, and the edges its flows make. */
 static struct digest run_chunked(const char *buf, size_t len, size_t chunk)
 {
     struct digest d = {0xcbf29ce484222325ULL, 0, 0};
-    struct tl_emit emit = {digest_record, digest_reject, &d, 0};
+    struct tl_emit emit = {digest_record, digest_reject, &d, ~0u};
     struct tl_parser_inst inst;
     if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) {
         CHECK(!"open");
@@ -803,8 +804,74 @@ static void test_real_samples(void)
     CHECK(files >= 8);
 }
 
+/* ---------------------------------------------------------------- flows */
+
+struct edges {
+    char s[256];
+    size_t tasks;
+};
+
+static void edge_record(void *ctx, const struct tl_record *r)
+{
+    struct edges *e = ctx;
+    if (r->kind == TL_REC_TASK) e->tasks++;
+    if (r->kind != TL_REC_EDGE) return;
+    size_t n = strlen(e->s);
+    snprintf(e->s + n, sizeof e->s - n, "%lld<-%s;", (long long)r->task_id, r->depends);
+}
+
+static struct edges flow_edges(const char *json, uint32_t kinds, size_t chunk)
+{
+    struct edges e = {"", 0};
+    struct tl_emit emit = {edge_record, NULL, &e, kinds};
+    struct tl_parser_inst inst;
+    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) {
+        CHECK(!"open");
+        return e;
+    }
+    size_t len = strlen(json);
+    for (size_t off = 0; off < len; off += chunk)
+        inst.p->feed(inst.state, json + off, len - off < chunk ? len - off : chunk);
+    inst.p->finish(inst.state);
+    tl_parser_inst_free(&inst);
+    return e;
+}
+
+/* Every way a flow binds (docs/path.md): s in a nest binds to the
+ * innermost slice (3, not 2), t to the B/E slice around it on a thread
+ * whose tid is a string where the flow's is a number, f without bp to
+ * the next slice (written before its s), a lone f to nothing, v2's
+ * bind_id; edges only for a consumer that names them. */
+static void test_flows(void)
+{
+    static const char json[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"f\", \"id\": 7, \"cat\": \"c\", \"name\": \"n\", \"pid\": 3, \"tid\": 3, \"ts\": 61},\n"
+        "{\"ph\": \"X\", \"name\": \"outer\", \"pid\": 1, \"tid\": \"1\", \"ts\": 0, \"dur\": 100},\n"
+        "{\"ph\": \"X\", \"name\": \"inner\", \"pid\": 1, \"tid\": \"1\", \"ts\": 10, \"dur\": 20},\n"
+        "{\"ph\": \"s\", \"id\": 7, \"cat\": \"c\", \"name\": \"n\", \"pid\": 1, \"tid\": 1, \"ts\": 15},\n"
+        "{\"ph\": \"B\", \"name\": \"mid\", \"pid\": 2, \"tid\": \"2\", \"ts\": 40},\n"
+        "{\"ph\": \"t\", \"id\": 7, \"cat\": \"c\", \"name\": \"n\", \"pid\": 2, \"tid\": 2, \"ts\": 45},\n"
+        "{\"ph\": \"E\", \"pid\": 2, \"tid\": \"2\", \"ts\": 60},\n"
+        "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 3, \"tid\": \"3\", \"ts\": 70, \"dur\": 40},\n"
+        "{\"ph\": \"f\", \"id\": 99, \"cat\": \"c\", \"name\": \"n\", \"pid\": 3, \"tid\": 3, \"ts\": 0, \"bp\": \"e\"},\n"
+        "{\"ph\": \"X\", \"name\": \"v2src\", \"pid\": 4, \"tid\": \"4\", \"ts\": 0, \"dur\": 5, "
+        "\"bind_id\": \"0xa\", \"flow_out\": true},\n"
+        "{\"ph\": \"X\", \"name\": \"v2dst\", \"pid\": 5, \"tid\": \"5\", \"ts\": 50, \"dur\": 55, "
+        "\"bind_id\": \"0xa\", \"flow_in\": true}]}\n";
+    uint32_t want = TL_KIND(TL_REC_TASK) | TL_KIND(TL_REC_EDGE);
+    for (size_t chunk = 1; chunk <= sizeof json; chunk *= 3) {
+        struct edges e = flow_edges(json, want, chunk);
+        CHECK_STR(e.s, "5<-3;8<-5;11<-10;");
+        CHECK_EQ_INT(e.tasks, 6);
+    }
+    struct edges all = flow_edges(json, 0, sizeof json);
+    CHECK_STR(all.s, ""); /* kinds 0 (a daemon): no edges, nothing held */
+}
+
 int main(void)
 {
+    test_flows();
     test_edge_fixture();
     test_exact_times();
     test_sample_args();
