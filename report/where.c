@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "report/svg.h"
 
+#define MAX_CATS_SHOWN 12 /* categories along a path in the section's table */
 #define MAX_RUNS_SHOWN 3
 #define BAR_W 1000.0
 
@@ -197,7 +198,8 @@ static void category_table(FILE *o, const struct tl_report_where *w, const struc
         fputs("</th>", o);
     }
     fputs("</tr>", o);
-    for (size_t i = 0; i < r->ncats; i++) {
+    size_t shown = r->ncats < MAX_CATS_SHOWN ? r->ncats : MAX_CATS_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
         const struct tl_path_cat *c = &r->cats[i];
         fprintf(o, "<tr><td class=\"n\"><span class=\"swatch\" style=\"background:hsl(%d,55%%,42%%)\"></span>",
                 hue(c->cat));
@@ -206,6 +208,9 @@ static void category_table(FILE *o, const struct tl_report_where *w, const struc
         for (int p = TL_NPARTS; p-- > 0;) num_cell(o, c->part[p], TL_UNIT_SECONDS);
         fputs("</tr>", o);
     }
+    if (shown < r->ncats)
+        fprintf(o, "<tr><td class=\"n\" colspan=\"%d\">%zu more categories, less time each: <code>tasklens "
+                   "path</code> lists them</td></tr>", TL_NPARTS + 2, r->ncats - shown);
     fputs("</table>", o);
 }
 
