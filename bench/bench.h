@@ -52,7 +52,7 @@ static inline size_t bench_parse(const struct tl_parser *p, const char *buf, siz
     struct tl_parser_inst inst;
     size_t records = 0;
     struct tl_emit emit = {bench_count_record, on_reject, &records, kinds};
-    if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit)) exit(1);
+    if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit, NULL, 0)) exit(1);
     for (size_t off = 0; off < n; off += 256 * 1024)
         p->feed(inst.state, buf + off, n - off < 256 * 1024 ? n - off : 256 * 1024);
     p->finish(inst.state);

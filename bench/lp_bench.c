@@ -101,7 +101,7 @@ static int from_file(const char *parser, const char *path, int rounds)
     struct kept k = {0};
     struct tl_parser_inst inst;
     struct tl_emit emit = {keep, NULL, &k, TL_KIND(TL_REC_TASK)};
-    if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit)) return 1;
+    if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &emit, NULL, 0)) return 1;
     feed_all(p, &inst, buf, n);
     struct tl_buf b = {0};
     static struct tl_lp_stats st;
@@ -131,7 +131,7 @@ static int from_file(const char *parser, const char *path, int rounds)
     size_t points = 0;
     for (int round = 0; round < rounds; round++) {
         struct tl_emit e = {keep_block, NULL, &blk, TL_KIND(TL_REC_TASK)};
-        if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &e)) return 1;
+        if (tl_parser_inst_init(&inst, p) || tl_parser_inst_open(&inst, &e, NULL, 0)) return 1;
         blk.t = 0;
         blk.points = 0;
         feed_all(p, &inst, buf, n);

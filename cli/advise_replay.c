@@ -8,7 +8,7 @@
 
 #include "cli/advise_replay.h"
 #include "core/term.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 static const char *const retry_kind_name[] = {"to_max", "times_attempt", "doubling"};
 static const char *const by_words[] = {"the least expected allocated GiB-hours", "the most tasks per worker-second",
@@ -44,8 +44,8 @@ static void table_choice(struct tl_buf *b, const char *res, const struct tl_choi
 static void table_side(struct tl_buf *b, const char *what, const struct tl_replay_side *s)
 {
     char c[24], g[24];
-    cell(c, sizeof c, s->core_h);
-    cell(g, sizeof g, s->gib_h);
+    tl_cli_cell(c, sizeof c, s->core_h);
+    tl_cli_cell(g, sizeof g, s->gib_h);
     tl_buf_printf(b, "  %-9s %9zu %7zu %7zu %12s %12s", what, s->attempts, s->killed, s->failed, c, g);
     size_t no = s->no_cores > s->no_mem ? s->no_cores : s->no_mem;
     if (no && no < s->attempts) tl_buf_printf(b, "  (%zu attempts recorded no allocation: not in the hours)", no);
@@ -80,7 +80,7 @@ static void replay_table(struct tl_buf *b, const char *name, const struct tl_set
 static void json_cost(struct tl_buf *b, const struct tl_rule_cost *c)
 {
     tl_buf_puts(b, "\"allocated_gib_hours\":");
-    json_num(b, c->res_h);
+    tl_cli_json_num(b, c->res_h);
     tl_buf_printf(b, ",\"attempts\":%zu,\"killed\":%zu,\"lost\":%zu", c->attempts, c->killed, c->lost);
 }
 
@@ -92,23 +92,23 @@ static void json_choice(struct tl_buf *b, const char *res, const struct tl_choic
         return;
     }
     tl_buf_puts(b, "{\"first\":");
-    json_num(b, c->rule.first);
+    tl_cli_json_num(b, c->rule.first);
     tl_buf_puts(b, ",\"cover\":");
-    json_num(b, c->rule.cover);
+    tl_cli_json_num(b, c->rule.cover);
     tl_buf_printf(b, ",\"retries\":%d,\"retry\":\"%s\",\"by\":\"%s\",\"min_waste\":", c->rule.retries,
                   retry_kind_name[c->rule.kind], tl_first_by_name[c->by]);
-    json_num(b, c->min_waste);
+    tl_cli_json_num(b, c->min_waste);
     tl_buf_puts(b, ",\"max_throughput\":");
-    json_num(b, c->max_throughput);
+    tl_cli_json_num(b, c->max_throughput);
     tl_buf_printf(b, ",\"tasks\":%zu,\"censored\":%zu,\"input_size\":{\"tasks\":%zu,\"spearman\":", c->n_needs,
                   c->censored, c->input_n);
-    json_num(b, c->input_rho);
+    tl_cli_json_num(b, c->input_rho);
     tl_buf_puts(b, "},\"expected\":{");
     json_cost(b, &c->cost);
     tl_buf_puts(b, "},\"candidates\":[");
     for (int i = 0; i < c->ncand; i++) {
         tl_buf_puts(b, i ? ",{\"first\":" : "{\"first\":");
-        json_num(b, c->cand[i].first);
+        tl_cli_json_num(b, c->cand[i].first);
         tl_buf_putc(b, ',');
         json_cost(b, &c->cand[i].cost);
         tl_buf_printf(b, ",\"why\":\"%s\"}", c->cand[i].why);
@@ -120,9 +120,9 @@ static void json_side(struct tl_buf *b, const char *what, const struct tl_replay
 {
     tl_buf_printf(b, ",\"%s\":{\"attempts\":%zu,\"killed\":%zu,\"failed\":%zu,\"allocated_core_hours\":", what,
                   s->attempts, s->killed, s->failed);
-    json_num(b, s->core_h);
+    tl_cli_json_num(b, s->core_h);
     tl_buf_puts(b, ",\"allocated_gib_hours\":");
-    json_num(b, s->gib_h);
+    tl_cli_json_num(b, s->gib_h);
     tl_buf_printf(b, ",\"attempts_without_cores\":%zu,\"attempts_without_memory\":%zu}", s->no_cores, s->no_mem);
 }
 
@@ -133,13 +133,13 @@ static void replay_json(struct tl_buf *b, size_t k, const char *name, const stru
     tl_buf_put_json_string(b, name);
     tl_buf_printf(b, ",\"tasks\":%zu,\"succeeded\":%zu,\"successes_lost\":%zu,\"cores\":", rp->tasks, rp->succeeded,
                   rp->successes_lost);
-    json_num(b, st->cores);
+    tl_cli_json_num(b, st->cores);
     tl_buf_puts(b, ",\"cores_max\":");
-    json_num(b, st->cores_max);
+    tl_cli_json_num(b, st->cores_max);
     json_choice(b, "memory", &st->mem);
     json_choice(b, "disk", &st->disk);
     tl_buf_puts(b, ",\"time_s\":");
-    json_num(b, st->time_s);
+    tl_cli_json_num(b, st->time_s);
     tl_buf_printf(b, ",\"time_killed\":%zu,\"cores_measured\":%zu,\"cores_over\":%zu,\"cores_kills\":%zu",
                   st->time_killed, st->cores_measured, st->cores_over, rp->cores_kills);
     json_side(b, "observed", &rp->before);

@@ -10,11 +10,11 @@
 #include "core/term.h"
 #include "cli/cli.h"
 #include "cli/insights_cli.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 static void fmt_res(char *buf, size_t cap, double v, int res)
 {
-    if (res == TL_RES_CORES) cell(buf, cap, v);
+    if (res == TL_RES_CORES) tl_cli_cell(buf, cap, v);
     else tl_summary_human(buf, cap, v, TL_UNIT_BYTES);
 }
 
@@ -71,15 +71,15 @@ static void advise_header(struct tl_buf *b, enum fmt fmt, const struct tl_advise
     }
     if (fmt == F_JSON) {
         tl_buf_printf(b, "{\"quantile\":");
-        json_num(b, o->quantile);
+        tl_cli_json_num(b, o->quantile);
         tl_buf_puts(b, ",\"margin\":");
-        json_num(b, o->margin);
+        tl_cli_json_num(b, o->margin);
         tl_buf_puts(b, ",\"round\":{\"cores\":");
-        json_num(b, gran[TL_RES_CORES]);
+        tl_cli_json_num(b, gran[TL_RES_CORES]);
         tl_buf_puts(b, ",\"memory_bytes\":");
-        json_num(b, gran[TL_RES_MEM]);
+        tl_cli_json_num(b, gran[TL_RES_MEM]);
         tl_buf_puts(b, ",\"disk_bytes\":");
-        json_num(b, gran[TL_RES_DISK]);
+        tl_cli_json_num(b, gran[TL_RES_DISK]);
         tl_buf_puts(b, "},\"categories\":[");
     }
 }
@@ -93,7 +93,7 @@ static const char *amount(char *buf, size_t cap, double hours, const char *what)
     double v = hours;
     if (hours < 1.0 / 60) unit = "s", v = hours * 3600;
     else if (hours < 1) unit = "min", v = hours * 60;
-    plain(num, sizeof num, v);
+    tl_cli_plain(num, sizeof num, v);
     if (*what) snprintf(buf, cap, "%s %s-%s", num, what, unit);
     else snprintf(buf, cap, "%s %s", num, unit);
     return buf;
@@ -170,41 +170,41 @@ static void advise_json(struct tl_buf *b, size_t k, const char *name,
         const struct tl_advice *a = &x->a[res];
         tl_buf_printf(b, "%s\"%s\":{\"unit\":\"%s\",\"requested_p50\":", res ? "," : "", tl_res_name[res],
                       res == TL_RES_CORES ? "cores" : "bytes");
-        json_num(b, a->req);
+        tl_cli_json_num(b, a->req);
         tl_buf_puts(b, ",\"allocated_p50\":");
-        json_num(b, a->alloc);
+        tl_cli_json_num(b, a->alloc);
         tl_buf_puts(b, ",\"used_p50\":");
-        json_num(b, a->used_p50);
+        tl_cli_json_num(b, a->used_p50);
         tl_buf_printf(b, ",\"used_%s\":", pct);
-        json_num(b, a->used_q);
+        tl_cli_json_num(b, a->used_q);
         tl_buf_puts(b, ",\"used_max\":");
-        json_num(b, a->used_max);
+        tl_cli_json_num(b, a->used_max);
         tl_buf_puts(b, ",\"recommend\":");
-        json_num(b, a->rec);
+        tl_cli_json_num(b, a->rec);
         tl_buf_printf(b, ",\"measured\":%zu,\"exceed\":%zu,\"exceed_fraction\":", a->n_used, a->exceed);
-        json_num(b, a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
+        tl_cli_json_num(b, a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
         tl_buf_printf(b, ",\"waste_unit\":\"%s\",\"waste\":", tl_res_waste_unit[res]);
-        json_num(b, a->n_waste ? a->waste : NAN);
+        tl_cli_json_num(b, a->n_waste ? a->waste : NAN);
         tl_buf_puts(b, ",\"waste_with_recommendation\":");
-        json_num(b, a->n_waste ? a->waste_rec : NAN);
+        tl_cli_json_num(b, a->n_waste ? a->waste_rec : NAN);
         tl_buf_puts(b, ",\"saves\":");
-        json_num(b, tl_advice_saves(a));
+        tl_cli_json_num(b, tl_advice_saves(a));
         tl_buf_puts(b, ",\"costs\":");
-        json_num(b, tl_advice_costs(a));
+        tl_cli_json_num(b, tl_advice_costs(a));
         if (res == TL_RES_MEM) { /* censored: killed for memory, used at least their limit */
             tl_buf_printf(b, ",\"killed\":%zu,\"killed_unmeasured\":%zu,\"floor\":", a->killed,
                           a->unmeasured);
-            json_num(b, a->floor);
+            tl_cli_json_num(b, a->floor);
             tl_buf_printf(b, ",\"recommend_is_floor\":%s", a->rec_is_floor ? "true" : "false");
         }
         tl_buf_putc(b, '}');
     }
     tl_buf_printf(b, "},\"resource_exhaustion\":{\"attempts\":%zu,\"core_hours\":", x->exhausted);
-    json_num(b, x->ex_core_h);
+    tl_cli_json_num(b, x->ex_core_h);
     tl_buf_puts(b, ",\"gib_hours\":");
-    json_num(b, x->ex_gib_h);
+    tl_cli_json_num(b, x->ex_gib_h);
     tl_buf_puts(b, ",\"wall_hours\":");
-    json_num(b, x->ex_wall_h);
+    tl_cli_json_num(b, x->ex_wall_h);
     tl_buf_printf(b, ",\"avoided\":%zu}}", x->avoided);
 }
 
@@ -308,14 +308,14 @@ static int advise_option(int c, char *arg, struct tl_advise_opts *o, struct advi
 {
     switch (c) {
     case 'Q':
-        if (!parse_num(arg, 0, 1, &o->quantile)) {
+        if (!tl_cli_parse_num(arg, 0, 1, &o->quantile)) {
             tl_eprintf("tasklens advise: --quantile wants a number in [0,1]\n");
             return -1;
         }
         o->quantile_given = true;
         return 1;
     case 'M':
-        if (!parse_num(arg, 1, 100, &o->margin)) {
+        if (!tl_cli_parse_num(arg, 1, 100, &o->margin)) {
             tl_eprintf("tasklens advise: --margin wants a number in [1,100]\n");
             return -1;
         }
@@ -329,8 +329,8 @@ static int advise_option(int c, char *arg, struct tl_advise_opts *o, struct advi
                 if (!strcmp(arg, tl_res_name[k])) res = k;
         }
         double v = 0;
-        bool ok = res >= 0 && (res == TL_RES_CORES ? parse_num(eq + 1, 1e-3, 1e6, &v)
-                                                : parse_bytes(eq + 1, &v) && v >= 1);
+        bool ok = res >= 0 && (res == TL_RES_CORES ? tl_cli_parse_num(eq + 1, 1e-3, 1e6, &v)
+                                                : tl_cli_parse_bytes(eq + 1, &v) && v >= 1);
         if (!ok) {
             tl_eprintf("tasklens advise: --round wants cores=N, memory=SIZE or disk=SIZE\n");
             return -1;
@@ -379,7 +379,7 @@ int tl_cmd_advise(int argc, char **argv)
             int r = advise_option(c, optarg, &o, &out);
             if (r < 0) return TL_EXIT_USAGE;
             if (r > 0) break;
-            r = common_option(c, optarg, &co, "tasklens advise");
+            r = tl_cli_common_option(c, optarg, &co, "tasklens advise");
             if (r < 0) return TL_EXIT_USAGE;
             if (r == 0) {
                 advise_usage(stderr);
@@ -394,7 +394,7 @@ int tl_cmd_advise(int argc, char **argv)
     }
     struct tl_task_rows rs = {0};
     int ninputs = tl_inputs_once(argv + optind, argc - optind, "tasklens advise");
-    int status = read_all(&co, ninputs, argv + optind, &rs, "tasklens advise");
+    int status = tl_cli_read_all(&co, ninputs, argv + optind, &rs, "tasklens advise");
     if (rs.process_wide_rss) /* their memory recommendations rest on upper bounds */
         tl_eprintf("tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
                         "categories is from those bounds\n",
@@ -415,7 +415,7 @@ int tl_cmd_advise(int argc, char **argv)
             tl_eprintf("tasklens advise: out of memory\n");
             status = TL_EXIT_INPUT;
         } else {
-            status = write_out(&co, &b, "tasklens advise");
+            status = tl_cli_write_out(&co, &b, "tasklens advise");
         }
     }
     tl_buf_free(&b);

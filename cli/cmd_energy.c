@@ -24,18 +24,18 @@ static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const
         tl_buf_put_json_string(b, name);
         tl_buf_printf(b, ",\"attempts\":%zu,\"without_cpu_time\":%zu,\"without_memory_time\":%zu,\"kwh_cpu\":",
                       e->attempts, e->no_cpu, e->no_mem);
-        json_num(b, e->cpu_kwh * pw->pue);
+        tl_cli_json_num(b, e->cpu_kwh * pw->pue);
         tl_buf_puts(b, ",\"kwh_memory\":");
-        json_num(b, e->mem_kwh * pw->pue);
+        tl_cli_json_num(b, e->mem_kwh * pw->pue);
         tl_buf_puts(b, ",\"kwh\":");
-        json_num(b, kwh);
+        tl_cli_json_num(b, kwh);
         tl_buf_puts(b, ",\"kg_co2eq\":");
-        json_num(b, kg);
+        tl_cli_json_num(b, kg);
         if (e->measured) {
             tl_buf_printf(b, ",\"measured_attempts\":%zu,\"measured_kwh\":", e->measured);
-            json_num(b, e->measured_kwh);
+            tl_cli_json_num(b, e->measured_kwh);
             tl_buf_puts(b, ",\"measured_kg_co2eq\":");
-            json_num(b, e->measured_kg);
+            tl_cli_json_num(b, e->measured_kg);
         }
         tl_buf_putc(b, '}');
     } else {
@@ -100,13 +100,13 @@ static void energy_head(struct tl_buf *b, enum fmt fmt, const struct tl_power *p
                           total->measured);
     } else if (fmt == F_JSON) {
         tl_buf_puts(b, "{\"assumptions\":{\"w_per_core\":");
-        json_num(b, pw->w_core);
+        tl_cli_json_num(b, pw->w_core);
         tl_buf_puts(b, ",\"w_per_gib\":");
-        json_num(b, pw->w_gib);
+        tl_cli_json_num(b, pw->w_gib);
         tl_buf_puts(b, ",\"pue\":");
-        json_num(b, pw->pue);
+        tl_cli_json_num(b, pw->pue);
         tl_buf_puts(b, ",\"g_co2eq_per_kwh\":");
-        json_num(b, pw->g_kwh);
+        tl_cli_json_num(b, pw->g_kwh);
         tl_buf_puts(b, "},\"categories\":[");
     }
 }
@@ -133,8 +133,8 @@ static struct energy_units units_for(const struct tl_energy *total, const struct
     else if (kwh < 1) u = (struct energy_units){"Wh", "kgCO2eq", 1e3, 1, 8};
     if (kg < 1e-3) u.carbon = "mgCO2eq", u.carbon_per_kg = 1e6;
     else if (kg < 1) u.carbon = "gCO2eq", u.carbon_per_kg = 1e3;
-    int wc = name_width((const char *const *)rs->cats.s, rs->cats.n, 8);
-    int ww = name_width((const char *const *)rs->wfs.s, rs->wfs.n, 8);
+    int wc = tl_cli_name_width((const char *const *)rs->cats.s, rs->cats.n, 8);
+    int ww = tl_cli_name_width((const char *const *)rs->wfs.s, rs->wfs.n, 8);
     u.width = wc > ww ? wc : ww;
     u.measured = total->measured > 0;
     return u;
@@ -146,7 +146,7 @@ static void energy_table_head(struct tl_buf *b, const char *what, const struct e
     snprintf(cpu, sizeof cpu, "%s cpu", u->energy);
     snprintf(mem, sizeof mem, "%s memory", u->energy);
     tl_buf_putc(b, '\n');
-    name_cell(b, what, u->width);
+    tl_cli_name_cell(b, what, u->width);
     tl_buf_printf(b, " %9s %12s %12s %12s %12s", "attempts", cpu, mem, u->energy, u->carbon);
     if (u->measured) {
         char me[32], mc[32];
@@ -162,15 +162,15 @@ static void energy_table_row(struct tl_buf *b, const char *name, const struct tl
 {
     double f = pw->pue * u->energy_per_kwh, kwh = (e->cpu_kwh + e->mem_kwh) * pw->pue;
     char c[24], m[24], t[24], g[24];
-    name_cell(b, name, u->width);
-    tl_buf_printf(b, " %9zu %12s %12s %12s %12s", e->attempts, plain(c, sizeof c, e->cpu_kwh * f),
-                  plain(m, sizeof m, e->mem_kwh * f), plain(t, sizeof t, kwh * u->energy_per_kwh),
-                  plain(g, sizeof g, kwh * pw->g_kwh / 1000 * u->carbon_per_kg));
+    tl_cli_name_cell(b, name, u->width);
+    tl_buf_printf(b, " %9zu %12s %12s %12s %12s", e->attempts, tl_cli_plain(c, sizeof c, e->cpu_kwh * f),
+                  tl_cli_plain(m, sizeof m, e->mem_kwh * f), tl_cli_plain(t, sizeof t, kwh * u->energy_per_kwh),
+                  tl_cli_plain(g, sizeof g, kwh * pw->g_kwh / 1000 * u->carbon_per_kg));
     if (u->measured) {
         char me[24] = "-", mc[24] = "-";
         if (e->measured) {
-            plain(me, sizeof me, e->measured_kwh * u->energy_per_kwh);
-            plain(mc, sizeof mc, e->measured_kg * u->carbon_per_kg);
+            tl_cli_plain(me, sizeof me, e->measured_kwh * u->energy_per_kwh);
+            tl_cli_plain(mc, sizeof mc, e->measured_kg * u->carbon_per_kg);
         }
         tl_buf_printf(b, " %14s %18s", me, mc);
     }
@@ -228,7 +228,7 @@ static int parse_flags(int argc, char **argv, struct common *co, struct tl_power
     while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
         double *dst = c == 'W' ? &pw->w_core : c == 'G' ? &pw->w_gib : c == 'P' ? &pw->pue : c == 'I' ? &pw->g_kwh : NULL;
         if (dst) {
-            if (!parse_num(optarg, c == 'P' ? 1 : 0, 1e6, dst)) {
+            if (!tl_cli_parse_num(optarg, c == 'P' ? 1 : 0, 1e6, dst)) {
                 tl_eprintf("tasklens energy: bad number '%s'%s\n", optarg, c == 'P' ? " (PUE >= 1)" : "");
                 return TL_EXIT_USAGE;
             }
@@ -238,7 +238,7 @@ static int parse_flags(int argc, char **argv, struct common *co, struct tl_power
             energy_usage(stdout);
             return TL_EXIT_OK;
         }
-        int r = common_option(c, optarg, co, "tasklens energy");
+        int r = tl_cli_common_option(c, optarg, co, "tasklens energy");
         if (r == 0) energy_usage(stderr);
         if (r <= 0) return TL_EXIT_USAGE;
     }
@@ -257,7 +257,7 @@ int tl_cmd_energy(int argc, char **argv)
     int status = parse_flags(argc, argv, &co, &pw);
     if (status >= 0) return status;
     struct tl_task_rows rs = {0};
-    status = read_all(&co, argc - optind, argv + optind, &rs, "tasklens energy");
+    status = tl_cli_read_all(&co, argc - optind, argv + optind, &rs, "tasklens energy");
     struct tl_energy *ec = calloc(rs.cats.n + 1, sizeof *ec), *ew = calloc(rs.wfs.n + 1, sizeof *ew);
     if (!ec || !ew) {
         tl_eprintf("tasklens energy: out of memory\n");
@@ -272,7 +272,7 @@ int tl_cmd_energy(int argc, char **argv)
             tl_energy_add(&total, &rs.r[i], &pw);
         }
         energy_write(&b, co.fmt, &pw, &rs, ec, ew, &total);
-        status = write_out(&co, &b, "tasklens energy");
+        status = tl_cli_write_out(&co, &b, "tasklens energy");
     }
     tl_buf_free(&b);
     free(ec);

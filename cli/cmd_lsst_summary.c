@@ -59,6 +59,8 @@ static bool list_inputs(struct tl_file_list *fl, char **args, int n)
             ok &= tl_file_list_add(fl, args[i]);
         }
     }
+    char why[700];
+    if (tl_file_list_problem(fl, why, sizeof why)) tl_eprintf("tasklens: %s\n", why);
     return ok;
 }
 

@@ -11,7 +11,7 @@
 #include "cli/insights_cli.h"
 #include "core/term.h"
 #include "insights/path.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 static void path_usage(FILE *out)
 {
@@ -82,8 +82,8 @@ static void step_row(struct path_out *po, const struct tl_path_run *r, const str
     else snprintf(id, sizeof id, "-");
     for (int i = 0; i < TL_NPARTS; i++) human_s(p[i], sizeof p[i], st->part[i]);
     tl_buf_printf(po->b, "    %10s  %-24s %9s %9s %8s %8s %8s %8s %8s\n", id,
-                  vis(po->in->cats.s[k->cat], name, 25), plain(a, sizeof a, k->start - r->t0),
-                  plain(b, sizeof b, k->end - r->t0), p[TL_PART_COMPUTE], p[TL_PART_QUEUE],
+                  vis(po->in->cats.s[k->cat], name, 25), tl_cli_plain(a, sizeof a, k->start - r->t0),
+                  tl_cli_plain(b, sizeof b, k->end - r->t0), p[TL_PART_COMPUTE], p[TL_PART_QUEUE],
                   p[TL_PART_RETRIES], p[TL_PART_DEPS], human_s(sl, sizeof sl, st->slack));
 }
 
@@ -129,14 +129,14 @@ static void table_split(struct path_out *po, const struct tl_path_run *r)
         width = w > width ? w : width;
     }
     width = width < 8 ? 8 : width > TL_NAME_MAX ? TL_NAME_MAX : width;
-    name_cell(po->b, "  category", width + 2);
+    tl_cli_name_cell(po->b, "  category", width + 2);
     tl_buf_printf(po->b, " %6s %8s %8s %8s %8s\n", "steps", "compute", "queue", "retries", "deps");
     for (size_t i = 0; i < r->ncats; i++) {
         const struct tl_path_cat *pc = &r->cats[i];
         char p[TL_NPARTS][24];
         for (int k = 0; k < TL_NPARTS; k++) human_s(p[k], sizeof p[k], pc->part[k]);
         tl_buf_puts(po->b, "  ");
-        name_cell(po->b, po->in->cats.s[pc->cat], width);
+        tl_cli_name_cell(po->b, po->in->cats.s[pc->cat], width);
         tl_buf_printf(po->b, " %6zu %8s %8s %8s %8s\n", pc->steps, p[TL_PART_COMPUTE], p[TL_PART_QUEUE],
                       p[TL_PART_RETRIES], p[TL_PART_DEPS]);
     }
@@ -211,7 +211,7 @@ static void write_table(struct path_out *po)
 static void json_key_num(struct tl_buf *b, const char *key, double v)
 {
     tl_buf_printf(b, ",\"%s\":", key);
-    json_num(b, v);
+    tl_cli_json_num(b, v);
 }
 
 static void json_parts(struct tl_buf *b, const double *part)
@@ -244,7 +244,7 @@ static void json_steps(struct path_out *po, const struct tl_path_run *r)
         tl_buf_putc(po->b, '}');
     }
     tl_buf_puts(po->b, "],\"split\":{\"makespan_s\":");
-    json_num(po->b, r->makespan);
+    tl_cli_json_num(po->b, r->makespan);
     json_parts(po->b, r->part);
     tl_buf_puts(po->b, "},\"by_category\":[");
     for (size_t i = 0; i < r->ncats; i++) {
@@ -261,7 +261,7 @@ static void json_model(struct path_out *po, const struct tl_path_run *r)
 {
     struct tl_buf *b = po->b;
     tl_buf_puts(b, ",\"bound\":{\"cpm_s\":");
-    json_num(b, r->cpm_s);
+    tl_cli_json_num(b, r->cpm_s);
     tl_buf_printf(b, ",\"zero_slack_tasks\":%zu,\"tasks_in_cycles\":%zu}", r->zero_slack, r->unordered);
     tl_buf_printf(b, ",\"replay\":{\"slots\":%zu", r->slots);
     json_key_num(b, "makespan_s", r->replay_s);
@@ -344,12 +344,12 @@ static int parse_flags(int argc, char **argv, struct path_cmd *k)
     optind = 1;
     while ((c = getopt_long(argc, argv, "O:qho:", longopts, NULL)) != -1) {
         if (c == 'K') {
-            if (!parse_num(optarg, 1.0001, 1e6, &k->o.faster)) {
+            if (!tl_cli_parse_num(optarg, 1.0001, 1e6, &k->o.faster)) {
                 tl_eprintf("tasklens path: --faster wants a number > 1\n");
                 return TL_EXIT_USAGE;
             }
         } else if (c == 'N') {
-            if (!parse_num(optarg, 0, 1e9, &v)) {
+            if (!tl_cli_parse_num(optarg, 0, 1e9, &v)) {
                 tl_eprintf("tasklens path: --steps wants a count (0: all)\n");
                 return TL_EXIT_USAGE;
             }
@@ -361,7 +361,7 @@ static int parse_flags(int argc, char **argv, struct path_cmd *k)
             tl_eprintf("tasklens path: --requests is not used here\n");
             return TL_EXIT_USAGE;
         } else {
-            int r = common_option(c, optarg, &k->co, "tasklens path");
+            int r = tl_cli_common_option(c, optarg, &k->co, "tasklens path");
             if (r == 0) path_usage(stderr);
             if (r <= 0) return TL_EXIT_USAGE;
         }
@@ -383,7 +383,7 @@ int tl_cmd_path(int argc, char **argv)
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
     struct tl_path_input in = {0};
-    status = read_records(&k.co, argc - optind, argv + optind, tl_path_add, &in, "tasklens path");
+    status = tl_cli_read_records(&k.co, argc - optind, argv + optind, tl_path_add, &in, "tasklens path");
     struct tl_path_result res = {0};
     if (status == TL_EXIT_OK && !(tl_path_done(&in) && tl_path_analyze(&in, &k.o, &res))) {
         tl_eprintf("tasklens path: out of memory\n");
@@ -395,7 +395,7 @@ int tl_cmd_path(int argc, char **argv)
         struct path_out po = {&b, &in, &res, &k.o, k.max_steps};
         if (k.co.fmt == F_JSON) write_json(&po);
         else write_table(&po);
-        status = write_out(&k.co, &b, "tasklens path");
+        status = tl_cli_write_out(&k.co, &b, "tasklens path");
     }
     tl_buf_free(&b);
     tl_path_result_free(&res);

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "core/term.h"
 #include "cli/insights_cli.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 #define MAX_NODES 8
 #define MAX_COUNTS 64
@@ -23,9 +23,9 @@ static bool parse_node(char *s, struct tl_node *n)
         if (!eq) return false;
         *eq++ = '\0';
         if (!strcmp(kv, "cores")) {
-            if (!parse_num(eq, 1, 1e6, &n->cores)) return false;
+            if (!tl_cli_parse_num(eq, 1, 1e6, &n->cores)) return false;
         } else if (!strcmp(kv, "mem") || !strcmp(kv, "memory")) {
-            if (!parse_bytes(eq, &n->mem) || n->mem <= 0) return false;
+            if (!tl_cli_parse_bytes(eq, &n->mem) || n->mem <= 0) return false;
         } else
             return false;
     }
@@ -95,14 +95,14 @@ static void plan_node_head(struct plan_out *po, int ni, const struct tl_node *nd
         tl_buf_printf(b, "%snode cores=%g mem=%s; time = %s of %s, memory = %s of peak RSS\n",
                       ni ? "\n" : "", nd->cores, memh, po->pct, time_word(po->o->time),
                       po->pct);
-        name_cell(b, "category", po->width);
+        tl_cli_name_cell(b, "category", po->width);
         tl_buf_printf(b, " %10s %9s %9s %6s %12s %8s %12s %10s\n", "tasks", "time", "memory", "cores",
                       "jobs/node", "binds", po->unit, "node-days");
     } else if (po->fmt == F_JSON) {
         tl_buf_printf(b, "%s{\"node\":{\"cores\":", ni ? "," : "");
-        json_num(b, nd->cores);
+        tl_cli_json_num(b, nd->cores);
         tl_buf_puts(b, ",\"memory_bytes\":");
-        json_num(b, nd->mem);
+        tl_cli_json_num(b, nd->mem);
         tl_buf_puts(b, "},\"categories\":[");
     }
 }
@@ -118,29 +118,29 @@ static void plan_row(struct plan_out *po, size_t k, const char *name, const stru
         tl_summary_human(m, sizeof m, p->m_q, TL_UNIT_BYTES);
         if (f->jobs < 1) snprintf(j, sizeof j, "does not fit");
         else snprintf(j, sizeof j, "%.0f", f->jobs);
-        name_cell(b, name, po->width);
+        tl_cli_name_cell(b, name, po->width);
         tl_buf_printf(b, " %10.0f %9s %9s %6g %12s %8s %12s %10s\n", p->tasks, t, m, p->cpt, j,
-                      !isfinite(p->t_q) ? "-" : binds, plain(h, sizeof h, f->hours * po->per_hour),
-                      plain(d, sizeof d, f->hours / 24));
+                      !isfinite(p->t_q) ? "-" : binds, tl_cli_plain(h, sizeof h, f->hours * po->per_hour),
+                      tl_cli_plain(d, sizeof d, f->hours / 24));
     } else if (po->fmt == F_JSON) {
         tl_buf_puts(b, k ? ",{\"category\":" : "{\"category\":");
         tl_buf_put_json_string(b, name);
         tl_buf_puts(b, ",\"tasks\":");
-        json_num(b, p->tasks);
+        tl_cli_json_num(b, p->tasks);
         tl_buf_printf(b, ",\"time_s\":");
-        json_num(b, p->t_q);
+        tl_cli_json_num(b, p->t_q);
         tl_buf_printf(b, ",\"time_is\":\"%s\",\"memory_bytes\":", time_key(p->time_is));
-        json_num(b, p->m_q);
+        tl_cli_json_num(b, p->m_q);
         tl_buf_puts(b, ",\"cores_per_task\":");
-        json_num(b, p->cpt);
+        tl_cli_json_num(b, p->cpt);
         tl_buf_puts(b, ",\"jobs_by_cores\":");
-        json_num(b, f->by_cores);
+        tl_cli_json_num(b, f->by_cores);
         tl_buf_puts(b, ",\"jobs_by_memory\":");
-        json_num(b, f->by_mem);
+        tl_cli_json_num(b, f->by_mem);
         tl_buf_puts(b, ",\"jobs_per_node\":");
-        json_num(b, f->jobs);
+        tl_cli_json_num(b, f->jobs);
         tl_buf_printf(b, ",\"binds\":\"%s\",\"node_hours\":", binds);
-        json_num(b, f->hours);
+        tl_cli_json_num(b, f->hours);
         tl_buf_puts(b, "}");
     } else {
         size_t start = b->len;
@@ -167,14 +167,14 @@ static void plan_node_total(struct plan_out *po, const struct tl_node *nd, doubl
     struct tl_buf *b = po->b;
     if (po->fmt == F_TABLE) {
         char h[24], d[24];
-        name_cell(b, "total", po->width);
+        tl_cli_name_cell(b, "total", po->width);
         tl_buf_printf(b, " %10.0f %9s %9s %6s %12s %8s %12s %10s\n", total_tasks, "", "", "", "", "",
-                      plain(h, sizeof h, total_h * po->per_hour), plain(d, sizeof d, total_h / 24));
+                      tl_cli_plain(h, sizeof h, total_h * po->per_hour), tl_cli_plain(d, sizeof d, total_h / 24));
     } else if (po->fmt == F_JSON) {
         tl_buf_puts(b, "],\"node_hours\":");
-        json_num(b, total_h);
+        tl_cli_json_num(b, total_h);
         tl_buf_puts(b, ",\"node_days\":");
-        json_num(b, total_h / 24);
+        tl_cli_json_num(b, total_h / 24);
         tl_buf_putc(b, '}');
     } else {
         size_t start = b->len;
@@ -198,12 +198,12 @@ static void plan_write(struct tl_buf *b, enum fmt fmt, const struct tl_plan_opts
     char pct[16];
     snprintf(pct, sizeof pct, "p%02.0f", o->quantile * 100);
     struct plan_out po = {b, fmt, o, pct, rs->newest_ns, 0,
-                          name_width((const char *const *)rs->cats.s, rs->cats.n, 8)};
+                          tl_cli_name_width((const char *const *)rs->cats.s, rs->cats.n, 8)};
     if (fmt == F_JSON) {
         tl_buf_puts(b, "{\"quantile\":");
-        json_num(b, o->quantile);
+        tl_cli_json_num(b, o->quantile);
         tl_buf_puts(b, ",\"scale\":");
-        json_num(b, o->scale);
+        tl_cli_json_num(b, o->scale);
         tl_buf_printf(b, ",\"time\":\"%s\",\"nodes\":[", time_key(o->time));
     }
     for (int ni = 0; ni < nnodes; ni++) {
@@ -250,13 +250,13 @@ static bool plan_flag(int c, char *arg, struct plan_cmd *k)
         tl_eprintf("tasklens plan: --node wants cores=N,mem=SIZE (at most %d)\n", MAX_NODES);
         return false;
     case 'S':
-        if (parse_num(arg, 0, 1e12, &k->o.scale)) return true;
+        if (tl_cli_parse_num(arg, 0, 1e12, &k->o.scale)) return true;
         tl_eprintf("tasklens plan: --scale wants a number >= 0\n");
         return false;
     case 'C': {
         char *eq = strrchr(arg, '=');
         if (!eq || eq == arg || k->ncounts == MAX_COUNTS ||
-            !parse_num(eq + 1, 0, 1e15, &k->count_n[k->ncounts])) {
+            !tl_cli_parse_num(eq + 1, 0, 1e15, &k->count_n[k->ncounts])) {
             tl_eprintf("tasklens plan: --count wants CATEGORY=N\n");
             return false;
         }
@@ -265,7 +265,7 @@ static bool plan_flag(int c, char *arg, struct plan_cmd *k)
         return true;
     }
     case 'Q':
-        if (parse_num(arg, 0, 1, &k->o.quantile)) return true;
+        if (tl_cli_parse_num(arg, 0, 1, &k->o.quantile)) return true;
         tl_eprintf("tasklens plan: --quantile wants a number in [0,1]\n");
         return false;
     case 'T':
@@ -276,7 +276,7 @@ static bool plan_flag(int c, char *arg, struct plan_cmd *k)
         k->o.time = !strcmp(arg, "cpu") ? TL_PLAN_CPU : !strcmp(arg, "wall") ? TL_PLAN_WALL : TL_PLAN_SLOT;
         return true;
     case 'P':
-        if (parse_num(arg, 1e-3, 1e6, &k->o.cores_per_task)) return true;
+        if (tl_cli_parse_num(arg, 1e-3, 1e6, &k->o.cores_per_task)) return true;
         tl_eprintf("tasklens plan: --cores-per-task wants a number > 0\n");
         return false;
     }
@@ -300,7 +300,7 @@ static int parse_flags(int argc, char **argv, struct plan_cmd *k)
             plan_usage(stdout);
             return TL_EXIT_OK;
         } else {
-            int r = common_option(c, optarg, &k->co, "tasklens plan");
+            int r = tl_cli_common_option(c, optarg, &k->co, "tasklens plan");
             if (r == 0) plan_usage(stderr);
             if (r <= 0) return TL_EXIT_USAGE;
         }
@@ -335,7 +335,7 @@ int tl_cmd_plan(int argc, char **argv)
     int status = parse_flags(argc, argv, &k);
     if (status >= 0) return status;
     struct tl_task_rows rs = {0};
-    status = read_all(&k.co, argc - optind, argv + optind, &rs, "tasklens plan");
+    status = tl_cli_read_all(&k.co, argc - optind, argv + optind, &rs, "tasklens plan");
     if (status == TL_EXIT_OK) status = check_counts(&k, &rs);
     double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
     struct tl_cat_plan *cp = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *cp);
@@ -351,7 +351,7 @@ int tl_cmd_plan(int argc, char **argv)
                 if (!strcmp(rs.cats.s[j], k.count_cat[i])) cp[j].tasks = k.count_n[i];
         }
         plan_write(&b, k.co.fmt, &k.o, k.nodes, k.nnodes, &rs, cp);
-        status = write_out(&k.co, &b, "tasklens plan");
+        status = tl_cli_write_out(&k.co, &b, "tasklens plan");
     }
     tl_buf_free(&b);
     free(tmp);

@@ -22,7 +22,7 @@
 #include "core/requests.h"
 #include "insights/insights.h"
 #include "report/report.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 #define MAX_SETTINGS 32
 #define MAX_BASELINE 256

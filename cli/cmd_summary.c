@@ -17,7 +17,7 @@
 #include "cli/input.h"
 #include "core/aggregate.h"
 #include "core/quantile.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 #define MAX_SETTINGS 32
 

@@ -12,10 +12,10 @@
 #include "core/path.h"
 #include "core/term.h"
 #include "sinks/influx/lineproto.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 /* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */
-int common_option(int c, char *arg, struct common *co, const char *cmd)
+int tl_cli_common_option(int c, char *arg, struct common *co, const char *cmd)
 {
     switch (c) {
     case 'f':
@@ -68,7 +68,7 @@ static void say_defaulted(const struct common *co, const char *cmd)
 /* Reads every input into rs (a directory: the LSST metadata files under
  * it, else every file of a known format, as `summary` reads it); the exit
  * status so far. */
-int read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd)
+int tl_cli_read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd)
 {
     bool oom = false;
     co->io.settings = co->settings;
@@ -88,6 +88,7 @@ int read_records(struct common *co, int n, char **args, tl_record_cb add, void *
         }
     }
     char err[512];
+    if (tl_file_list_problem(&fl, err, sizeof err)) tl_eprintf("%s: %s\n", cmd, err);
     if (co->requests_path && !co->requests &&
         tl_requests_load(co->requests_path, &co->requests, err, sizeof err)) {
         tl_eprintf("%s: --requests: %s\n", cmd, err);
@@ -123,9 +124,9 @@ int read_records(struct common *co, int n, char **args, tl_record_cb add, void *
     return status;
 }
 
-int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd)
+int tl_cli_read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd)
 {
-    int status = read_records(co, n, args, tl_task_rows_add, rs, cmd);
+    int status = tl_cli_read_records(co, n, args, tl_task_rows_add, rs, cmd);
     rs->process_wide_rss = co->process_wide_rss;
     if (!tl_task_rows_done(rs)) {
         tl_eprintf("%s: out of memory\n", cmd);
@@ -134,7 +135,7 @@ int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, con
     return status;
 }
 
-int write_out(struct common *co, struct tl_buf *b, const char *cmd)
+int tl_cli_write_out(struct common *co, struct tl_buf *b, const char *cmd)
 {
     struct tl_out_file out;
     char err[512];
@@ -152,7 +153,7 @@ int write_out(struct common *co, struct tl_buf *b, const char *cmd)
 
 
 
-bool parse_bytes(const char *s, double *out)
+bool tl_cli_parse_bytes(const char *s, double *out)
 {
     char *end;
     double x = strtod(s, &end);
@@ -169,7 +170,7 @@ bool parse_bytes(const char *s, double *out)
     return false;
 }
 
-bool parse_num(const char *s, double lo, double hi, double *out)
+bool tl_cli_parse_num(const char *s, double lo, double hi, double *out)
 {
     char *end;
     double x = strtod(s, &end);
@@ -179,21 +180,21 @@ bool parse_num(const char *s, double lo, double hi, double *out)
 }
 
 /* A shortest round-trip number for JSON, null when not finite. */
-void json_num(struct tl_buf *b, double v)
+void tl_cli_json_num(struct tl_buf *b, double v)
 {
     if (isfinite(v)) tl_buf_put_double(b, v);
     else tl_buf_puts(b, "null");
 }
 
 /* A number for the table: 3 significant digits, '-' when absent. */
-const char *cell(char *buf, size_t cap, double v)
+const char *tl_cli_cell(char *buf, size_t cap, double v)
 {
     if (!isfinite(v)) snprintf(buf, cap, "-");
     else snprintf(buf, cap, "%.3g", v);
     return buf;
 }
 
-const char *plain(char *buf, size_t cap, double v)
+const char *tl_cli_plain(char *buf, size_t cap, double v)
 {
     if (!isfinite(v)) snprintf(buf, cap, "-");
     else if (v == 0) snprintf(buf, cap, "0");
@@ -220,7 +221,7 @@ static const char *shown(const char *name, struct tl_buf *tmp)
     return tmp->oom ? "?" : tl_buf_cstr(tmp);
 }
 
-int name_width(const char *const *names, size_t n, int min)
+int tl_cli_name_width(const char *const *names, size_t n, int min)
 {
     int w = min;
     struct tl_buf tmp = {0};
@@ -232,7 +233,7 @@ int name_width(const char *const *names, size_t n, int min)
     return w > TL_NAME_MAX ? TL_NAME_MAX : w;
 }
 
-void name_cell(struct tl_buf *b, const char *name, int width)
+void tl_cli_name_cell(struct tl_buf *b, const char *name, int width)
 {
     struct tl_buf tmp = {0};
     const char *s = shown(name, &tmp);

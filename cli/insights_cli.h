@@ -46,33 +46,33 @@ struct common {
     "                      (pipetask: LABEL: requestMemory MB / requestCpus; else its defaults)\n"
 
 /* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */
-int common_option(int c, char *arg, struct common *co, const char *cmd);
+int tl_cli_common_option(int c, char *arg, struct common *co, const char *cmd);
 /* Reads every input into rs (a directory: the LSST metadata files under
  * it); the exit status so far. */
-int read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd);
-/* read_records into task rows, done. */
-int read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd);
+int tl_cli_read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd);
+/* tl_cli_read_records into task rows, done. */
+int tl_cli_read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd);
 /* b to --output (or stdout); the exit status. */
-int write_out(struct common *co, struct tl_buf *b, const char *cmd);
+int tl_cli_write_out(struct common *co, struct tl_buf *b, const char *cmd);
 
 /* "512GiB", "1.5TB", "64G", "100MB", "4096": bytes. KiB/MiB/GiB/TiB and bare
  * K/M/G/T are powers of 1024, KB/MB/GB/TB powers of 1000. */
-bool parse_bytes(const char *s, double *out);
-bool parse_num(const char *s, double lo, double hi, double *out);
+bool tl_cli_parse_bytes(const char *s, double *out);
+bool tl_cli_parse_num(const char *s, double lo, double hi, double *out);
 /* A shortest round-trip number for JSON, null when not finite. */
-void json_num(struct tl_buf *b, double v);
+void tl_cli_json_num(struct tl_buf *b, double v);
 /* A number for the table: 3 significant digits, '-' when absent. */
-const char *cell(char *buf, size_t cap, double v);
+const char *tl_cli_cell(char *buf, size_t cap, double v);
 /* A number for the table without an exponent: 4 significant digits from
  * 0.001 up to 1e7, "<0.001" below (the exact value is in --format json). */
-const char *plain(char *buf, size_t cap, double v);
+const char *tl_cli_plain(char *buf, size_t cap, double v);
 
 /* The width of a table's name column: the longest of names (in characters,
  * not bytes), at least min and at most TL_NAME_MAX. */
 #define TL_NAME_MAX 40
-int name_width(const char *const *names, size_t n, int min);
+int tl_cli_name_width(const char *const *names, size_t n, int min);
 /* "  name" padded to width; a longer name on a line of its own, the row's
  * numbers on the next, under the column. */
-void name_cell(struct tl_buf *b, const char *name, int width);
+void tl_cli_name_cell(struct tl_buf *b, const char *name, int width);
 
 #endif

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 #define CSI "\x1b["
 #define BOLD CSI "1m"

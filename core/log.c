@@ -5,6 +5,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+void tl_say_line(void (*say)(void *ctx, const char *line), void *ctx, const char *line)
+{
+    if (say) say(ctx, line);
+    else tl_eprintf("%s\n", line);
+}
+
 void tl_log(const struct tl_log *lg, enum tl_log_level lv, const char *fmt, ...)
 {
     char msg[2048];

@@ -21,6 +21,11 @@ enum { TL_CHECK_FAIL = 0, TL_CHECK_OK = 1, TL_CHECK_NOTE = 2 };
 typedef void tl_check_say(void *ctx, int verdict, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A line for a "say" handle (a reject budget's): say(ctx, line), or with
+ * say NULL the line on stderr as it is -- where such lines go by default is
+ * decided here, as tl_log decides for messages. */
+void tl_say_line(void (*say)(void *ctx, const char *line), void *ctx, const char *line);
+
 /* lg may be NULL (stderr). */
 void tl_log(const struct tl_log *lg, enum tl_log_level lv, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

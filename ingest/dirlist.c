@@ -7,7 +7,6 @@
  * the walk reads entries with getdents64 and trusts their d_type: no stat
  * per entry (31-40 k metadata files/s on a 20,000-file tree, bench/). */
 #include "ingest/dirlist.h"
-#include "core/term.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +30,21 @@ bool tl_file_list_add(struct tl_file_list *fl, const char *path)
     if (!(fl->paths[fl->n] = strdup(path))) return false;
     fl->n++;
     return true;
+}
+
+/* A directory that could not be read: counted, the first kept for the
+ * caller to say (a library room never prints). */
+static void unreadable(struct tl_file_list *fl, const char *path, int err)
+{
+    if (!fl->unreadable++) snprintf(fl->first_unreadable, sizeof fl->first_unreadable, "%s: %s", path, strerror(err));
+}
+
+const char *tl_file_list_problem(const struct tl_file_list *fl, char *buf, size_t cap)
+{
+    if (!fl->unreadable) return NULL;
+    if (fl->unreadable == 1) snprintf(buf, cap, "%s", fl->first_unreadable);
+    else snprintf(buf, cap, "%s (and %zu more directories not read)", fl->first_unreadable, fl->unreadable - 1);
+    return buf;
 }
 
 /* Files under the directory fd (path: its name), recursively (symlinks not
@@ -58,7 +72,7 @@ static bool walk(struct tl_file_list *fl, int fd, char *path, size_t plen, int d
         ssize_t n = getdents64(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            if (n < 0) tl_eprintf("tasklens: %s: %s\n", path, strerror(errno));
+            if (n < 0) unreadable(fl, path, errno);
             break;
         }
         len += (size_t)n;
@@ -83,7 +97,7 @@ static bool walk(struct tl_file_list *fl, int fd, char *path, size_t plen, int d
             if (!want && name[0] == '.') continue;
             int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) {
-                tl_eprintf("tasklens: %s: %s\n", path, strerror(errno));
+                unreadable(fl, path, errno);
                 ok = false;
                 continue;
             }
@@ -109,7 +123,7 @@ bool tl_dir_list(struct tl_file_list *fl, const char *dir, bool (*want)(const ch
     char path[PATH_MAX];
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || strlen(dir) >= sizeof path) {
-        tl_eprintf("tasklens: %s: %s\n", dir, strerror(fd < 0 ? errno : ENAMETOOLONG));
+        unreadable(fl, dir, fd < 0 ? errno : ENAMETOOLONG);
         if (fd >= 0) close(fd);
         return false;
     }

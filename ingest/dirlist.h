@@ -5,10 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A list of paths (owned). */
+/* A list of paths (owned), and the directories that could not be read
+ * while it was made: how many, and the first as "PATH: reason". */
 struct tl_file_list {
     char **paths;
     size_t n, cap;
+    size_t unreadable;
+    char first_unreadable[512];
 };
 
 bool tl_file_list_add(struct tl_file_list *fl, const char *path);
@@ -16,8 +19,13 @@ void tl_file_list_free(struct tl_file_list *fl);
 
 /* Appends the files under dir (recursively, symlinks not followed) in name
  * order: those `want` takes by name (hidden directories walked too), or,
- * with want NULL, every file not hidden. false (said on stderr) when a
- * directory could not be read; what could be read is listed. */
+ * with want NULL, every file not hidden. false when a directory could not
+ * be read (counted in fl, for the caller to say: tl_file_list_problem);
+ * what could be read is listed. */
 bool tl_dir_list(struct tl_file_list *fl, const char *dir, bool (*want)(const char *name));
+
+/* "DIR: Permission denied (and 2 more directories not read)" into buf, or
+ * NULL when every directory was read. */
+const char *tl_file_list_problem(const struct tl_file_list *fl, char *buf, size_t cap);
 
 #endif

@@ -288,13 +288,14 @@ static void cc_set_name(void *state, const char *name)
     if (base && *base && strcmp(base, "-")) snprintf(st->workflow, sizeof st->workflow, "%s", base);
 }
 
-static enum tl_err cc_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err cc_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct cc_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct cc_config *)config;
     st->emit = *emit;
     if (!isfinite(st->cfg.utc_offset) || fabs(st->cfg.utc_offset) > 24) {
+        snprintf(err, errcap, "codecarbon.utc_offset is hours from UTC, -24 to 24, not %g", st->cfg.utc_offset);
         free(st);
         return TL_ERR_USAGE;
     }

@@ -665,12 +665,13 @@ static int dasf_probe(const char *buf, size_t len)
     return memmem(buf, scan, "\xa5phase", 6) && memmem(buf, scan, "\xa9timestamp", 10) ? 95 : 0;
 }
 
-static enum tl_err dasf_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err dasf_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct dasf_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct dasf_config *)config;
     if (strcmp(st->cfg.clock, "epoch") && strcmp(st->cfg.clock, "monotonic")) {
+        snprintf(err, errcap, "dasf.clock is epoch or monotonic, not '%s'", st->cfg.clock);
         free(st);
         return TL_ERR_USAGE;
     }

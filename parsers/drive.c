@@ -10,7 +10,7 @@
  * The held bytes are fed as they were once the parser is known, so a
  * parser still sees one unbroken stream. */
 #include "parsers/drive.h"
-#include "core/term.h"
+#include "core/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +18,7 @@
 
 static void tell(struct tl_reject_budget *b, const char *line)
 {
-    if (b->say) b->say(b->ctx, line);
-    else tl_eprintf("%s\n", line);
+    tl_say_line(b->say, b->ctx, line);
 }
 
 /* A rejected unit of input, told while the budget lasts. */
@@ -106,7 +105,7 @@ static enum tl_err open_parser(struct tl_drive *d, const struct tl_parser *p)
     if (!rc && d->cfg.configure)
         rc = d->cfg.configure(d->cfg.configure_ctx, p, d->inst.config, err, sizeof err);
     d->emit.record = p->file_time ? on_record_stamped : on_record;
-    if (!rc) rc = tl_parser_inst_open(&d->inst, &d->emit);
+    if (!rc) rc = tl_parser_inst_open(&d->inst, &d->emit, err, sizeof err);
     if (rc) { /* no parser, half set up: the drive has none */
         tl_parser_inst_free(&d->inst);
         return stop(d, rc, err[0] ? err : tl_strerror(rc));

@@ -399,7 +399,7 @@ static void lp_set_name(void *state, const char *name)
     if (base && *base && strcmp(base, "-")) snprintf(st->workflow, sizeof st->workflow, "%s", base);
 }
 
-static enum tl_err lp_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err lp_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct lp_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;

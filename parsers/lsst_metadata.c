@@ -638,7 +638,7 @@ static void path_tags(struct lsst_state *st)
 
 /* ---------------------------------------------------------------- plugin */
 
-static enum tl_err lsst_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err lsst_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct lsst_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
@@ -646,6 +646,7 @@ static enum tl_err lsst_open(void **state, const void *config, const struct tl_e
     st->emit = *emit;
     if (strcmp(st->cfg.rss_unit, "auto") && strcmp(st->cfg.rss_unit, "kib") &&
         strcmp(st->cfg.rss_unit, "bytes")) {
+        snprintf(err, errcap, "lsst.rss_unit is auto, kib or bytes, not '%s'", st->cfg.rss_unit);
         free(st);
         return TL_ERR_USAGE;
     }
@@ -656,7 +657,7 @@ static enum tl_err lsst_open(void **state, const void *config, const struct tl_e
     if (pat && !st->re) {
         char msg[256];
         pcre2_get_error_message(errc, (PCRE2_UCHAR *)msg, sizeof msg);
-        tl_eprintf("tasklens: lsst.path_regex at offset %zu: %s\n", (size_t)erroff, msg);
+        snprintf(err, errcap, "lsst.path_regex at offset %zu: %s", (size_t)erroff, msg);
         free(st);
         return TL_ERR_USAGE;
     }

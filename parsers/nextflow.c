@@ -483,7 +483,7 @@ static void nf_set_name(void *state, const char *name)
     if (base && *base && strcmp(base, "-")) snprintf(st->workflow, sizeof st->workflow, "%s", base);
 }
 
-static enum tl_err nf_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err nf_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct nf_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
@@ -492,6 +492,7 @@ static enum tl_err nf_open(void **state, const void *config, const struct tl_emi
     st->names = tl_intern_new(64u << 20);
     if (!st->names || !isfinite(st->cfg.utc_offset) || fabs(st->cfg.utc_offset) > 24) {
         enum tl_err rc = st->names ? TL_ERR_USAGE : TL_ERR_NOMEM;
+        if (st->names) snprintf(err, errcap, "nextflow.utc_offset is hours from UTC, -24 to 24, not %g", st->cfg.utc_offset);
         tl_intern_free(st->names);
         free(st);
         return rc;

@@ -68,7 +68,10 @@ struct tl_parser {
     int (*probe)(const char *buf, size_t len);
     size_t config_size;
     const struct tl_option *options;
-    enum tl_err (*open)(void **state, const void *config, const struct tl_emit *emit);
+    /* err: why it would not open, one line without "tasklens: " (a
+     * library room never prints: its caller says it); NULL with errcap 0
+     * when the caller does not want it. */
+    enum tl_err (*open)(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap);
     enum tl_err (*feed)(void *state, const char *buf, size_t len);
     enum tl_err (*finish)(void *state);
     void (*close)(void *state);
@@ -142,7 +145,7 @@ struct tl_parser_inst {
 /* Allocates the config and fills in defaults; set options with
  * tl_options_set(p->options, inst->config, ...) before tl_parser_inst_open. */
 enum tl_err tl_parser_inst_init(struct tl_parser_inst *inst, const struct tl_parser *p);
-enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit);
+enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit, char *err, size_t errcap);
 void tl_parser_inst_free(struct tl_parser_inst *inst);
 
 #endif

@@ -706,7 +706,7 @@ static int parsl_probe(const char *buf, size_t len)
     return len >= 16 && !memcmp(buf, "SQLite format 3", 16) ? 60 : 0;
 }
 
-static enum tl_err parsl_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err parsl_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct parsl_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;

@@ -94,9 +94,10 @@ enum tl_err tl_parser_inst_init(struct tl_parser_inst *inst, const struct tl_par
     return tl_options_defaults(p->options, inst->config);
 }
 
-enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit)
+enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit, char *err, size_t errcap)
 {
-    return inst->p->open(&inst->state, inst->config, emit);
+    if (errcap) err[0] = '\0';
+    return inst->p->open(&inst->state, inst->config, emit, err, errcap);
 }
 
 void tl_parser_inst_free(struct tl_parser_inst *inst)

@@ -412,7 +412,7 @@ static void rm_set_name(void *state, const char *name)
              slash ? name : ".");
 }
 
-static enum tl_err rm_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err rm_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct rm_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;

@@ -364,7 +364,7 @@ static void sm_set_name(void *state, const char *name)
     }
 }
 
-static enum tl_err sm_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err sm_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct sm_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;

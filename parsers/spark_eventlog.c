@@ -619,12 +619,13 @@ static void spark_set_name(void *state, const char *name)
                  strstr(base, ".inprogress") ? (int)(strstr(base, ".inprogress") - base) : (int)strlen(base), base);
 }
 
-static enum tl_err spark_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err spark_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct spark_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct spark_config *)config;
     if (strcmp(st->cfg.category, "stage") && strcmp(st->cfg.category, "description")) {
+        snprintf(err, errcap, "spark.category is stage or description, not '%s'", st->cfg.category);
         free(st);
         return TL_ERR_USAGE;
     }

@@ -200,6 +200,13 @@ void tl_input_info_free(struct tl_summary_input *info)
     info->error = NULL;
 }
 
+/* The directories a listing could not read, said once. */
+static void say_unreadable(const struct tl_file_list *fl)
+{
+    char why[700];
+    if (tl_file_list_problem(fl, why, sizeof why)) tl_eprintf("tasklens: %s\n", why);
+}
+
 /* A directory: every file under it that is not hidden, in name order, as
  * one input. Files of no known format are skipped (a datastore holds
  * images beside the metadata) and counted in one line. */
@@ -209,6 +216,7 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
 {
     struct tl_file_list fl = {0};
     enum tl_err rc = tl_dir_list(&fl, dir, NULL) ? TL_OK : TL_ERR_IO;
+    say_unreadable(&fl);
     size_t unknown = 0, failed = 0;
     const char *first_unknown[3] = {0};
     uint64_t *counters = NULL;
@@ -285,7 +293,11 @@ static enum tl_err read_parts(const struct tl_parser *p, const char *dir,
                                 struct tl_summary_input *info)
 {
     struct tl_file_list fl = {0};
-    if (!tl_dir_list(&fl, dir, NULL)) return TL_ERR_IO;
+    if (!tl_dir_list(&fl, dir, NULL)) {
+        say_unreadable(&fl);
+        tl_file_list_free(&fl);
+        return TL_ERR_IO;
+    }
     size_t k = 0;
     for (size_t i = 0; i < fl.n; i++) {
         if (part_index(p, fl.paths[i])) fl.paths[k++] = fl.paths[i];

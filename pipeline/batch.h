@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "parsers/parser.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 struct tl_reject_budget;
 

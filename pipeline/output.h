@@ -17,7 +17,7 @@
 #include "core/requests.h"
 #include "sinks/influx/lineproto.h"
 #include "sinks/sink.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 #define TL_OUTPUT_MAX_DESTS 8
 

@@ -10,7 +10,7 @@
 
 #include "report/report.h"
 #include "report/svg.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 #define FIELD_MAX_FUNCTIONS 30 /* drawn; more are counted */
 #define FIELD_MAX_ROWS 80      /* lines per function drawn: the costliest, in line order */

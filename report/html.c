@@ -4,7 +4,7 @@
  * be attached to a ticket, and renders at once.
  *
  * The tables' numbers and the quantile marks are read from the summary's
- * own groups and sketches (sinks/summary.h), so they are the numbers
+ * own groups and sketches (core/summary.h), so they are the numbers
  * `summary --format json` prints; each carries its exact value in data-v
  * and a tooltip, and an approximate one is marked "≈" with its alpha.
  * Colors are told apart by lightness and dash, not hue alone, so the page

@@ -5,7 +5,7 @@
  *
  * This header is what the page shows, as plain data; html.c draws it. The
  * numbers of the tables and the quantile marks are read from the summary's
- * own groups and sketches (sinks/summary.h), the ones `tasklens summary
+ * own groups and sketches (core/summary.h), the ones `tasklens summary
  * --format json` prints, so the page says exactly what it says; the plots'
  * data is computed by model.c from the same records. Every number shown has its
  * exact value in a tooltip (SVG <title>, or a cell's title) and in a
@@ -20,7 +20,7 @@
 
 #include "core/record.h"
 #include "insights/insights.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 /* The distributions drawn per group. */
 #define TL_REPORT_NDIST 4

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/numfmt.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 /* The longest run of a name between places a line may break: spaces, and
  * the ':' and '/' that join a DSL2 process name or a path. */

@@ -370,14 +370,14 @@ static void chrome_close(void *state)
     free(st);
 }
 
-static enum tl_err chrome_open(void **state, const void *config, const struct tl_emit *emit)
+static enum tl_err chrome_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct chrome_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct chrome_config *)config;
     st->emit = *emit;
     if (strcmp(st->cfg.category, "name") && strcmp(st->cfg.category, "cat")) {
-        tl_eprintf("tasklens: chrome.category is name or cat, not '%s'\n", st->cfg.category);
+        snprintf(err, errcap, "chrome.category is name or cat, not '%s'", st->cfg.category);
         free(st);
         return TL_ERR_USAGE;
     }

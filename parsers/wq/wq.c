@@ -58,7 +58,7 @@ static const char *const wq_counter_names[WQC_COUNT] = {
 
 /* ---------------------------------------------------------------- plugin */
 
-static enum tl_err wq_open(void **state, const void *config, const struct tl_emit *emit_cb)
+static enum tl_err wq_open(void **state, const void *config, const struct tl_emit *emit_cb, char *err, size_t errcap)
 {
     struct wq_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;

@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         data += used;
         size -= used;
     }
-    if (tl_parser_inst_open(&inst, &emit) == TL_OK) {
+    if (tl_parser_inst_open(&inst, &emit, NULL, 0) == TL_OK) {
         if (p->set_name) p->set_name(inst.state, name);
         for (size_t off = 0; off < size; off += step)
             p->feed(inst.state, (const char *)data + off, size - off < step ? size - off : step);

@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tl_emit emit = {on_record, NULL, NULL, 0};
     struct tl_parser_inst a;
     tl_parser_inst_init(&a, wq);
-    tl_parser_inst_open(&a, &emit);
+    tl_parser_inst_open(&a, &emit, NULL, 0);
     wq->feed(a.state, LOG, sizeof LOG - 1);
     struct tl_buf saved = {0};
     wq->save(a.state, &saved);
@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (saved.len) saved.data[data[i] % saved.len] = (char)data[i + 1];
     struct tl_parser_inst b;
     tl_parser_inst_init(&b, wq);
-    tl_parser_inst_open(&b, &emit);
+    tl_parser_inst_open(&b, &emit, NULL, 0);
     if (wq->restore(b.state, (const uint8_t *)saved.data, saved.len) == TL_OK) {
         wq->feed(b.state, TAIL, sizeof TAIL - 1);
         struct tl_buf again = {0};

@@ -10,6 +10,14 @@ here so they hold (issue 41 points 3-5):
    header, as parsers/wq/ is).
 4. No function over 100 lines, but the hot loops named below (one pass over
    the bytes each: splitting them costs the speed they exist for).
+5. Library rooms never print (issue 60): core, ingest, parsers, sinks and
+   insights call no printf, puts, perror, tl_eprintf nor write to stdout or
+   stderr; they hand the text to their caller (a parser's open fills err, a
+   directory listing keeps what it could not read) or speak through a
+   handle whose default core/log.c decides (tl_log, tl_say_line). core/term.c
+   and core/log.c are those writers.
+6. No build output is tracked (CTest's Testing/, objects, shared libraries,
+   a build directory), and .gitignore keeps it so.
 
 (The layering itself -- which room may include which -- is the compiler's:
 each room compiles against a view of the tree holding only the rooms it may
@@ -33,6 +41,12 @@ HOT_LOOPS = {
     "tl_lp_task": "the task point encoder: every record `run` and `lines` write",
     "scan_resources": "the Work Queue resources scanner: every task line",
 }
+LIBRARY_ROOMS = ["core", "ingest", "parsers", "sinks", "insights"]
+WRITERS = {"core/term.c", "core/log.c"}
+PRINTS = re.compile(r"\b(printf|tl_eprintf|perror|puts|vprintf)\s*\(|"
+                    r"\b(fprintf|fputs|fputc|fwrite|vfprintf)\s*\([^;]*\bstd(err|out)\b|\bwrite\s*\(\s*[12]\s*,")
+BUILD_OUTPUT = re.compile(r"(^|/)(Testing|build[^/]*|CMakeFiles|__pycache__)/|\.(o|a|so|pyc)$|\.so\.|"
+                          r"(^|/)compile_commands\.json$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 FUNCTION = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:__attribute__\(\([^)]*\)\)\s*)?"
                       r"(?:const\s+)?(?:struct\s+|enum\s+)?\w+[\s*]+(\w+)\s*\([^;]*$")
@@ -112,6 +126,19 @@ def main():
             if n > MAX_FUNCTION_LINES and name not in HOT_LOOPS:
                 long_fns.append("%s:%s (%d)" % (f, name, n))
     check(not big, "no .c file over %d lines (%s)" % (MAX_FILE_LINES, big))
+    prints = []
+    for f in files:
+        if f.split("/")[0] not in LIBRARY_ROOMS or not f.endswith(".c") or f in WRITERS:
+            continue
+        for n, line in enumerate(open(os.path.join(repo, f), encoding="utf-8", errors="replace"), 1):
+            code = line.split("//")[0]
+            if PRINTS.search(code) and not code.lstrip().startswith(("*", "/*")):
+                prints.append("%s:%d" % (f, n))
+    check(not prints, "library rooms (%s) never print: they hand text to their caller (%s)"
+          % (", ".join(LIBRARY_ROOMS), prints[:5]))
+    tracked = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True, text=True).stdout.split("\n")
+    built = [t for t in tracked if t and BUILD_OUTPUT.search(t)]
+    check(not built, "no build output is tracked (%s)" % built[:5])
     check(not long_fns, "no function over %d lines but the hot loops %s (%s)"
           % (MAX_FUNCTION_LINES, sorted(HOT_LOOPS), long_fns))
     return finish()

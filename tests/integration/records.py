@@ -47,7 +47,7 @@ from checks import check, finish  # noqa: E402
 TASKLENS, SRC, SHARED = sys.argv[1:4]
 MB = 2.0 ** 20
 
-IDENTITY = ["source", "workflow", "category", "task_id", "task_key", "name", "tag", "attempt", "final", "result",
+IDENTITY = ["source", "workflow", "category", "task_id", "task_key", "name", "tag", "depends", "attempt", "final", "result",
             "exit_code", "host", "worker", "start", "end", "start_epoch_s", "end_epoch_s", "data_id"]
 NUMERIC_IDS = ["task_id", "attempt", "exit_code", "start_epoch_s", "end_epoch_s"]
 

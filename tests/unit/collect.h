@@ -74,7 +74,7 @@ parse_buffer_kinds(const struct tl_parser *p, const char *buf, size_t len, size_
 {
     tl_parser_inst_init(inst, p);
     struct tl_emit emit = {collect_record, collect_reject, c, kinds};
-    tl_parser_inst_open(inst, &emit);
+    tl_parser_inst_open(inst, &emit, NULL, 0);
     if (!step) step = len ? len : 1;
     for (size_t off = 0; off < len; off += step)
         p->feed(inst->state, buf + off, len - off < step ? len - off : step);

@@ -78,7 +78,7 @@ static struct digest run_chunked(const char *buf, size_t len, size_t chunk)
     struct digest d = {0xcbf29ce484222325ULL, 0, 0};
     struct tl_emit emit = {digest_record, digest_reject, &d, ~0u};
     struct tl_parser_inst inst;
-    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) {
+    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit, NULL, 0)) {
         CHECK(!"open");
         return d;
     }
@@ -159,7 +159,7 @@ static void run_text_opt(struct run *out, const char *text, size_t len, const ch
     char err[128];
     if (tl_parser_inst_init(&inst, chrome())) return;
     if ((opt && tl_options_set(chrome()->options, inst.config, opt, val, err, sizeof err)) ||
-        tl_parser_inst_open(&inst, &emit)) {
+        tl_parser_inst_open(&inst, &emit, NULL, 0)) {
         tl_parser_inst_free(&inst);
         return;
     }
@@ -752,7 +752,7 @@ static void test_max_event(void)
     CHECK(!tl_parser_inst_init(&inst, chrome()));
     char err[128];
     CHECK(!tl_options_set(chrome()->options, inst.config, "max_event", "1K", err, sizeof err));
-    CHECK(!tl_parser_inst_open(&inst, &emit));
+    CHECK(!tl_parser_inst_open(&inst, &emit, NULL, 0));
     const char *head = "[{\"ph\":\"X\",\"name\":\"big\",\"ts\":1,\"dur\":1,\"args\":{\"s\":\"";
     inst.p->feed(inst.state, head, strlen(head));
     char pad[4096];
@@ -825,7 +825,7 @@ static struct edges flow_edges(const char *json, uint32_t kinds, size_t chunk)
     struct edges e = {"", 0};
     struct tl_emit emit = {edge_record, NULL, &e, kinds};
     struct tl_parser_inst inst;
-    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit)) {
+    if (tl_parser_inst_init(&inst, chrome()) || tl_parser_inst_open(&inst, &emit, NULL, 0)) {
         CHECK(!"open");
         return e;
     }

@@ -21,7 +21,7 @@
 #include "core/numfmt.h"
 #include "core/quantile.h"
 #include "parsers/jscan.h"
-#include "sinks/summary.h"
+#include "core/summary.h"
 
 static bool parse_i64_str(const char *s, int64_t *v)
 {

@@ -243,7 +243,7 @@ static void check_sample(const struct tl_parser *wq, const char *dir, const stru
         struct tl_emit emit = {collect_record, collect_reject, &c3, 0};
         struct tl_parser_inst in3;
         tl_parser_inst_init(&in3, wq);
-        tl_parser_inst_open(&in3, &emit);
+        tl_parser_inst_open(&in3, &emit, NULL, 0);
         struct tl_buf saved = {0};
         size_t restores = 0, step = 65521;
         for (size_t off = 0; off < len; off += step) {
@@ -252,7 +252,7 @@ static void check_sample(const struct tl_parser *wq, const char *dir, const stru
             CHECK_EQ_INT(wq->save(in3.state, &saved), TL_OK);
             tl_parser_inst_free(&in3);
             tl_parser_inst_init(&in3, wq);
-            tl_parser_inst_open(&in3, &emit);
+            tl_parser_inst_open(&in3, &emit, NULL, 0);
             enum tl_err rc = wq->restore(in3.state, (const uint8_t *)saved.data, saved.len);
             CHECK_EQ_INT(rc, TL_OK);
             restores += rc == TL_OK;
@@ -268,7 +268,7 @@ static void check_sample(const struct tl_parser *wq, const char *dir, const stru
         if (saved.len > 8) {
             struct tl_parser_inst bad;
             tl_parser_inst_init(&bad, wq);
-            tl_parser_inst_open(&bad, &emit);
+            tl_parser_inst_open(&bad, &emit, NULL, 0);
             CHECK(wq->restore(bad.state, (const uint8_t *)saved.data, saved.len - 3) != TL_OK);
             tl_parser_inst_free(&bad);
         }

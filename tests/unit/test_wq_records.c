@@ -859,7 +859,7 @@ static void test_superseded_runs(void)
                                         sizeof err),
                          TL_OK);
         struct tl_emit emit = {collect_record, collect_reject, &c, 0};
-        tl_parser_inst_open(&inst, &emit);
+        tl_parser_inst_open(&inst, &emit, NULL, 0);
         wq->feed(inst.state, log, strlen(log));
         wq->finish(inst.state);
         CHECK_EQ_INT(wq->stats(inst.state)->rejected, 0);
@@ -944,7 +944,7 @@ static void test_old_state(void)
     parse_buffer(wq, log, nlog, 0, &whole, &a);
     tl_parser_inst_init(&b, wq);
     struct tl_emit emit = {collect_record, collect_reject, &rest, 0};
-    tl_parser_inst_open(&b, &emit);
+    tl_parser_inst_open(&b, &emit, NULL, 0);
     CHECK_EQ_INT(wq->restore(b.state, (const uint8_t *)state, nstate), TL_OK);
     wq->feed(b.state, log + cut, nlog - cut);
     wq->finish(b.state);

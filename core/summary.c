@@ -1,10 +1,10 @@
-/* Summary tables.
- *
- * Groups live in an array indexed by the interned group key (the tag values
- * joined by \x1f), so adding a record costs one hash lookup plus one append
- * per present metric. Values are kept in growable arrays and sorted once at
- * output time; exact quantiles are then simple index arithmetic. */
-#include "sinks/summary.h"
+/* The summary: the aggregator's groups (core/aggregate.h) as `summary`'s
+ * table and JSON, with the options that pick metrics and group keys. The
+ * report, `top`, `advise` and the pipeline read the same groups, so every
+ * surface shows one set of numbers. Quantiles come from the groups'
+ * mergeable sketches (exact below a size, alpha-bounded past it), never
+ * a quantile of quantiles. */
+#include "core/summary.h"
 #include "core/glossary.h"
 #include "core/term.h"
 
