@@ -1,5 +1,5 @@
 /* Sources are plugins, as parsers are: each is a const struct of callbacks
- * in one file (src_file.c, src_dir.c, src_stdin.c, src_kafka.c, src_fifo.c),
+ * in one file (src_file.c, src_dir.c, src_stdin.c, src_fifo.c; kafka/, by job),
  * named in the one list of sources.c. The runner (runner.c) knows only this
  * interface: it asks a source to read a chunk and feed it to its parser,
  * for a descriptor to sleep on, to save its position in a checkpoint and
