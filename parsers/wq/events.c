@@ -17,17 +17,10 @@ void wq_reject(struct wq_state *st, enum tl_reject why, const char *detail)
     if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
 }
 
-/* A record of a kind the consumer does not use: counted, not built. */
-static inline bool skip_kind(struct wq_state *st, enum tl_record_kind k)
-{
-    if (tl_emit_wants(&st->emit, k)) return false;
-    st->stats.records++;
-    return true;
-}
 
 /* A line holding values no measurement has (negative, past the double
  * range): rejected, naming the first; what else it says is used. */
-static void reject_bad_values(struct wq_state *st, const struct bad_value *bad)
+void wq_reject_bad_values(struct wq_state *st, const struct bad_value *bad)
 {
     char num[TL_FMT_WIDE + 1], detail[128];
     if (isnan(bad->v)) snprintf(num, sizeof num, "not a number");
@@ -40,7 +33,7 @@ static void reject_bad_values(struct wq_state *st, const struct bad_value *bad)
     wq_reject(st, TL_REJ_BAD_VALUE, detail);
 }
 
-static void emit(struct wq_state *st, struct tl_record *r)
+void wq_emit(struct wq_state *st, struct tl_record *r)
 {
     r->line = st->stats.lines;
     r->source = "wq";
@@ -48,12 +41,12 @@ static void emit(struct wq_state *st, struct tl_record *r)
     st->emit.record(st->emit.ctx, r);
 }
 
-static int32_t intern_span(struct wq_state *st, struct span s)
+int32_t wq_intern_span(struct wq_state *st, struct span s)
 {
     return tl_intern(st->names, s.p, s.n);
 }
 
-static const char *name_of(const struct wq_state *st, int32_t id)
+const char *wq_name_of(const struct wq_state *st, int32_t id)
 {
     return id >= 0 ? tl_intern_str(st->names, id) : NULL;
 }
@@ -92,7 +85,7 @@ static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
 
 /* The run a line belongs to: the latest run of its pid, or a new one when
  * the log did not show this manager start (input joined mid-run). */
-static struct run *run_for(struct wq_state *st, int64_t pid, int64_t ts)
+struct run *wq_run_for(struct wq_state *st, int64_t pid, int64_t ts)
 {
     st->line_ts = ts;
     if (st->last_run && st->last_pid == pid) {
@@ -123,7 +116,7 @@ static void set_state(struct wq_state *st, struct task *t, enum task_state s)
 }
 
 /* Host part of an interned "host:port" (memoized: RUNNING lines repeat it). */
-static int32_t host_of_addr(struct wq_state *st, int32_t addr)
+int32_t wq_host_of_addr(struct wq_state *st, int32_t addr)
 {
     uint64_t *h = tl_map64_get(&st->host_of, (uint64_t)addr);
     if (h) return (int32_t)*h;
@@ -142,7 +135,7 @@ static int32_t intern_result(struct wq_state *st, struct span r)
     return st->last_result = tl_intern(st->names, r.p, r.n);
 }
 
-static uint32_t run_index(const struct wq_state *st, const struct run *r)
+uint32_t wq_run_index(const struct wq_state *st, const struct run *r)
 {
     return (uint32_t)(r - st->runs);
 }
@@ -152,7 +145,7 @@ static inline uint64_t task_key(uint32_t run, int64_t id)
     return ((uint64_t)run << 32) | (uint32_t)id;
 }
 
-static struct task *task_find(struct wq_state *st, uint32_t run, int64_t id)
+struct task *wq_task_find(struct wq_state *st, uint32_t run, int64_t id)
 {
     uint64_t *ix = tl_map64_get(&st->open, task_key(run, id));
     return ix ? &st->tasks[*ix] : NULL;
@@ -239,15 +232,6 @@ static void task_delete(struct wq_state *st, struct task *t)
     st->task_free = ix + 1;
 }
 
-static void box_to_record(struct tl_record *r, const struct box *b, enum tl_metric cores,
-                          enum tl_metric mem, enum tl_metric disk, enum tl_metric gpus)
-{
-    if (b->present & (1u << BOX_CORES)) tl_record_set(r, cores, b->v[BOX_CORES]);
-    if (b->present & (1u << BOX_MEMORY)) tl_record_set(r, mem, b->v[BOX_MEMORY]);
-    if (b->present & (1u << BOX_DISK)) tl_record_set(r, disk, b->v[BOX_DISK]);
-    if (b->present & (1u << BOX_GPUS)) tl_record_set(r, gpus, b->v[BOX_GPUS]);
-}
-
 /* Fills the scratch record with everything known about task t's current
  * attempt. `end_us` is the time of the line that closes the attempt. */
 struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_record_kind kind,
@@ -256,11 +240,11 @@ struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_re
     struct tl_record *r = &st->rec;
     tl_record_init(r, kind);
     const struct run *run = &st->runs[t->run];
-    r->workflow = name_of(st, run->workflow);
-    r->category = name_of(st, t->category);
-    r->worker = name_of(st, t->worker);
-    r->host = name_of(st, t->host);
-    r->result = name_of(st, t->result);
+    r->workflow = wq_name_of(st, run->workflow);
+    r->category = wq_name_of(st, t->category);
+    r->worker = wq_name_of(st, t->worker);
+    r->host = wq_name_of(st, t->host);
+    r->result = wq_name_of(st, t->result);
     r->task_id = t->id;
     r->attempt = t->attempt;
     r->has_exit_code = t->has_exit;
@@ -277,13 +261,13 @@ struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_re
             m->worker_end >= m->worker_start)
             tl_record_set(r, TL_M_WALL_TIME_S, m->worker_end - m->worker_start);
         const struct box *l = &m->limits;
-        box_to_record(r, l, TL_M_LIMIT_CORES, TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES,
+        wq_box_to_record(r, l, TL_M_LIMIT_CORES, TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES,
                       TL_M_LIMIT_CORES);
         if (l->present & (1u << BOX_WALL)) tl_record_set(r, TL_M_LIMIT_WALL_TIME_S, l->v[BOX_WALL]);
     }
-    box_to_record(r, &t->req, TL_M_REQ_CORES, TL_M_REQ_MEMORY_BYTES, TL_M_REQ_DISK_BYTES,
+    wq_box_to_record(r, &t->req, TL_M_REQ_CORES, TL_M_REQ_MEMORY_BYTES, TL_M_REQ_DISK_BYTES,
                   TL_M_REQ_GPUS);
-    box_to_record(r, &t->alloc, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
+    wq_box_to_record(r, &t->alloc, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
                   TL_M_ALLOC_GPUS);
     if (t->t_waiting && t->t_running >= t->t_waiting)
         tl_record_set(r, TL_M_QUEUE_TIME_S, (double)(t->t_running - t->t_waiting) / 1e6);
@@ -314,7 +298,7 @@ static void attempt_reset(struct wq_state *st, struct task *t)
  * worker-<hex> in TaskVine) into the task's worker and host. */
 static void task_set_worker(struct wq_state *st, struct run *run, struct task *t, struct span w)
 {
-    int32_t id = intern_span(st, w);
+    int32_t id = wq_intern_span(st, w);
     if (id < 0) return;
     bool is_worker_id = w.n > 7 && !memcmp(w.p, "worker-", 7);
     int32_t addr = -1;
@@ -328,7 +312,7 @@ static void task_set_worker(struct wq_state *st, struct run *run, struct task *t
         t->worker = wk ? (int32_t)*wk : id;
     }
     if (addr >= 0) {
-        int32_t h = host_of_addr(st, addr);
+        int32_t h = wq_host_of_addr(st, addr);
         if (h >= 0) t->host = h;
     }
 }
@@ -339,10 +323,10 @@ static void task_set_worker(struct wq_state *st, struct run *run, struct task *t
 static void emit_workflow(struct wq_state *st, struct run *run, int64_t ts)
 {
     run->last_emit_sec = ts / 1000000;
-    if (skip_kind(st, TL_REC_WORKFLOW)) return;
+    if (wq_skip_kind(st, TL_REC_WORKFLOW)) return;
     struct tl_record *r = &st->rec;
     tl_record_init(r, TL_REC_WORKFLOW);
-    r->workflow = name_of(st, run->workflow);
+    r->workflow = wq_name_of(st, run->workflow);
     r->time_ns = ts * 1000;
     tl_record_set(r, TL_M_TASKS_WAITING, (double)run->by_state[ST_WAITING]);
     tl_record_set(r, TL_M_TASKS_RUNNING,
@@ -351,7 +335,7 @@ static void emit_workflow(struct wq_state *st, struct run *run, int64_t ts)
     tl_record_set(r, TL_M_TASKS_FAILED, (double)run->failed);
     tl_record_set(r, TL_M_WORKERS, (double)run->workers);
     tl_record_set(r, TL_M_WORKER_CORES, run->cores);
-    emit(st, r);
+    wq_emit(st, r);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -369,7 +353,7 @@ static enum tl_err close_open_tasks(struct wq_state *st, const struct run *run)
     if (!n) return TL_OK;
     uint64_t *keys = malloc(n * sizeof *keys);
     if (!keys) return TL_ERR_NOMEM;
-    uint32_t ri = run ? run_index(st, run) : 0;
+    uint32_t ri = run ? wq_run_index(st, run) : 0;
     for (size_t i = 0; i < st->open.cap; i++) {
         uint64_t key = st->open.slots[i].key;
         if (key != TL_MAP64_EMPTY && (!run || key >> 32 == ri)) keys[k++] = key;
@@ -377,7 +361,7 @@ static enum tl_err close_open_tasks(struct wq_state *st, const struct run *run)
     if (k > 1) qsort(keys, k, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < k; i++) {
         struct task *t = &st->tasks[*tl_map64_get(&st->open, keys[i])];
-        emit(st, wq_task_record(st, t, TL_REC_TASK_OPEN, wq_task_last_us(t)));
+        wq_emit(st, wq_task_record(st, t, TL_REC_TASK_OPEN, wq_task_last_us(t)));
     }
     for (size_t i = 0; i < k; i++) task_delete(st, &st->tasks[*tl_map64_get(&st->open, keys[i])]);
     free(keys);
@@ -431,297 +415,22 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
         run = run_new(st, pid, ts);
     } else {
         st->counters[WQC_MANAGER_END]++;
-        run = run_for(st, pid, ts);
+        run = wq_run_for(st, pid, ts);
     }
     if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
-    if (!skip_kind(st, TL_REC_MANAGER)) {
+    if (!wq_skip_kind(st, TL_REC_MANAGER)) {
         struct tl_record *r = &st->rec;
         tl_record_init(r, TL_REC_MANAGER);
-        r->workflow = name_of(st, run->workflow);
+        r->workflow = wq_name_of(st, run->workflow);
         r->state = start ? "START" : "END";
         r->time_ns = ts * 1000;
-        emit(st, r);
+        wq_emit(st, r);
     }
     if (!start) {
         emit_workflow(st, run, ts); /* the final state, whatever the second */
         st->line_run = 0;
         if (end_run(st, run)) return wq_reject(st, TL_REJ_LIMIT, "out of memory");
     }
-}
-
-enum worker_event { EV_CONNECTION, EV_DISCONNECTION, EV_RESOURCES, EV_TRANSFER, EV_CACHE_UPDATE, EV_NONE };
-
-static enum worker_event worker_event(struct span w)
-{
-    switch (w.n) {
-    case 8: return SPAN_IS(w, "TRANSFER") ? EV_TRANSFER : EV_NONE;
-    case 9: return SPAN_IS(w, "RESOURCES") ? EV_RESOURCES : EV_NONE;
-    case 10: return SPAN_IS(w, "CONNECTION") ? EV_CONNECTION : EV_NONE;
-    case 12:
-        return SPAN_IS(w, "CACHE_UPDATE") || SPAN_IS(w, "CACHE-UPDATE") ? EV_CACHE_UPDATE : EV_NONE;
-    case 13: return SPAN_IS(w, "DISCONNECTION") ? EV_DISCONNECTION : EV_NONE;
-    }
-    return EV_NONE;
-}
-
-/* Whether a size or time as a transfer line writes it is one a transfer can
- * have: not negative, and below 2^960 (about 1e289), so that every unit
- * conversion (MiB, µs) keeps it finite. Judged as read, the same whether the
- * number is converted or only validated. */
-static inline bool transfer_number_possible(double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    return u < UINT64_C(0x7bf0000000000000); /* 2^960 */
-}
-
-/* Whether tl_parse_double takes exactly [p, end), without converting: the
- * plain form (0|[1-9]digits)[.digits] of up to 280 integer digits, which it
- * always takes, is checked here; anything else (a sign, exponents, nan,
- * longer) it is asked. *impossible: see transfer_number_possible. For
- * numbers that are validated, not used. */
-static bool number_ok(const char *p, const char *end, bool *impossible)
-{
-    const char *q = tl_skip_digits(p, end);
-    *impossible = false;
-    if (q > p && !(*p == '0' && q - p > 1) && q - p <= 280) {
-        if (q < end && *q == '.') {
-            const char *f = q + 1;
-            q = tl_skip_digits(f, end);
-            if (q == f || end - p > 400) q = NULL; /* "1." */
-        }
-        if (q == end) return true;
-    }
-    double v;
-    if (!tl_parse_double(p, end, &v)) return false;
-    *impossible = !transfer_number_possible(v);
-    return true;
-}
-
-/* The tail of a worker TRANSFER / CACHE_UPDATE line: a name (which may hold
- * spaces), then 2 or 3 numbers, taken from the right: [start] time size.
- * 7.5.1+ writes integer bytes and µs; 7.5.0 and earlier builds write %f MiB
- * and seconds. Each number is converted once. NULL, or the reject detail.
- * bytes NULL: the numbers are only validated (a consumer that does not use
- * the transfer), with the same verdicts: *impossible says whether the size
- * or the time is one no transfer has (negative, past the double range). */
-static const char *transfer_numbers(const char *p, const char *end, double *bytes, double *secs,
-                                    bool *impossible)
-{
-    struct span nums[3];
-    double vals[3];
-    bool imp[3];
-    int n = 0;
-    const char *e = end;
-    struct span x;
-    for (const char *before = e; n < 3 && last_word(p, &e, &x); before = e) {
-        if (bytes ? !tl_parse_double(x.p, x.p + x.n, &vals[n]) : !number_ok(x.p, x.p + x.n, &imp[n])) {
-            e = before; /* that word is the name: leave it */
-            break;
-        }
-        nums[n++] = x;
-    }
-    if (n < 2) return "transfer size/time";
-    if (skip_spaces(p, e) >= e) { /* the last number was the name after all */
-        if (n == 2) return "transfer file name";
-        n--;
-    }
-    if (!bytes) {
-        *impossible = imp[n - 1] || imp[n - 2];
-        return NULL;
-    }
-    double sz = vals[n - 1], tm = vals[n - 2];
-    *impossible = !transfer_number_possible(sz) || !transfer_number_possible(tm);
-    if (memchr(nums[n - 1].p, '.', nums[n - 1].n)) sz = mib_bytes(sz);
-    else tm /= 1e6;
-    *bytes = sz;
-    *secs = tm;
-    return NULL;
-}
-
-/* A worker left: its cores leave the run's count. */
-static void worker_gone(struct wq_state *st, struct run *run, int32_t wid, struct tl_record *r,
-                        const char *p, const char *end)
-{
-    st->counters[WQC_WORKER_DISCONNECTION]++;
-    struct span reason;
-    r->state = "DISCONNECTION";
-    if (next_word(&p, end, &reason)) r->result = name_of(st, intern_span(st, reason));
-    uint64_t *c = wid >= 0 ? tl_map64_get(&run->worker_cores, (uint64_t)wid) : NULL;
-    if (c) {
-        double cores;
-        memcpy(&cores, c, sizeof cores);
-        run->cores -= cores;
-        run->workers--;
-        tl_map64_del(&run->worker_cores, (uint64_t)wid);
-    }
-}
-
-/* A worker's resources: its capacity (alloc_* of the worker record), its
- * cores in the run's count. false when the line was rejected. */
-static bool worker_resources(struct wq_state *st, struct run *run, int32_t wid,
-                             struct tl_record *r, const char *p, const char *end)
-{
-    st->counters[WQC_WORKER_RESOURCES]++;
-    const char *j = skip_spaces(p, end);
-    struct box b = {0};
-    struct bad_value bad = {0};
-    if (!scan_resources(j, end, J_BOX, NULL, &b, &bad)) {
-        wq_reject(st, TL_REJ_BAD_JSON, "WORKER RESOURCES");
-        return false;
-    }
-    if (bad.n) reject_bad_values(st, &bad);
-    r->state = "RESOURCES";
-    uint64_t *c = wid >= 0 ? tl_map64_get(&run->worker_cores, (uint64_t)wid) : NULL;
-    if (c && (b.present & (1u << BOX_CORES))) {
-        double old;
-        memcpy(&old, c, sizeof old);
-        run->cores += b.v[BOX_CORES] - old;
-        memcpy(c, &b.v[BOX_CORES], sizeof *c);
-    }
-    /* For worker records, alloc_* is the worker's total capacity. */
-    box_to_record(r, &b, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
-                  TL_M_ALLOC_GPUS);
-    return true;
-}
-
-/* The record's host: from the address on the line (remembered for the
- * worker), else the worker's last address. false when out of names. */
-static bool worker_host(struct wq_state *st, struct run *run, int32_t wid, struct span addr,
-                        struct tl_record *r)
-{
-    if (addr.p) {
-        int32_t aid = intern_span(st, addr);
-        if (aid < 0) {
-            wq_reject(st, TL_REJ_LIMIT, "too many names");
-            return false;
-        }
-        r->host = name_of(st, host_of_addr(st, aid));
-        if (wid >= 0) {
-            tl_map64_put(&run->addr_to_worker, (uint64_t)aid, (uint64_t)wid);
-            tl_map64_put(&run->worker_to_addr, (uint64_t)wid, (uint64_t)aid);
-        }
-    } else if (wid >= 0) {
-        uint64_t *a = tl_map64_get(&run->worker_to_addr, (uint64_t)wid);
-        if (a) r->host = name_of(st, host_of_addr(st, (int32_t)*a));
-    }
-    return true;
-}
-
-static void parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
-                         const char *end)
-{
-    struct span id, w;
-    if (!next_word(&p, end, &id) || !next_word(&p, end, &w))
-        return wq_reject(st, TL_REJ_BAD_FIELDS, "WORKER line too short");
-    struct run *run = run_for(st, pid, ts);
-    if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
-    bool null_id = SPAN_IS(id, "(null)");
-    struct span addr = {NULL, 0};
-    /* WQ layout: WORKER id host:port  CONNECTION|DISCONNECTION [reason] */
-    enum worker_event ev = worker_event(w);
-    if (ev == EV_NONE) {
-        addr = w;
-        if (!next_word(&p, end, &w)) return wq_reject(st, TL_REJ_BAD_FIELDS, "WORKER event missing");
-        ev = worker_event(w);
-        if (ev == EV_NONE) return wq_reject(st, TL_REJ_UNKNOWN, "WORKER event");
-    }
-    /* Transfers and cache updates: a third of a TaskVine log. Without an
-     * address they change no state, so a consumer that does not use
-     * transfer records gets them validated and counted only. */
-    struct span dir = {"CACHE_UPDATE", 12};
-    double xfer_bytes = 0, xfer_secs = 0;
-    bool impossible = false; /* the transfer's size or time */
-    if (ev == EV_TRANSFER || ev == EV_CACHE_UPDATE) {
-        st->counters[ev == EV_TRANSFER ? WQC_WORKER_TRANSFER : WQC_WORKER_CACHE_UPDATE]++;
-        if (ev == EV_TRANSFER && !next_word(&p, end, &dir))
-            return wq_reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
-        bool used = addr.p || tl_emit_wants(&st->emit, TL_REC_TRANSFER);
-        const char *bad = transfer_numbers(p, end, used ? &xfer_bytes : NULL, &xfer_secs, &impossible);
-        if (bad) return wq_reject(st, TL_REJ_BAD_FIELDS, bad);
-        if (impossible) wq_reject(st, TL_REJ_BAD_VALUE, "transfer size or time");
-        if (!used && skip_kind(st, TL_REC_TRANSFER)) return;
-    }
-    struct tl_record *r = &st->rec;
-    tl_record_init(r, TL_REC_WORKER);
-    r->workflow = name_of(st, run->workflow);
-    r->time_ns = ts * 1000;
-    int32_t wid = null_id ? -1 : intern_span(st, id);
-    r->worker = name_of(st, wid);
-
-    switch (ev) {
-    case EV_CONNECTION:
-        st->counters[WQC_WORKER_CONNECTION]++;
-        if (!addr.p && !next_word(&p, end, &addr)) /* TaskVine: CONNECTION host:port */
-            return wq_reject(st, TL_REJ_BAD_FIELDS, "CONNECTION without address");
-        r->state = "CONNECTION";
-        if (wid >= 0 && !tl_map64_get(&run->worker_cores, (uint64_t)wid)) {
-            run->workers++;
-            tl_map64_put(&run->worker_cores, (uint64_t)wid, 0); /* 0.0's bits */
-        }
-        break;
-    case EV_DISCONNECTION:
-        worker_gone(st, run, wid, r, p, end);
-        break;
-    case EV_RESOURCES:
-        if (!worker_resources(st, run, wid, r, p, end)) return;
-        break;
-    case EV_TRANSFER:
-    case EV_CACHE_UPDATE: {
-        bool input = !SPAN_IS(dir, "OUTPUT");
-        r->kind = TL_REC_TRANSFER;
-        r->state = ev == EV_TRANSFER ? (input ? "INPUT" : "OUTPUT") : "CACHE_UPDATE";
-        if (!impossible) {
-            tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, xfer_bytes);
-            tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, xfer_secs);
-        }
-        break;
-    }
-    case EV_NONE:
-        break; /* not reached: rejected above */
-    }
-    if (!worker_host(st, run, wid, addr, r)) return;
-    if (!r->worker && addr.p && !null_id) r->worker = name_of(st, intern_span(st, addr));
-    if (skip_kind(st, r->kind)) return;
-    emit(st, r);
-}
-
-/* WQ top-level: TRANSFER INPUT|OUTPUT taskid cache_flag MiB seconds name... */
-static void parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
-                           const char *end)
-{
-    struct span dir, id, flag, size, secs;
-    if (!next_word(&p, end, &dir) || !next_word(&p, end, &id) || !next_word(&p, end, &flag) ||
-        !next_word(&p, end, &size) || !next_word(&p, end, &secs))
-        return wq_reject(st, TL_REJ_BAD_FIELDS, "TRANSFER line too short");
-    bool input = SPAN_IS(dir, "INPUT");
-    if (!input && !SPAN_IS(dir, "OUTPUT")) return wq_reject(st, TL_REJ_BAD_FIELDS, "TRANSFER direction");
-    int64_t task_id;
-    double mib = 0, s = 0;
-    bool used = tl_emit_wants(&st->emit, TL_REC_TRANSFER), imp_size = false, imp_secs = false;
-    if (!span_i64(id, &task_id) ||
-        !(used ? tl_parse_double(size.p, size.p + size.n, &mib) : number_ok(size.p, size.p + size.n, &imp_size)) ||
-        !(used ? tl_parse_double(secs.p, secs.p + secs.n, &s) : number_ok(secs.p, secs.p + secs.n, &imp_secs)))
-        return wq_reject(st, TL_REJ_BAD_FIELDS, "TRANSFER numbers");
-    st->counters[input ? WQC_TRANSFER_INPUT : WQC_TRANSFER_OUTPUT]++;
-    struct run *run = run_for(st, pid, ts);
-    if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
-    if (used && (!transfer_number_possible(mib) || !transfer_number_possible(s))) imp_size = true;
-    if (imp_size || imp_secs) wq_reject(st, TL_REJ_BAD_VALUE, "transfer size or time");
-    if (skip_kind(st, TL_REC_TRANSFER)) return;
-    struct tl_record *r = &st->rec;
-    tl_record_init(r, TL_REC_TRANSFER);
-    r->workflow = name_of(st, run->workflow);
-    r->task_id = task_id;
-    r->state = input ? "INPUT" : "OUTPUT";
-    r->time_ns = ts * 1000;
-    if (!imp_size) {
-        tl_record_set(r, input ? TL_M_INPUT_BYTES : TL_M_OUTPUT_BYTES, mib_bytes(mib));
-        tl_record_set(r, input ? TL_M_INPUT_TIME_S : TL_M_OUTPUT_TIME_S, s);
-    }
-    struct task *t = task_find(st, run_index(st, run), task_id);
-    if (t) r->category = name_of(st, t->category);
-    emit(st, r);
 }
 
 static void parse_category(struct wq_state *st, const char *p, const char *end)
@@ -736,7 +445,7 @@ static void parse_category(struct wq_state *st, const char *p, const char *end)
         struct bad_value bad = {0};
         if (scan_resources(w.p, w.p + w.n, J_BOX, NULL, &b, &bad) != w.p + w.n)
             return wq_reject(st, TL_REJ_BAD_JSON, "CATEGORY resources");
-        if (bad.n) reject_bad_values(st, &bad);
+        if (bad.n) wq_reject_bad_values(st, &bad);
         if (!last_word(p, &e, &w)) return wq_reject(st, TL_REJ_BAD_FIELDS, "CATEGORY kind");
     }
     if (SPAN_IS(w, "MAX") || SPAN_IS(w, "MIN")) {
@@ -772,7 +481,7 @@ static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64
         struct bad_value bad = {0};
         if (scan_resources(w.p, w.p + w.n, J_BOX, NULL, &req, &bad) != w.p + w.n)
             return wq_reject(st, TL_REJ_BAD_JSON, "requested resources");
-        if (bad.n) reject_bad_values(st, &bad);
+        if (bad.n) wq_reject_bad_values(st, &bad);
         if (!last_word(p, &e, &w)) return wq_reject(st, TL_REJ_BAD_FIELDS, "WAITING without category");
     }
     if (span_i64(w, &attempt)) { /* TaskVine >= 7.5.1: attempt number */
@@ -788,17 +497,17 @@ static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64
     if (e <= cb) return wq_reject(st, TL_REJ_BAD_FIELDS, "WAITING without category");
     st->counters[ready ? WQC_TASK_READY : WQC_TASK_WAITING]++;
 
-    uint32_t ri = run_index(st, run);
-    struct task *t = task_find(st, ri, id);
+    uint32_t ri = wq_run_index(st, run);
+    struct task *t = wq_task_find(st, ri, id);
     if (t) {
         /* Back in the queue: the previous attempt is over. */
         if (t->state == ST_RETRIEVED) {
-            emit(st, wq_task_record(st, t, TL_REC_TASK, t->t_retrieved));
+            wq_emit(st, wq_task_record(st, t, TL_REC_TASK, t->t_retrieved));
         } else if (t->state == ST_RUNNING || t->state == ST_WAITING_RETRIEVAL) {
             struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, ts);
             r->result = "REQUEUED";
             r->has_exit_code = false;
-            emit(st, r);
+            wq_emit(st, r);
         }
         attempt_reset(st, t);
         t->attempt = attempt > 0 ? (int32_t)attempt : t->attempt + (t->state != ST_WAITING);
@@ -815,8 +524,8 @@ static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64
 
 static struct task *task_for_state(struct wq_state *st, struct run *run, int64_t id)
 {
-    uint32_t ri = run_index(st, run);
-    struct task *t = task_find(st, ri, id);
+    uint32_t ri = wq_run_index(st, run);
+    struct task *t = wq_task_find(st, ri, id);
     if (t) return t;
     /* A task first seen past WAITING (input joined mid-run). */
     t = wq_task_new(st, ri, id);
@@ -895,7 +604,7 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
         }
     }
     if (njson == 1 && !done && st->family_ab && !has_exit) measured_to_limits(m);
-    if (bad.n) reject_bad_values(st, &bad);
+    if (bad.n) wq_reject_bad_values(st, &bad);
 
     st->counters[done ? WQC_TASK_DONE : WQC_TASK_RETRIEVED]++;
     struct task *t = task_for_state(st, run, id);
@@ -932,7 +641,7 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
     r->state = "DONE";
     enum tl_verdict v = tl_attempt_verdict(r->result, r->has_exit_code, r->exit_code);
     run->failed += v == TL_VERDICT_FAILED, run->done += v == TL_VERDICT_OK; /* a library: neither */
-    emit(st, r);
+    wq_emit(st, r);
     task_delete(st, t);
 }
 
@@ -950,7 +659,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             return wq_reject(st, TL_REJ_BAD_FIELDS, "TASK line too short");
         if (!span_i64(idw, &id)) return wq_reject(st, TL_REJ_BAD_FIELDS, "task id");
     }
-    struct run *run = run_for(st, pid, ts);
+    struct run *run = wq_run_for(st, pid, ts);
     if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
 
     switch (state.p[0]) {
@@ -982,7 +691,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
                 struct bad_value bad = {0};
                 if (j < end && scan_resources(j, end, J_BOX, NULL, &alloc, &bad) == NULL)
                     return wq_reject(st, TL_REJ_BAD_JSON, "allocated resources");
-                if (bad.n) reject_bad_values(st, &bad);
+                if (bad.n) wq_reject_bad_values(st, &bad);
             }
             st->counters[WQC_TASK_RUNNING]++;
             struct task *t = task_for_state(st, run, id);
@@ -992,7 +701,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
                  * earlier attempt as lost. */
                 struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, ts);
                 r->result = "REQUEUED";
-                emit(st, r);
+                wq_emit(st, r);
                 attempt_reset(st, t);
                 t->attempt++;
             }
@@ -1010,7 +719,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
     case 'C':
         if (SPAN_IS(state, "CANCELED")) {
             st->counters[WQC_TASK_CANCELED]++;
-            if (!task_find(st, run_index(st, run), id) && recently_closed(st, run_index(st, run), id))
+            if (!wq_task_find(st, wq_run_index(st, run), id) && recently_closed(st, wq_run_index(st, run), id))
                 return; /* the repeated line of one cancel */
             struct task *t = task_for_state(st, run, id);
             if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
@@ -1019,7 +728,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             r->has_exit_code = false;
             r->final = true;
             r->state = "CANCELED"; /* the glossary's cancelled: neither done nor failed */
-            emit(st, r);
+            wq_emit(st, r);
             task_delete(st, t);
             return;
         }
@@ -1068,10 +777,10 @@ static void parse_line(struct wq_state *st, const char *p, const char *end)
     switch (kind.p[0]) {
     case 'T':
         if (SPAN_IS(kind, "TASK")) return parse_task(st, ts, pid, p, end);
-        if (SPAN_IS(kind, "TRANSFER")) return parse_transfer(st, ts, pid, p, end);
+        if (SPAN_IS(kind, "TRANSFER")) return wq_parse_transfer(st, ts, pid, p, end);
         break;
     case 'W':
-        if (SPAN_IS(kind, "WORKER")) return parse_worker(st, ts, pid, p, end);
+        if (SPAN_IS(kind, "WORKER")) return wq_parse_worker(st, ts, pid, p, end);
         break;
     case 'M':
         if (SPAN_IS(kind, "MANAGER") || SPAN_IS(kind, "MASTER"))
