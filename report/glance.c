@@ -9,6 +9,9 @@
  * or `advise --format json` prints for the same inputs (the card's sums
  * are of those), and carries its exact value in data-v and a tooltip.
  *
+ * Here too, the "Inputs" table: what was read, one row per input (format,
+ * lines, records, rejects by reason).
+ *
  * Ranked by share, not by a price: a category's score is its largest
  * share of the run's savings in any one resource, so a category that
  * holds most of the wasted disk comes first without converting GiB-hours
@@ -329,4 +332,47 @@ void tl_report_glance(FILE *o, const struct tl_report_page *pg)
     zone_note(o, pg);
     ranking(o, pg, &c);
     fputs("</section>\n", o);
+}
+
+/* ---------------------------------------------------------------- the inputs */
+
+/* One row per input; a baseline's marked so. */
+static void input_rows(FILE *o, const struct tl_summary_input *inputs, size_t n, bool baseline)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct tl_summary_input *in = &inputs[i];
+        if (baseline) {
+            fputs("<tr data-baseline=\"1\"><td class=\"n\"><i>baseline</i> ", o);
+            tl_html_esc(o, in->path);
+            fputs("</td>", o);
+        } else {
+            fputs("<tr>", o);
+            tl_html_name_cell(o, in->path);
+        }
+        fputs("<td class=\"n\">", o);
+        tl_html_esc(o, in->format ? in->format : in->error ? in->error : "-");
+        fprintf(o, "</td><td data-v=\"%llu\">%llu</td><td data-v=\"%llu\">%llu</td>"
+                   "<td data-v=\"%llu\">%llu</td><td class=\"n\">",
+                (unsigned long long)in->lines, (unsigned long long)in->lines,
+                (unsigned long long)in->records, (unsigned long long)in->records,
+                (unsigned long long)in->rejected, (unsigned long long)in->rejected);
+        for (int r = 0; r < TL_REJ_COUNT; r++)
+            if (in->rejected_by[r])
+                fprintf(o, "<span data-reason=\"%s\" data-v=\"%llu\" title=\"%s\">%s %llu</span> ",
+                        tl_reject_key((enum tl_reject)r), (unsigned long long)in->rejected_by[r],
+                        tl_reject_str((enum tl_reject)r), tl_reject_key((enum tl_reject)r),
+                        (unsigned long long)in->rejected_by[r]);
+        fputs("</td></tr>\n", o);
+    }
+}
+
+void tl_report_inputs_section(FILE *o, const struct tl_report_page *pg)
+{
+    fputs("<h2 id=\"inputs\">Inputs</h2><table data-table=\"inputs\"><tr><th class=\"n\">input"
+          "</th><th class=\"n\">format</th><th>lines</th><th>records</th><th>rejected</th>"
+          "<th class=\"n\">rejected, by reason</th></tr>\n",
+          o);
+    input_rows(o, pg->inputs, pg->ninputs, false);
+    input_rows(o, pg->baseline_inputs, pg->nbaseline_inputs, true);
+    fputs("</table>\n", o);
 }

@@ -131,6 +131,10 @@ enum tl_unit tl_report_sample_unit(const char *name, double *scale);
 /* The section "Resource samples" (samples.c). */
 struct tl_report_page;
 void tl_report_samples_section(FILE *o, const struct tl_report_page *pg);
+/* "Inputs" (glance.c): one row per input, the baseline's marked. */
+void tl_report_inputs_section(FILE *o, const struct tl_report_page *pg);
+/* "Over time" (timeline.c): the page's series drawn, one clock per run. */
+void tl_report_time_section(FILE *o, const struct tl_report_page *pg);
 
 /* Spark's stages (stages.c), when the run has them: per stage its tasks'
  * run time, JVM GC time and its share, shuffle read and write, input and

@@ -6,7 +6,7 @@ here so they hold (issue 41 points 3-5):
    "room/file.h" (a same-named header in two rooms cannot collide), or a
    header beside the test or benchmark that includes it.
 2. No include cycle between project headers.
-3. No .c file of a room over 1,200 lines (split by layer with a private
+3. No .c file of a room over 1,000 lines (issue 60; it was 1,200) (split by layer with a private
    header, as parsers/wq/ is).
 4. No function over 100 lines, but the hot loops named below (one pass over
    the bytes each: splitting them costs the speed they exist for).
@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
 
 ROOMS = ["core", "ingest", "parsers", "sinks", "pipeline", "insights", "report", "cli"]
-MAX_FILE_LINES = 1200
+MAX_FILE_LINES = 1000
 MAX_FUNCTION_LINES = 100
 HOT_LOOPS = {
     "chrome_feed": "the Chrome container scanner: every byte of a trace",
