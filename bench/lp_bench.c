@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "parsers/parser.h"
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 
 #include "bench.h"
 

@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "core/path.h"
 #include "core/term.h"
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 #include "core/summary.h"
 
 /* The options every insight command shares; 1 handled, 0 not ours, -1 bad. */

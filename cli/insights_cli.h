@@ -12,7 +12,7 @@
 #include "core/buf.h"
 #include "core/requests.h"
 #include "insights/insights.h"
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 
 #define MAX_SETTINGS 32
 

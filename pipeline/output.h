@@ -15,7 +15,7 @@
 #include "core/aggregate.h"
 #include "core/clock.h"
 #include "core/requests.h"
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 #include "sinks/sink.h"
 #include "core/summary.h"
 

@@ -2,7 +2,7 @@
  * (/api/v1/write), a Prometheus started with --web.enable-remote-write-receiver
  * (/api/v1/write), Mimir, Thanos Receive and the other stores that take it.
  *
- * It is the InfluxDB sink's machinery with another wire (influx/netsink.h):
+ * It runs on the network engine (sinks/net/) with another wire:
  * the same batches, spool, retries with backoff, backpressure and status,
  * so an outage pauses or spools and never drops. What it sends are the
  * histogram series (task_histogram), the workflow gauges and tasklens's
@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "core/path.h"
-#include "sinks/influx/http.h"
-#include "sinks/influx/netsink.h"
-#include "sinks/influx/sink.h"
+#include "sinks/net/http.h"
+#include "sinks/net/netsink.h"
+#include "sinks/net/sink.h"
 #include "sinks/prom/remote_write.h"
 #include "sinks/sink.h"
 

@@ -17,7 +17,7 @@
 #include "../unit/lp_ref.h"
 #include "core/buf.h"
 #include "core/record.h"
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 
 static int sig_digits(const char *s, size_t n)
 {

@@ -19,7 +19,7 @@
 #include "core/numfmt.h"
 #include "core/record.h"
 #include "lp_ref.h"
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint64_t next(void)

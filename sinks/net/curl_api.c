@@ -1,5 +1,5 @@
 #define TL_CURL_API_IMPL
-#include "sinks/influx/curl_api.h"
+#include "sinks/net/curl_api.h"
 
 #include <pthread.h>
 #include <stdio.h>

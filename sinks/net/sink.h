@@ -1,5 +1,6 @@
-/* The InfluxDB sink: batches line protocol, writes it over HTTP, and when
- * InfluxDB cannot take it, keeps it in the disk spool until it can.
+/* The network engine's sink (its names still say influx, where it began):
+ * batches line protocol, writes it over HTTP, and when the store cannot
+ * take it, keeps it in the disk spool until it can.
  *
  * Batches close at batch_lines lines or batch_bytes bytes (5000 / 1 MiB),
  * when they are flush_interval_ms old (checked as lines arrive), or when the
@@ -20,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sinks/influx/http.h"
+#include "sinks/net/http.h"
 #include "sinks/spool.h"
 
 struct tl_influx_sink_cfg {

@@ -3,7 +3,7 @@
  * Points are built into the caller's buffer; a point that turns out to be
  * unwritable (a newline somewhere) is rolled back by truncating the buffer
  * to where it started, so a batch never holds half a line. */
-#include "sinks/influx/lineproto.h"
+#include "sinks/lineproto.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* The InfluxDB sink: see sink.h. */
 #include "core/clock.h"
-#include "sinks/influx/sink.h"
+#include "sinks/net/sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * machines without libcurl's headers): the same interface (http.h), where
  * making a client fails saying why, so an `influxdb` or `prometheus` sink
  * is refused when `run` or `check` starts, by name. */
-#include "sinks/influx/http.h"
+#include "sinks/net/http.h"
 
 #include <stdio.h>
 

@@ -3,8 +3,8 @@
  * One CURL easy handle per client keeps the connection alive between
  * batches. The write URL is built once; credentials travel in headers or
  * libcurl's user/password options, never in anything we print. */
-#include "sinks/influx/curl_api.h"
-#include "sinks/influx/http.h"
+#include "sinks/net/curl_api.h"
+#include "sinks/net/http.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-/* InfluxDB HTTP writes (libcurl), one keep-alive connection per client;
- * the same client speaks Prometheus remote write (version 3).
+/* The network engine's HTTP client (libcurl), one keep-alive connection
+ * per client: InfluxDB writes (versions 1 and 2) and Prometheus remote
+ * write (version 3).
  *
  *   v1: POST {url}/write?db=&rp=&precision=ns     (user/password: basic auth)
  *   v2: POST {url}/api/v2/write?org=&bucket=&precision=ns

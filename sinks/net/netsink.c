@@ -1,0 +1,176 @@
+/* The engine every network sink runs on (netsink.h): a sink's state
+ * around the batching, HTTP and spool machinery of sink.c, its spool
+ * directory, the settings every network sink checks alike, its counters and
+ * what it says when it closes. The `influxdb` and `prometheus` plugins
+ * (sinks/influx/, sinks/prom/) differ in their settings and wire. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/log.h"
+#include "sinks/lineproto.h"
+#include "sinks/net/netsink.h"
+
+/* The spool's directory: the one configured, else the user's state
+ * directory (XDG), never the working directory a command happened to run
+ * in. */
+const char *tl_netsink_spool_dir(const char *configured, char *buf, size_t cap)
+{
+    if (configured) return configured;
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (state && *state) snprintf(buf, cap, "%s/tasklens/spool", state);
+    else snprintf(buf, cap, "%s/.local/state/tasklens/spool", home && *home ? home : "/tmp");
+    return buf;
+}
+
+/* mkdir -p of the default spool's parents (the spool makes its own). */
+static void make_parents(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        mkdir(path, 0750);
+        *p = '/';
+    }
+}
+
+enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, const char *spool_dir,
+                            bool default_dir, const struct tl_sink_env *env, char *err, size_t errlen)
+{
+    struct tl_netsink *p = calloc(1, sizeof *p);
+    if (!p) return TL_ERR_NOMEM;
+    snprintf(p->spool_dir, sizeof p->spool_dir, "%s", spool_dir);
+    if (default_dir) make_parents(p->spool_dir);
+    struct tl_influx_sink_cfg c = *sc;
+    c.spool.dir = p->spool_dir;
+    enum tl_err rc = tl_influx_sink_new(&c, &p->sink, err, errlen);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    p->log = env->log;
+    *state = p;
+    return TL_OK;
+}
+
+enum tl_err tl_netsink_validate(const char *spool_dir, long long timeout, long long batch_lines,
+                                size_t batch_bytes, size_t spool_max, const char **key, char *err,
+                                size_t errlen)
+{
+    if (spool_dir && !*spool_dir) {
+        *key = "spool_dir";
+        snprintf(err, errlen, "empty");
+        return TL_ERR_USAGE;
+    }
+    const struct {
+        const char *name;
+        long long v, min, max;
+    } ranges[] = {
+        /* a request never waits for ever, and a spool holds at least a batch */
+        {"timeout", timeout, 100, 600000},
+        {"batch_lines", batch_lines, 1, 1000000},
+        {"batch_bytes", (long long)batch_bytes, 1024, 256LL << 20},
+        {"spool_max", (long long)spool_max, 64 << 10, 1LL << 50},
+    };
+    for (size_t j = 0; j < sizeof ranges / sizeof *ranges; j++)
+        if (ranges[j].v < ranges[j].min || ranges[j].v > ranges[j].max) {
+            *key = ranges[j].name;
+            snprintf(err, errlen, "%lld is outside %lld..%lld", ranges[j].v, ranges[j].min,
+                     ranges[j].max);
+            return TL_ERR_USAGE;
+        }
+    return TL_OK;
+}
+
+enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines)
+{
+    struct tl_netsink *p = state;
+    if (p->victoriametrics && memchr(lp, '\\', len)) { /* a name with a backslash: rewritten */
+        p->rewritten.len = 0;
+        tl_lp_victoriametrics(&p->rewritten, lp, len);
+        if (p->rewritten.oom) return TL_ERR_NOMEM;
+        return tl_influx_sink_add(p->sink, p->rewritten.data, p->rewritten.len, nlines);
+    }
+    return tl_influx_sink_add(p->sink, lp, len, nlines);
+}
+
+enum tl_err tl_netsink_flush(void *state)
+{
+    return tl_influx_sink_flush(((struct tl_netsink *)state)->sink);
+}
+
+enum tl_err tl_netsink_sync(void *state)
+{
+    return tl_influx_sink_sync(((struct tl_netsink *)state)->sink);
+}
+
+enum tl_err tl_netsink_drain(void *state, long timeout_ms)
+{
+    return tl_influx_sink_drain(((struct tl_netsink *)state)->sink, timeout_ms);
+}
+
+uint32_t tl_netsink_held(const void *state)
+{
+    return tl_influx_sink_held(((const struct tl_netsink *)state)->sink);
+}
+
+size_t tl_netsink_stats(const void *state, struct tl_sink_stat *out, size_t max)
+{
+    struct tl_influx_sink_stats ss = tl_influx_sink_stats(((const struct tl_netsink *)state)->sink);
+    const struct tl_sink_stat all[] = {
+        /* the self-metrics fields, in the order the `tasklens` point had them */
+        {"spool_bytes", ss.spool.bytes, true},
+        {"spool_frames", ss.spool.frames, true},
+        {"points_acked", ss.points_acked, true},
+        {"points_dropped", ss.points_dropped, true},
+        {"http_errors", ss.http_errors, true},
+        {"retries", ss.retries, true},
+        {"spool_dropped_frames", ss.spool.dropped_frames, true},
+        {"spool_corrupt_frames", ss.spool.corrupt_frames, true},
+        {"spool_corrupt_bytes", ss.spool.corrupt_bytes, true},
+        {"spool_write_errors", ss.spool_write_errors, true},
+        {"batches_sent", ss.batches_sent, false},
+        {"batches_spooled", ss.batches_spooled, false},
+        {"batches_split", ss.batches_split, false},
+    };
+    size_t n = sizeof all / sizeof *all < max ? sizeof all / sizeof *all : max;
+    memcpy(out, all, n * sizeof *out);
+    return n;
+}
+
+int tl_netsink_finish(void *state, long drain_ms)
+{
+    struct tl_netsink *p = state;
+    int status = 0;
+    enum tl_err drc = tl_influx_sink_drain(p->sink, drain_ms);
+    tl_influx_sink_sync(p->sink);
+    struct tl_influx_sink_stats ss = tl_influx_sink_stats(p->sink);
+    uint32_t held = tl_influx_sink_held(p->sink);
+    if (held) {
+        tl_log(p->log, TL_LOG_ERROR, "%u points were neither sent nor spooled (the spool could not "
+                                     "take them); a run with checkpoint_dir reads them again at "
+                                     "its next start", held);
+        status |= TL_SINK_HELD;
+    }
+    if (drc) {
+        const char *why = tl_influx_sink_fatal(p->sink);
+        tl_log(p->log, TL_LOG_WARN, "%llu batches (%llu bytes) remain in the spool %s; they are "
+                                    "sent on the next run%s%s",
+               (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
+               p->spool_dir, why ? ": " : "", why ? why : "");
+        status |= TL_SINK_SPOOLED;
+    }
+    return status;
+}
+
+void tl_netsink_close(void *state)
+{
+    struct tl_netsink *p = state;
+    if (!p) return;
+    tl_influx_sink_free(p->sink);
+    tl_buf_free(&p->rewritten);
+    free(p);
+}
