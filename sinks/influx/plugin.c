@@ -13,8 +13,9 @@
 #include <string.h>
 
 #include "core/path.h"
-#include "sinks/net/http.h"
+#include "sinks/influx/wire.h"
 #include "sinks/lineproto.h"
+#include "sinks/net/http.h"
 #include "sinks/net/netsink.h"
 #include "sinks/net/sink.h"
 #include "sinks/sink.h"
@@ -107,7 +108,7 @@ static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *en
     sc->http.user = k->user;
     sc->http.org = k->org;
     sc->http.bucket = k->bucket;
-    sc->http.version = k->db ? 1 : 2;
+    sc->http.wire = k->db ? &tl_wire_influx1 : &tl_wire_influx2; /* a database: 1.x */
     sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
     sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
     sc->http.ca_file = k->ca_file;
@@ -158,10 +159,10 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
         say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: %s", i, err);
         return;
     }
+    bool v1 = c.wire == &tl_wire_influx1;
     say(ctx, TL_CHECK_NOTE, "sinks[%d] influxdb %s, %s%s", i, tl_influx_where(h),
-        c.version == 1 ? (c.user ? "user set, password " : "no user") : "token ",
-        c.version == 1 ? (c.user ? (c.password ? "set" : "NOT set") : "")
-                       : (c.token ? "set" : "NOT set"));
+        v1 ? (c.user ? "user set, password " : "no user") : "token ",
+        v1 ? (c.user ? (c.password ? "set" : "NOT set") : "") : (c.token ? "set" : "NOT set"));
     struct tl_http_reply r;
     enum tl_http_result res = tl_influx_ping(h, &r);
     if (res != TL_HTTP_OK) {
@@ -181,7 +182,7 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
     res = tl_influx_write(h, "", 0, &r);
     if (res == TL_HTTP_OK)
         say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: %s %s accepts writes", i,
-            c.version == 1 ? "database" : "bucket", c.version == 1 ? c.db : c.bucket);
+            v1 ? "database" : "bucket", v1 ? c.db : c.bucket);
     else if (res == TL_HTTP_NOT_FOUND && k->create_db)
         say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: database %s does not exist; create_db makes it",
             i, c.db);

@@ -1,4 +1,4 @@
-/* InfluxDB HTTP writes: see http.h.
+/* The HTTP client of every network sink: see http.h.
  *
  * One CURL easy handle per client keeps the connection alive between
  * batches. The write URL is built once; credentials travel in headers or
@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include "core/buf.h"
-#include "sinks/prom/remote_write.h"
+#include "sinks/net/wire.h"
 
 struct tl_influx {
     struct tl_influx_cfg cfg;
@@ -25,8 +25,8 @@ struct tl_influx {
     char *ping_url;
     char where[256];
     char *url_user, *url_password; /* user info written in the URL, given to libcurl apart */
-    struct tl_buf gz;   /* compressed body */
-    struct tl_buf pb;   /* remote write: the WriteRequest before snappy */
+    struct tl_buf gz;   /* the body sent, when it is not the lines as they are */
+    struct tl_buf pb;   /* the wire's scratch while encoding */
     struct tl_buf resp; /* response body */
     long retry_after_ms;
     bool influxdb_header; /* the answer carried X-Influxdb-Version */
@@ -61,11 +61,6 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
     return len;
 }
 
-static char *escape_param(CURL *curl, const char *v)
-{
-    return curl_easy_escape(curl, v ? v : "", 0);
-}
-
 /* A base URL taken apart. The user info is everything up to the LAST '@'
  * (a password written as it is may hold '/', '?', '#', '@' or ':'); it goes
  * to libcurl's own user and password options, never into a URL tasklens
@@ -97,44 +92,33 @@ static bool url_split(const char *url, struct url_parts *u)
 /* The settings a server needs, before anything is opened. */
 static enum tl_err check_cfg(const struct tl_influx_cfg *cfg, char *err, size_t errlen)
 {
+    const struct tl_wire *w = cfg->wire;
+    if (!w) {
+        snprintf(err, errlen, "net: a client without a wire format");
+        return TL_ERR_USAGE;
+    }
     struct url_parts u;
     if (!url_split(cfg->url, &u)) {
-        snprintf(err, errlen, "influx: the URL must start with http:// or https:// and name a host");
+        snprintf(err, errlen, "%s: the URL must start with http:// or https:// and name a host", w->prefix);
         return TL_ERR_USAGE;
     }
     /* a query would be mangled into the write path (`/?u=..&p=../write?db=`)
      * and printed whole: credentials have settings of their own */
-    if (*u.path_end && cfg->version != TL_WIRE_REMOTE_WRITE) {
-        snprintf(err, errlen, "influx: the URL holds a %s (`%c...`, not shown): put credentials in the "
+    if (*u.path_end && !w->whole_url) {
+        snprintf(err, errlen, "%s: the URL holds a %s (`%c...`, not shown): put credentials in the "
                               "sink's `user` and `password` (or $INFLUX_PASSWORD), or `token` (or "
                               "$INFLUX_TOKEN); the URL is scheme://host:port[/path]",
-                 *u.path_end == '?' ? "query" : "fragment", *u.path_end);
-        return TL_ERR_USAGE;
-    }
-    if (cfg->version == TL_WIRE_REMOTE_WRITE) {
-        char why[300];
-        if (!tl_curl_load(why, sizeof why)) {
-            snprintf(err, errlen, "prometheus: %s", why);
-            return TL_ERR_OPEN;
-        }
-        return TL_OK;
-    }
-    if (cfg->version == 1 && (!cfg->db || !*cfg->db)) {
-        snprintf(err, errlen, "influx: InfluxDB 1.x needs a database (--influx-db)");
-        return TL_ERR_USAGE;
-    }
-    if (cfg->version == 2 && (!cfg->org || !cfg->bucket || !cfg->token)) {
-        snprintf(err, errlen, "influx: InfluxDB 2.x needs org, bucket and a token");
+                 w->prefix, *u.path_end == '?' ? "query" : "fragment", *u.path_end);
         return TL_ERR_USAGE;
     }
     char why[300];
-    if (!tl_curl_load(why, sizeof why)) {
-        snprintf(err, errlen, "influx: %s", why);
-        return TL_ERR_OPEN;
-    }
-    if (cfg->version != 1 && cfg->version != 2) {
-        snprintf(err, errlen, "influx: version must be 1 or 2");
+    if (w->check && w->check(cfg, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", w->prefix, why);
         return TL_ERR_USAGE;
+    }
+    if (!tl_curl_load(why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", w->prefix, why);
+        return TL_ERR_OPEN;
     }
     return TL_OK;
 }
@@ -176,77 +160,59 @@ static void take_userinfo(struct tl_influx *c, const struct url_parts *p)
 
 static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
 {
+    const struct tl_wire *w = cfg->wire;
     struct url_parts p;
     url_split(cfg->url, &p); /* checked by check_cfg */
     take_userinfo(c, &p);
     struct tl_buf base = {0}; /* scheme://host:port/path, without the user info */
     tl_buf_append(&base, cfg->url, (size_t)(p.scheme_end + 3 - cfg->url));
     tl_buf_append(&base, p.host, (size_t)(p.path_end - p.host));
-    if (cfg->version == TL_WIRE_REMOTE_WRITE) { /* the URL as given; `check` posts an empty request */
-        tl_buf_puts(&base, p.path_end);
-        c->write_url = strdup(tl_buf_cstr(&base));
-        c->query_url = strdup(tl_buf_cstr(&base));
-        c->ping_url = strdup(tl_buf_cstr(&base));
-        tl_buf_free(&base);
-        return;
-    }
+    if (w->whole_url) tl_buf_puts(&base, p.path_end); /* the URL as given, its query too */
     size_t ulen = base.len;
-    while (ulen && base.data[ulen - 1] == '/') ulen--;
-    const char *url = tl_buf_cstr(&base);
+    while (!w->whole_url && ulen && base.data[ulen - 1] == '/') ulen--;
     struct tl_buf u = {0};
-    tl_buf_append(&u, url, ulen);
-    if (cfg->version == 1) {
-        char *db = escape_param(c->curl, cfg->db), *rp = escape_param(c->curl, cfg->rp);
-        tl_buf_printf(&u, "/write?db=%s&precision=ns", db);
-        if (cfg->rp && *cfg->rp) tl_buf_printf(&u, "&rp=%s", rp);
-        curl_free(db);
-        curl_free(rp);
-    } else {
-        char *org = escape_param(c->curl, cfg->org), *bucket = escape_param(c->curl, cfg->bucket);
-        tl_buf_printf(&u, "/api/v2/write?org=%s&bucket=%s&precision=ns", org, bucket);
-        curl_free(org);
-        curl_free(bucket);
-    }
+    tl_buf_append(&u, tl_buf_cstr(&base), ulen);
+    if (w->write_path) w->write_path(cfg, &u);
     c->write_url = strdup(tl_buf_cstr(&u));
     u.len = 0;
-    tl_buf_append(&u, url, ulen);
+    tl_buf_append(&u, tl_buf_cstr(&base), ulen);
     tl_buf_puts(&u, "/query");
     c->query_url = strdup(tl_buf_cstr(&u));
     u.len = 0;
-    tl_buf_append(&u, url, ulen);
-    tl_buf_puts(&u, cfg->version == 1 ? "/ping" : "/health");
+    tl_buf_append(&u, tl_buf_cstr(&base), ulen);
+    if (w->ping_path) tl_buf_puts(&u, w->ping_path);
     c->ping_url = strdup(tl_buf_cstr(&u));
     tl_buf_free(&u);
     tl_buf_free(&base);
 }
 
 /* "where" for messages: scheme://host:port, without user info, path or
- * query (see url_split: nothing of a password may show). */
+ * query (see url_split: nothing of a password may show), and what the wire
+ * adds (the database). */
 static void make_where(struct tl_influx *c, const struct tl_influx_cfg *cfg)
 {
     struct url_parts p;
     url_split(cfg->url, &p);
     int schemelen = (int)(p.scheme_end - cfg->url), hostlen = (int)(p.host_end - p.host);
-    if (cfg->version == TL_WIRE_REMOTE_WRITE)
-        snprintf(c->where, sizeof c->where, "%.*s://%.*s (remote write)", schemelen, cfg->url, hostlen, p.host);
-    else
-        snprintf(c->where, sizeof c->where, "%.*s://%.*s (%s %s)", schemelen, cfg->url, hostlen, p.host,
-                 cfg->version == 1 ? "database" : "bucket", cfg->version == 1 ? cfg->db : cfg->bucket);
+    struct tl_buf extra = {0};
+    if (cfg->wire->where) cfg->wire->where(cfg, &extra);
+    snprintf(c->where, sizeof c->where, "%.*s://%.*s%s", schemelen, cfg->url, hostlen, p.host,
+             tl_buf_cstr(&extra));
+    tl_buf_free(&extra);
 }
 
 /* The request's headers, the token among them (never left in freed memory). */
 static struct curl_slist *make_headers(const struct tl_influx_cfg *cfg)
 {
-    bool rw = cfg->version == TL_WIRE_REMOTE_WRITE;
-    struct curl_slist *h = curl_slist_append(
-        NULL, rw ? "Content-Type: application/x-protobuf" : "Content-Type: text/plain; charset=utf-8");
-    if (h && rw) h = curl_slist_append(h, "Content-Encoding: snappy");
-    if (h && rw) h = curl_slist_append(h, "X-Prometheus-Remote-Write-Version: 0.1.0");
-    if (h && cfg->gzip && !rw) h = curl_slist_append(h, "Content-Encoding: gzip");
-    if (h && (cfg->version == 2 || (rw && cfg->token))) {
+    const struct tl_wire *w = cfg->wire;
+    struct curl_slist *h = NULL;
+    bool ok = true;
+    for (const char *const *x = w->headers; ok && x && *x; x++) ok = (h = curl_slist_append(h, *x)) != NULL;
+    if (ok && w->gzip && cfg->gzip) ok = (h = curl_slist_append(h, "Content-Encoding: gzip")) != NULL;
+    if (ok && w->auth_scheme && cfg->token) {
         struct tl_buf t = {0};
-        tl_buf_printf(&t, "Authorization: %s %s", rw ? "Bearer" : "Token", cfg->token);
-        h = curl_slist_append(h, tl_buf_cstr(&t));
+        tl_buf_printf(&t, "Authorization: %s %s", w->auth_scheme, cfg->token);
+        ok = (h = curl_slist_append(h, tl_buf_cstr(&t))) != NULL;
         memset(t.data, 0, t.len);
         tl_buf_free(&t);
     }
@@ -379,19 +345,7 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
     r->influxdb = c->influxdb_header;
     if (r->status >= 200 && r->status < 300) return TL_HTTP_OK;
     parse_error(c, r);
-    if (c->cfg.version == TL_WIRE_REMOTE_WRITE && r->status == 404) return TL_HTTP_FATAL;
-    /* 2.x answers 400 both for a line it cannot parse and for the request
-     * itself ("Please provide either orgID or org"): only the first may cost
-     * a point */
-    if (r->status == 400 && c->cfg.version == 2)
-        return strstr(r->message, "unable to parse") || strstr(r->message, "failed to parse")
-                   ? TL_HTTP_REJECTED : TL_HTTP_BAD_REQUEST;
-    if (r->status == 400) return TL_HTTP_PARTIAL;
-    if (r->status == 422) return TL_HTTP_PARTIAL; /* 2.x: schema conflicts, retention */
-    if (r->status == 404) return TL_HTTP_NOT_FOUND;
-    if (r->status == 413) return TL_HTTP_TOO_LARGE;
-    if (r->status == 429 || r->status >= 500) return TL_HTTP_RETRY;
-    return TL_HTTP_FATAL;
+    return c->cfg.wire->classify ? c->cfg.wire->classify(r->status, r->message) : tl_wire_classify_common(r->status);
 }
 
 enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
@@ -400,18 +354,18 @@ enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_
     memset(r, 0, sizeof *r);
     const char *send = body;
     size_t send_len = len;
-    if (c->cfg.version == TL_WIRE_REMOTE_WRITE) {
-        uint64_t series, skipped;
+    const struct tl_wire *w = c->cfg.wire;
+    if (w->encode) {
+        bool empty = false;
         c->pb.len = 0;
-        if (tl_rw_encode(body, len, c->cfg.measurements, &c->pb, &series, &skipped) ||
-            tl_rw_snappy(c->pb.data ? c->pb.data : "", c->pb.len, &c->gz)) {
-            snprintf(r->message, sizeof r->message, "out of memory encoding a remote-write request");
+        if (w->encode(&c->cfg, body, len, &c->pb, &c->gz, &empty)) {
+            snprintf(r->message, sizeof r->message, "out of memory encoding a request");
             return TL_HTTP_RETRY;
         }
-        if (!series && len) return TL_HTTP_OK; /* nothing this store takes */
-        send = c->gz.data;
+        if (empty && len) return TL_HTTP_OK; /* nothing this store takes */
+        send = c->gz.data ? c->gz.data : "";
         send_len = c->gz.len;
-    } else if (c->cfg.gzip) {
+    } else if (w->gzip && c->cfg.gzip) {
         if (!gzip_body(&c->gz, body, len)) {
             snprintf(r->message, sizeof r->message, "gzip failed");
             return TL_HTTP_RETRY;
@@ -430,10 +384,11 @@ enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_
 enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *r)
 {
     memset(r, 0, sizeof *r);
-    char *db = escape_param(c->curl, c->cfg.db);
+    struct tl_buf db = {0};
+    tl_wire_put_escaped(&db, c->cfg.db);
     char q[512];
-    snprintf(q, sizeof q, "q=CREATE%%20DATABASE%%20%%22%s%%22", db); /* CREATE DATABASE "db" */
-    curl_free(db);
+    snprintf(q, sizeof q, "q=CREATE%%20DATABASE%%20%%22%s%%22", tl_buf_cstr(&db)); /* CREATE DATABASE "db" */
+    tl_buf_free(&db);
     curl_easy_setopt(c->curl, CURLOPT_URL, c->query_url);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
@@ -446,10 +401,10 @@ enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_repl
 
 enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *r)
 {
-    if (c->cfg.version == TL_WIRE_REMOTE_WRITE) return tl_influx_write(c, "", 0, r); /* empty request */
+    if (!c->cfg.wire->ping_path) return tl_influx_write(c, "", 0, r); /* an empty request */
     memset(r, 0, sizeof *r);
     curl_easy_setopt(c->curl, CURLOPT_URL, c->ping_url);
-    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->cfg.version == 2 ? c->headers : NULL);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->cfg.wire->ping_auth ? c->headers : NULL);
     curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
     return perform(c, r);
 }

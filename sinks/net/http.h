@@ -1,12 +1,10 @@
 /* The network engine's HTTP client (libcurl), one keep-alive connection
- * per client: InfluxDB writes (versions 1 and 2) and Prometheus remote
- * write (version 3).
+ * per client, speaking the wire format it is given (wire.h): InfluxDB 1.x
+ * and 2.x (sinks/influx/wire.c), Prometheus remote write
+ * (sinks/prom/remote_write.c). The wire says the URL, headers, body and
+ * what a reply means; the client does the rest alike for every store.
  *
- *   v1: POST {url}/write?db=&rp=&precision=ns     (user/password: basic auth)
- *   v2: POST {url}/api/v2/write?org=&bucket=&precision=ns
- *       Authorization: Token <token>
- *
- * Bodies are gzip-compressed by default. TLS options (CA file/path,
+ * Bodies are gzip-compressed by default where the wire takes it. TLS options (CA file/path,
  * insecure) go straight to libcurl. Credentials never appear in messages:
  * errors name the URL without its query and user info.
  *
@@ -34,16 +32,13 @@
 
 #include "core/error.h"
 
-/* version 3: Prometheus remote write (sinks/prom/remote_write.h) to `url`
- * as given (e.g. http://vm:8428/api/v1/write), token as a Bearer token,
- * user/password as basic auth; the body made from the line protocol of the
- * `measurements` listed. 400 is PARTIAL (samples refused: out of order,
- * duplicate), 404 FATAL (a wrong URL). */
-#define TL_WIRE_REMOTE_WRITE 3
+struct tl_wire;
 
+/* The settings of a client: the URL and TLS every store has; db ... token
+ * and measurements are the wires' own (each reads its ones). */
 struct tl_influx_cfg {
     const char *url;
-    int version; /* 1, 2 or TL_WIRE_REMOTE_WRITE */
+    const struct tl_wire *wire; /* the sink's: what the store speaks */
     const char *measurements; /* remote write: the measurements sent */
     const char *db, *rp, *user, *password; /* v1 */
     const char *org, *bucket, *token;      /* v2 */
@@ -81,9 +76,9 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
 void tl_influx_free(struct tl_influx *c);
 enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
                                     struct tl_http_reply *reply);
-/* v1 only: CREATE DATABASE (for --influx-create-db). */
+/* CREATE DATABASE, where the wire can (wire->create_db: 1.x). */
 enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *reply);
-/* GET /ping (v1) or /health (v2). */
+/* Whether it is there: GET the wire's ping path, else an empty write. */
 enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *reply);
 /* The endpoint without credentials, for messages. */
 const char *tl_influx_where(const struct tl_influx *c);

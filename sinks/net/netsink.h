@@ -3,9 +3,8 @@
  * sent, status rules decide; these are the callbacks every network sink
  * plugin shares (netsink.c). The `influxdb` plugin (sinks/influx/) and the
  * `prometheus` remote-write plugin (sinks/prom/) differ only in their
- * settings, the wire and `check`. The wire is still chosen by http.h's
- * `version` inside this room (issue 60: wire formats as const structs of
- * callbacks in their sinks' folders is the step after this one). */
+ * settings, their wire format (wire.h: a const struct of callbacks in
+ * their folders) and `check`. */
 #ifndef TL_INFLUX_NETSINK_H
 #define TL_INFLUX_NETSINK_H
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "sinks/net/wire.h"
 
 #define MAX_REASONS 16
 
@@ -37,8 +38,7 @@ struct tl_influx_sink {
 void tl_influx_cfg_default(struct tl_influx_cfg *c)
 {
     memset(c, 0, sizeof *c);
-    c->url = "http://127.0.0.1:8086";
-    c->version = 1;
+    c->url = "http://127.0.0.1:8086"; /* the wire: the sink's to set */
     c->gzip = true;
     c->timeout_ms = 10000;
 }
@@ -107,13 +107,13 @@ static uint32_t count_lines(const char *p, size_t len)
     return n;
 }
 
-/* Logs a partial-write reason the first time it is seen. */
 /* What the messages call the server. */
 static const char *store(const struct tl_influx_sink *s)
 {
-    return s->cfg.http.version == TL_WIRE_REMOTE_WRITE ? "the remote-write store" : "InfluxDB";
+    return s->cfg.http.wire->store;
 }
 
+/* Logs a partial-write reason the first time it is seen. */
 static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r)
 {
     char key[64];
@@ -161,15 +161,30 @@ static enum send_outcome send_halves(struct tl_influx_sink *s, const char *body,
     return send_batch(s, body + first, len - first, depth + 1);
 }
 
-/* One delivery attempt of a whole batch, splitting on 413 and, for 2.x, on
- * 400 (2.x writes nothing of a batch with a line it cannot parse, so halves
- * are sent until the refused line is alone; only it is dropped). */
+/* A reply only the operator can mend: the wire's message for it (a
+ * database or bucket not found, credentials refused), else the plain one;
+ * the batch waits in the spool. */
+static enum send_outcome needs_operator(struct tl_influx_sink *s, enum tl_http_result res,
+                                        const struct tl_http_reply *r)
+{
+    const struct tl_wire *w = s->cfg.http.wire;
+    if (!w->explain || !w->explain(&s->cfg.http, tl_influx_where(s->http), res, r, s->fatal, sizeof s->fatal))
+        snprintf(s->fatal, sizeof s->fatal, "%s at %s answered HTTP %ld: %s", store(s),
+                 tl_influx_where(s->http), r->status, r->message);
+    backoff(s, 0);
+    return NEEDS_OPERATOR;
+}
+
+/* One delivery attempt of a whole batch, splitting on 413 and on a batch
+ * refused whole for one line (TL_HTTP_REJECTED: InfluxDB 2.x writes nothing
+ * of a batch with a line it cannot parse), halves sent until the refused
+ * line is alone; only it is dropped. */
 static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, size_t len,
                                     int depth)
 {
     struct tl_http_reply r;
     enum tl_http_result res = tl_influx_write(s->http, body, len, &r);
-    if (res == TL_HTTP_NOT_FOUND && s->cfg.create_db && s->cfg.http.version == 1) {
+    if (res == TL_HTTP_NOT_FOUND && s->cfg.create_db && s->cfg.http.wire->create_db) {
         struct tl_http_reply cr;
         if (tl_influx_create_db(s->http, &cr) == TL_HTTP_OK) res = tl_influx_write(s->http, body, len, &r);
     }
@@ -187,12 +202,7 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
     case TL_HTTP_PARTIAL:
         return count_partial(s, &r, n);
     case TL_HTTP_BAD_REQUEST:
-        snprintf(s->fatal, sizeof s->fatal,
-                 "InfluxDB at %s refused the request (HTTP 400: %s): check the sink's `org` (\"%s\") "
-                 "and `bucket` (\"%s\")", tl_influx_where(s->http), r.message, s->cfg.http.org,
-                 s->cfg.http.bucket);
-        backoff(s, 0);
-        return NEEDS_OPERATOR;
+        return needs_operator(s, res, &r);
     case TL_HTTP_TOO_LARGE:
         if (n < 2 || depth > 20) {
             snprintf(s->fatal, sizeof s->fatal,
@@ -213,40 +223,9 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         backoff(s, r.retry_after_ms);
         return RETRY_LATER;
     case TL_HTTP_NOT_FOUND:
-        if (s->cfg.http.version == 1)
-            snprintf(s->fatal, sizeof s->fatal,
-                     "InfluxDB at %s: database not found (create it, or pass --influx-create-db): %s",
-                     tl_influx_where(s->http), r.message);
-        else
-            snprintf(s->fatal, sizeof s->fatal,
-                     "InfluxDB at %s: bucket not found in org %s (create it: influx bucket create "
-                     "--name %s --org %s): %s",
-                     tl_influx_where(s->http), s->cfg.http.org, s->cfg.http.bucket,
-                     s->cfg.http.org, r.message);
-        backoff(s, 0);
-        return NEEDS_OPERATOR;
     case TL_HTTP_FATAL:
     default:
-        if ((r.status == 401 || r.status == 403) && s->cfg.http.version == TL_WIRE_REMOTE_WRITE)
-            snprintf(s->fatal, sizeof s->fatal,
-                     "the remote-write store at %s refused the credentials (HTTP %ld: %s): fix the "
-                     "sink's `token` (or $PROM_TOKEN), or `user` and `password` (or $PROM_PASSWORD)",
-                     tl_influx_where(s->http), r.status, r.message);
-        else if ((r.status == 401 || r.status == 403) && s->cfg.http.version == 1)
-            snprintf(s->fatal, sizeof s->fatal,
-                     "InfluxDB at %s refused the credentials (HTTP %ld: %s): fix the sink's `user` "
-                     "and `password` (or $INFLUX_PASSWORD); the user needs WRITE on database %s",
-                     tl_influx_where(s->http), r.status, r.message, s->cfg.http.db);
-        else if (r.status == 401 || r.status == 403)
-            snprintf(s->fatal, sizeof s->fatal,
-                     "InfluxDB at %s refused the token (HTTP %ld: %s): fix the sink's `token` (or "
-                     "$INFLUX_TOKEN); it needs write access to bucket %s in org %s",
-                     tl_influx_where(s->http), r.status, r.message, s->cfg.http.bucket, s->cfg.http.org);
-        else
-            snprintf(s->fatal, sizeof s->fatal, "%s at %s answered HTTP %ld: %s", store(s),
-                     tl_influx_where(s->http), r.status, r.message);
-        backoff(s, 0);
-        return NEEDS_OPERATOR;
+        return needs_operator(s, res, &r);
     }
 }
 

@@ -87,7 +87,11 @@ static void sink_cfg(const struct prom_config *k, const struct tl_sink_env *env,
 {
     tl_influx_sink_cfg_default(sc);
     sc->http.url = k->url;
-    sc->http.version = TL_WIRE_REMOTE_WRITE;
+#if TL_WITH_HTTP_SINKS
+    sc->http.wire = &tl_wire_remote_write;
+#else
+    sc->http.wire = NULL; /* no client in this build: opening says so (net/http_off.c) */
+#endif
     sc->http.measurements = k->measurements;
     sc->http.user = k->user;
     sc->http.password = k->password ? k->password : getenv("PROM_PASSWORD");

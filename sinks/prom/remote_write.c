@@ -261,3 +261,55 @@ enum tl_err tl_rw_snappy(const char *in, size_t len, struct tl_buf *out)
     out->len = n;
     return TL_OK;
 }
+
+/* ------------------------------------------------------------ the wire */
+
+static const char *const rw_headers[] = {"Content-Type: application/x-protobuf", "Content-Encoding: snappy",
+                                         "X-Prometheus-Remote-Write-Version: 0.1.0", NULL};
+
+static void rw_where(const struct tl_influx_cfg *cfg, struct tl_buf *out)
+{
+    tl_buf_puts(out, " (remote write)");
+}
+
+static enum tl_err rw_body(const struct tl_influx_cfg *cfg, const char *lp, size_t len, struct tl_buf *scratch,
+                           struct tl_buf *out, bool *empty)
+{
+    uint64_t series = 0, skipped = 0;
+    enum tl_err rc = tl_rw_encode(lp, len, cfg->measurements, scratch, &series, &skipped);
+    if (!rc) rc = tl_rw_snappy(scratch->data ? scratch->data : "", scratch->len, out);
+    *empty = !series;
+    return rc;
+}
+
+/* 400 is partial (samples refused: out of order, duplicate); a 404 is a
+ * wrong URL, not a database to create. */
+static enum tl_http_result rw_classify(long status, const char *message)
+{
+    return status == 404 ? TL_HTTP_FATAL : tl_wire_classify_common(status);
+}
+
+static bool rw_explain(const struct tl_influx_cfg *cfg, const char *where, enum tl_http_result res,
+                       const struct tl_http_reply *r, char *out, size_t cap)
+{
+    if (r->status != 401 && r->status != 403) return false;
+    snprintf(out, cap,
+             "the remote-write store at %s refused the credentials (HTTP %ld: %s): fix the sink's `token` (or "
+             "$PROM_TOKEN), or `user` and `password` (or $PROM_PASSWORD)",
+             where, r->status, r->message);
+    return true;
+}
+
+/* The URL as given (http://vm:8428/api/v1/write), a token as Bearer,
+ * user/password as basic auth; `check` posts an empty request. */
+const struct tl_wire tl_wire_remote_write = {
+    .prefix = "prometheus",
+    .store = "the remote-write store",
+    .whole_url = true,
+    .where = rw_where,
+    .headers = rw_headers,
+    .auth_scheme = "Bearer",
+    .encode = rw_body,
+    .classify = rw_classify,
+    .explain = rw_explain,
+};

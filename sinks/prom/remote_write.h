@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "sinks/net/wire.h"
 
 #define TL_RW_DEFAULT_MEASUREMENTS "task_histogram,workflow,tasklens"
 
@@ -37,5 +38,9 @@ enum tl_err tl_rw_encode(const char *lp, size_t len, const char *measurements, s
 
 /* snappy block compression of in into out (replaced). */
 enum tl_err tl_rw_snappy(const char *in, size_t len, struct tl_buf *out);
+
+/* Remote write as the network engine's wire format (sinks/net/wire.h): the
+ * prometheus sink's. Left out with the HTTP sinks (TL_HTTP_SINKS=OFF). */
+extern const struct tl_wire tl_wire_remote_write;
 
 #endif

@@ -18,6 +18,10 @@ here so they hold (issue 41 points 3-5):
    and core/log.c are those writers.
 6. No build output is tracked (CTest's Testing/, objects, shared libraries,
    a build directory), and .gitignore keeps it so.
+7. A sink's folder is its own (issue 60): nothing outside sinks/influx/ or
+   sinks/prom/ includes their headers, and the network engine (sinks/net/)
+   names no store: the wire formats are const structs in their sinks'
+   folders (sinks/net/wire.h), not a version the engine branches on.
 
 (The layering itself -- which room may include which -- is the compiler's:
 each room compiles against a view of the tree holding only the rooms it may
@@ -136,6 +140,22 @@ def main():
                 prints.append("%s:%d" % (f, n))
     check(not prints, "library rooms (%s) never print: they hand text to their caller (%s)"
           % (", ".join(LIBRARY_ROOMS), prints[:5]))
+    sink_dirs = sorted(d for d in os.listdir(os.path.join(repo, "sinks"))
+                       if os.path.isdir(os.path.join(repo, "sinks", d)) and d != "net")
+    crossing, named = [], []
+    for f in files:
+        text = open(os.path.join(repo, f), encoding="utf-8", errors="replace").read()
+        for inc in INCLUDE.findall(text):
+            parts = inc.split("/")
+            if len(parts) == 3 and parts[0] == "sinks" and parts[1] in sink_dirs and \
+                    not f.startswith("sinks/%s/" % parts[1]):
+                crossing.append("%s: %s" % (f, inc))
+        if f.startswith("sinks/net/") and f.endswith(".c"):
+            code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+            if re.search(r"\bversion\b|influx[12]|remote_write|TL_WIRE_", code):
+                named.append(f)
+    check(not crossing, "nothing outside a sink's folder includes its headers (%s)" % crossing[:5])
+    check(not named, "the network engine names no store nor version (%s)" % named)
     tracked = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True, text=True).stdout.split("\n")
     built = [t for t in tracked if t and BUILD_OUTPUT.search(t)]
     check(not built, "no build output is tracked (%s)" % built[:5])
