@@ -4,6 +4,10 @@
  * opened with these callbacks. */
 #include "pipeline/kafka/kafka.h"
 
+/* A partition's state (in checkpoints and in the state topic):
+ *   varint n | n x (str key | str parser | u8 chrome_array | varint len | state)
+ *   [varint len | its aggregator]   (with a state topic)
+ * Restores its streams (and sketches); false when damaged. */
 static bool partition_apply(struct tl_source *s, const char *topic,
                             int32_t partition, const uint8_t *p, size_t len)
 {
@@ -39,37 +43,12 @@ static bool partition_apply(struct tl_source *s, const char *topic,
     return ok && p == end;
 }
 
-size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const char *topic,
-                         int32_t partition)
-{
-    int n = snprintf(out, cap, "%s/%s/%d", s->cfg.group, topic, (int)partition);
-    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
-}
-
-bool kafka_state_parse(const uint8_t *p, size_t len, char *instance, size_t icap, int64_t *next,
-                         const uint8_t **state, size_t *slen)
-{
-    const uint8_t *end = p + len;
-    uint8_t v;
-    const char *inst;
-    size_t ilen;
-    uint64_t zz;
-    if (!tl_get_u8(&p, end, &v) || v != KSTATE_VERSION || !tl_get_str(&p, end, 1024, &inst, &ilen) ||
-        !tl_get_varint(&p, end, &zz))
-        return false;
-    snprintf(instance, icap, "%.*s", (int)ilen, inst);
-    *next = tl_unzigzag(zz);
-    *state = p;
-    *slen = (size_t)(end - p);
-    return true;
-}
-
 /* A newly assigned partition starts where the newest state of it stops:
  * this instance's checkpoint, or what its last owner published in the state
  * topic (another instance, or this one before a lost checkpoint dir). Its
  * streams and sketches come from there; -1 when neither exists (the
  * group's committed offset). */
-int64_t kafka_assign(void *ctx, const char *topic, int32_t partition, int64_t committed)
+static int64_t kafka_assign(void *ctx, const char *topic, int32_t partition, int64_t committed)
 {
     struct tl_source *s = ctx;
     struct kafka_src *K = s->own;
@@ -240,5 +219,3 @@ enum tl_err kafka_client_open(struct tl_source *s)
     tl_rt_log(s->rt, TL_LOG_INFO, "kafka: %s, topics %s, group %s", s->cfg.brokers, s->cfg.topics, s->cfg.group);
     return TL_OK;
 }
-
-/* A partition's state (see partition_apply) into b. */

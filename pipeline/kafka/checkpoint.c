@@ -5,6 +5,34 @@
  * once a checkpoint covers them. */
 #include "pipeline/kafka/kafka.h"
 
+/* The state topic's key of a partition: group/topic/partition. */
+size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const char *topic,
+                         int32_t partition)
+{
+    int n = snprintf(out, cap, "%s/%s/%d", s->cfg.group, topic, (int)partition);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* A state topic record (KSTATE_VERSION, kafka.h) taken apart. */
+bool kafka_state_parse(const uint8_t *p, size_t len, char *instance, size_t icap, int64_t *next,
+                         const uint8_t **state, size_t *slen)
+{
+    const uint8_t *end = p + len;
+    uint8_t v;
+    const char *inst;
+    size_t ilen;
+    uint64_t zz;
+    if (!tl_get_u8(&p, end, &v) || v != KSTATE_VERSION || !tl_get_str(&p, end, 1024, &inst, &ilen) ||
+        !tl_get_varint(&p, end, &zz))
+        return false;
+    snprintf(instance, icap, "%.*s", (int)ilen, inst);
+    *next = tl_unzigzag(zz);
+    *state = p;
+    *slen = (size_t)(end - p);
+    return true;
+}
+
+/* A partition's state (see partition_apply) into b. */
 enum tl_err kafka_partition_save(struct tl_source *s, const char *topic, int32_t partition,
                                   struct tl_buf *b)
 {
@@ -240,6 +268,3 @@ bool kafka_restore(struct tl_source *s, const uint8_t *p, const uint8_t *end)
         if (!tl_get_varint(&p, end, &K->pending[i].fp)) return false;
     return p == end;
 }
-
-/* Lines, records and rejects of a Kafka source's streams of one partition
- * (partition < 0: all). */

@@ -273,8 +273,3 @@ void kafka_log(void *ctx, int level, const char *msg)
                            : level == 2 ? TL_LOG_INFO : TL_LOG_DEBUG;
     tl_rt_log(((struct tl_source *)ctx)->rt, lv, "%s", msg);
 }
-
-/* A partition's state (in checkpoints and in the state topic):
- *   varint n | n x (str key | str parser | u8 chrome_array | varint len | state)
- *   [varint len | its aggregator]   (with a state topic)
- * Restores its streams (and sketches); false when damaged. */

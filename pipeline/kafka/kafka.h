@@ -116,22 +116,18 @@ void kafka_message(void *ctx, const struct tl_kafka_msg *m);
 void kafka_log(void *ctx, int level, const char *msg);
 
 /* assign.c */
+enum tl_err kafka_client_open(struct tl_source *s);
+
+/* checkpoint.c */
 size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const char *topic,
                        int32_t partition);
 bool kafka_state_parse(const uint8_t *p, size_t len, char *instance, size_t icap, int64_t *next,
                        const uint8_t **state, size_t *slen);
-int64_t kafka_assign(void *ctx, const char *topic, int32_t partition, int64_t committed);
-enum tl_err kafka_client_open(struct tl_source *s);
-
-/* checkpoint.c */
 enum tl_err kafka_partition_save(struct tl_source *s, const char *topic, int32_t partition,
                                  struct tl_buf *b);
 enum tl_err kafka_save(struct tl_source *s, struct tl_buf *b);
 bool kafka_publish(struct tl_source *s);
 void kafka_global(struct tl_source *s);
 bool kafka_restore(struct tl_source *s, const uint8_t *p, const uint8_t *end);
-
-/* plugin.c */
-void kafka_stop(struct tl_source *s, bool saved);
 
 #endif

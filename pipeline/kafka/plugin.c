@@ -2,6 +2,8 @@
  * the runtime's callbacks and its counters. */
 #include "pipeline/kafka/kafka.h"
 
+/* Lines, records and rejects of a Kafka source's streams of one partition
+ * (partition < 0: all). */
 static void kafka_stats(const struct tl_source *s, const char *topic, int32_t partition,
                         struct tl_parse_stats *out)
 {
@@ -92,7 +94,7 @@ static void kafka_commit(struct tl_source *s)
 
 /* Commit what the exit checkpoint covers (nothing when it failed), then
  * leave the group (the revoke that follows commits nothing). */
-void kafka_stop(struct tl_source *s, bool saved)
+static void kafka_stop(struct tl_source *s, bool saved)
 {
     struct kafka_src *K = s->own;
     if (!K->kafka) return;
