@@ -21,11 +21,9 @@
 #include "sinks/sink.h"
 
 struct influx_config {
-    const char *url, *db, *rp, *user, *password, *org, *bucket, *token, *ca_file;
-    bool insecure, gzip, create_db, spool_drop_oldest;
-    long long timeout, batch_lines;
-    size_t spool_max, batch_bytes;
-    const char *spool_dir, *dialect;
+    const char *url, *db, *rp, *org, *bucket, *dialect;
+    bool gzip, create_db;
+    struct tl_net_settings net; /* what every network sink has */
 };
 
 #define IC(f) offsetof(struct influx_config, f)
@@ -34,32 +32,15 @@ static const struct tl_option influx_options[] = {
      "influx-url"},
     {"db", TL_OPT_STRING, NULL, "1.x database", IC(db), "influx-db"},
     {"rp", TL_OPT_STRING, NULL, "1.x retention policy", IC(rp), "influx-rp"},
-    {"user", TL_OPT_STRING, NULL, "1.x user", IC(user), "influx-user"},
-    {"password", TL_OPT_STRING, NULL, "1.x password (use ${VAR}; default $INFLUX_PASSWORD)",
-     IC(password)},
     {"org", TL_OPT_STRING, NULL, "2.x organization", IC(org), "influx-org"},
     {"bucket", TL_OPT_STRING, NULL, "2.x bucket", IC(bucket), "influx-bucket"},
-    {"token", TL_OPT_STRING, NULL, "2.x token (use ${VAR}; default $INFLUX_TOKEN)", IC(token)},
-    {"ca_file", TL_OPT_STRING, NULL, "CA bundle for https", IC(ca_file), "influx-ca-file"},
-    {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", IC(insecure),
-     "influx-insecure"},
     {"gzip", TL_OPT_BOOL, "true", "gzip request bodies", IC(gzip), "no-gzip"},
     {"dialect", TL_OPT_STRING, "influxdb",
      "influxdb, or victoriametrics for its /write (it reads a doubled backslash in a name as one)",
      IC(dialect), "influx-dialect"},
-    {"timeout", TL_OPT_INT, "10000", "ms per request", IC(timeout), "influx-timeout"},
     {"create_db", TL_OPT_BOOL, "false", "create the 1.x database when missing", IC(create_db),
      "influx-create-db"},
-    {"batch_lines", TL_OPT_INT, "5000", "points per request at most", IC(batch_lines)},
-    {"batch_bytes", TL_OPT_SIZE, "1M", "bytes per request at most", IC(batch_bytes)},
-    {"spool_dir", TL_OPT_STRING, NULL,
-     "where batches wait while InfluxDB is unavailable (none: $XDG_STATE_HOME/tasklens/spool, "
-     "else ~/.local/state/tasklens/spool; never the working directory)", IC(spool_dir), "spool-dir"},
-    {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", IC(spool_max),
-     "spool-max"},
-    {"spool_drop_oldest", TL_OPT_BOOL, "false",
-     "when the spool is full, drop the oldest batches (counted) instead of pausing",
-     IC(spool_drop_oldest), "spool-drop-oldest"},
+    TL_NET_OPTIONS(struct influx_config, "influx-", "", "INFLUX", " (InfluxDB 1.x)", " (InfluxDB 2.x)"),
     {0},
 };
 
@@ -87,8 +68,7 @@ static enum tl_err influx_validate(const void *config, const char **key, char *e
         snprintf(err, errlen, "name a database (`db`, InfluxDB 1.x) or `org` and `bucket` (2.x)");
         return TL_ERR_USAGE;
     }
-    return tl_netsink_validate(c->spool_dir, c->timeout, c->batch_lines, c->batch_bytes,
-                               c->spool_max, key, err, errlen);
+    return tl_netsink_validate(&c->net, key, err, errlen);
 }
 
 static bool influx_configured(const void *config)
@@ -101,31 +81,15 @@ static bool influx_configured(const void *config)
 static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *env,
                      struct tl_influx_sink_cfg *sc, const char *spool_dir)
 {
-    tl_influx_sink_cfg_default(sc);
+    tl_netsink_settings(&k->net, "INFLUX", env, spool_dir, sc);
     sc->http.url = k->url;
     sc->http.db = k->db;
     sc->http.rp = k->rp;
-    sc->http.user = k->user;
     sc->http.org = k->org;
     sc->http.bucket = k->bucket;
     sc->http.wire = k->db ? &tl_wire_influx1 : &tl_wire_influx2; /* a database: 1.x */
-    sc->http.password = k->password ? k->password : getenv("INFLUX_PASSWORD");
-    sc->http.token = k->token ? k->token : getenv("INFLUX_TOKEN");
-    sc->http.ca_file = k->ca_file;
-    sc->http.insecure = k->insecure;
     sc->http.gzip = k->gzip;
-    sc->http.timeout_ms = (long)k->timeout;
     sc->create_db = k->create_db;
-    sc->batch_lines = (uint32_t)k->batch_lines;
-    sc->batch_bytes = (uint32_t)k->batch_bytes;
-    sc->spool.dir = spool_dir;
-    sc->spool.max_bytes = k->spool_max;
-    sc->spool.drop_oldest = k->spool_drop_oldest;
-    if (env) {
-        sc->flush_interval_ms = env->flush_interval_ms;
-        sc->quiet = env->quiet;
-        sc->log = env->log;
-    }
 }
 
 static enum tl_err influx_open(void **state, const void *config, const struct tl_sink_env *env,
@@ -133,10 +97,10 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
 {
     const struct influx_config *c = config;
     char dir[4096];
-    const char *spool = tl_netsink_spool_dir(c->spool_dir, dir, sizeof dir);
+    const char *spool = tl_netsink_spool_dir(c->net.spool_dir, dir, sizeof dir);
     struct tl_influx_sink_cfg sc;
     sink_cfg(c, env, &sc, spool);
-    enum tl_err rc = tl_netsink_open(state, &sc, spool, !c->spool_dir, env, err, errlen);
+    enum tl_err rc = tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
     if (!rc) ((struct tl_netsink *)*state)->victoriametrics = !strcmp(c->dialect, "victoriametrics");
     return rc;
 }
@@ -148,11 +112,11 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
     const struct influx_config *k = config;
     struct tl_influx_sink_cfg sc;
     char buf[4096];
-    const char *spool = tl_netsink_spool_dir(k->spool_dir, buf, sizeof buf);
+    const char *spool = tl_netsink_spool_dir(k->net.spool_dir, buf, sizeof buf);
     sink_cfg(k, NULL, &sc, spool);
     struct tl_influx_cfg c = sc.http;
     c.gzip = false;
-    c.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
+    c.timeout_ms = (long)(k->net.timeout < 5000 ? k->net.timeout : 5000);
     char err[512];
     struct tl_influx *h;
     if (tl_influx_new(&c, &h, err, sizeof err)) {

@@ -56,10 +56,36 @@ enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, c
     return TL_OK;
 }
 
-enum tl_err tl_netsink_validate(const char *spool_dir, long long timeout, long long batch_lines,
-                                size_t batch_bytes, size_t spool_max, const char **key, char *err,
-                                size_t errlen)
+void tl_netsink_settings(const struct tl_net_settings *n, const char *env_prefix, const struct tl_sink_env *env,
+                         const char *spool_dir, struct tl_influx_sink_cfg *sc)
 {
+    char var[64];
+    tl_influx_sink_cfg_default(sc);
+    sc->http.user = n->user;
+    snprintf(var, sizeof var, "%s_PASSWORD", env_prefix);
+    sc->http.password = n->password ? n->password : getenv(var);
+    snprintf(var, sizeof var, "%s_TOKEN", env_prefix);
+    sc->http.token = n->token ? n->token : getenv(var);
+    sc->http.ca_file = n->ca_file;
+    sc->http.insecure = n->insecure;
+    sc->http.timeout_ms = (long)n->timeout;
+    sc->batch_lines = (uint32_t)n->batch_lines;
+    sc->batch_bytes = (uint32_t)n->batch_bytes;
+    sc->spool.dir = spool_dir;
+    sc->spool.max_bytes = n->spool_max;
+    sc->spool.drop_oldest = n->spool_drop_oldest;
+    if (env) {
+        sc->flush_interval_ms = env->flush_interval_ms;
+        sc->quiet = env->quiet;
+        sc->log = env->log;
+    }
+}
+
+enum tl_err tl_netsink_validate(const struct tl_net_settings *n, const char **key, char *err, size_t errlen)
+{
+    const char *spool_dir = n->spool_dir;
+    long long timeout = n->timeout, batch_lines = n->batch_lines;
+    size_t batch_bytes = n->batch_bytes, spool_max = n->spool_max;
     if (spool_dir && !*spool_dir) {
         *key = "spool_dir";
         snprintf(err, errlen, "empty");

@@ -25,10 +25,8 @@
 #include "sinks/sink.h"
 
 struct prom_config {
-    const char *url, *user, *password, *token, *ca_file, *measurements, *spool_dir;
-    bool insecure, spool_drop_oldest;
-    long long timeout, batch_lines;
-    size_t spool_max, batch_bytes;
+    const char *url, *measurements;
+    struct tl_net_settings net; /* what every network sink has */
 };
 
 #define PC(f) offsetof(struct prom_config, f)
@@ -37,26 +35,10 @@ static const struct tl_option prom_options[] = {
      "remote-write URL, e.g. http://127.0.0.1:8428/api/v1/write (VictoriaMetrics) or "
      "http://127.0.0.1:9090/api/v1/write (Prometheus)",
      PC(url), "prom-url"},
-    {"user", TL_OPT_STRING, NULL, "basic-auth user", PC(user), "prom-user"},
-    {"password", TL_OPT_STRING, NULL, "basic-auth password (use ${VAR}; default $PROM_PASSWORD)",
-     PC(password)},
-    {"token", TL_OPT_STRING, NULL, "bearer token (use ${VAR}; default $PROM_TOKEN)", PC(token)},
-    {"ca_file", TL_OPT_STRING, NULL, "CA bundle for https", PC(ca_file), "prom-ca-file"},
-    {"insecure", TL_OPT_BOOL, "false", "skip TLS certificate verification", PC(insecure)},
-    {"timeout", TL_OPT_INT, "10000", "ms per request", PC(timeout)},
     {"measurements", TL_OPT_STRING, TL_RW_DEFAULT_MEASUREMENTS,
      "the measurements sent (comma-separated); per-task points do not belong in a Prometheus store",
      PC(measurements)},
-    {"batch_lines", TL_OPT_INT, "5000", "points per request at most", PC(batch_lines)},
-    {"batch_bytes", TL_OPT_SIZE, "1M", "line-protocol bytes per request at most", PC(batch_bytes)},
-    {"spool_dir", TL_OPT_STRING, NULL,
-     "where batches wait while the store is unavailable (none: $XDG_STATE_HOME/tasklens/spool, "
-     "else ~/.local/state/tasklens/spool)",
-     PC(spool_dir), "prom-spool-dir"},
-    {"spool_max", TL_OPT_SIZE, "1G", "spool cap; when full, reading pauses", PC(spool_max)},
-    {"spool_drop_oldest", TL_OPT_BOOL, "false",
-     "when the spool is full, drop the oldest batches (counted) instead of pausing",
-     PC(spool_drop_oldest)},
+    TL_NET_OPTIONS(struct prom_config, "prom-", "prom-", "PROM", "", ", sent as a Bearer token"),
     {0},
 };
 
@@ -73,8 +55,7 @@ static enum tl_err prom_validate(const void *config, const char **key, char *err
         snprintf(err, errlen, "one or more measurements, comma-separated");
         return TL_ERR_USAGE;
     }
-    return tl_netsink_validate(c->spool_dir, c->timeout, c->batch_lines, c->batch_bytes,
-                               c->spool_max, key, err, errlen);
+    return tl_netsink_validate(&c->net, key, err, errlen);
 }
 
 static bool prom_configured(const void *config)
@@ -85,7 +66,7 @@ static bool prom_configured(const void *config)
 static void sink_cfg(const struct prom_config *k, const struct tl_sink_env *env,
                      struct tl_influx_sink_cfg *sc, const char *spool_dir)
 {
-    tl_influx_sink_cfg_default(sc);
+    tl_netsink_settings(&k->net, "PROM", env, spool_dir, sc);
     sc->http.url = k->url;
 #if TL_WITH_HTTP_SINKS
     sc->http.wire = &tl_wire_remote_write;
@@ -93,22 +74,6 @@ static void sink_cfg(const struct prom_config *k, const struct tl_sink_env *env,
     sc->http.wire = NULL; /* no client in this build: opening says so (net/http_off.c) */
 #endif
     sc->http.measurements = k->measurements;
-    sc->http.user = k->user;
-    sc->http.password = k->password ? k->password : getenv("PROM_PASSWORD");
-    sc->http.token = k->token ? k->token : getenv("PROM_TOKEN");
-    sc->http.ca_file = k->ca_file;
-    sc->http.insecure = k->insecure;
-    sc->http.timeout_ms = (long)k->timeout;
-    sc->batch_lines = (uint32_t)k->batch_lines;
-    sc->batch_bytes = (uint32_t)k->batch_bytes;
-    sc->spool.dir = spool_dir;
-    sc->spool.max_bytes = k->spool_max;
-    sc->spool.drop_oldest = k->spool_drop_oldest;
-    if (env) {
-        sc->flush_interval_ms = env->flush_interval_ms;
-        sc->quiet = env->quiet;
-        sc->log = env->log;
-    }
 }
 
 static enum tl_err prom_open(void **state, const void *config, const struct tl_sink_env *env,
@@ -116,10 +81,10 @@ static enum tl_err prom_open(void **state, const void *config, const struct tl_s
 {
     const struct prom_config *c = config;
     char dir[4096];
-    const char *spool = tl_netsink_spool_dir(c->spool_dir, dir, sizeof dir);
+    const char *spool = tl_netsink_spool_dir(c->net.spool_dir, dir, sizeof dir);
     struct tl_influx_sink_cfg sc;
     sink_cfg(c, env, &sc, spool);
-    return tl_netsink_open(state, &sc, spool, !c->spool_dir, env, err, errlen);
+    return tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
 }
 
 /* Reachable and writable: an empty WriteRequest is accepted (and stores
@@ -129,9 +94,9 @@ static void prom_check(const void *config, int i, tl_check_say *say, void *ctx)
     const struct prom_config *k = config;
     struct tl_influx_sink_cfg sc;
     char buf[4096];
-    const char *spool = tl_netsink_spool_dir(k->spool_dir, buf, sizeof buf);
+    const char *spool = tl_netsink_spool_dir(k->net.spool_dir, buf, sizeof buf);
     sink_cfg(k, NULL, &sc, spool);
-    sc.http.timeout_ms = (long)(k->timeout < 5000 ? k->timeout : 5000);
+    sc.http.timeout_ms = (long)(k->net.timeout < 5000 ? k->net.timeout : 5000);
     char err[512];
     struct tl_influx *h;
     if (tl_influx_new(&sc.http, &h, err, sizeof err)) {
