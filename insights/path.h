@@ -31,6 +31,8 @@ struct tl_path_task {
     uint32_t attempts;
     uint32_t dep_at, ndeps; /* its dependencies: in->dep[dep_at .. dep_at + ndeps) */
     bool final_seen;
+    bool submit_recorded; /* an attempt's input recorded its submission (a queue time) */
+    bool flow_deps;       /* dependencies from edge records (Chrome flows: they submitted it) */
 };
 
 /* An attempt as read: kept apart until tl_path_done folds them into tasks
@@ -40,7 +42,7 @@ struct tl_path_attempt {
     double submit, start, end;
     int32_t cat, wf, worker;
     uint32_t dep_at, ndeps;
-    bool final;
+    bool final, submit_recorded;
 };
 
 struct tl_path_input {

@@ -100,6 +100,7 @@ static void attempt_times(struct tl_path_input *in, const struct tl_record *r, s
                 : isfinite(wall)           ? at->end - wall
                                            : at->end;
     at->submit = isfinite(queue) ? at->start - queue : at->start;
+    at->submit_recorded = isfinite(queue);
 }
 
 void tl_path_add(void *ctx, const struct tl_record *r)
@@ -138,6 +139,7 @@ void tl_path_add(void *ctx, const struct tl_record *r)
 static void fold(struct tl_path_task *t, const struct tl_path_attempt *a)
 {
     t->attempts++;
+    t->submit_recorded |= a->submit_recorded;
     t->held += a->end - a->start;
     if (a->submit < t->submit) t->submit = a->submit;
     if (a->final || (!t->final_seen && a->end >= t->end)) {
@@ -224,6 +226,7 @@ static bool merge_late(struct tl_path_input *in, const struct tl_map64 *by_key)
         struct tl_path_task *t = &in->t[i];
         if (t->ndeps) memcpy(dep + o, in->dep + t->dep_at, t->ndeps * sizeof *dep);
         size_t extra = at[i];
+        t->flow_deps = extra > 0;
         t->dep_at = (uint32_t)o;
         at[i] = o + t->ndeps;
         t->ndeps += (uint32_t)extra;
@@ -276,9 +279,32 @@ static void renumber(struct tl_path_input *in, const int32_t *cat, const int32_t
     }
 }
 
+/* A slice a flow leads to (a kernel, from the runtime call that launched
+ * it) was submitted by the slice the flow comes from: without a recorded
+ * submission it counts as submitted when the last of those ended, so its
+ * wait after that is queue (the kernel waiting for its stream), not deps.
+ * A stage parent (Spark) says no such thing: the driver submits the next
+ * stage when it chooses. */
+static void submitted_by_flows(struct tl_path_input *in)
+{
+    for (size_t i = 0; i < in->n; i++) {
+        struct tl_path_task *t = &in->t[i];
+        if (!t->flow_deps || t->submit_recorded) continue;
+        double ready = -INFINITY;
+        for (uint32_t e = 0; e < t->ndeps; e++) {
+            uint64_t d = in->dep[t->dep_at + e];
+            if (d != TL_PATH_NONE && d != i && in->t[d].end > ready) ready = in->t[d].end;
+        }
+        if (!(ready < t->submit)) continue;
+        t->submit = ready;
+        if (t->attempts == 1) t->launch = ready;
+    }
+}
+
 bool tl_path_done(struct tl_path_input *in)
 {
     if (in->oom || !fold_all(in) || !resolve(in)) return !(in->oom = true);
+    submitted_by_flows(in);
     free(in->a); /* folded: the tasks hold what the path needs */
     in->a = NULL;
     int32_t *cat = tl_names_sort(&in->cats, &in->oom), *wf = tl_names_sort(&in->wfs, &in->oom),

@@ -76,12 +76,12 @@ def differ(got, want, where=""):
     return None if got == want else "%s: %r, want %r" % (where, got, want)
 
 
-def against_reference(path, name, deps=None):
+def against_reference(path, name, deps=None, flows=False):
     r, got = tl_path(path)
     if not check(r.returncode == 0 and got, "%s: path runs (%s)" % (name, r.stderr.strip()[:200])):
         return None
     mtime = decimal.Decimal(os.stat(path).st_mtime_ns) / 10**9
-    want = path_ref.analyze(records(path), deps, untimed_end=mtime)
+    want = path_ref.analyze(records(path), deps, untimed_end=mtime, flows=flows)
     d = differ(got["runs"], want, "runs")
     against_reference.last = want
     check(d is None, "%s: every number equals the independent computation (%d runs, %d path steps)%s"
@@ -326,7 +326,7 @@ def chrome_part():
         wf = recs[0].get("workflow")
         tasks = {r.get("task_id") for r in recs}
         edges = sum(1 for to, fr in deps.items() if to in tasks for d in fr if d in tasks)
-        got = against_reference(p, name, {wf: deps})
+        got = against_reference(p, name, {wf: deps}, flows=True)
         if got:
             check(got["runs"][0]["dependencies"] == edges,
                   "%s: %d flow edges bound, as the trace's flow events say (%d)"
@@ -356,10 +356,14 @@ def flows_part(tmp):
     deps = chrome_deps(path)
     check(deps == {5: [3], 7: [5], 10: [9]},
           "flows: the reference binds inner->mid->last and v2src->v2dst, the lone f nowhere (%r)" % deps)
-    got = against_reference(path, "flow corner cases", {"flows.json": deps})
+    got = against_reference(path, "flow corner cases", {"flows.json": deps}, flows=True)
     steps = [s["category"] for s in got["runs"][0]["path"]] if got else []
     check(got and got["runs"][0]["dependencies"] == 3 and steps == ["inner", "mid", "last"],
           "flows: the path steps back through the flow from last to mid to inner (%r)" % steps)
+    last = got["runs"][0]["path"][-1] if got else {}
+    check(close(last.get("queue_s"), 10e-6) and last.get("deps_s") == 0,
+          "flows: a slice a flow leads to was submitted when its source ended: its wait after that is queue (%r)"
+          % {k: last.get(k) for k in ("deps_s", "queue_s")})
     r = subprocess.run([TL, "summary", "-q", "--format", "json", path], capture_output=True, text=True)
     check(r.returncode == 0 and '"edge"' not in r.stdout, "flows: summary holds no edges (it does not ask for them)")
 

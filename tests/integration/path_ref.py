@@ -14,7 +14,7 @@ import math
 
 class Task:
     __slots__ = ("idx", "id", "wf", "cat", "worker", "submit", "launch", "start", "end", "held", "attempts",
-                 "final_seen", "deps")
+                 "final_seen", "deps", "submitted")
 
 
 def times(r, base):
@@ -47,10 +47,12 @@ def tasks_of(records, untimed_end=None):
             t = Task()
             t.idx, t.id, t.wf, t.cat, t.worker = len(tasks), r.get("task_id"), r.get("workflow") or "", None, None
             t.submit, t.end, t.held, t.attempts, t.final_seen, t.deps = math.inf, -math.inf, 0.0, 0, False, []
+            t.submitted = False
             tasks.append(t)
             if r.get("task_id") is not None:
                 by_key[key] = t
         submit, start, end = times(r, base)
+        t.submitted |= r.get("queue_time_s") is not None
         t.attempts += 1
         t.held += end - start
         t.submit = min(t.submit, submit)
@@ -272,10 +274,21 @@ def analyze_run(run, faster, nwhatifs, nstrag):
             "what_if": whatif, "waves": wv, "stragglers": [{"task_id": t.id, "category": t.cat} for t in strag]}
 
 
-def analyze(records, deps_by_run=None, faster=2.0, whatifs=5, stragglers=10, untimed_end=None):
+def analyze(records, deps_by_run=None, faster=2.0, whatifs=5, stragglers=10, untimed_end=None, flows=False):
+    """flows: the dependencies are Chrome flows (each submitted its dependent)."""
     tasks = tasks_of(records, untimed_end)
     for t in tasks:
         t.deps = (deps_by_run or {}).get(t.wf, {}).get(t.id, [])
+    by_run = {}
+    for t in tasks:
+        if t.id is not None:
+            by_run.setdefault(t.wf, {})[t.id] = t
+    for t in tasks:  # flows submitted it: without a recorded submission, when the last flow source ended
+        ends = [by_run[t.wf][d].end for d in t.deps if d in by_run.get(t.wf, {}) and by_run[t.wf][d] is not t]
+        if flows and t.deps and not t.submitted and ends and max(ends) < t.submit:
+            t.submit = max(ends)
+            if t.attempts == 1:
+                t.launch = t.submit
     runs = {}
     for t in tasks:
         runs.setdefault(t.wf, []).append(t)
