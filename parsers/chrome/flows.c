@@ -234,7 +234,7 @@ static bool bind(struct chrome_flows *f)
 {
     size_t *stack = malloc((f->ns + 1) * sizeof *stack);
     if (!stack) return false;
-    qsort(f->s, f->ns, sizeof *f->s, cmp_slice);
+    if (f->ns) qsort(f->s, f->ns, sizeof *f->s, cmp_slice); /* qsort(NULL, 0, ...) is undefined */
     qsort(f->p, f->np, sizeof *f->p, cmp_point_time); /* v2's points (thread -1) first: bound already */
     size_t lo = 0;
     for (size_t a = 0; a < f->np;) {
@@ -275,7 +275,7 @@ static struct edge *chain(struct chrome_flows *f, size_t *n)
         }
         if (pt->ph == 'f') prev = 0;
     }
-    qsort(e, *n, sizeof *e, cmp_edge);
+    if (*n) qsort(e, *n, sizeof *e, cmp_edge);
     return e;
 }
 
