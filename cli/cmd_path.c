@@ -91,7 +91,8 @@ static void table_steps(struct path_out *po, const struct tl_path_run *r)
 {
     size_t n = r->nsteps, show = po->max_steps && n > po->max_steps ? po->max_steps : n;
     size_t head = show == n ? n : show / 4;
-    tl_buf_printf(po->b, "  critical path, %zu steps (start and end in s from the first submission)\n", n);
+    tl_buf_printf(po->b, "  critical path, %zu %s (start and end in s from the first submission)\n", n,
+                  n == 1 ? "step" : "steps");
     tl_buf_printf(po->b, "    %10s  %-24s %9s %9s %8s %8s %8s %8s %8s\n", "task", "category", "start", "end",
                   "compute", "queue", "retries", "deps", "slack");
     for (size_t i = 0; i < head; i++) step_row(po, r, &r->steps[i]);

@@ -250,6 +250,7 @@ static void whatif_table(FILE *o, const struct tl_report_where *w, const struct 
         fputs("</td>", o);
         num_cell(o, x->replay_s, TL_UNIT_SECONDS);
         double d = r->replay_s > 0 ? 100 * (x->replay_s - r->replay_s) / r->replay_s : 0;
+        if (fabs(d) < 0.05) d = 0; /* no "-0.0 %" */
         fprintf(o, "<td data-v=\"%.17g\">%+.1f %%</td>", d, d);
         num_cell(o, x->cpm_s, TL_UNIT_SECONDS);
         fputs("</tr>", o);
@@ -269,10 +270,18 @@ static void run_part(FILE *o, const struct tl_report_where *w, const struct tl_p
     }
     fputs("<p class=\"note\">The ", o);
     tl_report_term(o, "critical path", "critical path");
-    fprintf(o, ": %zu steps back from the task that ended last, each through "
-               "%s. Its steps tile the makespan: compute in the category's colour, the waits grey.</p>",
-            r->nsteps,
-            r->edges ? "the dependency that ended last" : "the task that freed its worker (the input records no dependencies)");
+    if (r->nsteps == 1)
+        fputs(": one step, the task that ended last -- nothing it waited for ended before it began. ", o);
+    else
+        fprintf(o, ": %zu steps back from the task that ended last, each through %s. ", r->nsteps,
+                r->edges ? "the dependency that ended last"
+                         : "the task that freed its worker (the input records no dependencies)");
+    fputs("Its steps tile the makespan: compute in the category's colour, the waits grey.</p>", o);
+    if (r->nsteps == 1 && r->tasks > 1 && r->steps[0].part[TL_PART_COMPUTE] >= 0.99 * r->makespan)
+        fputs("<p class=\"note\" data-k=\"one-step\">One task spans the run (in a trace: a slice that holds the "
+              "others, such as a profiler step or the profiler's own span). The tasks inside it count as running "
+              "beside it, so the bound and the what-ifs cannot shorten it; the summary per category shows what "
+              "they took.</p>", o);
     path_bar(o, w, r);
     fputs("<div class=\"row\" style=\"align-items:flex-start\">", o);
     split_table(o, r);

@@ -310,6 +310,20 @@ def chrome_deps(path):
     return {k: sorted(v) for k, v in deps.items()}
 
 
+def one_step_page(path, name):
+    """A path of one slice that spans the run (a profiler's own span): the
+    report says why nothing shortens it, in the singular, and shows no
+    "-0.0 %" change."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "one.html")
+        r = subprocess.run([TL, "report", "-q", "-o", out, path], capture_output=True, text=True)
+        page = open(out, encoding="utf-8").read() if r.returncode == 0 else ""
+    sec = page[page.find('<section id="where"'):]
+    sec = sec[:sec.find("</section>")]
+    check('data-k="one-step"' in sec and "1 steps" not in sec and "-0.0 %" not in sec,
+          "%s: one slice spans the run: the report says so, in the singular, without a -0.0 %% change" % name)
+
+
 def chrome_part():
     """Chrome traces with flows: the dependencies tasklens binds equal the
     ones bound here, and every number of the path follows from them."""
@@ -327,6 +341,8 @@ def chrome_part():
         tasks = {r.get("task_id") for r in recs}
         edges = sum(1 for to, fr in deps.items() if to in tasks for d in fr if d in tasks)
         got = against_reference(p, name, {wf: deps}, flows=True)
+        if got and len(got["runs"][0]["path"]) == 1 and got["runs"][0]["tasks"] > 1000:
+            one_step_page(p, name)
         if got:
             check(got["runs"][0]["dependencies"] == edges,
                   "%s: %d flow edges bound, as the trace's flow events say (%d)"
