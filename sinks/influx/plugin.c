@@ -17,7 +17,7 @@
 #include "sinks/lineproto.h"
 #include "sinks/net/http.h"
 #include "sinks/net/netsink.h"
-#include "sinks/net/sink.h"
+#include "sinks/net/sender.h"
 #include "sinks/sink.h"
 
 struct influx_config {
@@ -79,7 +79,7 @@ static bool influx_configured(const void *config)
 
 /* The settings as the sink takes them. */
 static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *env,
-                     struct tl_influx_sink_cfg *sc, const char *spool_dir)
+                     struct tl_sender_cfg *sc, const char *spool_dir)
 {
     tl_netsink_settings(&k->net, "INFLUX", env, spool_dir, sc);
     sc->http.url = k->url;
@@ -98,7 +98,7 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
     const struct influx_config *c = config;
     char dir[4096];
     const char *spool = tl_netsink_spool_dir(c->net.spool_dir, dir, sizeof dir);
-    struct tl_influx_sink_cfg sc;
+    struct tl_sender_cfg sc;
     sink_cfg(c, env, &sc, spool);
     enum tl_err rc = tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
     if (!rc) ((struct tl_netsink *)*state)->victoriametrics = !strcmp(c->dialect, "victoriametrics");
@@ -110,29 +110,29 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
 static void influx_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
     const struct influx_config *k = config;
-    struct tl_influx_sink_cfg sc;
+    struct tl_sender_cfg sc;
     char buf[4096];
     const char *spool = tl_netsink_spool_dir(k->net.spool_dir, buf, sizeof buf);
     sink_cfg(k, NULL, &sc, spool);
-    struct tl_influx_cfg c = sc.http;
+    struct tl_http_cfg c = sc.http;
     c.gzip = false;
     c.timeout_ms = (long)(k->net.timeout < 5000 ? k->net.timeout : 5000);
     char err[512];
-    struct tl_influx *h;
-    if (tl_influx_new(&c, &h, err, sizeof err)) {
+    struct tl_http *h;
+    if (tl_http_new(&c, &h, err, sizeof err)) {
         say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: %s", i, err);
         return;
     }
     bool v1 = c.wire == &tl_wire_influx1;
-    say(ctx, TL_CHECK_NOTE, "sinks[%d] influxdb %s, %s%s", i, tl_influx_where(h),
+    say(ctx, TL_CHECK_NOTE, "sinks[%d] influxdb %s, %s%s", i, tl_http_where(h),
         v1 ? (c.user ? "user set, password " : "no user") : "token ",
         v1 ? (c.user ? (c.password ? "set" : "NOT set") : "") : (c.token ? "set" : "NOT set"));
     struct tl_http_reply r;
-    enum tl_http_result res = tl_influx_ping(h, &r);
+    enum tl_http_result res = tl_http_ping(h, &r);
     if (res != TL_HTTP_OK) {
         say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: not reachable: %s", i,
             r.message[0] ? r.message : "no answer");
-        tl_influx_free(h);
+        tl_http_free(h);
         return;
     }
     say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: reachable", i);
@@ -143,7 +143,7 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
     else if (r.influxdb && !strcmp(k->dialect, "victoriametrics"))
         say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: the server is InfluxDB, not VictoriaMetrics: set "
                                 "dialect: influxdb, or names holding a backslash are stored with it doubled", i);
-    res = tl_influx_write(h, "", 0, &r);
+    res = tl_http_write(h, "", 0, &r);
     if (res == TL_HTTP_OK)
         say(ctx, TL_CHECK_OK, "sinks[%d] influxdb: %s %s accepts writes", i,
             v1 ? "database" : "bucket", v1 ? c.db : c.bucket);
@@ -153,7 +153,7 @@ static void influx_check(const void *config, int i, tl_check_say *say, void *ctx
     else
         say(ctx, TL_CHECK_FAIL, "sinks[%d] influxdb: a write is refused (HTTP %ld): %s", i,
             r.status, r.message[0] ? r.message : "no reason given");
-    tl_influx_free(h);
+    tl_http_free(h);
     char why[512];
     bool w = tl_dir_writable(spool, true, why, sizeof why);
     say(ctx, w, "sinks[%d] spool_dir %s: %s", i, spool, w ? "writable" : why);

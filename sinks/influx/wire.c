@@ -18,21 +18,21 @@
 
 static const char *const lp_headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
 
-static enum tl_err v1_check(const struct tl_influx_cfg *cfg, char *err, size_t errlen)
+static enum tl_err v1_check(const struct tl_http_cfg *cfg, char *err, size_t errlen)
 {
     if (cfg->db && *cfg->db) return TL_OK;
     snprintf(err, errlen, "InfluxDB 1.x needs a database (--influx-db)");
     return TL_ERR_USAGE;
 }
 
-static enum tl_err v2_check(const struct tl_influx_cfg *cfg, char *err, size_t errlen)
+static enum tl_err v2_check(const struct tl_http_cfg *cfg, char *err, size_t errlen)
 {
     if (cfg->org && cfg->bucket && cfg->token) return TL_OK;
     snprintf(err, errlen, "InfluxDB 2.x needs org, bucket and a token");
     return TL_ERR_USAGE;
 }
 
-static void v1_write_path(const struct tl_influx_cfg *cfg, struct tl_buf *u)
+static void v1_write_path(const struct tl_http_cfg *cfg, struct tl_buf *u)
 {
     tl_buf_puts(u, "/write?db=");
     tl_wire_put_escaped(u, cfg->db);
@@ -43,7 +43,7 @@ static void v1_write_path(const struct tl_influx_cfg *cfg, struct tl_buf *u)
     }
 }
 
-static void v2_write_path(const struct tl_influx_cfg *cfg, struct tl_buf *u)
+static void v2_write_path(const struct tl_http_cfg *cfg, struct tl_buf *u)
 {
     tl_buf_puts(u, "/api/v2/write?org=");
     tl_wire_put_escaped(u, cfg->org);
@@ -52,12 +52,12 @@ static void v2_write_path(const struct tl_influx_cfg *cfg, struct tl_buf *u)
     tl_buf_puts(u, "&precision=ns");
 }
 
-static void v1_where(const struct tl_influx_cfg *cfg, struct tl_buf *out)
+static void v1_where(const struct tl_http_cfg *cfg, struct tl_buf *out)
 {
     tl_buf_printf(out, " (database %s)", cfg->db);
 }
 
-static void v2_where(const struct tl_influx_cfg *cfg, struct tl_buf *out)
+static void v2_where(const struct tl_http_cfg *cfg, struct tl_buf *out)
 {
     tl_buf_printf(out, " (bucket %s)", cfg->bucket);
 }
@@ -77,7 +77,7 @@ static bool refused(const struct tl_http_reply *r)
     return r->status == 401 || r->status == 403;
 }
 
-static bool v1_explain(const struct tl_influx_cfg *cfg, const char *where, enum tl_http_result res,
+static bool v1_explain(const struct tl_http_cfg *cfg, const char *where, enum tl_http_result res,
                        const struct tl_http_reply *r, char *out, size_t cap)
 {
     if (res == TL_HTTP_NOT_FOUND)
@@ -93,7 +93,7 @@ static bool v1_explain(const struct tl_influx_cfg *cfg, const char *where, enum 
     return true;
 }
 
-static bool v2_explain(const struct tl_influx_cfg *cfg, const char *where, enum tl_http_result res,
+static bool v2_explain(const struct tl_http_cfg *cfg, const char *where, enum tl_http_result res,
                        const struct tl_http_reply *r, char *out, size_t cap)
 {
     if (res == TL_HTTP_NOT_FOUND)

@@ -16,8 +16,8 @@
 #include "core/buf.h"
 #include "sinks/net/wire.h"
 
-struct tl_influx {
-    struct tl_influx_cfg cfg;
+struct tl_http {
+    struct tl_http_cfg cfg;
     CURL *curl;
     struct curl_slist *headers;
     char *write_url;
@@ -41,7 +41,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 
 static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 {
-    struct tl_influx *c = ctx;
+    struct tl_http *c = ctx;
     size_t len = size * n;
     if (len > 19 && !strncasecmp(p, "X-Influxdb-Version:", 19)) c->influxdb_header = true;
     if (len > 12 && !strncasecmp(p, "Retry-After:", 12)) {
@@ -90,7 +90,7 @@ static bool url_split(const char *url, struct url_parts *u)
 }
 
 /* The settings a server needs, before anything is opened. */
-static enum tl_err check_cfg(const struct tl_influx_cfg *cfg, char *err, size_t errlen)
+static enum tl_err check_cfg(const struct tl_http_cfg *cfg, char *err, size_t errlen)
 {
     const struct tl_wire *w = cfg->wire;
     if (!w) {
@@ -149,7 +149,7 @@ static char *percent_decoded(const char *s, size_t n)
 }
 
 /* The user info of the URL, percent-decoded, for libcurl's options. */
-static void take_userinfo(struct tl_influx *c, const struct url_parts *p)
+static void take_userinfo(struct tl_http *c, const struct url_parts *p)
 {
     if (!p->user) return;
     const char *colon = memchr(p->user, ':', (size_t)(p->user_end - p->user));
@@ -158,7 +158,7 @@ static void take_userinfo(struct tl_influx *c, const struct url_parts *p)
     if (colon) c->url_password = percent_decoded(colon + 1, (size_t)(p->user_end - colon - 1));
 }
 
-static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
+static void make_urls(struct tl_http *c, const struct tl_http_cfg *cfg)
 {
     const struct tl_wire *w = cfg->wire;
     struct url_parts p;
@@ -189,7 +189,7 @@ static void make_urls(struct tl_influx *c, const struct tl_influx_cfg *cfg)
 /* "where" for messages: scheme://host:port, without user info, path or
  * query (see url_split: nothing of a password may show), and what the wire
  * adds (the database). */
-static void make_where(struct tl_influx *c, const struct tl_influx_cfg *cfg)
+static void make_where(struct tl_http *c, const struct tl_http_cfg *cfg)
 {
     struct url_parts p;
     url_split(cfg->url, &p);
@@ -202,7 +202,7 @@ static void make_where(struct tl_influx *c, const struct tl_influx_cfg *cfg)
 }
 
 /* The request's headers, the token among them (never left in freed memory). */
-static struct curl_slist *make_headers(const struct tl_influx_cfg *cfg)
+static struct curl_slist *make_headers(const struct tl_http_cfg *cfg)
 {
     const struct tl_wire *w = cfg->wire;
     struct curl_slist *h = NULL;
@@ -219,7 +219,7 @@ static struct curl_slist *make_headers(const struct tl_influx_cfg *cfg)
     return h;
 }
 
-static void set_options(CURL *k, struct tl_influx *c, const struct tl_influx_cfg *cfg)
+static void set_options(CURL *k, struct tl_http *c, const struct tl_http_cfg *cfg)
 {
     curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
@@ -242,12 +242,12 @@ static void set_options(CURL *k, struct tl_influx *c, const struct tl_influx_cfg
     }
 }
 
-enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
+enum tl_err tl_http_new(const struct tl_http_cfg *cfg, struct tl_http **out, char *err,
                           size_t errlen)
 {
     enum tl_err rc = check_cfg(cfg, err, errlen);
     if (rc) return rc;
-    struct tl_influx *c = calloc(1, sizeof *c);
+    struct tl_http *c = calloc(1, sizeof *c);
     if (!c) return TL_ERR_NOMEM;
     c->cfg = *cfg;
     c->curl = curl_easy_init();
@@ -259,7 +259,7 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
     make_where(c, cfg);
     c->headers = make_headers(cfg);
     if (!c->write_url || !c->query_url || !c->ping_url || !c->headers) {
-        tl_influx_free(c);
+        tl_http_free(c);
         return TL_ERR_NOMEM;
     }
     set_options(c->curl, c, cfg);
@@ -267,7 +267,7 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
     return TL_OK;
 }
 
-void tl_influx_free(struct tl_influx *c)
+void tl_http_free(struct tl_http *c)
 {
     if (!c) return;
     if (c->curl) curl_easy_cleanup(c->curl);
@@ -284,7 +284,7 @@ void tl_influx_free(struct tl_influx *c)
     free(c);
 }
 
-const char *tl_influx_where(const struct tl_influx *c)
+const char *tl_http_where(const struct tl_http *c)
 {
     return c->where;
 }
@@ -311,7 +311,7 @@ static bool gzip_body(struct tl_buf *out, const char *in, size_t len)
 /* InfluxDB's error JSON is {"error":"..."} (1.x) or {"code":"...","message":"..."}
  * (2.x): take the text, unescaped enough for a log line, and the "dropped=N"
  * it ends with on partial writes. */
-static void parse_error(struct tl_influx *c, struct tl_http_reply *r)
+static void parse_error(struct tl_http *c, struct tl_http_reply *r)
 {
     const char *body = tl_buf_cstr(&c->resp);
     const char *e = strstr(body, "\"error\":\"");
@@ -329,7 +329,7 @@ static void parse_error(struct tl_influx *c, struct tl_http_reply *r)
     if (d) r->dropped = strtoull(d + 8, NULL, 10);
 }
 
-static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
+static enum tl_http_result perform(struct tl_http *c, struct tl_http_reply *r)
 {
     c->resp.len = 0;
     c->retry_after_ms = 0;
@@ -348,7 +348,7 @@ static enum tl_http_result perform(struct tl_influx *c, struct tl_http_reply *r)
     return c->cfg.wire->classify ? c->cfg.wire->classify(r->status, r->message) : tl_wire_classify_common(r->status);
 }
 
-enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
+enum tl_http_result tl_http_write(struct tl_http *c, const char *body, size_t len,
                                     struct tl_http_reply *r)
 {
     memset(r, 0, sizeof *r);
@@ -381,7 +381,7 @@ enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_
     return perform(c, r);
 }
 
-enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *r)
+enum tl_http_result tl_http_create_db(struct tl_http *c, struct tl_http_reply *r)
 {
     memset(r, 0, sizeof *r);
     struct tl_buf db = {0};
@@ -399,9 +399,9 @@ enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_repl
     return perform(c, r);
 }
 
-enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *r)
+enum tl_http_result tl_http_ping(struct tl_http *c, struct tl_http_reply *r)
 {
-    if (!c->cfg.wire->ping_path) return tl_influx_write(c, "", 0, r); /* an empty request */
+    if (!c->cfg.wire->ping_path) return tl_http_write(c, "", 0, r); /* an empty request */
     memset(r, 0, sizeof *r);
     curl_easy_setopt(c->curl, CURLOPT_URL, c->ping_url);
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->cfg.wire->ping_auth ? c->headers : NULL);

@@ -36,7 +36,7 @@ struct tl_wire;
 
 /* The settings of a client: the URL and TLS every store has; db ... token
  * and measurements are the wires' own (each reads its ones). */
-struct tl_influx_cfg {
+struct tl_http_cfg {
     const char *url;
     const struct tl_wire *wire; /* the sink's: what the store speaks */
     const char *measurements; /* remote write: the measurements sent */
@@ -48,7 +48,7 @@ struct tl_influx_cfg {
     long timeout_ms;
 };
 
-void tl_influx_cfg_default(struct tl_influx_cfg *c);
+void tl_http_cfg_default(struct tl_http_cfg *c);
 
 enum tl_http_result {
     TL_HTTP_OK,
@@ -69,18 +69,18 @@ struct tl_http_reply {
     char message[512]; /* safe to log: no credentials */
 };
 
-struct tl_influx;
+struct tl_http;
 
-enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
+enum tl_err tl_http_new(const struct tl_http_cfg *cfg, struct tl_http **out, char *err,
                           size_t errlen);
-void tl_influx_free(struct tl_influx *c);
-enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
+void tl_http_free(struct tl_http *c);
+enum tl_http_result tl_http_write(struct tl_http *c, const char *body, size_t len,
                                     struct tl_http_reply *reply);
 /* CREATE DATABASE, where the wire can (wire->create_db: 1.x). */
-enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *reply);
+enum tl_http_result tl_http_create_db(struct tl_http *c, struct tl_http_reply *reply);
 /* Whether it is there: GET the wire's ping path, else an empty write. */
-enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *reply);
+enum tl_http_result tl_http_ping(struct tl_http *c, struct tl_http_reply *reply);
 /* The endpoint without credentials, for messages. */
-const char *tl_influx_where(const struct tl_influx *c);
+const char *tl_http_where(const struct tl_http *c);
 
 #endif

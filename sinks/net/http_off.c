@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **out, char *err,
+enum tl_err tl_http_new(const struct tl_http_cfg *cfg, struct tl_http **out, char *err,
                           size_t errlen)
 {
     *out = NULL;
@@ -17,18 +17,18 @@ enum tl_err tl_influx_new(const struct tl_influx_cfg *cfg, struct tl_influx **ou
 }
 
 /* Unreachable without a client; defined so the sinks link. */
-void tl_influx_free(struct tl_influx *c) {}
-enum tl_http_result tl_influx_write(struct tl_influx *c, const char *body, size_t len,
+void tl_http_free(struct tl_http *c) {}
+enum tl_http_result tl_http_write(struct tl_http *c, const char *body, size_t len,
                                     struct tl_http_reply *reply)
 {
     return TL_HTTP_FATAL;
 }
-enum tl_http_result tl_influx_create_db(struct tl_influx *c, struct tl_http_reply *reply)
+enum tl_http_result tl_http_create_db(struct tl_http *c, struct tl_http_reply *reply)
 {
     return TL_HTTP_FATAL;
 }
-enum tl_http_result tl_influx_ping(struct tl_influx *c, struct tl_http_reply *reply)
+enum tl_http_result tl_http_ping(struct tl_http *c, struct tl_http_reply *reply)
 {
     return TL_HTTP_FATAL;
 }
-const char *tl_influx_where(const struct tl_influx *c) { return ""; }
+const char *tl_http_where(const struct tl_http *c) { return ""; }

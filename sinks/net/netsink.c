@@ -1,5 +1,5 @@
 /* The engine every network sink runs on (netsink.h): a sink's state
- * around the batching, HTTP and spool machinery of sink.c, its spool
+ * around the batching, HTTP and spool machinery of sender.c, its spool
  * directory, the settings every network sink checks alike, its counters and
  * what it says when it closes. The `influxdb` and `prometheus` plugins
  * (sinks/influx/, sinks/prom/) differ in their settings and wire. */
@@ -37,16 +37,16 @@ static void make_parents(const char *dir)
     }
 }
 
-enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, const char *spool_dir,
+enum tl_err tl_netsink_open(void **state, const struct tl_sender_cfg *sc, const char *spool_dir,
                             bool default_dir, const struct tl_sink_env *env, char *err, size_t errlen)
 {
     struct tl_netsink *p = calloc(1, sizeof *p);
     if (!p) return TL_ERR_NOMEM;
     snprintf(p->spool_dir, sizeof p->spool_dir, "%s", spool_dir);
     if (default_dir) make_parents(p->spool_dir);
-    struct tl_influx_sink_cfg c = *sc;
+    struct tl_sender_cfg c = *sc;
     c.spool.dir = p->spool_dir;
-    enum tl_err rc = tl_influx_sink_new(&c, &p->sink, err, errlen);
+    enum tl_err rc = tl_sender_new(&c, &p->sink, err, errlen);
     if (rc) {
         free(p);
         return rc;
@@ -57,10 +57,10 @@ enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, c
 }
 
 void tl_netsink_settings(const struct tl_net_settings *n, const char *env_prefix, const struct tl_sink_env *env,
-                         const char *spool_dir, struct tl_influx_sink_cfg *sc)
+                         const char *spool_dir, struct tl_sender_cfg *sc)
 {
     char var[64];
-    tl_influx_sink_cfg_default(sc);
+    tl_sender_cfg_default(sc);
     sc->http.user = n->user;
     snprintf(var, sizeof var, "%s_PASSWORD", env_prefix);
     sc->http.password = n->password ? n->password : getenv(var);
@@ -118,34 +118,34 @@ enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t n
         p->rewritten.len = 0;
         tl_lp_victoriametrics(&p->rewritten, lp, len);
         if (p->rewritten.oom) return TL_ERR_NOMEM;
-        return tl_influx_sink_add(p->sink, p->rewritten.data, p->rewritten.len, nlines);
+        return tl_sender_add(p->sink, p->rewritten.data, p->rewritten.len, nlines);
     }
-    return tl_influx_sink_add(p->sink, lp, len, nlines);
+    return tl_sender_add(p->sink, lp, len, nlines);
 }
 
 enum tl_err tl_netsink_flush(void *state)
 {
-    return tl_influx_sink_flush(((struct tl_netsink *)state)->sink);
+    return tl_sender_flush(((struct tl_netsink *)state)->sink);
 }
 
 enum tl_err tl_netsink_sync(void *state)
 {
-    return tl_influx_sink_sync(((struct tl_netsink *)state)->sink);
+    return tl_sender_sync(((struct tl_netsink *)state)->sink);
 }
 
 enum tl_err tl_netsink_drain(void *state, long timeout_ms)
 {
-    return tl_influx_sink_drain(((struct tl_netsink *)state)->sink, timeout_ms);
+    return tl_sender_drain(((struct tl_netsink *)state)->sink, timeout_ms);
 }
 
 uint32_t tl_netsink_held(const void *state)
 {
-    return tl_influx_sink_held(((const struct tl_netsink *)state)->sink);
+    return tl_sender_held(((const struct tl_netsink *)state)->sink);
 }
 
 size_t tl_netsink_stats(const void *state, struct tl_sink_stat *out, size_t max)
 {
-    struct tl_influx_sink_stats ss = tl_influx_sink_stats(((const struct tl_netsink *)state)->sink);
+    struct tl_sender_stats ss = tl_sender_stats(((const struct tl_netsink *)state)->sink);
     const struct tl_sink_stat all[] = {
         /* the self-metrics fields, in the order the `tasklens` point had them */
         {"spool_bytes", ss.spool.bytes, true},
@@ -171,10 +171,10 @@ int tl_netsink_finish(void *state, long drain_ms)
 {
     struct tl_netsink *p = state;
     int status = 0;
-    enum tl_err drc = tl_influx_sink_drain(p->sink, drain_ms);
-    tl_influx_sink_sync(p->sink);
-    struct tl_influx_sink_stats ss = tl_influx_sink_stats(p->sink);
-    uint32_t held = tl_influx_sink_held(p->sink);
+    enum tl_err drc = tl_sender_drain(p->sink, drain_ms);
+    tl_sender_sync(p->sink);
+    struct tl_sender_stats ss = tl_sender_stats(p->sink);
+    uint32_t held = tl_sender_held(p->sink);
     if (held) {
         tl_log(p->log, TL_LOG_ERROR, "%u points were neither sent nor spooled (the spool could not "
                                      "take them); a run with checkpoint_dir reads them again at "
@@ -182,7 +182,7 @@ int tl_netsink_finish(void *state, long drain_ms)
         status |= TL_SINK_HELD;
     }
     if (drc) {
-        const char *why = tl_influx_sink_fatal(p->sink);
+        const char *why = tl_sender_fatal(p->sink);
         tl_log(p->log, TL_LOG_WARN, "%llu batches (%llu bytes) remain in the spool %s; they are "
                                     "sent on the next run%s%s",
                (unsigned long long)ss.spool.frames, (unsigned long long)ss.spool.bytes,
@@ -196,7 +196,7 @@ void tl_netsink_close(void *state)
 {
     struct tl_netsink *p = state;
     if (!p) return;
-    tl_influx_sink_free(p->sink);
+    tl_sender_free(p->sink);
     tl_buf_free(&p->rewritten);
     free(p);
 }

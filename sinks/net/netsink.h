@@ -1,19 +1,19 @@
-/* The network engine (sinks/net/): sink.h batches line protocol, http.h
+/* The network engine (sinks/net/): sender.h batches line protocol, http.h
  * sends it with retries and backoff, the disk spool keeps what cannot be
  * sent, status rules decide; these are the callbacks every network sink
  * plugin shares (netsink.c). The `influxdb` plugin (sinks/influx/) and the
  * `prometheus` remote-write plugin (sinks/prom/) differ only in their
  * settings, their wire format (wire.h: a const struct of callbacks in
  * their folders) and `check`. */
-#ifndef TL_INFLUX_NETSINK_H
-#define TL_INFLUX_NETSINK_H
+#ifndef TL_NET_NETSINK_H
+#define TL_NET_NETSINK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/options.h"
-#include "sinks/net/sink.h"
+#include "sinks/net/sender.h"
 #include "sinks/sink.h"
 
 /* The settings every network sink has, a member `net` of its config,
@@ -57,10 +57,10 @@ struct tl_net_settings {
  * run says (flush interval, -q, its logger); the wire and the sink's own
  * settings are the caller's to add. */
 void tl_netsink_settings(const struct tl_net_settings *n, const char *env_prefix, const struct tl_sink_env *env,
-                         const char *spool_dir, struct tl_influx_sink_cfg *sc);
+                         const char *spool_dir, struct tl_sender_cfg *sc);
 
 struct tl_netsink {
-    struct tl_influx_sink *sink;
+    struct tl_sender *sink;
     const struct tl_log *log;
     char spool_dir[4096];
     bool victoriametrics; /* names escaped as VictoriaMetrics reads them */
@@ -72,7 +72,7 @@ struct tl_netsink {
 const char *tl_netsink_spool_dir(const char *configured, char *buf, size_t cap);
 /* Opens the sink of sc with its spool in spool_dir (its parents made when
  * it is the default one). */
-enum tl_err tl_netsink_open(void **state, const struct tl_influx_sink_cfg *sc, const char *spool_dir,
+enum tl_err tl_netsink_open(void **state, const struct tl_sender_cfg *sc, const char *spool_dir,
                             bool default_dir, const struct tl_sink_env *env, char *err,
                             size_t errlen);
 /* The settings every network sink has, checked alike: spool_dir not empty,

@@ -20,7 +20,7 @@
 #include "core/path.h"
 #include "sinks/net/http.h"
 #include "sinks/net/netsink.h"
-#include "sinks/net/sink.h"
+#include "sinks/net/sender.h"
 #include "sinks/prom/remote_write.h"
 #include "sinks/sink.h"
 
@@ -64,7 +64,7 @@ static bool prom_configured(const void *config)
 }
 
 static void sink_cfg(const struct prom_config *k, const struct tl_sink_env *env,
-                     struct tl_influx_sink_cfg *sc, const char *spool_dir)
+                     struct tl_sender_cfg *sc, const char *spool_dir)
 {
     tl_netsink_settings(&k->net, "PROM", env, spool_dir, sc);
     sc->http.url = k->url;
@@ -82,7 +82,7 @@ static enum tl_err prom_open(void **state, const void *config, const struct tl_s
     const struct prom_config *c = config;
     char dir[4096];
     const char *spool = tl_netsink_spool_dir(c->net.spool_dir, dir, sizeof dir);
-    struct tl_influx_sink_cfg sc;
+    struct tl_sender_cfg sc;
     sink_cfg(c, env, &sc, spool);
     return tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
 }
@@ -92,21 +92,21 @@ static enum tl_err prom_open(void **state, const void *config, const struct tl_s
 static void prom_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
     const struct prom_config *k = config;
-    struct tl_influx_sink_cfg sc;
+    struct tl_sender_cfg sc;
     char buf[4096];
     const char *spool = tl_netsink_spool_dir(k->net.spool_dir, buf, sizeof buf);
     sink_cfg(k, NULL, &sc, spool);
     sc.http.timeout_ms = (long)(k->net.timeout < 5000 ? k->net.timeout : 5000);
     char err[512];
-    struct tl_influx *h;
-    if (tl_influx_new(&sc.http, &h, err, sizeof err)) {
+    struct tl_http *h;
+    if (tl_http_new(&sc.http, &h, err, sizeof err)) {
         say(ctx, TL_CHECK_FAIL, "sinks[%d] prometheus: %s", i, err);
         return;
     }
-    say(ctx, TL_CHECK_NOTE, "sinks[%d] prometheus %s, %s", i, tl_influx_where(h),
+    say(ctx, TL_CHECK_NOTE, "sinks[%d] prometheus %s, %s", i, tl_http_where(h),
         sc.http.token ? "bearer token set" : sc.http.user ? "basic auth" : "no credentials");
     struct tl_http_reply r;
-    enum tl_http_result res = tl_influx_ping(h, &r);
+    enum tl_http_result res = tl_http_ping(h, &r);
     if (res == TL_HTTP_OK)
         say(ctx, TL_CHECK_OK, "sinks[%d] prometheus: reachable, a remote write is accepted", i);
     else if (r.status)
@@ -115,7 +115,7 @@ static void prom_check(const void *config, int i, tl_check_say *say, void *ctx)
     else
         say(ctx, TL_CHECK_FAIL, "sinks[%d] prometheus: not reachable: %s", i,
             r.message[0] ? r.message : "no answer");
-    tl_influx_free(h);
+    tl_http_free(h);
     char why[512];
     bool w = tl_dir_writable(spool, true, why, sizeof why);
     say(ctx, w, "sinks[%d] spool_dir %s: %s", i, spool, w ? "writable" : why);

@@ -267,12 +267,12 @@ enum tl_err tl_rw_snappy(const char *in, size_t len, struct tl_buf *out)
 static const char *const rw_headers[] = {"Content-Type: application/x-protobuf", "Content-Encoding: snappy",
                                          "X-Prometheus-Remote-Write-Version: 0.1.0", NULL};
 
-static void rw_where(const struct tl_influx_cfg *cfg, struct tl_buf *out)
+static void rw_where(const struct tl_http_cfg *cfg, struct tl_buf *out)
 {
     tl_buf_puts(out, " (remote write)");
 }
 
-static enum tl_err rw_body(const struct tl_influx_cfg *cfg, const char *lp, size_t len, struct tl_buf *scratch,
+static enum tl_err rw_body(const struct tl_http_cfg *cfg, const char *lp, size_t len, struct tl_buf *scratch,
                            struct tl_buf *out, bool *empty)
 {
     uint64_t series = 0, skipped = 0;
@@ -289,7 +289,7 @@ static enum tl_http_result rw_classify(long status, const char *message)
     return status == 404 ? TL_HTTP_FATAL : tl_wire_classify_common(status);
 }
 
-static bool rw_explain(const struct tl_influx_cfg *cfg, const char *where, enum tl_http_result res,
+static bool rw_explain(const struct tl_http_cfg *cfg, const char *where, enum tl_http_result res,
                        const struct tl_http_reply *r, char *out, size_t cap)
 {
     if (r->status != 401 && r->status != 403) return false;

@@ -1,6 +1,6 @@
-/* The InfluxDB sink: see sink.h. */
+/* The network engine's sender: see sender.h. */
 #include "core/clock.h"
-#include "sinks/net/sink.h"
+#include "sinks/net/sender.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +13,9 @@
 
 #define MAX_REASONS 16
 
-struct tl_influx_sink {
-    struct tl_influx_sink_cfg cfg;
-    struct tl_influx *http;
+struct tl_sender {
+    struct tl_sender_cfg cfg;
+    struct tl_http *http;
     struct tl_spool *spool;
     struct tl_buf batch;
     uint32_t batch_n;
@@ -31,11 +31,11 @@ struct tl_influx_sink {
     bool spool_failing; /* the spool's disk refused a write: said once until it mends */
     bool refusal_said;  /* a refusal that needs the operator (fatal[]) was said: once per episode */
     bool spool_full;    /* the spool reached its cap: said once until it takes a batch */
-    struct tl_influx_sink_stats st;
+    struct tl_sender_stats st;
 };
 
 /* (http.h) here rather than in http.c, which a build without libcurl leaves out */
-void tl_influx_cfg_default(struct tl_influx_cfg *c)
+void tl_http_cfg_default(struct tl_http_cfg *c)
 {
     memset(c, 0, sizeof *c);
     c->url = "http://127.0.0.1:8086"; /* the wire: the sink's to set */
@@ -43,10 +43,10 @@ void tl_influx_cfg_default(struct tl_influx_cfg *c)
     c->timeout_ms = 10000;
 }
 
-void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c)
+void tl_sender_cfg_default(struct tl_sender_cfg *c)
 {
     memset(c, 0, sizeof *c);
-    tl_influx_cfg_default(&c->http);
+    tl_http_cfg_default(&c->http);
     c->spool.max_bytes = 1ULL << 30;
     c->spool.segment_bytes = 64ULL << 20;
     c->batch_lines = 5000;
@@ -56,18 +56,18 @@ void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c)
     c->backoff_max_ms = 30000;
 }
 
-enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_influx_sink **out,
+enum tl_err tl_sender_new(const struct tl_sender_cfg *cfg, struct tl_sender **out,
                                char *err, size_t errlen)
 {
-    struct tl_influx_sink *s = calloc(1, sizeof *s);
+    struct tl_sender *s = calloc(1, sizeof *s);
     if (!s) return TL_ERR_NOMEM;
     s->cfg = *cfg;
-    enum tl_err rc = tl_influx_new(&cfg->http, &s->http, err, errlen);
+    enum tl_err rc = tl_http_new(&cfg->http, &s->http, err, errlen);
     struct tl_spool_cfg spool = cfg->spool;
     if (!spool.log) spool.log = cfg->log;
     if (!rc) rc = tl_spool_open(&spool, &s->spool, err, errlen);
     if (rc) {
-        tl_influx_sink_free(s);
+        tl_sender_free(s);
         return rc;
     }
     s->backoff_ms = cfg->backoff_min_ms;
@@ -76,17 +76,17 @@ enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_i
     return TL_OK;
 }
 
-void tl_influx_sink_free(struct tl_influx_sink *s)
+void tl_sender_free(struct tl_sender *s)
 {
     if (!s) return;
-    tl_influx_free(s->http);
+    tl_http_free(s->http);
     tl_spool_close(s->spool);
     tl_buf_free(&s->batch);
     tl_buf_free(&s->frame);
     free(s);
 }
 
-static void backoff(struct tl_influx_sink *s, long retry_after_ms)
+static void backoff(struct tl_sender *s, long retry_after_ms)
 {
     /* full jitter: uniform in [backoff/2, backoff], then double */
     s->rng ^= s->rng << 13;
@@ -108,13 +108,13 @@ static uint32_t count_lines(const char *p, size_t len)
 }
 
 /* What the messages call the server. */
-static const char *store(const struct tl_influx_sink *s)
+static const char *store(const struct tl_sender *s)
 {
     return s->cfg.http.wire->store;
 }
 
 /* Logs a partial-write reason the first time it is seen. */
-static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r)
+static void note_partial(struct tl_sender *s, const struct tl_http_reply *r)
 {
     char key[64];
     snprintf(key, sizeof key, "%.40s", r->message);
@@ -132,11 +132,11 @@ static void note_partial(struct tl_influx_sink *s, const struct tl_http_reply *r
 
 enum send_outcome { SENT, RETRY_LATER, NEEDS_OPERATOR };
 
-static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, size_t len,
+static enum send_outcome send_batch(struct tl_sender *s, const char *body, size_t len,
                                     int depth);
 
 /* A batch InfluxDB took in part: the refused points are counted, the rest acknowledged. */
-static enum send_outcome count_partial(struct tl_influx_sink *s, const struct tl_http_reply *r,
+static enum send_outcome count_partial(struct tl_sender *s, const struct tl_http_reply *r,
                                        uint32_t n)
 {
     uint64_t dropped = r->dropped && r->dropped <= n ? r->dropped : 1;
@@ -149,7 +149,7 @@ static enum send_outcome count_partial(struct tl_influx_sink *s, const struct tl
 
 /* Sends a batch as two halves split at the line boundary nearest the middle
  * (the caller has checked it holds at least two lines). */
-static enum send_outcome send_halves(struct tl_influx_sink *s, const char *body, size_t len,
+static enum send_outcome send_halves(struct tl_sender *s, const char *body, size_t len,
                                      int depth)
 {
     const char *mid = memchr(body + len / 2, '\n', len - len / 2);
@@ -164,13 +164,13 @@ static enum send_outcome send_halves(struct tl_influx_sink *s, const char *body,
 /* A reply only the operator can mend: the wire's message for it (a
  * database or bucket not found, credentials refused), else the plain one;
  * the batch waits in the spool. */
-static enum send_outcome needs_operator(struct tl_influx_sink *s, enum tl_http_result res,
+static enum send_outcome needs_operator(struct tl_sender *s, enum tl_http_result res,
                                         const struct tl_http_reply *r)
 {
     const struct tl_wire *w = s->cfg.http.wire;
-    if (!w->explain || !w->explain(&s->cfg.http, tl_influx_where(s->http), res, r, s->fatal, sizeof s->fatal))
+    if (!w->explain || !w->explain(&s->cfg.http, tl_http_where(s->http), res, r, s->fatal, sizeof s->fatal))
         snprintf(s->fatal, sizeof s->fatal, "%s at %s answered HTTP %ld: %s", store(s),
-                 tl_influx_where(s->http), r->status, r->message);
+                 tl_http_where(s->http), r->status, r->message);
     backoff(s, 0);
     return NEEDS_OPERATOR;
 }
@@ -179,14 +179,14 @@ static enum send_outcome needs_operator(struct tl_influx_sink *s, enum tl_http_r
  * refused whole for one line (TL_HTTP_REJECTED: InfluxDB 2.x writes nothing
  * of a batch with a line it cannot parse), halves sent until the refused
  * line is alone; only it is dropped. */
-static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, size_t len,
+static enum send_outcome send_batch(struct tl_sender *s, const char *body, size_t len,
                                     int depth)
 {
     struct tl_http_reply r;
-    enum tl_http_result res = tl_influx_write(s->http, body, len, &r);
+    enum tl_http_result res = tl_http_write(s->http, body, len, &r);
     if (res == TL_HTTP_NOT_FOUND && s->cfg.create_db && s->cfg.http.wire->create_db) {
         struct tl_http_reply cr;
-        if (tl_influx_create_db(s->http, &cr) == TL_HTTP_OK) res = tl_influx_write(s->http, body, len, &r);
+        if (tl_http_create_db(s->http, &cr) == TL_HTTP_OK) res = tl_http_write(s->http, body, len, &r);
     }
     if (res != TL_HTTP_OK) s->st.http_errors++;
     uint32_t n = res == TL_HTTP_OK ? 0 : count_lines(body, len);
@@ -207,7 +207,7 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
         if (n < 2 || depth > 20) {
             snprintf(s->fatal, sizeof s->fatal,
                      "%s at %s refuses a single point as too large (413)", store(s),
-                     tl_influx_where(s->http));
+                     tl_http_where(s->http));
             return NEEDS_OPERATOR;
         }
         return send_halves(s, body, len, depth);
@@ -232,7 +232,7 @@ static enum send_outcome send_batch(struct tl_influx_sink *s, const char *body, 
 /* The spool's disk refused a write (full, EIO): said once per episode; the
  * batch stays with the caller, who pauses reading (nothing is dropped and
  * nothing piles up in memory). */
-static enum tl_err spool_refused(struct tl_influx_sink *s)
+static enum tl_err spool_refused(struct tl_sender *s)
 {
     s->st.spool_write_errors++;
     if (!s->spool_failing) /* said even when quiet: it stops the input */
@@ -243,7 +243,7 @@ static enum tl_err spool_refused(struct tl_influx_sink *s)
     return TL_ERR_LIMIT;
 }
 
-static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_t len)
+static enum tl_err spool_batch(struct tl_sender *s, const char *body, size_t len)
 {
     enum tl_err rc = tl_spool_append(s->spool, body, len);
     if (rc == TL_ERR_IO) return spool_refused(s);
@@ -279,7 +279,7 @@ static enum tl_err spool_batch(struct tl_influx_sink *s, const char *body, size_
 /* A refusal that waiting does not mend (the token, the bucket, the org):
  * said when it starts, while `run` goes on spooling, not only at its exit;
  * once per episode. */
-static void say_refusal(struct tl_influx_sink *s, enum send_outcome o)
+static void say_refusal(struct tl_sender *s, enum send_outcome o)
 {
     if (o != NEEDS_OPERATOR || s->refusal_said || !s->fatal[0]) return;
     s->refusal_said = true;
@@ -289,7 +289,7 @@ static void say_refusal(struct tl_influx_sink *s, enum send_outcome o)
 }
 
 /* A batch went through: a refusal, if one was said, is over (said once). */
-static void delivered(struct tl_influx_sink *s)
+static void delivered(struct tl_sender *s)
 {
     s->backoff_ms = s->cfg.backoff_min_ms;
     s->fatal[0] = '\0';
@@ -297,11 +297,11 @@ static void delivered(struct tl_influx_sink *s)
     s->refusal_said = false;
     if (!s->cfg.quiet)
         tl_log(s->cfg.log, TL_LOG_INFO, "%s at %s takes the points again; the spooled ones follow",
-               store(s), tl_influx_where(s->http));
+               store(s), tl_http_where(s->http));
 }
 
 /* Delivers spooled frames in order while InfluxDB takes them. */
-static void drain_once(struct tl_influx_sink *s)
+static void drain_once(struct tl_sender *s)
 {
     while (tl_spool_stats(s->spool).frames && tl_mono_ms() >= s->next_try_ms) {
         if (tl_spool_peek(s->spool, &s->frame) != TL_OK) return;
@@ -313,7 +313,7 @@ static void drain_once(struct tl_influx_sink *s)
     }
 }
 
-enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
+enum tl_err tl_sender_flush(struct tl_sender *s)
 {
     if (!s->batch.len) {
         drain_once(s);
@@ -339,7 +339,7 @@ enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s)
     return rc; /* TL_ERR_LIMIT: spool full, the batch is still held here */
 }
 
-enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
+enum tl_err tl_sender_add(struct tl_sender *s, const char *lines, size_t len,
                                uint32_t nlines)
 {
     int64_t t = tl_mono_ms();
@@ -349,16 +349,16 @@ enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size
     s->batch_n += nlines;
     if (s->batch_n >= s->cfg.batch_lines || s->batch.len >= s->cfg.batch_bytes ||
         t - s->batch_started_ms >= s->cfg.flush_interval_ms)
-        return tl_influx_sink_flush(s);
+        return tl_sender_flush(s);
     return TL_OK;
 }
 
-enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms)
+enum tl_err tl_sender_drain(struct tl_sender *s, long timeout_ms)
 {
     int64_t deadline = tl_mono_ms() + timeout_ms;
     int retried_fatal = 0;
     for (;;) {
-        if (s->batch.len) tl_influx_sink_flush(s);
+        if (s->batch.len) tl_sender_flush(s);
         drain_once(s);
         if (!tl_spool_stats(s->spool).frames && !s->batch.len) return TL_OK;
         int64_t t = tl_mono_ms();
@@ -373,25 +373,25 @@ enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms)
     }
 }
 
-enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s)
+enum tl_err tl_sender_sync(struct tl_sender *s)
 {
     s->last_sync_ms = tl_mono_ms();
     return tl_spool_sync(s->spool);
 }
 
-struct tl_influx_sink_stats tl_influx_sink_stats(const struct tl_influx_sink *s)
+struct tl_sender_stats tl_sender_stats(const struct tl_sender *s)
 {
-    struct tl_influx_sink_stats st = s->st;
+    struct tl_sender_stats st = s->st;
     st.spool = tl_spool_stats(s->spool);
     return st;
 }
 
-uint32_t tl_influx_sink_held(const struct tl_influx_sink *s)
+uint32_t tl_sender_held(const struct tl_sender *s)
 {
     return s->batch.len ? s->batch_n : 0;
 }
 
-const char *tl_influx_sink_fatal(const struct tl_influx_sink *s)
+const char *tl_sender_fatal(const struct tl_sender *s)
 {
     return s->fatal[0] ? s->fatal : NULL;
 }

@@ -1,6 +1,6 @@
-/* The network engine's sink (its names still say influx, where it began):
- * batches line protocol, writes it over HTTP, and when the store cannot
- * take it, keeps it in the disk spool until it can.
+/* The network engine's sender (sinks/net/): it batches line protocol,
+ * writes it over HTTP in the sink's wire format (wire.h), and when the
+ * store cannot take it, keeps it in the disk spool until it can.
  *
  * Batches close at batch_lines lines or batch_bytes bytes (5000 / 1 MiB),
  * when they are flush_interval_ms old (checked as lines arrive), or when the
@@ -8,15 +8,16 @@
  * Order is kept: while the spool holds anything, new batches go behind it,
  * and the spool drains first.
  *
- * Replies (see http.h): 2xx acknowledges; 400 partial writes are counted
- * (InfluxDB's "dropped=N"), logged once per kind of reason, and
- * acknowledged -- never retried in a loop; 404 names the database (and
- * creates it with create_db); 413 splits the batch in halves; 429, 5xx,
+ * Replies (see http.h; the wire says what each means): 2xx acknowledges;
+ * partial writes are counted (InfluxDB's "dropped=N"), logged once per
+ * kind of reason, and acknowledged -- never retried in a loop; not found is
+ * the operator's (or, where the wire can, CREATE DATABASE with create_db);
+ * 413 splits the batch in halves; 429, 5xx,
  * timeouts and refused connections spool the batch and retry with
  * exponential backoff and jitter (honouring Retry-After); 401/403 spool the
  * batch and report, since only the operator can fix them. */
-#ifndef TL_INFLUX_SINK_H
-#define TL_INFLUX_SINK_H
+#ifndef TL_NET_SENDER_H
+#define TL_NET_SENDER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,8 +25,8 @@
 #include "sinks/net/http.h"
 #include "sinks/spool.h"
 
-struct tl_influx_sink_cfg {
-    struct tl_influx_cfg http;
+struct tl_sender_cfg {
+    struct tl_http_cfg http;
     struct tl_spool_cfg spool;
     uint32_t batch_lines;  /* default 5000 */
     uint32_t batch_bytes;  /* default 1 MiB */
@@ -37,9 +38,9 @@ struct tl_influx_sink_cfg {
     const struct tl_log *log; /* where it speaks (NULL: stderr) */
 };
 
-void tl_influx_sink_cfg_default(struct tl_influx_sink_cfg *c);
+void tl_sender_cfg_default(struct tl_sender_cfg *c);
 
-struct tl_influx_sink_stats {
+struct tl_sender_stats {
     uint64_t points_acked;   /* in batches InfluxDB acknowledged */
     uint64_t points_dropped; /* refused by InfluxDB (partial writes) */
     uint64_t batches_sent, batches_spooled, batches_split;
@@ -49,29 +50,29 @@ struct tl_influx_sink_stats {
     struct tl_spool_stats spool;
 };
 
-struct tl_influx_sink;
+struct tl_sender;
 
-enum tl_err tl_influx_sink_new(const struct tl_influx_sink_cfg *cfg, struct tl_influx_sink **out,
+enum tl_err tl_sender_new(const struct tl_sender_cfg *cfg, struct tl_sender **out,
                                char *err, size_t errlen);
-void tl_influx_sink_free(struct tl_influx_sink *s);
+void tl_sender_free(struct tl_sender *s);
 /* Appends complete lines (each ending in \n). May send a batch. Returns
  * TL_ERR_LIMIT when the spool is full or its disk refuses writes (said once
  * per episode, with the file and errno): the caller must stop reading
- * (backpressure) and call tl_influx_sink_drain until it returns TL_OK. */
-enum tl_err tl_influx_sink_add(struct tl_influx_sink *s, const char *lines, size_t len,
+ * (backpressure) and call tl_sender_drain until it returns TL_OK. */
+enum tl_err tl_sender_add(struct tl_sender *s, const char *lines, size_t len,
                                uint32_t nlines);
 /* Sends the open batch (or spools it). */
-enum tl_err tl_influx_sink_flush(struct tl_influx_sink *s);
+enum tl_err tl_sender_flush(struct tl_sender *s);
 /* Tries to deliver spooled batches, waiting out backoff, until the spool is
  * empty (TL_OK), timeout_ms passes, or a reply needs the operator
- * (tl_influx_sink_fatal; both TL_ERR_LIMIT). 0: one attempt. */
-enum tl_err tl_influx_sink_drain(struct tl_influx_sink *s, long timeout_ms);
+ * (tl_sender_fatal; both TL_ERR_LIMIT). 0: one attempt. */
+enum tl_err tl_sender_drain(struct tl_sender *s, long timeout_ms);
 /* fsync the spool (at most every second is the sink's own policy). */
-enum tl_err tl_influx_sink_sync(struct tl_influx_sink *s);
-struct tl_influx_sink_stats tl_influx_sink_stats(const struct tl_influx_sink *s);
+enum tl_err tl_sender_sync(struct tl_sender *s);
+struct tl_sender_stats tl_sender_stats(const struct tl_sender *s);
 /* Points of the open batch: held in memory, neither sent nor spooled. */
-uint32_t tl_influx_sink_held(const struct tl_influx_sink *s);
+uint32_t tl_sender_held(const struct tl_sender *s);
 /* Set when a reply needs the operator (404 without create_db, 401, 403). */
-const char *tl_influx_sink_fatal(const struct tl_influx_sink *s);
+const char *tl_sender_fatal(const struct tl_sender *s);
 
 #endif
