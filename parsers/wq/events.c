@@ -262,13 +262,13 @@ struct tl_record *wq_task_record(struct wq_state *st, struct task *t, enum tl_re
             tl_record_set(r, TL_M_WALL_TIME_S, m->worker_end - m->worker_start);
         const struct box *l = &m->limits;
         wq_box_to_record(r, l, TL_M_LIMIT_CORES, TL_M_LIMIT_MEMORY_BYTES, TL_M_LIMIT_DISK_BYTES,
-                      TL_M_LIMIT_CORES);
+                         TL_M_LIMIT_CORES);
         if (l->present & (1u << BOX_WALL)) tl_record_set(r, TL_M_LIMIT_WALL_TIME_S, l->v[BOX_WALL]);
     }
     wq_box_to_record(r, &t->req, TL_M_REQ_CORES, TL_M_REQ_MEMORY_BYTES, TL_M_REQ_DISK_BYTES,
-                  TL_M_REQ_GPUS);
+                     TL_M_REQ_GPUS);
     wq_box_to_record(r, &t->alloc, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
-                  TL_M_ALLOC_GPUS);
+                     TL_M_ALLOC_GPUS);
     if (t->t_waiting && t->t_running >= t->t_waiting)
         tl_record_set(r, TL_M_QUEUE_TIME_S, (double)(t->t_running - t->t_waiting) / 1e6);
     int64_t exec_end = t->t_wret ? t->t_wret : t->t_retrieved;

@@ -138,7 +138,7 @@ static bool worker_resources(struct wq_state *st, struct run *run, int32_t wid,
     }
     /* For worker records, alloc_* is the worker's total capacity. */
     wq_box_to_record(r, &b, TL_M_ALLOC_CORES, TL_M_ALLOC_MEMORY_BYTES, TL_M_ALLOC_DISK_BYTES,
-                  TL_M_ALLOC_GPUS);
+                     TL_M_ALLOC_GPUS);
     return true;
 }
 
@@ -166,7 +166,7 @@ static bool worker_host(struct wq_state *st, struct run *run, int32_t wid, struc
 }
 
 void wq_parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
-                         const char *end)
+                     const char *end)
 {
     struct span id, w;
     if (!next_word(&p, end, &id) || !next_word(&p, end, &w))
@@ -245,7 +245,7 @@ void wq_parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p
 
 /* WQ top-level: TRANSFER INPUT|OUTPUT taskid cache_flag MiB seconds name... */
 void wq_parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const char *p,
-                           const char *end)
+                       const char *end)
 {
     struct span dir, id, flag, size, secs;
     if (!next_word(&p, end, &dir) || !next_word(&p, end, &id) || !next_word(&p, end, &flag) ||

@@ -405,7 +405,7 @@ struct task *wq_task_find(struct wq_state *st, uint32_t run, int64_t id);
 /* A box's values into r's metrics (inline: a summary of 100k tasks runs
  * 0.5 % fewer instructions than with a call, callgrind). */
 static inline void wq_box_to_record(struct tl_record *r, const struct box *b, enum tl_metric cores,
-                          enum tl_metric mem, enum tl_metric disk, enum tl_metric gpus)
+                                    enum tl_metric mem, enum tl_metric disk, enum tl_metric gpus)
 {
     if (b->present & (1u << BOX_CORES)) tl_record_set(r, cores, b->v[BOX_CORES]);
     if (b->present & (1u << BOX_MEMORY)) tl_record_set(r, mem, b->v[BOX_MEMORY]);

@@ -7,7 +7,7 @@
 
 /* The state topic's key of a partition: group/topic/partition. */
 size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const char *topic,
-                         int32_t partition)
+                       int32_t partition)
 {
     int n = snprintf(out, cap, "%s/%s/%d", s->cfg.group, topic, (int)partition);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
@@ -15,7 +15,7 @@ size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const c
 
 /* A state topic record (KSTATE_VERSION, kafka.h) taken apart. */
 bool kafka_state_parse(const uint8_t *p, size_t len, char *instance, size_t icap, int64_t *next,
-                         const uint8_t **state, size_t *slen)
+                       const uint8_t **state, size_t *slen)
 {
     const uint8_t *end = p + len;
     uint8_t v;
@@ -34,7 +34,7 @@ bool kafka_state_parse(const uint8_t *p, size_t len, char *instance, size_t icap
 
 /* A partition's state (see partition_apply) into b. */
 enum tl_err kafka_partition_save(struct tl_source *s, const char *topic, int32_t partition,
-                                  struct tl_buf *b)
+                                 struct tl_buf *b)
 {
     struct kafka_src *K = s->own;
     struct tl_buf body = {0}, one = {0};

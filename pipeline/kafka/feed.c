@@ -95,7 +95,7 @@ static size_t stream_key(char *out, size_t cap, const char *topic, int32_t parti
 
 /* The partition's own aggregator (with a state topic; else NULL). */
 struct kpart *kafka_part_get(struct tl_source *s, const char *topic,
-                               int32_t partition)
+                             int32_t partition)
 {
     struct kafka_src *K = s->own;
     if (!K->store) return NULL;
@@ -140,7 +140,7 @@ void kafka_part_drop(struct tl_source *s, const char *topic, int32_t partition)
  * checkpoint's; else the source's `parser`, else detected from its first
  * message by the door). NULL past max_streams. */
 struct kstream *kafka_stream_get(struct tl_source *s, const char *topic,
-                                  int32_t partition, const char *key, size_t key_len)
+                                 int32_t partition, const char *key, size_t key_len)
 {
     struct kafka_src *K = s->own;
     char k[1024];
