@@ -213,34 +213,31 @@ static void advise_lp(struct tl_buf *b, const char *name, const struct tl_cat_ad
 {
     for (int res = 0; res < TL_NRES; res++) {
         const struct tl_advice *a = &x->a[res];
-        size_t start = b->len;
-        const char *tags[] = {"category", name, "resource", tl_res_name[res]};
-        if (!tl_lp_point_begin(b, "task_advice", tags, 2)) {
-            b->len = start;
-            continue;
-        }
-        bool first = true;
+        static struct tl_point p;
+        tl_point_start(&p, "task_advice", ns);
+        tl_point_tag(&p, "category", name);
+        tl_point_tag(&p, "resource", tl_res_name[res]);
         /* bytes stay bytes, as in `task` points */
-        tl_lp_field_float(b, &first, "requested_p50", a->req);
-        tl_lp_field_float(b, &first, "allocated_p50", a->alloc);
-        tl_lp_field_float(b, &first, "used_p50", a->used_p50);
-        tl_lp_field_float(b, &first, "used_q", a->used_q);
-        tl_lp_field_float(b, &first, "used_max", a->used_max);
-        tl_lp_field_float(b, &first, "recommend", a->rec);
-        tl_lp_field_float(b, &first, "exceed_fraction",
+        tl_point_float(&p, "requested_p50", a->req);
+        tl_point_float(&p, "allocated_p50", a->alloc);
+        tl_point_float(&p, "used_p50", a->used_p50);
+        tl_point_float(&p, "used_q", a->used_q);
+        tl_point_float(&p, "used_max", a->used_max);
+        tl_point_float(&p, "recommend", a->rec);
+        tl_point_float(&p, "exceed_fraction",
                  a->n_used ? (double)a->exceed / (double)a->n_used : NAN);
         if (a->n_waste) {
-            tl_lp_field_float(b, &first, "waste_hours", a->waste);
-            tl_lp_field_float(b, &first, "saves_hours", tl_advice_saves(a));
-            tl_lp_field_float(b, &first, "costs_hours", tl_advice_costs(a));
+            tl_point_float(&p, "waste_hours", a->waste);
+            tl_point_float(&p, "saves_hours", tl_advice_saves(a));
+            tl_point_float(&p, "costs_hours", tl_advice_costs(a));
         }
-        tl_lp_field_float(b, &first, "quantile", q);
-        tl_lp_field_int(b, &first, "attempts", (int64_t)x->attempts);
-        tl_lp_field_int(b, &first, "exhausted", (int64_t)x->exhausted);
-        tl_lp_field_int(b, &first, "exhausted_avoided", (int64_t)x->avoided);
-        tl_lp_field_float(b, &first, "exhausted_core_hours", x->ex_core_h);
-        tl_lp_field_float(b, &first, "exhausted_gib_hours", x->ex_gib_h);
-        tl_lp_point_end(b, start, first, ns, written);
+        tl_point_float(&p, "quantile", q);
+        tl_point_int(&p, "attempts", (int64_t)x->attempts);
+        tl_point_int(&p, "exhausted", (int64_t)x->exhausted);
+        tl_point_int(&p, "exhausted_avoided", (int64_t)x->avoided);
+        tl_point_float(&p, "exhausted_core_hours", x->ex_core_h);
+        tl_point_float(&p, "exhausted_gib_hours", x->ex_gib_h);
+        tl_cli_put_point(b, &p, written);
     }
 }
 

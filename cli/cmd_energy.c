@@ -39,28 +39,25 @@ static void energy_emit(struct tl_buf *b, enum fmt fmt, const char *scope, const
         }
         tl_buf_putc(b, '}');
     } else {
-        size_t start = b->len;
-        const char *tags[] = {scope, name, "scope", scope};
-        if (!tl_lp_point_begin(b, "task_energy", tags, 2)) {
-            b->len = start;
-            return;
-        }
-        bool first = true;
-        tl_lp_field_float(b, &first, "kwh", kwh);
-        tl_lp_field_float(b, &first, "kwh_cpu", e->cpu_kwh * pw->pue);
-        tl_lp_field_float(b, &first, "kwh_memory", e->mem_kwh * pw->pue);
-        tl_lp_field_float(b, &first, "kg_co2eq", kg);
-        tl_lp_field_int(b, &first, "attempts", (int64_t)e->attempts);
-        tl_lp_field_float(b, &first, "w_per_core", pw->w_core);
-        tl_lp_field_float(b, &first, "w_per_gib", pw->w_gib);
-        tl_lp_field_float(b, &first, "pue", pw->pue);
-        tl_lp_field_float(b, &first, "g_co2eq_per_kwh", pw->g_kwh);
+        static struct tl_point p;
+        tl_point_start(&p, "task_energy", ns);
+        tl_point_tag(&p, scope, name);
+        tl_point_tag(&p, "scope", scope);
+        tl_point_float(&p, "kwh", kwh);
+        tl_point_float(&p, "kwh_cpu", e->cpu_kwh * pw->pue);
+        tl_point_float(&p, "kwh_memory", e->mem_kwh * pw->pue);
+        tl_point_float(&p, "kg_co2eq", kg);
+        tl_point_int(&p, "attempts", (int64_t)e->attempts);
+        tl_point_float(&p, "w_per_core", pw->w_core);
+        tl_point_float(&p, "w_per_gib", pw->w_gib);
+        tl_point_float(&p, "pue", pw->pue);
+        tl_point_float(&p, "g_co2eq_per_kwh", pw->g_kwh);
         if (e->measured) {
-            tl_lp_field_float(b, &first, "measured_kwh", e->measured_kwh);
-            tl_lp_field_float(b, &first, "measured_kg_co2eq", e->measured_kg);
-            tl_lp_field_int(b, &first, "measured_attempts", (int64_t)e->measured);
+            tl_point_float(&p, "measured_kwh", e->measured_kwh);
+            tl_point_float(&p, "measured_kg_co2eq", e->measured_kg);
+            tl_point_int(&p, "measured_attempts", (int64_t)e->measured);
         }
-        tl_lp_point_end(b, start, first, ns, written);
+        tl_cli_put_point(b, &p, written);
     }
 }
 

@@ -143,21 +143,19 @@ static void plan_row(struct plan_out *po, size_t k, const char *name, const stru
         tl_cli_json_num(b, f->hours);
         tl_buf_puts(b, "}");
     } else {
-        size_t start = b->len;
-        const char *tags[] = {"binds", binds, "category", name, "node", nd->spec};
-        if (!tl_lp_point_begin(b, "task_plan", tags, 3)) {
-            b->len = start;
-            return;
-        }
-        bool first = true;
-        tl_lp_field_float(b, &first, "tasks", p->tasks);
-        tl_lp_field_float(b, &first, "time_s", p->t_q);
-        tl_lp_field_float(b, &first, "memory_bytes", p->m_q);
-        tl_lp_field_float(b, &first, "cores_per_task", p->cpt);
-        tl_lp_field_float(b, &first, "jobs_per_node", f->jobs);
-        tl_lp_field_float(b, &first, "node_hours", f->hours);
-        tl_lp_field_float(b, &first, "node_days", f->hours / 24);
-        tl_lp_point_end(b, start, first, po->ns, &po->written);
+        static struct tl_point pt;
+        tl_point_start(&pt, "task_plan", po->ns);
+        tl_point_tag(&pt, "binds", binds);
+        tl_point_tag(&pt, "category", name);
+        tl_point_tag(&pt, "node", nd->spec);
+        tl_point_float(&pt, "tasks", p->tasks);
+        tl_point_float(&pt, "time_s", p->t_q);
+        tl_point_float(&pt, "memory_bytes", p->m_q);
+        tl_point_float(&pt, "cores_per_task", p->cpt);
+        tl_point_float(&pt, "jobs_per_node", f->jobs);
+        tl_point_float(&pt, "node_hours", f->hours);
+        tl_point_float(&pt, "node_days", f->hours / 24);
+        tl_cli_put_point(b, &pt, &po->written);
     }
 }
 
@@ -177,17 +175,14 @@ static void plan_node_total(struct plan_out *po, const struct tl_node *nd, doubl
         tl_cli_json_num(b, total_h / 24);
         tl_buf_putc(b, '}');
     } else {
-        size_t start = b->len;
-        const char *tags[] = {"category", "total", "node", nd->spec};
-        if (!tl_lp_point_begin(b, "task_plan", tags, 2)) {
-            b->len = start;
-            return;
-        }
-        bool first = true;
-        tl_lp_field_float(b, &first, "tasks", total_tasks);
-        tl_lp_field_float(b, &first, "node_hours", total_h);
-        tl_lp_field_float(b, &first, "node_days", total_h / 24);
-        tl_lp_point_end(b, start, first, po->ns, &po->written);
+        static struct tl_point p;
+        tl_point_start(&p, "task_plan", po->ns);
+        tl_point_tag(&p, "category", "total");
+        tl_point_tag(&p, "node", nd->spec);
+        tl_point_float(&p, "tasks", total_tasks);
+        tl_point_float(&p, "node_hours", total_h);
+        tl_point_float(&p, "node_days", total_h / 24);
+        tl_cli_put_point(b, &p, &po->written);
     }
 }
 

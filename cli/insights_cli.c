@@ -135,6 +135,12 @@ int tl_cli_read_all(struct common *co, int n, char **args, struct tl_task_rows *
     return status;
 }
 
+void tl_cli_put_point(struct tl_buf *b, const struct tl_point *p, int *written)
+{
+    static struct tl_lp_stats st; /* its memos and counts: one command's */
+    *written += tl_lp_point(b, p, &st);
+}
+
 int tl_cli_write_out(struct common *co, struct tl_buf *b, const char *cmd)
 {
     struct tl_out_file out;

@@ -12,7 +12,7 @@
 #include "core/buf.h"
 #include "core/requests.h"
 #include "insights/insights.h"
-#include "sinks/lineproto.h"
+#include "core/point.h"
 
 #define MAX_SETTINGS 32
 
@@ -52,6 +52,9 @@ int tl_cli_common_option(int c, char *arg, struct common *co, const char *cmd);
 int tl_cli_read_records(struct common *co, int n, char **args, tl_record_cb add, void *ctx, const char *cmd);
 /* tl_cli_read_records into task rows, done. */
 int tl_cli_read_all(struct common *co, int n, char **args, struct tl_task_rows *rs, const char *cmd);
+/* A point as line protocol (--format lp): the encoder the file sink uses;
+ * *written counts it. */
+void tl_cli_put_point(struct tl_buf *b, const struct tl_point *p, int *written);
 /* b to --output (or stdout); the exit status. */
 int tl_cli_write_out(struct common *co, struct tl_buf *b, const char *cmd);
 

@@ -1,5 +1,5 @@
-/* Records and window summaries to the sinks: line protocol encoded once
- * for the sinks that speak it, records and windows to those that take
+/* Records and window summaries to the sinks: points encoded once per codec
+ * (and set of measurements) in use, records and windows to those that take
  * them. See output.h. */
 #include "pipeline/output.h"
 
@@ -28,16 +28,16 @@ static bool stop_pending(void)
            sigismember(&set, SIGHUP) == 1;
 }
 
-/* Line protocol to one sink; a full spool pauses reading until the sink
+/* Its points to one sink; a full spool pauses reading until the sink
  * takes some (backpressure), but never past a stop signal. */
-static void pass_lines(struct tl_output *o, struct tl_sink *k, bool force)
+static void pass_points(struct tl_output *o, struct tl_sink *k, const struct tl_output_stream *s, bool force)
 {
     const struct tl_sink_type *t = k->type;
-    if (!o->buf.len) {
+    if (!s->buf.len) {
         t->flush(k->state); /* age out the open batch */
         return;
     }
-    enum tl_err rc = t->lines(k->state, o->buf.data, o->buf.len, o->buf_lines);
+    enum tl_err rc = t->points(k->state, s->buf.data, s->buf.len, s->n);
     while (rc == TL_ERR_LIMIT && t->drain && !o->no_wait && !stop_pending())
         rc = t->drain(k->state, 1000);
     if (rc && rc != TL_ERR_LIMIT) k->failed = true;
@@ -51,7 +51,8 @@ static void pass_lines(struct tl_output *o, struct tl_sink *k, bool force)
  * that is not due costs a compare, not a call. */
 static inline bool pass_due(struct tl_output *o)
 {
-    if (o->buf.len >= PASS_BYTES) return true;
+    for (int i = 0; i < o->nstreams; i++)
+        if (o->streams[i].buf.len >= PASS_BYTES) return true;
     if (++o->since_clock < 64) return false;
     o->since_clock = 0;
     return tl_mono_ms() - o->last_pass_ms >= 1000;
@@ -62,11 +63,68 @@ static void pass_now(struct tl_output *o, bool force)
     o->last_pass_ms = tl_mono_ms();
     for (int i = 0; i < o->nsinks; i++) {
         struct tl_sink *k = &o->sinks[i];
-        if (k->type->lines) pass_lines(o, k, force);
+        if (k->type->points) pass_points(o, k, &o->streams[o->stream_of[i]], force);
         else if (force && k->type->flush(k->state)) k->failed = true;
     }
-    o->buf.len = 0;
-    o->buf_lines = 0;
+    for (int i = 0; i < o->nstreams; i++) {
+        o->streams[i].buf.len = 0;
+        o->streams[i].n = 0;
+    }
+}
+
+/* ---------------------------------------------------------------- emitting */
+
+static bool wants(const struct tl_output_stream *s, enum tl_measurement m)
+{
+    return s->measurements >> m & 1;
+}
+
+/* A built point into every stream that takes its measurement. */
+static void emit_point(struct tl_output *o, enum tl_measurement m, const struct tl_point *p)
+{
+    for (int i = 0; i < o->nstreams; i++) {
+        struct tl_output_stream *s = &o->streams[i];
+        if (wants(s, m)) s->n += (uint32_t)s->codec->point(&s->buf, p, s->state);
+    }
+}
+
+/* A task point: each codec's fast path where it has one, else the point
+ * built once. */
+static void emit_task(struct tl_output *o, const struct tl_record *r)
+{
+    bool built = false;
+    for (int i = 0; i < o->nstreams; i++) {
+        struct tl_output_stream *s = &o->streams[i];
+        if (!wants(s, TL_MEAS_TASK)) continue;
+        if (s->codec->task) {
+            s->n += (uint32_t)s->codec->task(&s->buf, r, s->state);
+            continue;
+        }
+        if (!built) tl_point_task(&o->point, r, &o->verdict);
+        built = true;
+        s->n += (uint32_t)s->codec->point(&s->buf, &o->point, s->state);
+    }
+}
+
+static void histogram_point(void *ctx, const struct tl_point *p)
+{
+    struct tl_output_stream *s = ctx;
+    s->n += (uint32_t)s->codec->point(&s->buf, p, s->state);
+}
+
+/* A closed window's buckets into every stream that takes them. */
+static void emit_histogram(struct tl_output *o, const struct tl_agg_window *w, const char *label)
+{
+    for (int i = 0; i < o->nstreams; i++) {
+        struct tl_output_stream *s = &o->streams[i];
+        if (!wants(s, TL_MEAS_HISTOGRAM)) continue;
+        if (s->codec->histogram)
+            s->n += (uint32_t)s->codec->histogram(&s->buf, w, o->ao.by, o->ao.nby, label, o->instance,
+                                                  s->state);
+        else
+            tl_point_histogram(w, o->ao.by, o->ao.nby, label, o->instance, o->parts, histogram_point, s,
+                               &o->refused);
+    }
 }
 
 /* Records later than the allowed lateness: said the first time, with how
@@ -96,14 +154,11 @@ void tl_output_pass(struct tl_output *o, bool force)
 static void window_out(struct tl_output *o, const struct tl_agg_window *w, const char *label,
                        const char *scope)
 {
-    if (o->encode) {
-        o->buf_lines += (uint32_t)tl_lp_quantiles(&o->buf, w, o->ao.by, o->ao.nby, label, scope,
-                                                  &o->st);
-        /* a requote's late records are in the late parts' buckets already */
-        if (o->histograms && !w->cumulative && !w->requote)
-            o->buf_lines += (uint32_t)tl_lp_histogram(&o->buf, w, o->ao.by, o->ao.nby, label,
-                                                      o->instance, &o->st);
-    }
+    if (o->encode >> TL_MEAS_QUANTILES & 1 && tl_point_quantiles(&o->point, w, o->ao.by, o->ao.nby, label, scope, o->parts))
+        emit_point(o, TL_MEAS_QUANTILES, &o->point);
+    /* a requote's late records are in the late parts' buckets already */
+    if (o->encode >> TL_MEAS_HISTOGRAM & 1 && o->histograms && !w->cumulative && !w->requote)
+        emit_histogram(o, w, label);
     if (o->pass_windows)
         for (int i = 0; i < o->nsinks; i++)
             if (o->sinks[i].type->window)
@@ -115,10 +170,8 @@ static void on_summary(void *ctx, const struct tl_agg_window *w)
 {
     struct tl_output *o = ctx;
     if (w->part || w->level) { /* a late part, a coarse window: only buckets */
-        if (o->encode && o->histograms)
-            o->buf_lines += (uint32_t)tl_lp_histogram(
-                &o->buf, w, o->ao.by, o->ao.nby,
-                w->level ? o->coarse_label[w->level - 1] : o->window_label, o->instance, &o->st);
+        if (o->encode >> TL_MEAS_HISTOGRAM & 1 && o->histograms)
+            emit_histogram(o, w, w->level ? o->coarse_label[w->level - 1] : o->window_label);
         tl_output_pass(o, false);
         return;
     }
@@ -175,6 +228,38 @@ enum tl_err tl_output_init(struct tl_output *o, const struct tl_agg_opts *ao, lo
     return TL_OK;
 }
 
+/* The stream of a sink's codec and measurements, made when it is the
+ * first such sink. */
+static enum tl_err join_stream(struct tl_output *o, const struct tl_sink *k, int *at)
+{
+    const struct tl_sink_type *t = k->type;
+    unsigned m = t->measurements ? t->measurements(k->state) : (1u << TL_MEAS_COUNT) - 1;
+    for (int i = 0; i < o->nstreams; i++)
+        if (o->streams[i].codec == t->codec && o->streams[i].measurements == m) {
+            *at = i;
+            return TL_OK;
+        }
+    struct tl_output_stream *s = &o->streams[o->nstreams];
+    *s = (struct tl_output_stream){.codec = t->codec, .measurements = m};
+    if (!(s->state = calloc(1, t->codec->state_size))) return TL_ERR_NOMEM;
+    *at = o->nstreams++;
+    o->encode |= m;
+    return TL_OK;
+}
+
+/* Points the streams refused, and the last reason. */
+static uint64_t refused(const struct tl_output *o, const char **why)
+{
+    uint64_t n = o->refused;
+    *why = o->refused_why;
+    for (int i = 0; i < o->nstreams; i++) {
+        uint64_t r = o->streams[i].codec->refused(o->streams[i].state);
+        if (r) *why = o->streams[i].codec->refused_why;
+        n += r;
+    }
+    return n;
+}
+
 enum tl_err tl_output_open_sink(struct tl_output *o, const struct tl_sink_conf *conf,
                                 const struct tl_sink_env *env, char *err, size_t errlen)
 {
@@ -188,8 +273,12 @@ enum tl_err tl_output_open_sink(struct tl_output *o, const struct tl_sink_conf *
     *k = (struct tl_sink){.type = conf->type};
     enum tl_err rc = conf->type->open(&k->state, conf->config, &e, err, errlen);
     if (rc) return rc;
+    if (k->type->points && (rc = join_stream(o, k, &o->stream_of[o->nsinks]))) {
+        k->type->close(k->state);
+        snprintf(err, errlen, "out of memory for the %s encoder", k->type->codec->name);
+        return rc;
+    }
     o->nsinks++;
-    o->encode |= k->type->lines != NULL;
     o->pass_records |= k->type->record != NULL;
     o->pass_windows |= k->type->window != NULL;
     return TL_OK;
@@ -199,7 +288,15 @@ void tl_output_close_sinks(struct tl_output *o)
 {
     for (int i = 0; i < o->nsinks; i++) o->sinks[i].type->close(o->sinks[i].state);
     o->nsinks = 0;
-    o->encode = o->pass_records = o->pass_windows = false;
+    o->refused = refused(o, &o->refused_why); /* kept past the streams */
+    for (int i = 0; i < o->nstreams; i++) {
+        o->out_of_memory |= o->streams[i].buf.oom;
+        free(o->streams[i].state);
+        tl_buf_free(&o->streams[i].buf);
+    }
+    o->nstreams = 0;
+    o->encode = 0;
+    o->pass_records = o->pass_windows = false;
 }
 
 bool tl_output_hand_over(struct tl_output *o)
@@ -216,7 +313,8 @@ bool tl_output_hand_over(struct tl_output *o)
 bool tl_output_sync(struct tl_output *o)
 {
     tl_output_pass(o, true);
-    bool ok = !o->buf.oom;
+    bool ok = true;
+    for (int i = 0; i < o->nstreams; i++) ok &= !o->streams[i].buf.oom;
     for (int i = 0; i < o->nsinks; i++) {
         struct tl_sink *k = &o->sinks[i];
         /* the open batch is sent (2xx) or spooled; the spool reaches disk */
@@ -291,18 +389,22 @@ static const struct tl_record *with_request(struct tl_output *o, const struct tl
     return copy;
 }
 
-/* A record's task and workflow points, its category capped. */
+/* A record's task or workflow point, its category capped. */
 static void encode_record(struct tl_output *o, const struct tl_record *r)
 {
-    const char *c = r->kind == TL_REC_TASK && r->category ? series_category(o, r->category) : r->category;
-    if (c != r->category) {
-        struct tl_record other = *r;
-        other.category = c;
-        o->buf_lines += (uint32_t)tl_lp_task(&o->buf, &other, &o->st);
-    } else {
-        o->buf_lines += (uint32_t)tl_lp_task(&o->buf, r, &o->st);
+    if (r->kind == TL_REC_TASK && o->encode & 1u << TL_MEAS_TASK) {
+        const char *c = r->category ? series_category(o, r->category) : NULL;
+        if (c != r->category) {
+            struct tl_record other = *r;
+            other.category = c;
+            emit_task(o, &other);
+        } else {
+            emit_task(o, r);
+        }
+    } else if (r->kind == TL_REC_WORKFLOW && o->encode & 1u << TL_MEAS_WORKFLOW &&
+               tl_point_workflow(&o->point, r)) {
+        emit_point(o, TL_MEAS_WORKFLOW, &o->point);
     }
-    o->buf_lines += (uint32_t)tl_lp_workflow(&o->buf, r, &o->st);
 }
 
 void tl_output_record(void *ctx, const struct tl_record *r)
@@ -326,8 +428,10 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
 {
     const char *names[15 + SELF_SINK_STATS + TL_REJ_COUNT] = {"lines",    "records",    "parse_errors",
                                             "lag",      "bytes_read", "queue_bytes"};
+    size_t queued = 0;
+    for (int i = 0; i < o->nstreams; i++) queued += o->streams[i].buf.len;
     uint64_t values[15 + SELF_SINK_STATS + TL_REJ_COUNT] = {in->lines, in->records, in->rejected,
-                                          lag,       in->bytes,   o->buf.len};
+                                          lag,       in->bytes,   queued};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
     struct tl_sink_stat ss[SELF_SINK_STATS];
@@ -374,8 +478,10 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
     }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    o->buf_lines += (uint32_t)tl_lp_self(&o->buf, instance, in->format, in->path, names, values, n,
-                                         (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec, &o->st);
+    if (!(o->encode >> TL_MEAS_SELF & 1)) return;
+    tl_point_self(&o->point, instance, in->format, in->path, names, values, n,
+                  (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec);
+    emit_point(o, TL_MEAS_SELF, &o->point);
 }
 
 void tl_output_cumulative(struct tl_output *o)
@@ -399,7 +505,8 @@ static void write_stats(const struct tl_output *o, const char *path)
     tl_buf_putc(&b, '{');
     for (size_t i = 0; i < n; i++)
         tl_buf_printf(&b, "\"%s\":%llu,", st[i].name, (unsigned long long)st[i].value);
-    tl_buf_printf(&b, "\"points_unwritable\":%llu}\n", (unsigned long long)o->st.rejected_unwritable);
+    const char *why;
+    tl_buf_printf(&b, "\"points_unwritable\":%llu}\n", (unsigned long long)refused(o, &why));
     char err[512];
     if (b.oom || tl_write_atomic(path, b.data, b.len, err, sizeof err))
         tl_log(o->log, TL_LOG_ERROR, "--stats %s", b.oom ? "out of memory" : err);
@@ -417,15 +524,14 @@ int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stat
     }
     if (stats_path) write_stats(o, stats_path);
     tl_output_close_sinks(o);
-    if (o->st.rejected_unwritable)
-        tl_log(o->log, TL_LOG_WARN, "%llu points refused: a name or value with a newline or a "
-                                    "trailing backslash cannot be written in line protocol",
-               (unsigned long long)o->st.rejected_unwritable);
+    if (o->refused)
+        tl_log(o->log, TL_LOG_WARN, "%llu points refused: %s", (unsigned long long)o->refused,
+               o->refused_why ? o->refused_why : "they cannot be written");
     if (o->agg_rc) {
         tl_log(o->log, TL_LOG_ERROR, "%s", tl_strerror(o->agg_rc));
         status |= TL_OUTPUT_FAILED;
     }
-    if (o->buf.oom) {
+    if (o->out_of_memory) {
         tl_log(o->log, TL_LOG_ERROR, "out of memory for the output");
         status |= TL_OUTPUT_FAILED;
     }
@@ -433,6 +539,6 @@ int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stat
     tl_intern_free(o->categories);
     tl_requests_free(o->requests);
     o->requests = NULL;
-    tl_buf_free(&o->buf);
+    for (int i = 0; i < TL_AGG_MAX_KEYS; i++) tl_buf_free(&o->parts[i]);
     return status;
 }

@@ -1,9 +1,10 @@
 /* Where records go, for `lines` and the pipeline (`run`): records become
- * `task` and `workflow` points, the aggregator's windows and cumulative
- * summaries become `task_quantiles` points, its closed windows (60 s, the
- * coarser ones, late parts) `task_histogram` points, and each sink (sinks/sink.h)
- * gets what it declared it takes: the line protocol (encoded once here for
- * every sink that speaks it), the records, the window summaries. Points are
+ * `task` and `workflow` points (core/point.h), the aggregator's windows and
+ * cumulative summaries become `task_quantiles` points, its closed windows
+ * (60 s, the coarser ones, late parts) `task_histogram` points, and each
+ * sink (sinks/sink.h) gets what it declared it takes: the points in its
+ * codec (encoded once here per codec and set of measurements in use), the
+ * records, the window summaries. Points are
  * handed on when 1 MiB has gathered or a second has passed, so a slow
  * stream does not sit in memory. */
 #ifndef TL_PIPELINE_OUTPUT_H
@@ -15,22 +16,40 @@
 #include "core/aggregate.h"
 #include "core/clock.h"
 #include "core/requests.h"
-#include "sinks/lineproto.h"
+#include "core/point.h"
+#include "sinks/codec.h"
 #include "sinks/sink.h"
 #include "core/summary.h"
 
 #define TL_OUTPUT_MAX_DESTS 8
 
+/* One encoding of the points: a codec in use, the measurements the sinks
+ * that share it take, its memory, and the points encoded since the last
+ * pass. */
+struct tl_output_stream {
+    const struct tl_codec *codec;
+    unsigned measurements; /* a mask of enum tl_measurement */
+    void *state;
+    struct tl_buf buf;
+    uint32_t n;
+};
+
 struct tl_output {
     struct tl_sink sinks[TL_OUTPUT_MAX_DESTS];
     int nsinks;
-    bool encode;         /* a sink takes line protocol */
+    struct tl_output_stream streams[TL_OUTPUT_MAX_DESTS];
+    int nstreams;
+    int stream_of[TL_OUTPUT_MAX_DESTS]; /* a sink's stream (sinks that take points) */
+    unsigned encode;     /* the measurements some stream takes */
     bool pass_records;   /* a sink takes records */
     bool pass_windows;   /* a sink takes window summaries */
     const struct tl_log *log;
-    struct tl_buf buf;
-    uint32_t buf_lines;
-    struct tl_lp_stats st;
+    struct tl_point point;                  /* the one being emitted */
+    struct tl_buf parts[TL_AGG_MAX_KEYS];   /* a group's names, decoded for it */
+    struct tl_verdict_memo verdict;         /* the last result's verdict (task points) */
+    uint64_t refused;                       /* points no codec could write (closed streams' too) */
+    const char *refused_why;
+    bool out_of_memory;                     /* a stream could not grow */
     struct tl_agg *agg;
     struct tl_agg_opts ao;
     char window_label[32];

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sinks/lineproto.h"
 #include "sinks/sink.h"
 
 struct file_config {
@@ -69,7 +70,7 @@ static enum tl_err file_open(void **state, const void *config, const struct tl_s
     return TL_OK;
 }
 
-static enum tl_err file_lines(void *state, const char *lp, size_t len, uint32_t nlines)
+static enum tl_err file_points(void *state, const char *lp, size_t len, uint32_t nlines)
 {
     struct file_sink *f = state;
     if (fwrite(lp, 1, len, f->out) != len || fflush(f->out)) failed(f);
@@ -139,7 +140,8 @@ const struct tl_sink_type tl_sink_file = {
     .validate = file_validate,
     .configured = file_configured,
     .open = file_open,
-    .lines = file_lines,
+    .codec = &tl_codec_lineproto,
+    .points = file_points,
     .flush = file_flush,
     .sync = file_sync,
     .stats = file_stats,

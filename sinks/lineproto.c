@@ -117,11 +117,18 @@ bool tl_lp_put_escaped(struct tl_buf *b, const char *s)
     return true;
 }
 
+/* A tag key: most are tasklens's own names, which need nothing, and are
+ * copied whole; the rest escaped (or renamed: `time`). */
 static bool put_key(struct tl_buf *b, const char *k, struct tl_lp_stats *st)
 {
-    if (!strcmp(k, "time")) {
+    size_t n = strlen(k);
+    if (n == 4 && !memcmp(k, "time", 4)) {
         st->renamed_time++;
         tl_buf_puts(b, "time_");
+        return true;
+    }
+    if (n && first_special(k, n) == n && k[n - 1] != '\\') {
+        tl_buf_append(b, k, n);
         return true;
     }
     return tl_lp_put_escaped(b, k);
@@ -162,16 +169,6 @@ static void put_int_field(struct tl_buf *b, bool *first, const char *k, int64_t 
     tl_buf_putc(b, '=');
     tl_buf_put_i64(b, v);
     tl_buf_putc(b, 'i');
-}
-
-int64_t tl_lp_task_time(const struct tl_record *r)
-{
-    /* Times from µs sources leave the last three ns digits free: spread
-     * tasks over them by id and attempt, so two tasks ending in the same
-     * µs never share a timestamp, and a replay lands on the same point. */
-    uint64_t id = (uint64_t)(r->task_id < 0 ? 0 : r->task_id);
-    int64_t off = (int64_t)((id * 31 + (uint64_t)r->attempt) % 1000);
-    return r->time_ns - r->time_ns % 1000 + off;
 }
 
 /* ",name=" for every metric, in blocks copied whole (the encoder has the
@@ -335,7 +332,7 @@ int tl_lp_task(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *
         p += 13;
     }
     *first = ' ';
-    p += tl_fmt_i64_wide(p, tl_lp_task_time(r));
+    p += tl_fmt_i64_wide(p, tl_point_task_time(r));
     *p++ = '\n';
     b->len = (size_t)(p - b->data);
     for (int i = 0; i < nmissed; i++) {
@@ -353,51 +350,6 @@ unwritable:
     b->len = start;
     st->rejected_unwritable++;
     return 0;
-}
-
-/* q0 q01 q05 q25 q32 q50 q68 q75 q95 q99 q100: the schema's fixed set */
-static const struct {
-    const char *name;
-    double q;
-} quantile_fields[] = {
-    {"q0", 0},     {"q01", 0.01}, {"q05", 0.05}, {"q25", 0.25}, {"q32", 0.32}, {"q50", 0.5},
-    {"q68", 0.68}, {"q75", 0.75}, {"q95", 0.95}, {"q99", 0.99}, {"q100", 1},
-};
-
-int tl_lp_quantiles(struct tl_buf *b, const struct tl_agg_window *w, const char *const *by,
-                    int nby, const char *window_label, const char *scope,
-                    struct tl_lp_stats *st)
-{
-    struct tl_sketch *s = w->sketch;
-    if (!s->count) return 0;
-    size_t start = b->len;
-    bool ok = true;
-    struct tl_buf part = {0}; /* a name decoded from the key, whole */
-    tl_buf_puts(b, "task_quantiles");
-    /* tag keys sorted as InfluxDB prefers: the group's tags, then metric,
-     * source, window (InfluxDB sorts them anyway; order only costs it work) */
-    for (int i = 0; ok && i < nby; i++)
-        ok = put_tag(b, by[i], tl_agg_key_part(w->group->key, i, &part), st);
-    tl_buf_free(&part);
-    ok = ok && put_tag(b, "metric", tl_metric_info[w->metric].name, st);
-    if (scope) ok = ok && put_tag(b, "scope", scope, st);
-    ok = ok && put_tag(b, "window", window_label, st);
-    if (!ok) {
-        b->len = start;
-        st->rejected_unwritable++;
-        return 0;
-    }
-    bool first = true;
-    for (size_t i = 0; i < sizeof quantile_fields / sizeof *quantile_fields; i++)
-        put_float_field(b, &first, quantile_fields[i].name,
-                        tl_sketch_quantile(s, quantile_fields[i].q));
-    put_int_field(b, &first, "count", (int64_t)s->count);
-    put_float_field(b, &first, "sum", tl_sketch_sum(s));
-    put_float_field(b, &first, "mean", tl_sketch_sum(s) / (double)s->count);
-    put_float_field(b, &first, "alpha", tl_sketch_alpha(s));
-    tl_buf_printf(b, " %lld\n", (long long)w->end_ns);
-    st->points++;
-    return 1;
 }
 
 /* One `task_histogram` bucket point: the shared tag prefix, the bucket's
@@ -512,118 +464,132 @@ int tl_lp_histogram(struct tl_buf *b, const struct tl_agg_window *w, const char 
     return h.points + 1;
 }
 
-int tl_lp_workflow(struct tl_buf *b, const struct tl_record *r, struct tl_lp_stats *st)
+/* ---------------------------------------------------------------- any point */
+
+/* The fields of a point at p (room reserved by the caller), separated by
+ * sep (' ' before the first, then ','): keys are tasklens's own names
+ * (core/point.h), written as they are; floats that are not finite and
+ * strings with a newline are left out (line protocol has no NaN, and no
+ * escape for a newline). Returns the end; *any says whether one was. */
+static char *put_fields(char *p, const struct tl_point *pt, const size_t *klen, bool *any)
 {
-    if (r->kind != TL_REC_WORKFLOW) return 0;
-    size_t start = b->len;
-    tl_buf_puts(b, "workflow");
-    if (!put_tag(b, "source", r->source, st) || !put_tag(b, "workflow", r->workflow, st)) {
-        b->len = start;
-        st->rejected_unwritable++;
-        return 0;
+    char sep = ' ';
+    for (int i = 0; i < pt->nfields; i++) {
+        const struct tl_point_field *f = &pt->fields[i];
+        if (f->type == TL_FIELD_FLOAT && !isfinite(f->v.f)) continue;
+        if (f->type == TL_FIELD_STRING && strchr(f->v.s, '\n')) continue;
+        *p++ = sep;
+        sep = ',';
+        memcpy(p, f->key, klen[i]);
+        p += klen[i];
+        *p++ = '=';
+        switch (f->type) {
+        case TL_FIELD_FLOAT:
+            p += tl_fmt_double_wide(p, f->v.f);
+            break;
+        case TL_FIELD_INT:
+            p += tl_fmt_i64_wide(p, f->v.i);
+            *p++ = 'i';
+            break;
+        case TL_FIELD_BOOL:
+            memcpy(p, f->v.b ? "true" : "false", 5);
+            p += f->v.b ? 4 : 5;
+            break;
+        case TL_FIELD_STRING:
+            *p++ = '"';
+            for (const char *c = f->v.s; *c; c++) {
+                if (*c == '"' || *c == '\\') *p++ = '\\';
+                *p++ = *c;
+            }
+            *p++ = '"';
+            break;
+        }
     }
-    static const struct {
-        enum tl_metric m;
-        const char *field;
-        bool integer;
-    } fields[] = {
-        {TL_M_TASKS_WAITING, "tasks_waiting", true}, {TL_M_TASKS_RUNNING, "tasks_running", true},
-        {TL_M_TASKS_DONE, "tasks_done", true},       {TL_M_TASKS_FAILED, "tasks_failed", true},
-        {TL_M_WORKERS, "workers", true},             {TL_M_WORKER_CORES, "cores", false},
-    };
-    bool first = true;
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-        if (!tl_record_has(r, fields[i].m)) continue;
-        if (fields[i].integer) put_int_field(b, &first, fields[i].field, (int64_t)r->v[fields[i].m]);
-        else put_float_field(b, &first, fields[i].field, r->v[fields[i].m]);
-    }
-    if (first) { /* no field: not a point */
-        b->len = start;
-        return 0;
-    }
-    tl_buf_putc(b, ' ');
-    tl_buf_put_i64(b, r->time_ns);
-    tl_buf_putc(b, '\n');
-    st->points++;
-    return 1;
+    *any = sep == ',';
+    return p;
 }
 
-int tl_lp_self(struct tl_buf *b, const char *instance, const char *source, const char *input,
-               const char *const *names, const uint64_t *values, int n, int64_t time_ns,
-               struct tl_lp_stats *st)
+int tl_lp_point(struct tl_buf *b, const struct tl_point *p, struct tl_lp_stats *st)
 {
     size_t start = b->len;
-    tl_buf_puts(b, "tasklens");
-    if (!put_tag(b, "input", input, st) || !put_tag(b, "instance", instance, st) ||
-        !put_tag(b, "source", source, st) || n < 1) {
-        b->len = start;
-        st->rejected_unwritable++;
-        return 0;
-    }
-    bool first = true;
-    for (int i = 0; i < n; i++) {
-        tl_buf_putc(b, first ? ' ' : ',');
-        first = false;
-        if (!put_key(b, names[i], st)) {
+    tl_buf_puts(b, p->measurement); /* ours: nothing to escape */
+    for (int i = 0; i < p->ntags; i++)
+        if (!put_tag(b, p->tags[i].key, p->tags[i].value, st)) {
             b->len = start;
             st->rejected_unwritable++;
             return 0;
         }
-        tl_buf_putc(b, '=');
-        tl_buf_put_i64(b, (int64_t)values[i]);
-        tl_buf_putc(b, 'i');
+    /* the fields' room at once: keys, '=', a number's widest (or a string
+     * escaped and quoted), the separator; then the time */
+    size_t klen[TL_POINT_MAX_FIELDS], room = 2 * TL_FMT_WIDE;
+    for (int i = 0; i < p->nfields; i++) {
+        klen[i] = strlen(p->fields[i].key);
+        room += klen[i] + 2 + (p->fields[i].type == TL_FIELD_STRING ? 2 * strlen(p->fields[i].v.s) + 2 : TL_FMT_WIDE);
     }
-    tl_buf_putc(b, ' ');
-    tl_buf_put_i64(b, time_ns);
-    tl_buf_putc(b, '\n');
+    if (!tl_buf_room(b, room)) return 0; /* out of memory: b->oom says so */
+    bool any;
+    char *e = put_fields(b->data + b->len, p, klen, &any);
+    if (!any) { /* no field: not a point */
+        b->len = start;
+        return 0;
+    }
+    *e++ = ' ';
+    e += tl_fmt_i64_wide(e, p->time_ns);
+    *e++ = '\n';
+    b->len = (size_t)(e - b->data);
     st->points++;
     return 1;
 }
 
-/* ---------------------------------------------------------------- any point
- * (the insights' task_advice, task_plan, task_energy) */
+/* ---------------------------------------------------------------- the codec */
 
-/* Line protocol: measurement, then tags (pairs, NULL value skipped). */
-bool tl_lp_point_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags)
+static int codec_point(struct tl_buf *out, const struct tl_point *p, void *state)
 {
-    tl_buf_puts(b, meas);
-    for (int i = 0; i < ntags; i++) {
-        const char *v = tags[2 * i + 1];
-        if (!v || !*v) continue;
-        tl_buf_putc(b, ',');
-        tl_buf_puts(b, tags[2 * i]);
-        tl_buf_putc(b, '=');
-        if (!tl_lp_put_escaped(b, v)) return false;
-    }
-    return true;
+    return tl_lp_point(out, p, state);
 }
 
-void tl_lp_field_float(struct tl_buf *b, bool *first, const char *k, double v)
+static int codec_task(struct tl_buf *out, const struct tl_record *r, void *state)
 {
-    if (!isfinite(v)) return; /* line protocol has no NaN: the field is absent */
-    tl_buf_putc(b, *first ? ' ' : ',');
-    *first = false;
-    tl_buf_puts(b, k);
-    tl_buf_putc(b, '=');
-    tl_buf_put_double(b, v);
+    return tl_lp_task(out, r, state);
 }
 
-void tl_lp_field_int(struct tl_buf *b, bool *first, const char *k, int64_t v)
+static int codec_histogram(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by, int nby,
+                           const char *window_label, const char *instance, void *state)
 {
-    tl_buf_putc(b, *first ? ' ' : ',');
-    *first = false;
-    tl_buf_printf(b, "%s=%lldi", k, (long long)v);
+    return tl_lp_histogram(out, w, by, nby, window_label, instance, state);
 }
 
-void tl_lp_point_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written)
+static uint64_t codec_refused(const void *state)
 {
-    if (first) { /* no field: not a point */
-        b->len = start;
-        return;
-    }
-    tl_buf_printf(b, " %lld\n", (long long)ns);
-    (*written)++;
+    return ((const struct tl_lp_stats *)state)->rejected_unwritable;
 }
+
+/* One point a line. */
+static uint32_t codec_count(const char *p, size_t len)
+{
+    uint32_t n = 0;
+    for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++) n++;
+    return n;
+}
+
+static size_t codec_split(const char *body, size_t len)
+{
+    const char *mid = memchr(body + len / 2, '\n', len - len / 2);
+    if (!mid || mid + 1 >= body + len) mid = memrchr(body, '\n', len / 2);
+    return mid ? (size_t)(mid - body) + 1 : len;
+}
+
+const struct tl_codec tl_codec_lineproto = {
+    .name = "line protocol",
+    .state_size = sizeof(struct tl_lp_stats),
+    .point = codec_point,
+    .task = codec_task,
+    .histogram = codec_histogram,
+    .refused = codec_refused,
+    .refused_why = "a name or value with a newline or a trailing backslash cannot be written in line protocol",
+    .count = codec_count,
+    .split = codec_split,
+};
 
 void tl_lp_victoriametrics(struct tl_buf *out, const char *lp, size_t len)
 {

@@ -32,7 +32,9 @@
 
 #include "core/aggregate.h"
 #include "core/buf.h"
+#include "core/point.h"
 #include "core/record.h"
+#include "sinks/codec.h"
 
 #define TL_LP_MEMO 1024 /* entries of 32 bytes */
 #define TL_LP_HIST_MEMO 2048 /* entries of 104 bytes */
@@ -71,17 +73,12 @@ struct tl_lp_stats {
 };
 
 /* Appends one `task` point for a TL_REC_TASK record; other kinds are
- * ignored (returns 0). Returns 1 when a point was written. */
+ * ignored (returns 0). Returns 1 when a point was written. The bytes of
+ * tl_lp_point(tl_point_task(r)), written straight from the record with the
+ * memos above: with tl_lp_histogram, the codec's fast paths (built points
+ * and the generic encoder instead: `lines` on a Work Queue log +48 %
+ * instructions, on a Kineto trace +20 %; bench/RESULTS.md). */
 int tl_lp_task(struct tl_buf *out, const struct tl_record *r, struct tl_lp_stats *st);
-
-/* Appends one `task_quantiles` point for an aggregator summary. by/nby name
- * the group's tags (from the aggregator options; include "source" to get the
- * schema's source tag). window_label is
- * "cumulative" or the window length ("60s"); scope, when not NULL, a `scope`
- * tag ("global": merged over the instances of a Kafka consumer group). */
-int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by,
-                    int nby, const char *window_label, const char *scope,
-                    struct tl_lp_stats *st);
 
 /* Appends the `task_histogram` points of a closed window: one per bucket
  * the window touched (tags as task_quantiles' plus instance when given,
@@ -91,37 +88,22 @@ int tl_lp_quantiles(struct tl_buf *out, const struct tl_agg_window *w, const cha
 int tl_lp_histogram(struct tl_buf *out, const struct tl_agg_window *w, const char *const *by,
                     int nby, const char *window_label, const char *instance,
                     struct tl_lp_stats *st);
+/* (The bytes of tl_lp_point of each of tl_point_histogram's points, with
+ * the bucket labels remembered: a label costs ~5,000 instructions to make.) */
 
-/* Appends one `workflow` point (tags source, workflow; integer fields
- * tasks_waiting tasks_running tasks_done tasks_failed workers, float cores)
- * for a TL_REC_WORKFLOW record. Returns 1 when written. */
-int tl_lp_workflow(struct tl_buf *out, const struct tl_record *r, struct tl_lp_stats *st);
+/* Appends any point (core/point.h): its tags escaped, keys named `time`
+ * renamed, floats that are not finite and strings with a newline left out;
+ * nothing when it has no field. Returns 1 when a point was written. */
+int tl_lp_point(struct tl_buf *out, const struct tl_point *p, struct tl_lp_stats *st);
 
-/* Appends one `tasklens` self-metrics point: tags input (the file, directory,
- * or kafka:topic/partition), instance, source (the format); the
- * given counters as integer fields; time in ns. */
-int tl_lp_self(struct tl_buf *out, const char *instance, const char *source, const char *input,
-               const char *const *names, const uint64_t *values, int n, int64_t time_ns,
-               struct tl_lp_stats *st);
-
-/* The deterministic nanosecond offset that keeps task points unique. */
-int64_t tl_lp_task_time(const struct tl_record *r);
+/* The codec (sinks/codec.h) of the file and InfluxDB sinks: tl_lp_point,
+ * with tl_lp_task and tl_lp_histogram as its fast paths. */
+extern const struct tl_codec tl_codec_lineproto;
 
 /* Appends s escaped as line protocol wants a tag key or value or a field
  * key (comma, equals, space). False when it cannot be written (a newline,
  * or a trailing backslash). */
 bool tl_lp_put_escaped(struct tl_buf *b, const char *s);
-
-/* Any point, piece by piece (the insights' task_advice, task_plan and
- * task_energy points). begin: the measurement, then tags given as
- * key/value pairs (a NULL or empty value is left out); false when a value
- * cannot be written. Fields: a non-finite float is left out (line protocol
- * has no NaN). end: the time, or nothing when no field was written (b cut
- * back to start); *written counts the points. */
-bool tl_lp_point_begin(struct tl_buf *b, const char *meas, const char *const *tags, int ntags);
-void tl_lp_field_float(struct tl_buf *b, bool *first, const char *k, double v);
-void tl_lp_field_int(struct tl_buf *b, bool *first, const char *k, int64_t v);
-void tl_lp_point_end(struct tl_buf *b, size_t start, bool first, int64_t ns, int *written);
 
 /* Line protocol as tasklens writes it (InfluxDB's rules: a backslash is
  * itself, `\,` `\ ` `\=` escape) rewritten for VictoriaMetrics' /write,

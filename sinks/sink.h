@@ -7,9 +7,12 @@
  * its counters are its own; it speaks through the logger it is handed.
  *
  * What a sink receives (it declares the callbacks it wants):
- *   lines    line protocol, encoded once by the runtime for every sink that
- *            speaks it (file, InfluxDB): the encoding is the expensive part
- *            of a pass, and sharing it is what keeps `run` at its speed;
+ *   points   the points (core/point.h) in the sink's codec (sinks/codec.h):
+ *            line protocol for file and InfluxDB, remote-write series for
+ *            prometheus. The runtime encodes each point once per codec in
+ *            use (and, for a sink that names its measurements, only
+ *            those): the encoding is the expensive part of a pass, and
+ *            sharing it is what keeps `run` at its speed;
  *   record   every record (task attempts, workflow events, samples);
  *   window   every window and cumulative summary of the aggregator (the
  *            coarse windows and late parts reach sinks only as
@@ -18,8 +21,10 @@
  * Durability is the runtime's contract with checkpoints: `flush` hands on
  * what a sink batched, `sync` makes it durable (a 2xx, or spooled and
  * fsync'ed). Only when every sink synced may a checkpoint cover the input.
- * A sink that cannot take more returns TL_ERR_LIMIT from `lines` and the
+ * A sink that cannot take more returns TL_ERR_LIMIT from `points` and the
  * runtime stops reading (backpressure) and calls `drain` until it can.
+ * A sink that wants points needs a codec; it never reads another sink's
+ * bytes.
  *
  * Adding a sink: one file (or folder) in sinks/, its line in sinks/sinks.c;
  * ARCHITECTURE.md walks through it with sinks/ndjson.c. */
@@ -35,6 +40,7 @@
 #include "core/log.h"
 #include "core/options.h"
 #include "core/record.h"
+#include "sinks/codec.h"
 
 /* What the runtime gives a sink when it opens it. */
 struct tl_sink_env {
@@ -71,8 +77,12 @@ struct tl_sink_type {
     bool (*configured)(const void *config);
     enum tl_err (*open)(void **state, const void *config, const struct tl_sink_env *env,
                         char *err, size_t errlen);
-    /* Receiving (at least one). */
-    enum tl_err (*lines)(void *state, const char *lp, size_t len, uint32_t nlines);
+    /* Receiving (at least one). points: n points encoded by codec. */
+    const struct tl_codec *codec;
+    enum tl_err (*points)(void *state, const char *data, size_t len, uint32_t n);
+    /* Optional, with points: the measurements it takes (a mask of
+     * core/point.h's enum tl_measurement); NULL: all of them. */
+    unsigned (*measurements)(const void *state);
     void (*record)(void *state, const struct tl_record *r);
     void (*window)(void *state, const struct tl_agg_window *w, const struct tl_agg_opts *ao,
                    const char *window, const char *scope);
@@ -118,7 +128,7 @@ void tl_sink_check_path(const char *type, const char *path, int index, tl_check_
 struct tl_sink {
     const struct tl_sink_type *type;
     void *state;
-    bool failed; /* lines or flush failed (not a full spool) */
+    bool failed; /* points or flush failed (not a full spool) */
 };
 
 #endif

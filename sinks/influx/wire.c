@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sinks/influx/wire.h"
+#include "sinks/lineproto.h"
 #include "sinks/net/wire.h"
 
 static const char *const lp_headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
@@ -118,6 +119,7 @@ static bool v2_explain(const struct tl_http_cfg *cfg, const char *where, enum tl
 const struct tl_wire tl_wire_influx1 = {
     .prefix = "influx",
     .store = "InfluxDB",
+    .codec = &tl_codec_lineproto,
     .check = v1_check,
     .write_path = v1_write_path,
     .ping_path = "/ping",
@@ -131,6 +133,7 @@ const struct tl_wire tl_wire_influx1 = {
 const struct tl_wire tl_wire_influx2 = {
     .prefix = "influx",
     .store = "InfluxDB",
+    .codec = &tl_codec_lineproto,
     .check = v2_check,
     .write_path = v2_write_path,
     .ping_path = "/health",

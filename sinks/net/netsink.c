@@ -111,7 +111,13 @@ enum tl_err tl_netsink_validate(const struct tl_net_settings *n, const char **ke
     return TL_OK;
 }
 
-enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines)
+unsigned tl_netsink_measurements(const void *state)
+{
+    unsigned m = ((const struct tl_netsink *)state)->measurements;
+    return m ? m : (1u << TL_MEAS_COUNT) - 1;
+}
+
+enum tl_err tl_netsink_points(void *state, const char *lp, size_t len, uint32_t nlines)
 {
     struct tl_netsink *p = state;
     if (p->victoriametrics && memchr(lp, '\\', len)) { /* a name with a backslash: rewritten */

@@ -1,5 +1,5 @@
-/* The network engine (sinks/net/): sender.h batches line protocol, http.h
- * sends it with retries and backoff, the disk spool keeps what cannot be
+/* The network engine (sinks/net/): sender.h batches encoded points, http.h
+ * sends them with retries and backoff, the disk spool keeps what cannot be
  * sent, status rules decide; these are the callbacks every network sink
  * plugin shares (netsink.c). The `influxdb` plugin (sinks/influx/) and the
  * `prometheus` remote-write plugin (sinks/prom/) differ only in their
@@ -64,6 +64,7 @@ struct tl_netsink {
     const struct tl_log *log;
     char spool_dir[4096];
     bool victoriametrics; /* names escaped as VictoriaMetrics reads them */
+    unsigned measurements; /* the ones it takes (core/point.h's mask); 0: all */
     struct tl_buf rewritten;
 };
 
@@ -78,7 +79,8 @@ enum tl_err tl_netsink_open(void **state, const struct tl_sender_cfg *sc, const 
 /* The settings every network sink has, checked alike: spool_dir not empty,
  * timeout, batch and spool sizes within their ranges (key names the one). */
 enum tl_err tl_netsink_validate(const struct tl_net_settings *n, const char **key, char *err, size_t errlen);
-enum tl_err tl_netsink_lines(void *state, const char *lp, size_t len, uint32_t nlines);
+enum tl_err tl_netsink_points(void *state, const char *data, size_t len, uint32_t n);
+unsigned tl_netsink_measurements(const void *state);
 enum tl_err tl_netsink_flush(void *state);
 enum tl_err tl_netsink_sync(void *state);
 enum tl_err tl_netsink_drain(void *state, long timeout_ms);

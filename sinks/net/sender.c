@@ -100,11 +100,10 @@ static void backoff(struct tl_sender *s, long retry_after_ms)
     s->st.retries++;
 }
 
-static uint32_t count_lines(const char *p, size_t len)
+/* The points of a batch, as its wire's codec counts them. */
+static uint32_t count_points(const struct tl_sender *s, const char *body, size_t len)
 {
-    uint32_t n = 0;
-    for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))); p++) n++;
-    return n;
+    return s->cfg.http.wire->codec->count(body, len);
 }
 
 /* What the messages call the server. */
@@ -147,14 +146,12 @@ static enum send_outcome count_partial(struct tl_sender *s, const struct tl_http
     return SENT;
 }
 
-/* Sends a batch as two halves split at the line boundary nearest the middle
- * (the caller has checked it holds at least two lines). */
+/* Sends a batch as two halves split at the point boundary nearest the
+ * middle (the caller has checked it holds at least two points). */
 static enum send_outcome send_halves(struct tl_sender *s, const char *body, size_t len,
                                      int depth)
 {
-    const char *mid = memchr(body + len / 2, '\n', len - len / 2);
-    if (!mid || mid + 1 >= body + len) mid = memrchr(body, '\n', len / 2);
-    size_t first = (size_t)(mid - body) + 1;
+    size_t first = s->cfg.http.wire->codec->split(body, len);
     s->st.batches_split++;
     enum send_outcome a = send_batch(s, body, first, depth + 1);
     if (a != SENT) return a; /* the caller keeps the whole batch: points are idempotent */
@@ -189,11 +186,11 @@ static enum send_outcome send_batch(struct tl_sender *s, const char *body, size_
         if (tl_http_create_db(s->http, &cr) == TL_HTTP_OK) res = tl_http_write(s->http, body, len, &r);
     }
     if (res != TL_HTTP_OK) s->st.http_errors++;
-    uint32_t n = res == TL_HTTP_OK ? 0 : count_lines(body, len);
+    uint32_t n = res == TL_HTTP_OK ? 0 : count_points(s, body, len);
     switch (res) {
     case TL_HTTP_OK:
         s->st.batches_sent++;
-        s->st.points_acked += count_lines(body, len);
+        s->st.points_acked += count_points(s, body, len);
         return SENT;
     case TL_HTTP_REJECTED:
         if (n >= 2 && depth <= 40) return send_halves(s, body, len, depth);

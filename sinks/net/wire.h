@@ -1,5 +1,5 @@
-/* A wire format: how a batch of line protocol becomes an HTTP request and
- * what the replies mean. The engine (http.c, sender.c) calls only these; each
+/* A wire format: how a batch of encoded points (its codec's: sinks/codec.h)
+ * becomes an HTTP request and what the replies mean. The engine (http.c, sender.c) calls only these; each
  * network sink's folder holds its own -- sinks/influx/wire.c (InfluxDB 1.x
  * and 2.x), sinks/prom/remote_write.c (Prometheus remote write) -- so no
  * shared code asks which store it talks to. */
@@ -11,11 +11,14 @@
 
 #include "core/buf.h"
 #include "core/error.h"
+#include "sinks/codec.h"
 #include "sinks/net/http.h"
 
 struct tl_wire {
     const char *prefix; /* of a settings error: "influx", "prometheus" */
     const char *store;  /* what messages call the server: "InfluxDB", "the remote-write store" */
+    /* What its batches hold: the engine counts points and cuts batches by it. */
+    const struct tl_codec *codec;
     /* The settings it needs beyond a URL, before anything opens (err
      * without the prefix). NULL: none. */
     enum tl_err (*check)(const struct tl_http_cfg *cfg, char *err, size_t errlen);
@@ -36,10 +39,10 @@ struct tl_wire {
     const char *const *headers;
     const char *auth_scheme;
     bool gzip;
-    /* The body of a batch, when it is not the lines as they are: into out
+    /* The body of a batch, when it is not the batch as it is: into out
      * (scratch is the wire's to use); *empty when nothing of the batch is
      * for this store (the engine then sends nothing and acknowledges it). */
-    enum tl_err (*encode)(const struct tl_http_cfg *cfg, const char *lp, size_t len, struct tl_buf *scratch,
+    enum tl_err (*encode)(const struct tl_http_cfg *cfg, const char *batch, size_t len, struct tl_buf *scratch,
                           struct tl_buf *out, bool *empty);
     /* What a reply other than 2xx means (message: its text, credentials-free). */
     enum tl_http_result (*classify)(long status, const char *message);

@@ -55,6 +55,19 @@ static enum tl_err prom_validate(const void *config, const char **key, char *err
         snprintf(err, errlen, "one or more measurements, comma-separated");
         return TL_ERR_USAGE;
     }
+    /* each one a measurement the pipeline writes */
+    for (const char *p = c->measurements; *p;) {
+        size_t n = strcspn(p, ",");
+        char one[64];
+        snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+        if (!tl_point_measurement_mask(one)) {
+            *key = "measurements";
+            snprintf(err, errlen, "'%s' is none of the measurements tasklens writes (task, workflow, "
+                     "task_quantiles, task_histogram, tasklens)", one);
+            return TL_ERR_USAGE;
+        }
+        p += n + (p[n] == ',');
+    }
     return tl_netsink_validate(&c->net, key, err, errlen);
 }
 
@@ -84,7 +97,9 @@ static enum tl_err prom_open(void **state, const void *config, const struct tl_s
     const char *spool = tl_netsink_spool_dir(c->net.spool_dir, dir, sizeof dir);
     struct tl_sender_cfg sc;
     sink_cfg(c, env, &sc, spool);
-    return tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
+    enum tl_err rc = tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
+    if (!rc) ((struct tl_netsink *)*state)->measurements = tl_point_measurement_mask(c->measurements);
+    return rc;
 }
 
 /* Reachable and writable: an empty WriteRequest is accepted (and stores
@@ -130,7 +145,9 @@ const struct tl_sink_type tl_sink_prometheus = {
     .validate = prom_validate,
     .configured = prom_configured,
     .open = prom_open,
-    .lines = tl_netsink_lines,
+    .codec = &tl_codec_remote_write,
+    .points = tl_netsink_points,
+    .measurements = tl_netsink_measurements,
     .flush = tl_netsink_flush,
     .sync = tl_netsink_sync,
     .drain = tl_netsink_drain,

@@ -1,34 +1,35 @@
-/* Line protocol -> Prometheus remote-write WriteRequest: see remote_write.h.
+/* Points -> Prometheus remote-write series: see remote_write.h.
  *
  *   WriteRequest { repeated TimeSeries timeseries = 1; }
  *   TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; }
  *   Label        { string name = 1; string value = 2; }
- *   Sample       { double value = 1; int64 timestamp = 2; }   (ms) */
+ *   Sample       { double value = 1; int64 timestamp = 2; }   (ms)
+ *
+ * A WriteRequest is its TimeSeries fields one after another, so a batch is
+ * the series of its points concatenated. Each point's series are kept in a
+ * frame -- 0x01, u32 length (little-endian), the series -- so the engine
+ * can count points and cut a batch between them; the wire (wire.c) drops
+ * the frame headers when it sends. */
 #include "sinks/prom/remote_write.h"
 
-#include <snappy-c.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sinks/lineproto.h"
+
 #define MAX_LABELS 32
 #define NAME_CAP 256
+#define FRAME_MAGIC 0x01
+#define FRAME_HEADER 5
 
 struct label {
     char name[NAME_CAP];
     size_t nlen;
-    char *value; /* unescaped, in the line's scratch buffer */
+    const char *value;
     size_t vlen;
-};
-
-/* One line's pieces, unescaped. */
-struct point {
-    char meas[NAME_CAP];
-    size_t mlen;
-    struct label tags[MAX_LABELS];
-    int ntags;
-    int64_t time_ms;
 };
 
 static size_t varint_len(uint64_t v)
@@ -73,49 +74,6 @@ static size_t sanitize(char *out, const char *in, size_t n, bool colon)
     return o;
 }
 
-/* Reads up to an unescaped stop character into out (unescaped, at most cap
- * bytes); returns the position of the stop (or end), NULL when longer.
- * InfluxDB's rules, which lineproto.c writes by: `\,` `\ ` `\=` are the
- * character, any other backslash is itself (`a\,b` is the name "a\" then an
- * escaped comma: "a\,b"), so every name arrives as a label byte for byte. */
-static const char *read_token(const char *p, const char *end, const char *stops, char *out,
-                              size_t cap, size_t *olen)
-{
-    size_t n = 0;
-    while (p < end && !strchr(stops, *p)) {
-        if (*p == '\\' && p + 1 < end && (p[1] == ',' || p[1] == ' ' || p[1] == '=')) p++;
-        if (n == cap) return NULL;
-        out[n++] = *p++;
-    }
-    *olen = n;
-    return p;
-}
-
-/* Measurement and tags of one line; *fields at the first field. */
-static bool read_head(const char *p, const char *end, struct point *pt, char *scratch,
-                      const char **fields)
-{
-    char tmp[NAME_CAP];
-    size_t n;
-    p = read_token(p, end, ", ", pt->meas, NAME_CAP - 1, &pt->mlen);
-    if (!p || !pt->mlen) return false;
-    pt->ntags = 0;
-    while (p < end && *p == ',') {
-        if (pt->ntags == MAX_LABELS - 1) return false;
-        struct label *l = &pt->tags[pt->ntags++];
-        p = read_token(p + 1, end, "=", tmp, sizeof tmp, &n);
-        if (!p || p == end) return false;
-        l->nlen = sanitize(l->name, tmp, n, false);
-        l->value = scratch; /* the scratch holds the whole line: values fit */
-        p = read_token(p + 1, end, ", ", scratch, (size_t)(end - p), &l->vlen);
-        if (!p) return false;
-        scratch += l->vlen;
-    }
-    if (p == end || *p != ' ') return false;
-    *fields = p + 1;
-    return true;
-}
-
 static int cmp_label(const void *a, const void *b)
 {
     return strcmp(((const struct label *)a)->name, ((const struct label *)b)->name);
@@ -150,166 +108,132 @@ static void put_series(struct tl_buf *b, const struct label *labels, int n, doub
     put_varint(b, (uint64_t)ms);
 }
 
-/* A field's value as a number; false for strings and what does not read. */
-static bool field_number(const char *v, size_t n, double *out)
+/* A field as a sample: numbers as they are, booleans 0 / 1; strings and
+ * floats that are not finite have none. */
+static bool sample_value(const struct tl_point_field *f, double *v)
 {
-    if (!n || v[0] == '"') return false;
-    if (n == 4 && !memcmp(v, "true", 4)) return *out = 1, true;
-    if (n == 5 && !memcmp(v, "false", 5)) return *out = 0, true;
-    char tmp[64];
-    if (n >= sizeof tmp) return false;
-    memcpy(tmp, v, n);
-    tmp[n] = '\0';
-    if (tmp[n - 1] == 'i' || tmp[n - 1] == 'u') tmp[n - 1] = '\0';
-    char *end;
-    *out = strtod(tmp, &end);
-    return *end == '\0';
-}
-
-/* The field list's end (the space before the time), skipping quoted strings. */
-static const char *fields_end(const char *p, const char *end)
-{
-    bool quoted = false;
-    for (; p < end; p++) {
-        if (*p == '\\' && p + 1 < end) p++;
-        else if (*p == '"') quoted = !quoted;
-        else if (*p == ' ' && !quoted) return p;
+    switch (f->type) {
+    case TL_FIELD_FLOAT:
+        *v = f->v.f;
+        return isfinite(*v);
+    case TL_FIELD_INT:
+        *v = (double)f->v.i;
+        return true;
+    case TL_FIELD_BOOL:
+        *v = f->v.b;
+        return true;
+    case TL_FIELD_STRING:
+        break;
     }
-    return end;
+    return false;
 }
 
-/* Every numeric field of one line as a series. Returns the series written. */
-static uint64_t encode_line(const char *p, const char *end, struct tl_buf *out,
-                            const char *measurements, bool *skipped)
-{
-    static __thread struct point pt;
-    static __thread char scratch[1 << 16];
-    const char *fields;
-    *skipped = true;
-    if (end - p >= (long)sizeof scratch || !read_head(p, end, &pt, scratch, &fields)) return 0;
-    char want[NAME_CAP + 2];
-    snprintf(want, sizeof want, ",%.*s,", (int)pt.mlen, pt.meas);
-    char list[1024];
-    snprintf(list, sizeof list, ",%s,", measurements);
-    if (!strstr(list, want)) return 0;
-    const char *fend = fields_end(fields, end);
-    pt.time_ms = fend < end ? strtoll(fend + 1, NULL, 10) / 1000000 : 0;
-    struct label labels[MAX_LABELS];
-    int n = pt.ntags;
-    memcpy(labels + 1, pt.tags, (size_t)n * sizeof *labels);
-    uint64_t written = 0;
-    for (const char *f = fields; f < fend;) {
-        char key[NAME_CAP];
-        size_t klen;
-        f = read_token(f, fend, "=", key, sizeof key, &klen);
-        if (!f || f >= fend) break;
-        const char *v = ++f;
-        bool quoted = false;
-        while (f < fend && (quoted || *f != ',')) {
-            if (*f == '\\' && f + 1 < fend) f++;
-            else if (*f == '"') quoted = !quoted;
-            f++;
-        }
-        double x;
-        if (field_number(v, (size_t)(f - v), &x)) {
-            char name[NAME_CAP * 3];
-            size_t nn = (size_t)snprintf(name, sizeof name, "%.*s_%.*s", (int)pt.mlen, pt.meas,
-                                         (int)klen, key);
-            struct label *nl = &labels[0];
-            memcpy(nl->name, "__name__", 9);
-            nl->nlen = 8;
-            char clean[NAME_CAP];
-            nl->vlen = sanitize(clean, name, nn < sizeof name ? nn : sizeof name - 1, true);
-            nl->value = clean;
-            struct label sorted[MAX_LABELS];
-            memcpy(sorted, labels, (size_t)(n + 1) * sizeof *sorted);
-            qsort(sorted, (size_t)n + 1, sizeof *sorted, cmp_label);
-            put_series(out, sorted, n + 1, x, pt.time_ms);
-            written++;
-        }
-        if (f < fend) f++; /* the comma */
-    }
-    *skipped = written == 0;
-    return written;
-}
-
-enum tl_err tl_rw_encode(const char *lp, size_t len, const char *measurements, struct tl_buf *out,
-                         uint64_t *series, uint64_t *skipped)
-{
-    const char *p = lp, *end = lp + len;
-    *series = *skipped = 0;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        if (le > p && *p != '#') {
-            bool skip;
-            *series += encode_line(p, le, out, measurements, &skip);
-            *skipped += skip;
-        }
-        p = le + 1;
-    }
-    return out->oom ? TL_ERR_NOMEM : TL_OK;
-}
-
-enum tl_err tl_rw_snappy(const char *in, size_t len, struct tl_buf *out)
-{
-    size_t cap = snappy_max_compressed_length(len);
-    out->len = 0;
-    if (!tl_buf_reserve(out, cap)) return TL_ERR_NOMEM;
-    size_t n = cap;
-    if (snappy_compress(in, len, out->data, &n) != SNAPPY_OK) return TL_ERR_NOMEM;
-    out->len = n;
-    return TL_OK;
-}
-
-/* ------------------------------------------------------------ the wire */
-
-static const char *const rw_headers[] = {"Content-Type: application/x-protobuf", "Content-Encoding: snappy",
-                                         "X-Prometheus-Remote-Write-Version: 0.1.0", NULL};
-
-static void rw_where(const struct tl_http_cfg *cfg, struct tl_buf *out)
-{
-    tl_buf_puts(out, " (remote write)");
-}
-
-static enum tl_err rw_body(const struct tl_http_cfg *cfg, const char *lp, size_t len, struct tl_buf *scratch,
-                           struct tl_buf *out, bool *empty)
-{
-    uint64_t series = 0, skipped = 0;
-    enum tl_err rc = tl_rw_encode(lp, len, cfg->measurements, scratch, &series, &skipped);
-    if (!rc) rc = tl_rw_snappy(scratch->data ? scratch->data : "", scratch->len, out);
-    *empty = !series;
-    return rc;
-}
-
-/* 400 is partial (samples refused: out of order, duplicate); a 404 is a
- * wrong URL, not a database to create. */
-static enum tl_http_result rw_classify(long status, const char *message)
-{
-    return status == 404 ? TL_HTTP_FATAL : tl_wire_classify_common(status);
-}
-
-static bool rw_explain(const struct tl_http_cfg *cfg, const char *where, enum tl_http_result res,
-                       const struct tl_http_reply *r, char *out, size_t cap)
-{
-    if (r->status != 401 && r->status != 403) return false;
-    snprintf(out, cap,
-             "the remote-write store at %s refused the credentials (HTTP %ld: %s): fix the sink's `token` (or "
-             "$PROM_TOKEN), or `user` and `password` (or $PROM_PASSWORD)",
-             where, r->status, r->message);
-    return true;
-}
-
-/* The URL as given (http://vm:8428/api/v1/write), a token as Bearer,
- * user/password as basic auth; `check` posts an empty request. */
-const struct tl_wire tl_wire_remote_write = {
-    .prefix = "prometheus",
-    .store = "the remote-write store",
-    .whole_url = true,
-    .where = rw_where,
-    .headers = rw_headers,
-    .auth_scheme = "Bearer",
-    .encode = rw_body,
-    .classify = rw_classify,
-    .explain = rw_explain,
+struct rw_state {
+    uint64_t refused; /* points with more tags than a series carries */
 };
+
+static int rw_point(struct tl_buf *out, const struct tl_point *p, void *state)
+{
+    struct rw_state *st = state;
+    if (p->ntags >= MAX_LABELS) {
+        st->refused++;
+        return 0;
+    }
+    /* the tags sorted once; each field's __name__ goes in at its place */
+    struct label labels[MAX_LABELS + 1];
+    int n = p->ntags;
+    for (int i = 0; i < n; i++) {
+        labels[i].nlen = sanitize(labels[i].name, p->tags[i].key, strlen(p->tags[i].key), false);
+        labels[i].value = p->tags[i].value;
+        labels[i].vlen = strlen(p->tags[i].value);
+    }
+    qsort(labels, (size_t)n, sizeof *labels, cmp_label);
+    int at = 0;
+    while (at < n && strcmp(labels[at].name, "__name__") < 0) at++;
+    memmove(labels + at + 1, labels + at, (size_t)(n - at) * sizeof *labels);
+    struct label *name = &labels[at];
+    memcpy(name->name, "__name__", 9);
+    name->nlen = 8;
+    char clean[NAME_CAP];
+    name->value = clean;
+
+    size_t frame = out->len;
+    tl_buf_append(out, "\x01\0\0\0\0", FRAME_HEADER);
+    int64_t ms = p->time_ns / 1000000;
+    size_t mlen = strlen(p->measurement);
+    for (int i = 0; i < p->nfields; i++) {
+        double v;
+        if (!sample_value(&p->fields[i], &v)) continue;
+        char full[NAME_CAP * 2];
+        int fn = snprintf(full, sizeof full, "%.*s_%s", (int)mlen, p->measurement, p->fields[i].key);
+        name->vlen = sanitize(clean, full, fn > 0 && (size_t)fn < sizeof full ? (size_t)fn : sizeof full - 1, true);
+        put_series(out, labels, n + 1, v, ms);
+    }
+    if (out->oom) return 0;
+    size_t len = out->len - frame - FRAME_HEADER;
+    if (!len) { /* no number: nothing for this store */
+        out->len = frame;
+        return 0;
+    }
+    for (int i = 0; i < 4; i++) out->data[frame + 1 + i] = (char)(len >> (8 * i));
+    return 1;
+}
+
+static uint32_t frame_len(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[1] | (uint32_t)u[2] << 8 | (uint32_t)u[3] << 16 | (uint32_t)u[4] << 24;
+}
+
+bool tl_rw_framed(const char *data, size_t len)
+{
+    return len && data[0] == FRAME_MAGIC;
+}
+
+static uint32_t rw_count(const char *data, size_t len)
+{
+    if (!tl_rw_framed(data, len)) return tl_codec_lineproto.count(data, len);
+    uint32_t n = 0;
+    for (size_t off = 0; off + FRAME_HEADER <= len; off += FRAME_HEADER + frame_len(data + off)) n++;
+    return n;
+}
+
+static size_t rw_split(const char *data, size_t len)
+{
+    if (!tl_rw_framed(data, len)) return tl_codec_lineproto.split(data, len);
+    size_t best = len, off = 0;
+    while (off + FRAME_HEADER <= len) {
+        size_t next = off + FRAME_HEADER + frame_len(data + off);
+        if (next >= len) break;
+        if (best == len || (next > len / 2 ? next - len / 2 : len / 2 - next) <
+                               (best > len / 2 ? best - len / 2 : len / 2 - best))
+            best = next;
+        off = next;
+    }
+    return best;
+}
+
+static uint64_t rw_refused(const void *state)
+{
+    return ((const struct rw_state *)state)->refused;
+}
+
+const struct tl_codec tl_codec_remote_write = {
+    .name = "remote write",
+    .state_size = sizeof(struct rw_state),
+    .point = rw_point,
+    .refused = rw_refused,
+    .refused_why = "a point with more than 31 tags cannot be a remote-write series",
+    .count = rw_count,
+    .split = rw_split,
+};
+
+void tl_rw_unframe(const char *data, size_t len, struct tl_buf *out)
+{
+    for (size_t off = 0; off + FRAME_HEADER <= len;) {
+        size_t n = frame_len(data + off);
+        if (off + FRAME_HEADER + n > len) break;
+        tl_buf_append(out, data + off + FRAME_HEADER, n);
+        off += FRAME_HEADER + n;
+    }
+}

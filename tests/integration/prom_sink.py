@@ -13,7 +13,12 @@ VictoriaMetrics and a real Prometheus 2.42, both started here on loopback.
   lacks, checked here so the README's statement stays true.
 - An outage: the store down while `lines` writes: the batches wait in the
   spool (exit 1, said), and the next run delivers them first: nothing lost.
-- `tasklens check` reaches each store, and says when one is not there.
+- A spool an earlier tasklens left in line protocol (every network sink
+  spooled that before the points had a model of their own) is drained to
+  the remote-write store by the prometheus sink: the store then holds what
+  an uninterrupted run writes.
+- `tasklens check` reaches each store, and says when one is not there; a
+  `measurements` entry the pipeline never writes is refused with file:line.
 - A refusal (401 from a stand-in) names the URL, never the bearer token.
 - Two instances (two managers' logs over the same hours, as two consumers
   of a Kafka group would read them) write histograms that sum, bucket for
@@ -147,6 +152,13 @@ def checks(tmp):
               "check: the VictoriaMetrics sink is reachable and takes a remote write")
         check("sinks[1] prometheus: not reachable" in out and r.returncode != 0,
               "check: a store that is not there fails, exit %d" % r.returncode)
+    # the measurements are the pipeline's: a name it never writes is refused where it is written
+    with open(cfg, "w") as f:
+        f.write("sources:\n  - type: file\n    path: %s\nsinks:\n  - type: prometheus\n    url: http://x/api/v1/write\n"
+                "    measurements: task_histogram,task_advice\n" % WQ)
+    r = subprocess.run([TASKLENS, "check", "-c", cfg], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "run.yaml:5: sinks[0].measurements: 'task_advice' is none of the measurements" in r.stderr,
+          "a measurement tasklens never writes is refused with file:line: %s" % r.stderr.strip()[-200:])
 
 
 def secret_kept(tmp):
@@ -197,6 +209,29 @@ def instances_sum(tmp):
               "bucket for bucket and window for window, to one process's: %d (bucket, window) counts" % len(alone))
 
 
+def legacy_spool(tmp):
+    """Line-protocol frames in the spool (written here by the influxdb sink, whose frames are what every
+    network sink spooled before the point model) are sent as remote write."""
+    port = free_port()
+    spool = tmp + "/s-legacy"
+    r = lines(["--influx-url", "http://127.0.0.1:%d" % port, "--influx-db", "tl", "--spool-dir", spool,
+               "--drain-timeout", "1", WQ])
+    check(r.returncode == 1 and "remain in the spool" in r.stderr,
+          "a line-protocol spool is left behind: %s" % r.stderr.strip()[-200:])
+    with prom_harness.VictoriaMetrics() as vm, prom_harness.VictoriaMetrics() as ref:
+        chrome = inputs()[1]
+        r = lines(["--prom-url", vm.url + "/api/v1/write", "--prom-spool-dir", spool, chrome])
+        vm.flush()
+        check(r.returncode == 0, "the prometheus sink drains the line-protocol spool %s" % r.stderr[-200:])
+        r = lines(["--prom-url", ref.url + "/api/v1/write", "--prom-spool-dir", tmp + "/s-ref", WQ, chrome])
+        ref.flush()
+        got, want = export(vm), export(ref)
+        hist = [k for k in want if k[0] == "task_histogram_bucket" and dict(k[1]).get("source") == "wq"]
+        check(got == want and hist, "the spool's line protocol reaches the store as remote write: what an "
+              "uninterrupted run writes, %d series (%d Work Queue histogram buckets), sample for sample" % (
+                  len(want), len(hist)))
+
+
 def main():
     if not prom_harness.available("victoria-metrics"):
         print("SKIP prom_sink: victoria-metrics is not installed (scripts/install-deps.sh)")
@@ -208,6 +243,7 @@ def main():
     else:
         print("SKIP Prometheus checks: prometheus is not installed (scripts/install-deps.sh)")
     outage(tmp)
+    legacy_spool(tmp)
     checks(tmp)
     secret_kept(tmp)
     instances_sum(tmp)
