@@ -7,7 +7,7 @@
  *
  *     "TLF2" | u32 payload length | u32 raw length | u32 CRC-32 of payload
  *     | u32 CRC-32 of the 16 bytes before it | payload (one zstd frame of
- *     the batch: line protocol for InfluxDB)
+ *     the batch, in its sink's codec: line protocol for InfluxDB)
  *
  * all integers little-endian ("TLF1" frames, 16 bytes of header without
  * its own CRC, are still read). Writes are fsync'ed when a segment closes

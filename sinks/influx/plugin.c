@@ -92,6 +92,12 @@ static void sink_cfg(const struct influx_config *k, const struct tl_sink_env *en
     sc->create_db = k->create_db;
 }
 
+/* A batch with a backslash somewhere: only a name can hold one. */
+static bool has_backslash(const char *data, size_t len)
+{
+    return memchr(data, '\\', len) != NULL;
+}
+
 static enum tl_err influx_open(void **state, const void *config, const struct tl_sink_env *env,
                                char *err, size_t errlen)
 {
@@ -101,7 +107,10 @@ static enum tl_err influx_open(void **state, const void *config, const struct tl
     struct tl_sender_cfg sc;
     sink_cfg(c, env, &sc, spool);
     enum tl_err rc = tl_netsink_open(state, &sc, spool, !c->net.spool_dir, env, err, errlen);
-    if (!rc) ((struct tl_netsink *)*state)->victoriametrics = !strcmp(c->dialect, "victoriametrics");
+    if (!rc && !strcmp(c->dialect, "victoriametrics")) {
+        ((struct tl_netsink *)*state)->rewrite = tl_lp_victoriametrics;
+        ((struct tl_netsink *)*state)->needs_rewrite = has_backslash;
+    }
     return rc;
 }
 

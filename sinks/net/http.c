@@ -25,7 +25,7 @@ struct tl_http {
     char *ping_url;
     char where[256];
     char *url_user, *url_password; /* user info written in the URL, given to libcurl apart */
-    struct tl_buf gz;   /* the body sent, when it is not the lines as they are */
+    struct tl_buf gz;   /* the body sent, when it is not the batch as it is */
     struct tl_buf pb;   /* the wire's scratch while encoding */
     struct tl_buf resp; /* response body */
     long retry_after_ms;

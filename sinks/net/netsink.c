@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "core/log.h"
-#include "sinks/lineproto.h"
 #include "sinks/net/netsink.h"
 
 /* The spool's directory: the one configured, else the user's state
@@ -117,16 +116,16 @@ unsigned tl_netsink_measurements(const void *state)
     return m ? m : (1u << TL_MEAS_COUNT) - 1;
 }
 
-enum tl_err tl_netsink_points(void *state, const char *lp, size_t len, uint32_t nlines)
+enum tl_err tl_netsink_points(void *state, const char *data, size_t len, uint32_t n)
 {
     struct tl_netsink *p = state;
-    if (p->victoriametrics && memchr(lp, '\\', len)) { /* a name with a backslash: rewritten */
+    if (p->rewrite && p->needs_rewrite(data, len)) {
         p->rewritten.len = 0;
-        tl_lp_victoriametrics(&p->rewritten, lp, len);
+        p->rewrite(&p->rewritten, data, len);
         if (p->rewritten.oom) return TL_ERR_NOMEM;
-        return tl_sender_add(p->sink, p->rewritten.data, p->rewritten.len, nlines);
+        return tl_sender_add(p->sink, p->rewritten.data, p->rewritten.len, n);
     }
-    return tl_sender_add(p->sink, lp, len, nlines);
+    return tl_sender_add(p->sink, data, len, n);
 }
 
 enum tl_err tl_netsink_flush(void *state)

@@ -63,7 +63,11 @@ struct tl_netsink {
     struct tl_sender *sink;
     const struct tl_log *log;
     char spool_dir[4096];
-    bool victoriametrics; /* names escaped as VictoriaMetrics reads them */
+    /* The sink's rewrite of a batch before it is sent, when set (the
+     * influxdb sink's dialect victoriametrics: names escaped as
+     * VictoriaMetrics' /write reads them); needed: whether this batch needs it. */
+    void (*rewrite)(struct tl_buf *out, const char *data, size_t len);
+    bool (*needs_rewrite)(const char *data, size_t len);
     unsigned measurements; /* the ones it takes (core/point.h's mask); 0: all */
     struct tl_buf rewritten;
 };

@@ -336,14 +336,13 @@ enum tl_err tl_sender_flush(struct tl_sender *s)
     return rc; /* TL_ERR_LIMIT: spool full, the batch is still held here */
 }
 
-enum tl_err tl_sender_add(struct tl_sender *s, const char *lines, size_t len,
-                               uint32_t nlines)
+enum tl_err tl_sender_add(struct tl_sender *s, const char *points, size_t len, uint32_t n)
 {
     int64_t t = tl_mono_ms();
     if (!s->batch.len) s->batch_started_ms = t;
-    tl_buf_append(&s->batch, lines, len);
+    tl_buf_append(&s->batch, points, len);
     if (s->batch.oom) return TL_ERR_NOMEM;
-    s->batch_n += nlines;
+    s->batch_n += n;
     if (s->batch_n >= s->cfg.batch_lines || s->batch.len >= s->cfg.batch_bytes ||
         t - s->batch_started_ms >= s->cfg.flush_interval_ms)
         return tl_sender_flush(s);

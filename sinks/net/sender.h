@@ -1,10 +1,11 @@
-/* The network engine's sender (sinks/net/): it batches line protocol,
- * writes it over HTTP in the sink's wire format (wire.h), and when the
- * store cannot take it, keeps it in the disk spool until it can.
+/* The network engine's sender (sinks/net/): it batches encoded points (in
+ * the wire's codec: sinks/codec.h), writes them over HTTP in the sink's
+ * wire format (wire.h), and when the store cannot take them, keeps them in
+ * the disk spool until it can.
  *
- * Batches close at batch_lines lines or batch_bytes bytes (5000 / 1 MiB),
- * when they are flush_interval_ms old (checked as lines arrive), or when the
- * caller flushes.
+ * Batches close at batch_lines points or batch_bytes bytes (5000 / 1 MiB),
+ * when they are flush_interval_ms old (checked as points arrive), or when
+ * the caller flushes.
  * Order is kept: while the spool holds anything, new batches go behind it,
  * and the spool drains first.
  *
@@ -55,12 +56,11 @@ struct tl_sender;
 enum tl_err tl_sender_new(const struct tl_sender_cfg *cfg, struct tl_sender **out,
                                char *err, size_t errlen);
 void tl_sender_free(struct tl_sender *s);
-/* Appends complete lines (each ending in \n). May send a batch. Returns
+/* Appends n whole encoded points. May send a batch. Returns
  * TL_ERR_LIMIT when the spool is full or its disk refuses writes (said once
  * per episode, with the file and errno): the caller must stop reading
  * (backpressure) and call tl_sender_drain until it returns TL_OK. */
-enum tl_err tl_sender_add(struct tl_sender *s, const char *lines, size_t len,
-                               uint32_t nlines);
+enum tl_err tl_sender_add(struct tl_sender *s, const char *points, size_t len, uint32_t n);
 /* Sends the open batch (or spools it). */
 enum tl_err tl_sender_flush(struct tl_sender *s);
 /* Tries to deliver spooled batches, waiting out backoff, until the spool is

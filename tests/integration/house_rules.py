@@ -24,6 +24,10 @@ here so they hold (issue 41 points 3-5):
    folders (sinks/net/wire.h), not a version the engine branches on; the
    settings every network sink has are declared once (TL_NET_OPTIONS in
    sinks/net/netsink.h), not restated in a sink's option table.
+8. The engine reads no format (issue 60 point 2): sinks/net/ counts and
+   cuts batches through the wire's codec (sinks/codec.h), and neither
+   includes the line-protocol encoder nor calls it; a sink's own rewrite of
+   its bytes (the influxdb sink's VictoriaMetrics dialect) is its hook.
 
 (The layering itself -- which room may include which -- is the compiler's:
 each room compiles against a view of the tree holding only the rooms it may
@@ -144,7 +148,7 @@ def main():
           % (", ".join(LIBRARY_ROOMS), prints[:5]))
     sink_dirs = sorted(d for d in os.listdir(os.path.join(repo, "sinks"))
                        if os.path.isdir(os.path.join(repo, "sinks", d)) and d != "net")
-    crossing, named = [], []
+    crossing, named, reads = [], [], []
     for f in files:
         text = open(os.path.join(repo, f), encoding="utf-8", errors="replace").read()
         for inc in INCLUDE.findall(text):
@@ -159,9 +163,14 @@ def main():
             code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
             if re.search(r"\bversion\b|influx[12]|remote_write|TL_WIRE_", code):
                 named.append(f)
+        if f.startswith("sinks/net/") and ("sinks/lineproto.h" in INCLUDE.findall(text) or
+                                          re.search(r"\btl_lp_\w+\s*\(", re.sub(r"/\*.*?\*/", "", text, flags=re.S))):
+            reads.append(f)
     check(not crossing, "nothing outside a sink's folder includes its headers (%s)" % crossing[:5])
     check(not named, "the network engine names no store nor version; sinks restate none of its settings (%s)"
           % named)
+    check(not reads, "the network engine reads no format: it neither includes nor calls the line-protocol "
+          "encoder (%s)" % reads)
     tracked = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True, text=True).stdout.split("\n")
     built = [t for t in tracked if t and BUILD_OUTPUT.search(t)]
     check(not built, "no build output is tracked (%s)" % built[:5])
