@@ -129,7 +129,7 @@ int tl_cmd_check(int argc, char **argv)
         run_config_free(&cfg);
         return TL_EXIT_OK;
     }
-    for (int i = 0; i < cfg.nsrc; i++) cfg.src[i].type->check(&cfg.src[i], i, say, pr);
+    for (int i = 0; i < cfg.nsrc; i++) cfg.src[i].type->check(cfg.src[i].config, i, say, pr);
     for (int i = 0; i < cfg.nsink; i++) cfg.sink[i].type->check(cfg.sink[i].config, i, say, pr);
     if (cfg.run.checkpoint_dir) {
         char ck[4200], why[512];

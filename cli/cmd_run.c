@@ -127,9 +127,9 @@ static enum tl_err apply_flags(struct run_config *cfg, const struct run_flags *f
     for (int i = 0; i < f->nfollow; i++) {
         struct src_settings *s = run_config_add_source(cfg, tl_source_find("file"));
         if (!s) return TL_ERR_LIMIT;
-        s->path = f->follows[i];
-        if (f->from) s->from = f->from;
-        if (f->format) s->parser = f->format;
+        tl_src_base(s)->path = f->follows[i];
+        if (f->format) tl_src_base(s)->parser = f->format;
+        if (f->from && run_config_source_set(s, "from", f->from)) return TL_ERR_USAGE;
     }
     if (f->lines_out && add_sink(cfg, tl_sink_find("file"), NULL, "path", f->lines_out))
         return TL_ERR_USAGE;

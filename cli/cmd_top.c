@@ -301,10 +301,12 @@ static enum tl_err add_inputs(struct run_config *cfg, char **inputs, int n, cons
         struct src_settings *s =
             run_config_add_source(cfg, tl_source_find(is_stdin ? "stdin" : is_dir ? "dir" : "file"));
         if (!s) return TL_ERR_LIMIT;
-        s->path = is_stdin ? NULL : inputs[i];
-        s->follow = !is_stdin; /* the end of a read is the view's (view_tick) */
-        if (!is_stdin && !is_dir) s->from = "beginning";
-        if (f->format) s->parser = f->format;
+        tl_src_base(s)->path = is_stdin ? NULL : inputs[i];
+        if (f->format) tl_src_base(s)->parser = f->format;
+        /* a file is followed: the end of a read is the view's (view_tick) */
+        if (!is_stdin && !is_dir &&
+            (run_config_source_set(s, "follow", "true") || run_config_source_set(s, "from", "beginning")))
+            return TL_ERR_INTERNAL;
     }
     return TL_OK;
 }
@@ -322,11 +324,12 @@ static enum tl_err from_config(struct top *T, struct run_config *cfg, const char
     for (int i = 0; i < cfg->nsrc; i++) {
         struct src_settings *s = &cfg->src[i];
         if (strcmp(s->type->name, "kafka")) continue;
-        size_t n = strlen(s->group ? s->group : "tasklens") + 5;
+        const char *group = run_config_source_get(s, "group");
+        size_t n = strlen(group ? group : "tasklens") + 5;
         if (!(T->groups[i] = malloc(n))) return TL_ERR_NOMEM;
-        snprintf(T->groups[i], n, "%s.top", s->group ? s->group : "tasklens");
-        s->group = T->groups[i];
-        s->state_topic = NULL;
+        snprintf(T->groups[i], n, "%s.top", group ? group : "tasklens");
+        if (run_config_source_set(s, "group", T->groups[i]) || run_config_source_set(s, "state_topic", NULL))
+            return TL_ERR_INTERNAL;
         T->stream_input = true;
     }
     return TL_OK;

@@ -367,6 +367,15 @@ enum tl_err tl_cfg_apply(const struct tl_cfg_doc *doc, const struct tl_cfg_node 
                      where, k, known);
             return TL_ERR_USAGE;
         }
+        if (o->type == TL_OPT_MAP) { /* kept whole, for its owner to read */
+            if (v->kind != TL_CFG_MAP) {
+                snprintf(err, errlen, "%s:%d: %s: '%s' takes a mapping, not %s", doc->path, v->line, where, k,
+                         kind_names[v->kind]);
+                return TL_ERR_USAGE;
+            }
+            *(const struct tl_cfg_node **)((char *)cfg + o->offset) = v;
+            continue;
+        }
         const char *value = v->scalar;
         if (v->kind == TL_CFG_SEQ && o->type == TL_OPT_LIST) {
             /* a list for a list option: joined with commas (a list where one

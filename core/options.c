@@ -51,6 +51,8 @@ static enum tl_err parse_value(const struct tl_option *o, void *cfg, const char 
     case TL_OPT_LIST:
         *(const char **)field = v;
         return TL_OK;
+    case TL_OPT_MAP: /* a mapping is no text (core/config.c sets it) */
+        return TL_ERR_USAGE;
     }
     return TL_ERR_INTERNAL;
 }
@@ -66,8 +68,8 @@ enum tl_err tl_options_set(const struct tl_option *table, void *cfg, const char 
                            const char *value, char *err, size_t errlen)
 {
     static const char *const type_names[] = {"a boolean", "an integer", "a size (e.g. 64K, 1M)",
-                                             "a number", "a string", "a list"};
-    _Static_assert(sizeof type_names / sizeof *type_names == TL_OPT_LIST + 1, "a name per type");
+                                             "a number", "a string", "a list", "a mapping"};
+    _Static_assert(sizeof type_names / sizeof *type_names == TL_OPT_MAP + 1, "a name per type");
     for (const struct tl_option *o = table; o && o->name; o++) {
         if (strcmp(o->name, name)) continue;
         if (parse_value(o, cfg, value)) {

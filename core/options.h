@@ -21,6 +21,8 @@ enum tl_opt_type {
     TL_OPT_DOUBLE, /* double */
     TL_OPT_STRING, /* const char *, borrowed from the default or the caller */
     TL_OPT_LIST,   /* const char *, comma-separated; a YAML list is joined with commas */
+    TL_OPT_MAP,    /* const struct tl_cfg_node *: a YAML mapping kept whole (a parser's
+                    * options, librdkafka's properties); from a file only, never text */
 };
 
 struct tl_option {

@@ -24,8 +24,9 @@ enum tl_err tl_source_parser_options(void *source, const struct tl_parser *p, vo
                                      char *err, size_t errlen)
 {
     const struct tl_source *s = source;
-    if (!s->cfg.parser_options) return TL_OK;
-    return tl_cfg_apply(tl_rt_doc(s->rt), s->cfg.parser_options, p->options, config,
+    const struct src_base *b = tl_src_base(&s->cfg);
+    if (!b->parser_options) return TL_OK;
+    return tl_cfg_apply(tl_rt_doc(s->rt), b->parser_options, p->options, config,
                         "parser options", NULL, err, errlen);
 }
 
@@ -35,7 +36,7 @@ enum tl_err tl_feed_init(struct tl_feed *f, struct tl_source *src, const char *n
     f->src = src;
     /* rejects said on stderr, as `path:line: reason` */
     f->budget = (struct tl_reject_budget){.max = TL_RT_MAX_REPORTS, .quiet = tl_rt_quiet(src->rt)};
-    const char *parser = src->cfg.parser;
+    const char *parser = tl_src_base(&src->cfg)->parser;
     struct tl_drive_cfg dc = {
         .parser = parser && strcmp(parser, "auto") ? tl_parser_find(parser) : NULL,
         .configure = tl_source_parser_options, .configure_ctx = src,
@@ -59,7 +60,7 @@ enum tl_err tl_feed_bytes(struct tl_feed *f, const char *buf, size_t len)
 {
     enum tl_err rc = tl_drive_feed(&f->drive, buf, len);
     if (rc && f->drive.error[0]) return stopped(f, rc);
-    if (f->src->cfg.follow && !tl_drive_parser(&f->drive) && f->drive.held.len && !f->said) {
+    if (f->follows && !tl_drive_parser(&f->drive) && f->drive.held.len && !f->said) {
         /* a followed file's first bytes no probe is sure of yet */
         tl_rt_log(f->src->rt, TL_LOG_WARN, "%s: format not recognized from its first %zu bytes; "
                   "waiting for more (up to %d KiB; name it with parser: NAME)",
@@ -122,7 +123,7 @@ void tl_feed_free(struct tl_feed *f)
     f->said = f->stop_said = false;
 }
 
-void tl_source_check_file(const struct src_settings *cfg, int index, const char *path,
+void tl_source_check_file(const struct src_base *cfg, int index, const char *path,
                           tl_check_say *say, void *ctx)
 {
     char head[65536];

@@ -69,11 +69,18 @@ void run_config_init(struct run_config *c)
 struct src_settings *run_config_add_source(struct run_config *c, const struct tl_source_type *type)
 {
     if (c->nsrc == RUN_MAX_SOURCES) return NULL;
+    void *config = calloc(1, type->config_size);
+    if (!config) return NULL;
     struct src_settings *s = &c->src[c->nsrc++];
-    memset(s, 0, sizeof *s);
-    s->type = type;
-    tl_options_defaults(type->options, s);
+    *s = (struct src_settings){.type = type, .config = config};
+    tl_options_defaults(type->options, config);
     return s;
+}
+
+enum tl_err run_config_source_set(struct src_settings *s, const char *name, const char *value)
+{
+    char err[256];
+    return tl_options_set(s->type->options, s->config, name, value, err, sizeof err);
 }
 
 struct tl_sink_conf *run_config_add_sink(struct run_config *c, const struct tl_sink_type *type)
@@ -86,6 +93,14 @@ struct tl_sink_conf *run_config_add_sink(struct run_config *c, const struct tl_s
     }
     c->nsink++;
     return s;
+}
+
+const char *run_config_source_get(const struct src_settings *s, const char *name)
+{
+    for (const struct tl_option *o = s->type->options; o && o->name; o++)
+        if (!strcmp(o->name, name) && (o->type == TL_OPT_STRING || o->type == TL_OPT_LIST))
+            return *(const char *const *)((const char *)s->config + o->offset);
+    return NULL;
 }
 
 /* The `type:` of a list entry: its index among names (n of them), or -1
@@ -121,22 +136,23 @@ static enum tl_err check_source_entry(const struct tl_cfg_doc *d, const struct t
 {
     char why[512];
     const char *key = NULL;
-    if (s->type->validate && s->type->validate(s, &key, why, sizeof why)) {
+    const struct src_base *b = tl_src_base(s);
+    if (s->type->validate && s->type->validate(s->config, &key, why, sizeof why)) {
         snprintf(err, errlen, "%s:%d: %s: %s", d->path, key ? tl_cfg_key_line(m, key) : m->line,
                  where, why);
         return TL_ERR_USAGE;
     }
-    if (s->parser && strcmp(s->parser, "auto") && !tl_parser_find(s->parser)) {
+    if (b->parser && strcmp(b->parser, "auto") && !tl_parser_find(b->parser)) {
         snprintf(err, errlen, "%s:%d: %s: parser: '%s' is not a known format (see "
                  "`tasklens formats`)",
-                 d->path, tl_cfg_key_line(m, "parser"), where, s->parser);
+                 d->path, tl_cfg_key_line(m, "parser"), where, b->parser);
         return TL_ERR_USAGE;
     }
-    if (!s->parser_options) return TL_OK;
-    const struct tl_parser *p = s->parser ? tl_parser_find(s->parser) : NULL;
+    if (!b->parser_options) return TL_OK;
+    const struct tl_parser *p = b->parser ? tl_parser_find(b->parser) : NULL;
     if (!p) {
         snprintf(err, errlen, "%s:%d: %s: parser options need a named parser, not auto", d->path,
-                 s->parser_options->line, where);
+                 b->parser_options->line, where);
         return TL_ERR_USAGE;
     }
     /* validated here against a scratch config; applied when the parser is
@@ -146,7 +162,7 @@ static enum tl_err check_source_entry(const struct tl_cfg_doc *d, const struct t
     snprintf(pw, sizeof pw, "%s options", where);
     if (p->config_size > sizeof scratch) return TL_ERR_INTERNAL;
     tl_options_defaults(p->options, scratch);
-    return tl_cfg_apply(d, s->parser_options, p->options, scratch, pw, NULL, err, errlen);
+    return tl_cfg_apply(d, b->parser_options, p->options, scratch, pw, NULL, err, errlen);
 }
 
 /* A sink entry beyond its option table: the type's own checks. */
@@ -187,8 +203,7 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
         int t = entry_type(d, m, names, nnames, where, err, errlen);
         if (t < 0) return TL_ERR_USAGE;
         snprintf(where, sizeof where, "%s[%zu] (%s)", key, i, names[t]);
-        static const char *const skip_src[] = {"type", "options", "properties", NULL};
-        static const char *const skip_sink[] = {"type", NULL};
+        static const char *const skip_type[] = {"type", NULL};
         enum tl_err rc;
         if (sources) {
             struct src_settings *s = run_config_add_source(c, tl_source_types[t]);
@@ -198,9 +213,7 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
                 return TL_ERR_LIMIT;
             }
             s->line = m->line;
-            s->parser_options = tl_cfg_get(m, "options");
-            s->properties = tl_cfg_get(m, "properties");
-            if ((rc = tl_cfg_apply(d, m, s->type->options, s, where, skip_src, err, errlen)) ||
+            if ((rc = tl_cfg_apply(d, m, s->type->options, s->config, where, skip_type, err, errlen)) ||
                 (rc = check_source_entry(d, m, where, s, err, errlen)))
                 return rc;
             continue;
@@ -211,7 +224,7 @@ static enum tl_err load_list(struct run_config *c, const char *key, char *err, s
             return TL_ERR_LIMIT;
         }
         k->line = m->line;
-        if ((rc = tl_cfg_apply(d, m, k->type->options, k->config, where, skip_sink, err, errlen)) ||
+        if ((rc = tl_cfg_apply(d, m, k->type->options, k->config, where, skip_type, err, errlen)) ||
             (rc = check_sink(k, d->path, (int)i, err, errlen)))
             return rc;
     }
@@ -286,12 +299,12 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
         const struct src_settings *src = &c->src[i];
         char why[512];
         const char *key = NULL;
-        if (src->path && !*src->path) {
+        if (tl_src_base(src)->path && !*tl_src_base(src)->path) {
             snprintf(err, errlen, "%s:%d: sources[%d].path: empty", f, src->line, i);
             return TL_ERR_USAGE;
         }
         /* entries of a file were checked as they were read, with their lines */
-        if (!src->line && src->type->validate && src->type->validate(src, &key, why, sizeof why)) {
+        if (!src->line && src->type->validate && src->type->validate(src->config, &key, why, sizeof why)) {
             snprintf(err, errlen, "%s: sources[%d] (%s): %s", f, i, src->type->name, why);
             return TL_ERR_USAGE;
         }
@@ -317,6 +330,8 @@ enum tl_err run_config_validate(const struct run_config *c, char *err, size_t er
 
 void run_config_free(struct run_config *c)
 {
+    for (int i = 0; i < c->nsrc; i++) free(c->src[i].config);
+    c->nsrc = 0;
     for (int i = 0; i < c->nsink; i++) tl_sink_conf_free(&c->sink[i]);
     c->nsink = 0;
     tl_cfg_free(&c->doc);
@@ -333,7 +348,6 @@ void run_config_help(FILE *out)
         const struct tl_source_type *t = tl_source_types[i];
         fprintf(out, "\nsources: - type: %s (%s)\n", t->name, t->help);
         tl_options_help(t->options, "", out);
-        fprintf(out, "  %-22s the parser's own options (below)\n", "options");
     }
     for (int i = 0; tl_sink_types[i]; i++) {
         const struct tl_sink_type *t = tl_sink_types[i];

@@ -64,26 +64,36 @@ struct agg_settings {
 
 struct tl_source_type; /* source.h: what reads this entry */
 
-/* A source entry. The fields are those of every source type; each type's
- * option table (in its src_*.c) says which ones it takes. */
+/* What every source type's settings start with (the first member, `base`,
+ * of its own config struct): the input and its format. A type that reads
+ * no path, or parses with no parser of its choosing, leaves them out of its
+ * option table. */
+struct src_base {
+    const char *path;
+    const char *parser;
+    const struct tl_cfg_node *parser_options; /* `options:`; may be NULL */
+};
+
+/* The option table entries of the base, declared once: path (HELP says
+ * what it names) and parser (HELP) with the parser's `options:`. */
+#define TL_SRC_PATH_OPTION(C, HELP) {"path", TL_OPT_STRING, NULL, HELP, offsetof(C, base.path)}
+#define TL_SRC_PARSER_OPTIONS(C, HELP)                                                            \
+    {"parser", TL_OPT_STRING, "auto", HELP, offsetof(C, base.parser)},                            \
+    {"options", TL_OPT_MAP, NULL, "the parser's own options (below)", offsetof(C, base.parser_options)}
+
+/* A source entry: its type, the type's own settings (type->config_size
+ * bytes, defaults filled in, a struct src_base first) and where it was
+ * declared. */
 struct src_settings {
     const struct tl_source_type *type;
-    const char *path;
-    bool follow;
-    const char *from;
-    const char *rotated;    /* glob of rotated names (NULL: the path followed by anything) */
-    long long rotate_quiet; /* ms a rotated-away file must be quiet before it is left */
-    long long poll;         /* ms between looks (a database that changes in place) */
-    const char *parser;
-    bool recursive;
-    const char *match;
-    const struct tl_cfg_node *parser_options; /* may be NULL */
-    /* kafka */
-    const char *brokers, *topics, *group, *start, *key_tag, *header_tags, *state_topic;
-    long long max_streams;
-    const struct tl_cfg_node *properties; /* librdkafka pass-through, may be NULL */
-    int line;                                 /* where it was declared, 0 for flags */
+    void *config;
+    int line; /* 0 for flags */
 };
+
+static inline struct src_base *tl_src_base(const struct src_settings *s)
+{
+    return (struct src_base *)s->config;
+}
 
 struct run_config {
     struct tl_cfg_doc doc; /* owns the strings when loaded from a file */
@@ -101,10 +111,17 @@ struct run_config {
 void run_config_init(struct run_config *c);
 /* Loads and validates a file; err names file:line and key. */
 enum tl_err run_config_load(struct run_config *c, const char *path, char *err, size_t errlen);
-/* Adds a source / sink with defaults (for flags). NULL when full. */
+/* Adds a source / sink with defaults (for flags). NULL when full (or out
+ * of memory). A source's own settings are set by name with
+ * run_config_source_set. */
 struct src_settings *run_config_add_source(struct run_config *c,
                                           const struct tl_source_type *type);
 struct tl_sink_conf *run_config_add_sink(struct run_config *c, const struct tl_sink_type *type);
+/* One setting of a source by its option name ("from", "follow": a bool as
+ * "true"/"false"); TL_ERR_USAGE when the type has no such setting. */
+enum tl_err run_config_source_set(struct src_settings *s, const char *name, const char *value);
+/* A string setting of a source by its option name; NULL when unset or none. */
+const char *run_config_source_get(const struct src_settings *s, const char *name);
 /* Checks what flags and files both need: at least one source and sink,
  * values in range. */
 enum tl_err run_config_validate(const struct run_config *c, char *err, size_t errlen);

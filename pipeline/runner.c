@@ -158,19 +158,20 @@ enum tl_err tl_rt_add_source(struct tl_runtime *R, const struct src_settings *cf
 
 enum tl_err tl_rt_expand_glob(struct tl_runtime *R, const struct src_settings *sc)
 {
-    if (!sc->path) return tl_rt_add_source(R, sc, NULL, NULL);
+    const char *path = tl_src_base(sc)->path;
+    if (!path) return tl_rt_add_source(R, sc, NULL, NULL);
     glob_t g;
-    int gr = glob(sc->path, GLOB_NOSORT | GLOB_BRACE, NULL, &g);
-    bool wild = strpbrk(sc->path, "*?[{") != NULL;
+    int gr = glob(path, GLOB_NOSORT | GLOB_BRACE, NULL, &g);
+    bool wild = strpbrk(path, "*?[{") != NULL;
     size_t n = gr == 0 ? g.gl_pathc : 0;
     if (!n && wild)
-        tl_rt_log(R, TL_LOG_WARN, "%s: matches no file yet (looked again on SIGHUP)", sc->path);
+        tl_rt_log(R, TL_LOG_WARN, "%s: matches no file yet (looked again on SIGHUP)", path);
     enum tl_err rc = TL_OK;
     for (size_t k = 0; !rc && k < (n ? n : wild ? 0 : 1); k++) {
-        rc = tl_rt_add_source(R, sc, n ? g.gl_pathv[k] : sc->path, NULL);
+        rc = tl_rt_add_source(R, sc, n ? g.gl_pathv[k] : path, NULL);
         if (rc == TL_ERR_LIMIT)
             tl_rt_log(R, TL_LOG_ERROR, "%s: matches %zu files; a run follows at most %d sources "
-                      "in all (split the glob over several runs)", sc->path, n,
+                      "in all (split the glob over several runs)", path, n,
                       RUN_MAX_OPEN_SOURCES);
     }
     if (gr == 0) globfree(&g);

@@ -12,8 +12,9 @@
  * (feed.c), which most sources use as they are.
  *
  * Adding a source: a new src_NAME.c with its `const struct tl_source_type`
- * (options it takes from the configuration entry, open/step/save/...), and
- * its line in sources.c. See ARCHITECTURE.md. */
+ * (its settings: a struct of its own starting with struct src_base, and
+ * the option table over it; open/step/save/...), and its line in
+ * sources.c. See ARCHITECTURE.md. */
 #ifndef TL_PIPELINE_SOURCE_H
 #define TL_PIPELINE_SOURCE_H
 
@@ -45,8 +46,10 @@ struct tl_source_totals {
 struct tl_source_type {
     const char *name; /* `type:` in a configuration's sources entry */
     const char *help;
-    /* the settings an entry takes (offsets into struct src_settings); they
-     * drive the YAML reader, validation and `run --help-config` */
+    /* its settings: a config struct of its own (config_size bytes, a
+     * struct src_base first: run_config.h) and the option table over it,
+     * which drives the YAML reader, validation and `run --help-config` */
+    size_t config_size;
     const struct tl_option *options;
     /* checkpoint: the byte that tags its sections ('F', 'D', 'K'); 0 when
      * it cannot resume (stdin, a pipe) and is not saved */
@@ -55,8 +58,7 @@ struct tl_source_type {
     /* Checks an entry beyond what its option table says (required keys,
      * allowed values): the message in err, *key the setting at fault (for
      * its line; left NULL: the entry). NULL: nothing more to check. */
-    enum tl_err (*validate)(const struct src_settings *cfg, const char **key, char *err,
-                            size_t cap);
+    enum tl_err (*validate)(const void *config, const char **key, char *err, size_t cap);
     /* The inputs of an entry: tl_rt_add_source() once per input. NULL:
      * tl_rt_expand_glob (`path` as a glob, each file an input). */
     enum tl_err (*expand)(struct tl_runtime *rt, const struct src_settings *cfg);
@@ -102,7 +104,7 @@ struct tl_source_type {
                        void *ctx);
     /* `tasklens check`: tries the entry (files there, broker reachable),
      * saying each finding. */
-    void (*check)(const struct src_settings *cfg, int index, tl_check_say *say, void *ctx);
+    void (*check)(const void *config, int index, tl_check_say *say, void *ctx);
 };
 
 /* One input: what every source has; the type's own state in `own`. */
@@ -155,6 +157,7 @@ struct tl_feed {
     struct tl_source *src;
     struct tl_drive drive;
     struct tl_reject_budget budget;
+    bool follows;   /* the input grows (a followed file, a pipe): set by its source */
     bool said;      /* waiting for bytes to recognize the format: said */
     bool stop_said; /* the input's stop was said */
 };
@@ -200,7 +203,7 @@ void tl_feed_totals(const struct tl_feed *f, struct tl_source_totals *t);
 void tl_feed_free(struct tl_feed *f);
 /* `tasklens check` of one file a source would read: opened, its size, the
  * format named or detected from its first bytes. */
-void tl_source_check_file(const struct src_settings *cfg, int index, const char *path,
+void tl_source_check_file(const struct src_base *cfg, int index, const char *path,
                           tl_check_say *say, void *ctx);
 
 

@@ -28,6 +28,18 @@
 #include "pipeline/source.h"
 
 /* Where a file's reading ended: its parser's state and the bytes read. */
+/* A directory entry's settings. */
+struct dir_settings {
+    struct src_base base; /* path (the directory), parser */
+    bool recursive;
+    const char *match;
+};
+
+static const struct dir_settings *settings(const struct tl_source *s)
+{
+    return s->cfg.config;
+}
+
 struct resume {
     uint64_t id;     /* the file's identity (dirwatch) */
     uint64_t offset; /* bytes read */
@@ -51,7 +63,7 @@ static enum tl_err dir_open(struct tl_source *s, int version, const uint8_t *sav
     struct dir_src *d = s->own;
     if (!d && !(d = s->own = calloc(1, sizeof *d))) return TL_ERR_NOMEM;
     char err[512];
-    if (!d->dw && tl_dirwatch_open(s->path, s->cfg.recursive, 1000, s->cfg.match, &d->dw, err,
+    if (!d->dw && tl_dirwatch_open(s->path, settings(s)->recursive, 1000, settings(s)->match, &d->dw, err,
                                    sizeof err)) {
         tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
         return TL_ERR_OPEN;
@@ -268,39 +280,41 @@ static void dir_close(struct tl_source *s)
     s->own = NULL;
 }
 
-static enum tl_err dir_validate(const struct src_settings *c, const char **key, char *err,
-                                size_t cap)
+static enum tl_err dir_validate(const void *config, const char **key, char *err, size_t cap)
 {
-    if (c->path) return TL_OK;
+    if (((const struct dir_settings *)config)->base.path) return TL_OK;
     snprintf(err, cap, "`path` is required");
     return TL_ERR_USAGE;
 }
 
-static void dir_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+static void dir_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
+    const struct dir_settings *s = config;
+    const char *path = s->base.path;
     struct stat st;
-    if (stat(s->path, &st) || !S_ISDIR(st.st_mode) || access(s->path, R_OK | X_OK))
-        say(ctx, false, "sources[%d]: %s: %s", i, s->path,
+    if (stat(path, &st) || !S_ISDIR(st.st_mode) || access(path, R_OK | X_OK))
+        say(ctx, false, "sources[%d]: %s: %s", i, path,
             errno == ENOENT ? "does not exist" : !S_ISDIR(st.st_mode) ? "not a directory"
                                                                       : strerror(errno));
     else
-        say(ctx, true, "sources[%d]: %s: a readable directory (files matching %s%s)", i, s->path,
+        say(ctx, true, "sources[%d]: %s: a readable directory (files matching %s%s)", i, path,
             s->match, s->recursive ? ", recursively" : "");
 }
 
-#define SS(f) offsetof(struct src_settings, f)
+#define SS(f) offsetof(struct dir_settings, f)
 static const struct tl_option dir_options[] = {
-    {"path", TL_OPT_STRING, NULL, "a directory; each file in it is read once", SS(path)},
+    TL_SRC_PATH_OPTION(struct dir_settings, "a directory; each file in it is read once"),
     {"recursive", TL_OPT_BOOL, "true", "also read subdirectories", SS(recursive)},
     {"match", TL_OPT_LIST, "*",
      "file names to read (a glob; e.g. *_metadata* for an LSST datastore)", SS(match)},
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    TL_SRC_PARSER_OPTIONS(struct dir_settings, "input format, or auto (detected)"),
     {0},
 };
 
 const struct tl_source_type tl_source_dir = {
     .name = "dir",
     .help = "each file of a directory read once as it appears (.gz, .zst too)",
+    .config_size = sizeof(struct dir_settings),
     .options = dir_options,
     .ckpt_tag = 'D',
     .validate = dir_validate,

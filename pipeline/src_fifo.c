@@ -17,6 +17,17 @@
 
 #include "pipeline/source.h"
 
+/* A named pipe's settings. */
+struct fifo_settings {
+    struct src_base base; /* path (the pipe), parser */
+    bool follow;
+};
+
+static bool follows(const struct tl_source *s)
+{
+    return ((const struct fifo_settings *)s->cfg.config)->follow;
+}
+
 struct fifo_src {
     struct tl_feed feed;
     int fd;      /* the read end */
@@ -39,7 +50,7 @@ static enum tl_err fifo_open(struct tl_source *s, int version, const uint8_t *sa
         return TL_ERR_OPEN;
     }
     if ((f->fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
-        (s->cfg.follow && (f->keep_fd = open(s->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)) {
+        (follows(s) && (f->keep_fd = open(s->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)) {
         tl_rt_log(s->rt, TL_LOG_ERROR, "%s: %s", s->path, strerror(errno));
         return TL_ERR_OPEN;
     }
@@ -59,6 +70,7 @@ static size_t fifo_step(struct tl_source *s)
     if (n <= 0) return 0;
     f->written = true;
     s->bytes += (size_t)n;
+    f->feed.follows = follows(s); /* a reload may change it */
     if (tl_feed_bytes(&f->feed, buf, (size_t)n)) s->done = true;
     return (size_t)n;
 }
@@ -93,27 +105,26 @@ static void fifo_close(struct tl_source *s)
     s->own = NULL;
 }
 
-static enum tl_err fifo_validate(const struct src_settings *c, const char **key, char *err,
-                                 size_t cap)
+static enum tl_err fifo_validate(const void *config, const char **key, char *err, size_t cap)
 {
-    if (c->path) return TL_OK;
+    if (((const struct fifo_settings *)config)->base.path) return TL_OK;
     snprintf(err, cap, "`path` is required");
     return TL_ERR_USAGE;
 }
 
-static void fifo_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+static void fifo_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
+    const char *path = ((const struct fifo_settings *)config)->base.path;
     struct stat st;
-    bool ok = !stat(s->path, &st) && S_ISFIFO(st.st_mode);
-    say(ctx, ok, "sources[%d]: %s: %s", i, s->path, ok ? "a named pipe" : "not a named pipe");
+    bool ok = !stat(path, &st) && S_ISFIFO(st.st_mode);
+    say(ctx, ok, "sources[%d]: %s: %s", i, path, ok ? "a named pipe" : "not a named pipe");
 }
 
-#define SS(f) offsetof(struct src_settings, f)
 static const struct tl_option fifo_options[] = {
-    {"path", TL_OPT_STRING, NULL, "the named pipe (mkfifo)", SS(path)},
+    TL_SRC_PATH_OPTION(struct fifo_settings, "the named pipe (mkfifo)"),
     {"follow", TL_OPT_BOOL, "true", "stay open for the next writer (false: stop at the first end)",
-     SS(follow)},
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+     offsetof(struct fifo_settings, follow)},
+    TL_SRC_PARSER_OPTIONS(struct fifo_settings, "input format, or auto (detected)"),
     {0},
 };
 
@@ -127,6 +138,7 @@ static bool fifo_open_tasks(struct tl_source *s, void (*each)(void *ctx, const s
 const struct tl_source_type tl_source_fifo = {
     .name = "fifo",
     .help = "a named pipe, across writers; not resumable",
+    .config_size = sizeof(struct fifo_settings),
     .options = fifo_options,
     .validate = fifo_validate,
     .open = fifo_open,

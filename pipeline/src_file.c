@@ -26,6 +26,20 @@
 
 #define REOPEN_MS 5000
 
+/* A file entry's settings. */
+struct file_settings {
+    struct src_base base; /* path (a file or a glob), parser */
+    bool follow;
+    const char *from;
+    const char *rotated;    /* glob of rotated names (NULL: the path followed by anything) */
+    long long rotate_quiet; /* ms a rotated-away file must be quiet before it is left */
+};
+
+static const struct file_settings *settings(const struct tl_source *s)
+{
+    return s->cfg.config;
+}
+
 struct file_src {
     struct tl_feed feed;
     struct tl_follow *fl;
@@ -53,7 +67,7 @@ static void say_resume(struct tl_source *s, struct file_src *f, const struct tl_
                   "its content was not found among the rotated files (%s); lost: %llu bytes known "
                   "unread at the checkpoint, and whatever was written to it after (self-metrics "
                   "gaps, gap_bytes); reading the path from the start",
-                  s->path, s->cfg.rotated ? s->cfg.rotated : "its name followed by anything",
+                  s->path, settings(s)->rotated ? settings(s)->rotated : "its name followed by anything",
                   (unsigned long long)st.gap_bytes);
     f->gaps_seen = st.gaps;
     if (st.chain_skipped)
@@ -73,8 +87,8 @@ static enum tl_err follow_open(struct tl_source *s, const struct tl_follow_pos *
         tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
         return TL_ERR_OPEN;
     }
-    struct tl_follow_opts fo = {.from_end = !strcmp(s->cfg.from, "end"), .rotated = s->cfg.rotated,
-                                .quiet_ms = s->cfg.rotate_quiet ? (int)s->cfg.rotate_quiet : -1};
+    struct tl_follow_opts fo = {.from_end = !strcmp(settings(s)->from, "end"), .rotated = settings(s)->rotated,
+                                .quiet_ms = settings(s)->rotate_quiet ? (int)settings(s)->rotate_quiet : -1};
     if (tl_follow_open(s->path, &fo, at, &f->fl, err, sizeof err)) {
         if (!f->reopen_ms)
             tl_rt_log(s->rt, TL_LOG_WARN, "%s (tried again every %d s; the other sources go on)",
@@ -182,9 +196,10 @@ static size_t file_step(struct tl_source *s)
         got = 0;
     }
     say_follow_trouble(s, f, got);
-    if (!got && !s->cfg.follow) s->done = true;
+    if (!got && !settings(s)->follow) s->done = true;
     if (got) {
         s->bytes += got;
+        f->feed.follows = settings(s)->follow; /* a reload may change it */
         if (tl_feed_bytes(&f->feed, buf, got)) {
             s->done = true;
             return 0;
@@ -280,10 +295,10 @@ static void file_close(struct tl_source *s)
     s->own = NULL;
 }
 
-static enum tl_err file_validate(const struct src_settings *c, const char **key, char *err,
-                                 size_t cap)
+static enum tl_err file_validate(const void *config, const char **key, char *err, size_t cap)
 {
-    if (!c->path) {
+    const struct file_settings *c = config;
+    if (!c->base.path) {
         snprintf(err, cap, "`path` is required");
         return TL_ERR_USAGE;
     }
@@ -301,14 +316,15 @@ static enum tl_err file_validate(const struct src_settings *c, const char **key,
 }
 
 /* Each match: there, followable, its size and format. */
-static void file_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+static void file_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
+    const struct file_settings *s = config;
     glob_t g;
-    int gr = glob(s->path, GLOB_BRACE, NULL, &g);
+    int gr = glob(s->base.path, GLOB_BRACE, NULL, &g);
     size_t n = gr == 0 ? g.gl_pathc : 0;
     if (!n) {
-        bool wild = strpbrk(s->path, "*?[{") != NULL;
-        say(ctx, s->follow, "sources[%d]: %s: %s", i, s->path,
+        bool wild = strpbrk(s->base.path, "*?[{") != NULL;
+        say(ctx, s->follow, "sources[%d]: %s: %s", i, s->base.path,
             !s->follow ? "does not exist"
             : wild     ? "matches no file yet (expanded again on SIGHUP)"
                        : "does not exist yet; it is waited for");
@@ -317,15 +333,14 @@ static void file_check(const struct src_settings *s, int i, tl_check_say *say, v
         const char *p = g.gl_pathv[k];
         char why[1024];
         if (!tl_followable(p, why, sizeof why)) say(ctx, false, "sources[%d]: %s", i, why);
-        else tl_source_check_file(s, i, p, say, ctx);
+        else tl_source_check_file(&s->base, i, p, say, ctx);
     }
     if (gr == 0) globfree(&g);
 }
 
-#define SS(f) offsetof(struct src_settings, f)
+#define SS(f) offsetof(struct file_settings, f)
 static const struct tl_option file_options[] = {
-    {"path", TL_OPT_STRING, NULL, "a file, or a glob (expanded at start and on SIGHUP)",
-     SS(path)},
+    TL_SRC_PATH_OPTION(struct file_settings, "a file, or a glob (expanded at start and on SIGHUP)"),
     {"follow", TL_OPT_BOOL, "true", "keep reading as the file grows (tail -F)", SS(follow)},
     {"from", TL_OPT_STRING, "beginning", "beginning or end: where a first start reads from",
      SS(from)},
@@ -336,7 +351,7 @@ static const struct tl_option file_options[] = {
     {"rotate_quiet", TL_OPT_INT, "1000",
      "ms a rotated-away file must stay quiet before the new one is read (its writer may not have "
      "reopened yet); 0: at once", SS(rotate_quiet)},
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    TL_SRC_PARSER_OPTIONS(struct file_settings, "input format, or auto (detected)"),
     {0},
 };
 
@@ -350,6 +365,7 @@ static bool file_open_tasks(struct tl_source *s, void (*each)(void *ctx, const s
 const struct tl_source_type tl_source_file = {
     .name = "file",
     .help = "a log file (or a glob of them), followed like tail -F or read once",
+    .config_size = sizeof(struct file_settings),
     .options = file_options,
     .ckpt_tag = 'F',
     .validate = file_validate,

@@ -23,6 +23,18 @@
 
 #define SETTLE_S "5" /* s: the monitoring writes a try's last samples after it returns */
 
+/* A Parsl database entry's settings (its parser is Parsl's own). */
+struct parsl_settings {
+    struct src_base base; /* path (monitoring.db) */
+    long long poll;       /* ms between looks */
+    bool follow;
+};
+
+static const struct parsl_settings *settings(const struct tl_source *s)
+{
+    return s->cfg.config;
+}
+
 struct parsl_src {
     struct tl_feed feed;
     int64_t next_ms;          /* the next look at the file */
@@ -79,12 +91,12 @@ static size_t parsl_src_step(struct tl_source *s)
     struct parsl_src *p = s->own;
     int64_t now = tl_mono_ms();
     if (now < p->next_ms) return 0;
-    p->next_ms = now + s->cfg.poll;
+    p->next_ms = now + settings(s)->poll;
     struct stat st;
     if (stat(s->path, &st)) {
         if (!p->missing_said)
             tl_rt_log(s->rt, TL_LOG_WARN, "%s: %s (looked at again every %lld ms)", s->path,
-                      strerror(errno), s->cfg.poll);
+                      strerror(errno), settings(s)->poll);
         p->missing_said = true;
         return 0;
     }
@@ -94,7 +106,7 @@ static size_t parsl_src_step(struct tl_source *s)
     p->seen_mtime_ns = mtime;
     p->seen_size = st.st_size;
     size_t got = read_whole(s, p);
-    if (!s->cfg.follow) s->done = true;
+    if (!settings(s)->follow) s->done = true;
     return got;
 }
 
@@ -130,10 +142,10 @@ static void parsl_src_close(struct tl_source *s)
     s->own = NULL;
 }
 
-static enum tl_err parsl_src_validate(const struct src_settings *c, const char **key, char *err,
-                                      size_t cap)
+static enum tl_err parsl_src_validate(const void *config, const char **key, char *err, size_t cap)
 {
-    if (!c->path) {
+    const struct parsl_settings *c = config;
+    if (!c->base.path) {
         snprintf(err, cap, "`path` is required");
         return TL_ERR_USAGE;
     }
@@ -145,24 +157,26 @@ static enum tl_err parsl_src_validate(const struct src_settings *c, const char *
     return TL_OK;
 }
 
-static void parsl_src_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+static void parsl_src_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
+    const struct parsl_settings *s = config;
+    const char *path = s->base.path;
     char head[16] = "";
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, head, sizeof head) : -1;
     if (fd >= 0) close(fd);
     if (fd < 0)
-        say(ctx, s->follow, "sources[%d]: %s: %s", i, s->path,
+        say(ctx, s->follow, "sources[%d]: %s: %s", i, path,
             s->follow ? "not there yet; looked at until it is" : strerror(errno));
     else
         say(ctx, n == 16 && !memcmp(head, "SQLite format 3", 16), "sources[%d]: %s: %s", i,
-            s->path, n == 16 && !memcmp(head, "SQLite format 3", 16) ? "an SQLite database"
+            path, n == 16 && !memcmp(head, "SQLite format 3", 16) ? "an SQLite database"
                                                                       : "not an SQLite database");
 }
 
-#define SS(f) offsetof(struct src_settings, f)
+#define SS(f) offsetof(struct parsl_settings, f)
 static const struct tl_option parsl_src_options[] = {
-    {"path", TL_OPT_STRING, NULL, "the workflow's monitoring.db", SS(path)},
+    TL_SRC_PATH_OPTION(struct parsl_settings, "the workflow's monitoring.db"),
     {"poll", TL_OPT_INT, "2000", "ms between looks at the database", SS(poll)},
     {"follow", TL_OPT_BOOL, "true", "keep looking as the workflow runs (false: read it once)",
      SS(follow)},
@@ -172,6 +186,7 @@ static const struct tl_option parsl_src_options[] = {
 const struct tl_source_type tl_source_parsl = {
     .name = "parsl",
     .help = "a Parsl monitoring database, read again whenever it changes; each try once",
+    .config_size = sizeof(struct parsl_settings),
     .options = parsl_src_options,
     .ckpt_tag = 'P',
     .validate = parsl_src_validate,

@@ -69,14 +69,18 @@ static void stdin_close(struct tl_source *s)
     s->own = NULL;
 }
 
-static void stdin_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+/* Standard input's settings: its format only. */
+struct stdin_settings {
+    struct src_base base; /* parser (no path) */
+};
+
+static void stdin_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
-    say(ctx, true, "sources[%d]: stdin (parser %s)", i, s->parser);
+    say(ctx, true, "sources[%d]: stdin (parser %s)", i, ((const struct stdin_settings *)config)->base.parser);
 }
 
-#define SS(f) offsetof(struct src_settings, f)
 static const struct tl_option stdin_options[] = {
-    {"parser", TL_OPT_STRING, "auto", "input format, or auto (detected)", SS(parser)},
+    TL_SRC_PARSER_OPTIONS(struct stdin_settings, "input format, or auto (detected)"),
     {0},
 };
 
@@ -90,6 +94,7 @@ static bool stdin_open_tasks(struct tl_source *s, void (*each)(void *ctx, const 
 const struct tl_source_type tl_source_stdin = {
     .name = "stdin",
     .help = "standard input, until its end; not resumable",
+    .config_size = sizeof(struct stdin_settings),
     .options = stdin_options,
     .expand = stdin_expand,
     .open = stdin_open,

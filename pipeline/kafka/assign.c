@@ -185,14 +185,14 @@ enum tl_err kafka_client_open(struct tl_source *s)
     struct kafka_src *K = s->own;
     struct tl_kafka_prop props[128];
     int np = 0;
-    const struct tl_cfg_node *pr = s->cfg.properties;
+    const struct tl_cfg_node *pr = kafka_settings(s)->properties;
     for (size_t i = 0; pr && i < pr->n && np < 128; i++)
         props[np++] = (struct tl_kafka_prop){pr->keys[i], pr->items[i]->scalar};
-    struct tl_kafka_cfg kc = {s->cfg.brokers, s->cfg.topics, s->cfg.group, s->cfg.start, props, np};
+    struct tl_kafka_cfg kc = {kafka_settings(s)->brokers, kafka_settings(s)->topics, kafka_settings(s)->group, kafka_settings(s)->start, props, np};
     struct tl_kafka_hooks hooks = {s, kafka_revoke, kafka_assign, kafka_log};
     char err[1024];
     if (!K->stream_ids && !(K->stream_ids = tl_intern_new((size_t)64 << 20))) return TL_ERR_NOMEM;
-    for (const char *h = s->cfg.header_tags; h && *h && K->nhdr < MAX_HDR_TAGS;) {
+    for (const char *h = kafka_settings(s)->header_tags; h && *h && K->nhdr < MAX_HDR_TAGS;) {
         size_t n = strcspn(h, ",");
         while (n && *h == ' ') h++, n--;
         size_t m = n;
@@ -201,21 +201,21 @@ enum tl_err kafka_client_open(struct tl_source *s)
         h += n;
         if (*h == ',') h++;
     }
-    if (s->cfg.state_topic && !K->store) {
-        if (tl_kstore_open(&kc, s->cfg.state_topic, &hooks, &K->store, err, sizeof err)) {
+    if (kafka_settings(s)->state_topic && !K->store) {
+        if (tl_kstore_open(&kc, kafka_settings(s)->state_topic, &hooks, &K->store, err, sizeof err)) {
             tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
             return TL_ERR_OPEN;
         }
         if (tl_kstore_sync(K->store, 30000))
             tl_rt_log(s->rt, TL_LOG_WARN, "kafka: the state topic %s was not read to its end",
-                 s->cfg.state_topic);
-        tl_rt_log(s->rt, TL_LOG_INFO, "kafka: state topic %s: %zu partition states", s->cfg.state_topic,
+                 kafka_settings(s)->state_topic);
+        tl_rt_log(s->rt, TL_LOG_INFO, "kafka: state topic %s: %zu partition states", kafka_settings(s)->state_topic,
              tl_kstore_count(K->store));
     }
     if (tl_kafka_open(&kc, &hooks, &K->kafka, err, sizeof err)) {
         tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
         return TL_ERR_OPEN;
     }
-    tl_rt_log(s->rt, TL_LOG_INFO, "kafka: %s, topics %s, group %s", s->cfg.brokers, s->cfg.topics, s->cfg.group);
+    tl_rt_log(s->rt, TL_LOG_INFO, "kafka: %s, topics %s, group %s", kafka_settings(s)->brokers, kafka_settings(s)->topics, kafka_settings(s)->group);
     return TL_OK;
 }

@@ -9,7 +9,7 @@
 size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const char *topic,
                        int32_t partition)
 {
-    int n = snprintf(out, cap, "%s/%s/%d", s->cfg.group, topic, (int)partition);
+    int n = snprintf(out, cap, "%s/%s/%d", kafka_settings(s)->group, topic, (int)partition);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
@@ -176,7 +176,7 @@ bool kafka_publish(struct tl_source *s)
     else {
         K->publish_failures++;
         tl_rt_log(s->rt, TL_LOG_WARN, "kafka: partition states not published to %s; offsets stay uncommitted",
-             s->cfg.state_topic);
+             kafka_settings(s)->state_topic);
     }
     return ok;
 }
@@ -197,7 +197,7 @@ void kafka_global(struct tl_source *s)
     struct tl_agg *sum = tl_agg_new(&ao, tl_output_on_global, out);
     struct tl_agg *one = tl_agg_new(&ao, NULL, NULL);
     char prefix[512];
-    int pl = snprintf(prefix, sizeof prefix, "%s/", s->cfg.group);
+    int pl = snprintf(prefix, sizeof prefix, "%s/", kafka_settings(s)->group);
     size_t merged = 0;
     for (size_t i = 0; sum && one && i < tl_kstore_count(K->store); i++) {
         const uint8_t *v, *st, *p, *end;

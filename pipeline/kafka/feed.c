@@ -55,7 +55,7 @@ static void kafka_on_record(void *ctx, const struct tl_record *r)
     struct kfeed *fc = ctx;
     struct tl_source *s = fc->src;
     struct kafka_src *K = s->own;
-    const char *tag = s->cfg.key_tag;
+    const char *tag = kafka_settings(s)->key_tag;
     struct tl_record copy;
     if ((tag && fc->ks->key[0]) || K->nhdr) {
         copy = *r; /* the key as a tag (e.g. the manager's host), and headers */
@@ -148,7 +148,7 @@ struct kstream *kafka_stream_get(struct tl_source *s, const char *topic,
     int32_t id = tl_intern_find(K->stream_ids, k, n);
     if (id >= 0 && (size_t)id < K->nstreams && K->streams[id]) return K->streams[id];
     if (id < 0) {
-        if ((long long)tl_intern_count(K->stream_ids) >= s->cfg.max_streams) return NULL;
+        if ((long long)tl_intern_count(K->stream_ids) >= kafka_settings(s)->max_streams) return NULL;
         id = tl_intern(K->stream_ids, k, n);
         if (id < 0) return NULL;
     }
@@ -170,7 +170,7 @@ struct kstream *kafka_stream_get(struct tl_source *s, const char *topic,
     /* rejects said on stderr, located by kafka_where */
     ks->budget = (struct tl_reject_budget){.max = TL_RT_MAX_REPORTS, .quiet = tl_rt_quiet(s->rt)};
     struct tl_drive_cfg dc = {
-        .parser = strcmp(s->cfg.parser, "auto") ? tl_parser_find(s->cfg.parser) : NULL,
+        .parser = strcmp(kafka_settings(s)->base.parser, "auto") ? tl_parser_find(kafka_settings(s)->base.parser) : NULL,
         .configure = tl_source_parser_options, .configure_ctx = s, .record = kafka_on_record,
         .record_ctx = &ks->fc, .budget = &ks->budget, .where = kafka_where, .where_ctx = &ks->fc};
     if (tl_drive_init(&ks->drive, &dc, ks->topic)) {
@@ -247,7 +247,7 @@ void kafka_message(void *ctx, const struct tl_kafka_msg *m)
         if (K->rejected_streams++ < TL_RT_MAX_REPORTS)
             tl_rt_log(s->rt, TL_LOG_WARN, "kafka:%s/%d@%lld: no parser state for this key (max_streams %lld "
                  "reached); message skipped", m->topic, (int)m->partition, (long long)m->offset,
-                 s->cfg.max_streams);
+                 kafka_settings(s)->max_streams);
         return;
     }
     ks->fc.offset = m->offset;

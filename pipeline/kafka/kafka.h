@@ -31,6 +31,19 @@
 #include "ingest/kafka.h"
 #include "pipeline/source.h"
 
+/* A kafka entry's settings (plugin.c's option table). */
+struct kafka_settings {
+    struct src_base base; /* parser (no path: brokers and topics say what is read) */
+    const char *brokers, *topics, *group, *start, *key_tag, *header_tags, *state_topic;
+    long long max_streams;
+    const struct tl_cfg_node *properties; /* librdkafka pass-through, may be NULL */
+};
+
+static inline const struct kafka_settings *kafka_settings(const struct tl_source *s)
+{
+    return s->cfg.config;
+}
+
 /* A Kafka source keeps one parser per stream: (topic, partition, key), so
  * managers interleaved in one topic never share an open-task table. */
 struct kpart;

@@ -34,7 +34,7 @@ static void kafka_self_metrics(struct tl_source *s)
         kafka_stats(s, parts[i].topic, parts[i].partition, &ps);
         char path[1024];
         snprintf(path, sizeof path, "kafka:%s/%d", parts[i].topic, (int)parts[i].partition);
-        struct tl_summary_input in = {.path = path, .format = s->cfg.parser, .lines = ps.lines,
+        struct tl_summary_input in = {.path = path, .format = kafka_settings(s)->base.parser, .lines = ps.lines,
                                       .records = ps.records, .rejected = ps.rejected};
         memcpy(in.rejected_by, ps.rejected_by, sizeof in.rejected_by);
         int64_t lag = parts[i].high >= 0 && parts[i].next >= 0 && parts[i].high > parts[i].next
@@ -47,13 +47,14 @@ static void kafka_self_metrics(struct tl_source *s)
 
 /* ---------------------------------------------------------------- the plugin */
 
-static enum tl_err kafka_expand(struct tl_runtime *rt, const struct src_settings *c)
+static enum tl_err kafka_expand(struct tl_runtime *rt, const struct src_settings *entry)
 {
+    const struct kafka_settings *c = entry->config;
     char name[1024], id[2048];
     snprintf(name, sizeof name, "kafka:%s", c->topics);
     /* one consumer: its brokers, topics and group */
     snprintf(id, sizeof id, "%s|%s|%s", c->brokers, c->topics, c->group);
-    return tl_rt_add_source(rt, c, name, id);
+    return tl_rt_add_source(rt, entry, name, id);
 }
 
 static enum tl_err kafka_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
@@ -113,9 +114,9 @@ static void kafka_close(struct tl_source *s)
     s->own = NULL;
 }
 
-static enum tl_err kafka_validate(const struct src_settings *c, const char **key, char *err,
-                                  size_t cap)
+static enum tl_err kafka_validate(const void *config, const char **key, char *err, size_t cap)
 {
+    const struct kafka_settings *c = config;
     if (!c->brokers || !c->topics) {
         snprintf(err, cap, "`brokers` and `topics` are required");
         return TL_ERR_USAGE;
@@ -125,12 +126,7 @@ static enum tl_err kafka_validate(const struct src_settings *c, const char **key
         snprintf(err, cap, "start: '%s' is not earliest or latest", c->start);
         return TL_ERR_USAGE;
     }
-    const struct tl_cfg_node *pr = c->properties;
-    if (pr && pr->kind != TL_CFG_MAP) {
-        *key = "properties";
-        snprintf(err, cap, "properties: a mapping of librdkafka settings is expected");
-        return TL_ERR_USAGE;
-    }
+    const struct tl_cfg_node *pr = c->properties; /* a mapping (its option's type) */
     for (size_t j = 0; pr && j < pr->n; j++)
         if (pr->items[j]->kind != TL_CFG_SCALAR) {
             *key = "properties";
@@ -141,8 +137,9 @@ static enum tl_err kafka_validate(const struct src_settings *c, const char **key
 }
 
 /* The brokers answer, the topics exist (a metadata request, no group join). */
-static void kafka_check(const struct src_settings *s, int i, tl_check_say *say, void *ctx)
+static void kafka_check(const void *config, int i, tl_check_say *say, void *ctx)
 {
+    const struct kafka_settings *s = config;
     struct tl_kafka_prop props[128];
     int np = 0;
     for (size_t k = 0; s->properties && k < s->properties->n && np < 128; k++)
@@ -153,15 +150,13 @@ static void kafka_check(const struct src_settings *s, int i, tl_check_say *say, 
     say(ctx, ok, "sources[%d]: kafka %s, group %s: %s", i, s->brokers, s->group, msg);
 }
 
-#define SS(f) offsetof(struct src_settings, f)
+#define SS(f) offsetof(struct kafka_settings, f)
 static const struct tl_option kafka_options[] = {
     {"brokers", TL_OPT_LIST, NULL, "bootstrap servers, host:port[,host:port]", SS(brokers)},
     {"topics", TL_OPT_LIST, NULL, "topic names or ^regex, comma-separated", SS(topics)},
     {"group", TL_OPT_STRING, "tasklens", "consumer group: instances in one group share partitions",
      SS(group)},
     {"start", TL_OPT_STRING, "earliest", "earliest or latest: where a new group starts", SS(start)},
-    {"parser", TL_OPT_STRING, "auto",
-     "format of the messages (auto: detected per stream from its first message)", SS(parser)},
     {"key_tag", TL_OPT_STRING, NULL,
      "put the message key in this tag (e.g. manager); none by default", SS(key_tag)},
     {"max_streams", TL_OPT_INT, "10000",
@@ -173,6 +168,10 @@ static const struct tl_option kafka_options[] = {
      "published at each checkpoint: another instance takes a partition over from it, and "
      "every instance writes the group's merged quantiles (scope=global) from it",
      SS(state_topic)},
+    {"properties", TL_OPT_MAP, NULL, "librdkafka settings, passed on as they are (e.g. security.protocol)",
+     SS(properties)},
+    TL_SRC_PARSER_OPTIONS(struct kafka_settings,
+                          "format of the messages (auto: detected per stream from its first message)"),
     {0},
 };
 
@@ -190,6 +189,7 @@ static bool kafka_open_tasks(struct tl_source *s, void (*each)(void *ctx, const 
 const struct tl_source_type tl_source_kafka = {
     .name = "kafka",
     .help = "Kafka topics, as a member of a consumer group (librdkafka)",
+    .config_size = sizeof(struct kafka_settings),
     .options = kafka_options,
     .ckpt_tag = 'K',
     .validate = kafka_validate,

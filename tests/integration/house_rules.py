@@ -28,6 +28,10 @@ here so they hold (issue 41 points 3-5):
    cuts batches through the wire's codec (sinks/codec.h), and neither
    includes the line-protocol encoder nor calls it; a sink's own rewrite of
    its bytes (the influxdb sink's VictoriaMetrics dialect) is its hook.
+9. Each source's settings are its own (issue 60 point 3): struct
+   src_settings (pipeline/run_config.h) holds the type, the type's own
+   config and where it was declared, nothing of any one type (Kafka's
+   brokers, a file's rotation), as a sink's entry holds its type's config.
 
 (The layering itself -- which room may include which -- is the compiler's:
 each room compiles against a view of the tree holding only the rooms it may
@@ -171,6 +175,11 @@ def main():
           % named)
     check(not reads, "the network engine reads no format: it neither includes nor calls the line-protocol "
           "encoder (%s)" % reads)
+    text = open(os.path.join(repo, "pipeline", "run_config.h"), encoding="utf-8").read()
+    body = re.search(r"struct src_settings \{(.*?)\};", text, re.S)
+    members = re.findall(r"(\w+)\s*;", re.sub(r"/\*.*?\*/", "", body.group(1), flags=re.S)) if body else []
+    check(body and sorted(members) == ["config", "line", "type"],
+          "a source entry holds its type, its type's own config and its line, no type's settings (%s)" % members)
     tracked = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True, text=True).stdout.split("\n")
     built = [t for t in tracked if t and BUILD_OUTPUT.search(t)]
     check(not built, "no build output is tracked (%s)" % built[:5])

@@ -78,6 +78,12 @@ MISTAKES = [
      [":7:", "sinks[1].spool_max", "outside 65536.."]),
     ("list where one path goes", GOOD.replace("    path: {log}", "    path: [a.log, b.log]"),
      [":3:", "path", "takes a single value"]),
+    # each source's settings are its own (issue 60): Kafka's are no file's, not even silently
+    ("another source type's setting", GOOD.replace("    path: {log}", "    path: {log}\n    properties:\n      a: b"),
+     [":4:", "sources[0] (file)", "unknown key 'properties'"]),
+    ("a mapping given a single value", "sources:\n  - type: kafka\n    brokers: b:9092\n    topics: t\n"
+     "    properties: plaintext\nsinks:\n  - type: file\n    path: x\n",
+     [":5:", "sources[0] (kafka)", "'properties' takes a mapping"]),
 ]
 
 
@@ -120,7 +126,7 @@ def secrets_and_help(tasklens, tmp):
           "check on a wrong URL names the sink and says why (exit %d)" % p.returncode)
     p = run([tasklens, "run", "--help-config"])
     keys = ["checkpoint_dir", "checkpoint_interval", "flush_interval", "spool_drop_oldest", "token",
-            "max_line", "recursive", "window", "alpha"]
+            "max_line", "recursive", "window", "alpha", "properties"]
     check(p.returncode == 0 and all(k in p.stdout for k in keys),
           "--help-config lists the settings of every table (%d lines)" % len(p.stdout.splitlines()))
 
