@@ -223,10 +223,10 @@ static void write_json_inputs(const struct tl_summary_input *in, size_t nin, str
         tl_buf_puts(b, "},\"line_kinds\":{");
         first = true;
         for (size_t c = 0; c < in[i].ncounters; c++) {
-            if (!in[i].counters[c]) continue;
+            if (!in[i].counters[c].value) continue;
             if (!first) tl_buf_putc(b, ',');
-            tl_buf_put_json_string(b, in[i].counter_names[c]);
-            tl_buf_printf(b, ":%llu", (unsigned long long)in[i].counters[c]);
+            tl_buf_put_json_string(b, in[i].counters[c].name);
+            tl_buf_printf(b, ":%llu", (unsigned long long)in[i].counters[c].value);
             first = false;
         }
         tl_buf_putc(b, '}');
@@ -425,7 +425,7 @@ uint64_t tl_summary_counter(const struct tl_summary_input *in, size_t n, const c
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t c = 0; c < in[i].ncounters; c++)
-            if (!strcmp(in[i].counter_names[c], name)) sum += in[i].counters[c];
+            if (!strcmp(in[i].counters[c].name, name)) sum += in[i].counters[c].value;
     return sum;
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "core/buf.h"
+#include "core/counter.h"
 #include "core/error.h"
 #include "core/record.h"
 #include "core/reject.h"
@@ -56,8 +57,7 @@ struct tl_summary_input {
     uint64_t bytes; /* read (decoded), when the caller counts them */
     uint64_t open_errors; /* run: failed tries to open a followed file (rotated into one it cannot read) */
     uint64_t gaps, gap_bytes; /* run: rotated content not found or not decodable, bytes known lost */
-    const char *const *counter_names;
-    const uint64_t *counters;
+    const struct tl_counter *counters; /* the parser's own (core/counter.h) */
     size_t ncounters;
     const char *error; /* set when the input could not be opened or decoded */
 };

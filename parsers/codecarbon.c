@@ -288,17 +288,21 @@ static void cc_set_name(void *state, const char *name)
     if (base && *base && strcmp(base, "-")) snprintf(st->workflow, sizeof st->workflow, "%s", base);
 }
 
+static enum tl_err cc_validate(const void *config, const char **key, char *err, size_t errcap)
+{
+    double h = ((const struct cc_config *)config)->utc_offset;
+    if (isfinite(h) && fabs(h) <= 24) return TL_OK;
+    *key = "utc_offset";
+    snprintf(err, errcap, "codecarbon.utc_offset is hours from UTC, -24 to 24, not %g", h);
+    return TL_ERR_USAGE;
+}
+
 static enum tl_err cc_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct cc_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct cc_config *)config;
     st->emit = *emit;
-    if (!isfinite(st->cfg.utc_offset) || fabs(st->cfg.utc_offset) > 24) {
-        snprintf(err, errcap, "codecarbon.utc_offset is hours from UTC, -24 to 24, not %g", st->cfg.utc_offset);
-        free(st);
-        return TL_ERR_USAGE;
-    }
     if (!(st->names = tl_intern_new(16u << 20))) {
         free(st);
         return TL_ERR_NOMEM;
@@ -327,11 +331,9 @@ static const struct tl_parse_stats *cc_stats(const void *state)
     return &((const struct cc_state *)state)->stats;
 }
 
-static size_t cc_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t cc_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct cc_state *)state)->counters;
-    return CC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct cc_state *)state)->counters, CC_COUNT);
 }
 
 const struct tl_parser tl_parser_codecarbon = {
@@ -341,6 +343,7 @@ const struct tl_parser tl_parser_codecarbon = {
     .probe = cc_probe,
     .config_size = sizeof(struct cc_config),
     .options = cc_options,
+    .validate = cc_validate,
     .open = cc_open,
     .feed = cc_feed,
     .finish = cc_finish,

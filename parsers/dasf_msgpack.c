@@ -665,16 +665,20 @@ static int dasf_probe(const char *buf, size_t len)
     return memmem(buf, scan, "\xa5phase", 6) && memmem(buf, scan, "\xa9timestamp", 10) ? 95 : 0;
 }
 
+static enum tl_err dasf_validate(const void *config, const char **key, char *err, size_t errcap)
+{
+    const char *clock = ((const struct dasf_config *)config)->clock;
+    if (!strcmp(clock, "epoch") || !strcmp(clock, "monotonic")) return TL_OK;
+    *key = "clock";
+    snprintf(err, errcap, "dasf.clock is epoch or monotonic, not '%s'", clock);
+    return TL_ERR_USAGE;
+}
+
 static enum tl_err dasf_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct dasf_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct dasf_config *)config;
-    if (strcmp(st->cfg.clock, "epoch") && strcmp(st->cfg.clock, "monotonic")) {
-        snprintf(err, errcap, "dasf.clock is epoch or monotonic, not '%s'", st->cfg.clock);
-        free(st);
-        return TL_ERR_USAGE;
-    }
     st->monotonic = !strcmp(st->cfg.clock, "monotonic");
     st->emit = *emit;
     st->names = tl_intern_new(64u << 20);
@@ -704,11 +708,9 @@ static const struct tl_parse_stats *dasf_stats(const void *state)
     return &((const struct dasf_state *)state)->stats;
 }
 
-static size_t dasf_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t dasf_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct dasf_state *)state)->counters;
-    return DC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct dasf_state *)state)->counters, DC_COUNT);
 }
 
 const struct tl_parser tl_parser_dasf = {
@@ -717,6 +719,7 @@ const struct tl_parser tl_parser_dasf = {
     .probe = dasf_probe,
     .config_size = sizeof(struct dasf_config),
     .options = dasf_options,
+    .validate = dasf_validate,
     .open = dasf_open,
     .feed = dasf_feed,
     .finish = dasf_finish,

@@ -241,11 +241,10 @@ struct tl_parse_stats tl_drive_stats(const struct tl_drive *d)
     return st;
 }
 
-size_t tl_drive_counters(const struct tl_drive *d, const char *const **names,
-                         const uint64_t **values)
+size_t tl_drive_counters(const struct tl_drive *d, struct tl_counter *out, size_t max)
 {
     if (!d->inst.p || !d->inst.p->counters) return 0;
-    return d->inst.p->counters(d->inst.state, names, values);
+    return d->inst.p->counters(d->inst.state, out, max);
 }
 
 /* An input's count the spent budget cannot say: kept for the end. */

@@ -137,8 +137,7 @@ static inline const struct tl_parser *tl_drive_parser(const struct tl_drive *d)
 /* Lines, records, rejects (zeros before the parser is known). */
 struct tl_parse_stats tl_drive_stats(const struct tl_drive *d);
 /* The parser's own counters (0 when it has none). */
-size_t tl_drive_counters(const struct tl_drive *d, const char *const **names,
-                         const uint64_t **values);
+size_t tl_drive_counters(const struct tl_drive *d, struct tl_counter *out, size_t max);
 /* "path: 3 of 120 lines rejected: bad_fields=2 bad_json=1", told through
  * the budget when some of its lines were told or the budget lasts (not
  * counted against it), else kept for tl_reject_budget_end; nothing when

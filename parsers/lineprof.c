@@ -433,11 +433,9 @@ static const struct tl_parse_stats *lp_stats(const void *state)
     return &((const struct lp_state *)state)->stats;
 }
 
-static size_t lp_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t lp_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct lp_state *)state)->counters;
-    return LC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct lp_state *)state)->counters, LC_COUNT);
 }
 
 const struct tl_parser tl_parser_lineprof = {

@@ -638,26 +638,46 @@ static void path_tags(struct lsst_state *st)
 
 /* ---------------------------------------------------------------- plugin */
 
+/* A path_regex compiled (NULL with the reason in err when it does not). */
+static pcre2_code *compile_path_regex(const char *pat, char *err, size_t errcap)
+{
+    int errc;
+    PCRE2_SIZE erroff;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &errc, &erroff, NULL);
+    if (!re) {
+        char msg[256];
+        pcre2_get_error_message(errc, (PCRE2_UCHAR *)msg, sizeof msg);
+        snprintf(err, errcap, "lsst.path_regex at offset %zu: %s", (size_t)erroff, msg);
+    }
+    return re;
+}
+
+static enum tl_err lsst_validate(const void *config, const char **key, char *err, size_t errcap)
+{
+    const struct lsst_config *c = config;
+    if (strcmp(c->rss_unit, "auto") && strcmp(c->rss_unit, "kib") && strcmp(c->rss_unit, "bytes")) {
+        *key = "rss_unit";
+        snprintf(err, errcap, "lsst.rss_unit is auto, kib or bytes, not '%s'", c->rss_unit);
+        return TL_ERR_USAGE;
+    }
+    if (!c->path_regex) return TL_OK;
+    pcre2_code *re = compile_path_regex(c->path_regex, err, errcap);
+    if (!re) {
+        *key = "path_regex";
+        return TL_ERR_USAGE;
+    }
+    pcre2_code_free(re);
+    return TL_OK;
+}
+
 static enum tl_err lsst_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct lsst_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct lsst_config *)config;
     st->emit = *emit;
-    if (strcmp(st->cfg.rss_unit, "auto") && strcmp(st->cfg.rss_unit, "kib") &&
-        strcmp(st->cfg.rss_unit, "bytes")) {
-        snprintf(err, errcap, "lsst.rss_unit is auto, kib or bytes, not '%s'", st->cfg.rss_unit);
-        free(st);
-        return TL_ERR_USAGE;
-    }
     const char *pat = st->cfg.path_regex;
-    int errc;
-    PCRE2_SIZE erroff;
-    if (pat) st->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, 0, &errc, &erroff, NULL);
-    if (pat && !st->re) {
-        char msg[256];
-        pcre2_get_error_message(errc, (PCRE2_UCHAR *)msg, sizeof msg);
-        snprintf(err, errcap, "lsst.path_regex at offset %zu: %s", (size_t)erroff, msg);
+    if (pat && !(st->re = compile_path_regex(pat, err, errcap))) { /* validated: out of memory */
         free(st);
         return TL_ERR_USAGE;
     }
@@ -725,12 +745,10 @@ static const struct tl_parse_stats *lsst_stats(const void *state)
     return &((const struct lsst_state *)state)->stats;
 }
 
-static size_t lsst_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t lsst_counters(const void *state, struct tl_counter *out, size_t max)
 {
     static const char *const n[3] = {"documents_fast_scan", "documents_library", "process_wide_rss"};
-    *names = n;
-    *values = ((const struct lsst_state *)state)->docs;
-    return 3;
+    return tl_counters_fill(out, max, n, ((const struct lsst_state *)state)->docs, 3);
 }
 
 /* A metadata document: the PropertySet tag, a `quantum` entry or section
@@ -790,6 +808,7 @@ const struct tl_parser tl_parser_lsst = {
     .probe = lsst_probe,
     .config_size = sizeof(struct lsst_config),
     .options = lsst_options,
+    .validate = lsst_validate,
     .open = lsst_open,
     .feed = lsst_feed,
     .finish = lsst_finish,

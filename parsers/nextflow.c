@@ -483,19 +483,24 @@ static void nf_set_name(void *state, const char *name)
     if (base && *base && strcmp(base, "-")) snprintf(st->workflow, sizeof st->workflow, "%s", base);
 }
 
+static enum tl_err nf_validate(const void *config, const char **key, char *err, size_t errcap)
+{
+    double h = ((const struct nf_config *)config)->utc_offset;
+    if (isfinite(h) && fabs(h) <= 24) return TL_OK;
+    *key = "utc_offset";
+    snprintf(err, errcap, "nextflow.utc_offset is hours from UTC, -24 to 24, not %g", h);
+    return TL_ERR_USAGE;
+}
+
 static enum tl_err nf_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct nf_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct nf_config *)config;
     st->emit = *emit;
-    st->names = tl_intern_new(64u << 20);
-    if (!st->names || !isfinite(st->cfg.utc_offset) || fabs(st->cfg.utc_offset) > 24) {
-        enum tl_err rc = st->names ? TL_ERR_USAGE : TL_ERR_NOMEM;
-        if (st->names) snprintf(err, errcap, "nextflow.utc_offset is hours from UTC, -24 to 24, not %g", st->cfg.utc_offset);
-        tl_intern_free(st->names);
+    if (!(st->names = tl_intern_new(64u << 20))) {
         free(st);
-        return rc;
+        return TL_ERR_NOMEM;
     }
     tl_table_init(&st->table, 0, false, st->cfg.max_line);
     st->cb = (struct tl_table_cb){.header = on_header, .row = on_row, .too_long = on_too_long, .ctx = st};
@@ -519,11 +524,9 @@ static const struct tl_parse_stats *nf_stats(const void *state)
     return &((const struct nf_state *)state)->stats;
 }
 
-static size_t nf_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t nf_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct nf_state *)state)->counters;
-    return NC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct nf_state *)state)->counters, NC_COUNT);
 }
 
 const struct tl_parser tl_parser_nextflow = {
@@ -533,6 +536,7 @@ const struct tl_parser tl_parser_nextflow = {
     .probe = nf_probe,
     .config_size = sizeof(struct nf_config),
     .options = nf_options,
+    .validate = nf_validate,
     .open = nf_open,
     .feed = nf_feed,
     .finish = nf_finish,

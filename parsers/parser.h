@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/counter.h"
 #include "core/error.h"
 #include "core/options.h"
 #include "core/record.h"
@@ -68,6 +69,11 @@ struct tl_parser {
     int (*probe)(const char *buf, size_t len);
     size_t config_size;
     const struct tl_option *options;
+    /* Optional: checks beyond the option table (allowed values, ranges, a
+     * regex that compiles), run before open and when a configuration is
+     * read: the message in err (naming the option, as "spark.category is
+     * ..."), *key the option at fault. */
+    enum tl_err (*validate)(const void *config, const char **key, char *err, size_t errcap);
     /* err: why it would not open, one line without "tasklens: " (a
      * library room never prints: its caller says it); NULL with errcap 0
      * when the caller does not want it. */
@@ -76,8 +82,9 @@ struct tl_parser {
     enum tl_err (*finish)(void *state);
     void (*close)(void *state);
     const struct tl_parse_stats *(*stats)(const void *state);
-    /* Optional: format-specific counters (e.g. lines per record kind). */
-    size_t (*counters)(const void *state, const char *const **names, const uint64_t **values);
+    /* Optional: format-specific counters (e.g. lines per record kind), in
+     * the one form every plugin uses (core/counter.h). */
+    size_t (*counters)(const void *state, struct tl_counter *out, size_t max);
     /* Optional, for checkpoints: the whole state (open tasks, a line split
      * across feeds, counters) as bytes, and back into a state just opened
      * with the same config. A parser without them cannot resume mid-input. */

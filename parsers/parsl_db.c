@@ -743,11 +743,9 @@ static const struct tl_parse_stats *parsl_stats(const void *state)
     return &((const struct parsl_state *)state)->stats;
 }
 
-static size_t parsl_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t parsl_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct parsl_state *)state)->counters;
-    return PC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct parsl_state *)state)->counters, PC_COUNT);
 }
 
 const struct tl_parser tl_parser_parsl = {

@@ -97,6 +97,12 @@ enum tl_err tl_parser_inst_init(struct tl_parser_inst *inst, const struct tl_par
 enum tl_err tl_parser_inst_open(struct tl_parser_inst *inst, const struct tl_emit *emit, char *err, size_t errcap)
 {
     if (errcap) err[0] = '\0';
+    const char *key = NULL;
+    char why[512];
+    if (inst->p->validate && inst->p->validate(inst->config, &key, why, sizeof why)) {
+        if (errcap) snprintf(err, errcap, "%s", why);
+        return TL_ERR_USAGE;
+    }
     return inst->p->open(&inst->state, inst->config, emit, err, errcap);
 }
 

@@ -441,11 +441,9 @@ static const struct tl_parse_stats *rm_stats(const void *state)
     return &((const struct rm_state *)state)->stats;
 }
 
-static size_t rm_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t rm_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct rm_state *)state)->counters;
-    return RC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct rm_state *)state)->counters, RC_COUNT);
 }
 
 const struct tl_parser tl_parser_rmonitor = {

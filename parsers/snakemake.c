@@ -398,11 +398,9 @@ static const struct tl_parse_stats *sm_stats(const void *state)
     return &((const struct sm_state *)state)->stats;
 }
 
-static size_t sm_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t sm_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct sm_state *)state)->counters;
-    return SK_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct sm_state *)state)->counters, SK_COUNT);
 }
 
 const struct tl_parser tl_parser_snakemake = {

@@ -619,16 +619,20 @@ static void spark_set_name(void *state, const char *name)
                  strstr(base, ".inprogress") ? (int)(strstr(base, ".inprogress") - base) : (int)strlen(base), base);
 }
 
+static enum tl_err spark_validate(const void *config, const char **key, char *err, size_t errcap)
+{
+    const char *category = ((const struct spark_config *)config)->category;
+    if (!strcmp(category, "stage") || !strcmp(category, "description")) return TL_OK;
+    *key = "category";
+    snprintf(err, errcap, "spark.category is stage or description, not '%s'", category);
+    return TL_ERR_USAGE;
+}
+
 static enum tl_err spark_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct spark_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct spark_config *)config;
-    if (strcmp(st->cfg.category, "stage") && strcmp(st->cfg.category, "description")) {
-        snprintf(err, errcap, "spark.category is stage or description, not '%s'", st->cfg.category);
-        free(st);
-        return TL_ERR_USAGE;
-    }
     st->by_description = !strcmp(st->cfg.category, "description");
     st->emit = *emit;
     st->names = tl_intern_new(64u << 20);
@@ -665,11 +669,9 @@ static const struct tl_parse_stats *spark_stats(const void *state)
     return &((const struct spark_state *)state)->stats;
 }
 
-static size_t spark_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t spark_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = counter_names;
-    *values = ((const struct spark_state *)state)->counters;
-    return SC_COUNT;
+    return tl_counters_fill(out, max, counter_names, ((const struct spark_state *)state)->counters, SC_COUNT);
 }
 
 /* A rolling event log (spark.eventLog.rolling.enabled) is a directory
@@ -700,6 +702,7 @@ const struct tl_parser tl_parser_spark = {
     .probe = spark_probe,
     .config_size = sizeof(struct spark_config),
     .options = spark_options,
+    .validate = spark_validate,
     .open = spark_open,
     .feed = spark_feed,
     .finish = spark_finish,

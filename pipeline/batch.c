@@ -88,13 +88,11 @@ static void take_stats(const struct tl_drive *d, struct tl_summary_input *info)
     info->records = st.records;
     info->rejected = st.rejected;
     memcpy(info->rejected_by, st.rejected_by, sizeof info->rejected_by);
-    const char *const *names;
-    const uint64_t *values;
-    size_t n = tl_drive_counters(d, &names, &values);
-    uint64_t *copy = n ? malloc(n * sizeof *copy) : NULL;
+    struct tl_counter c[TL_MAX_COUNTERS];
+    size_t n = tl_drive_counters(d, c, TL_MAX_COUNTERS);
+    struct tl_counter *copy = n ? malloc(n * sizeof *copy) : NULL;
     if (copy) {
-        memcpy(copy, values, n * sizeof *copy);
-        info->counter_names = names;
+        memcpy(copy, c, n * sizeof *copy);
         info->counters = copy;
         info->ncounters = n;
     }
@@ -219,7 +217,9 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
     say_unreadable(&fl);
     size_t unknown = 0, failed = 0;
     const char *first_unknown[3] = {0};
-    uint64_t *counters = NULL;
+    struct tl_counter *counters = NULL;
+    size_t ncounters = 0;
+    const char *counters_format = NULL;
     for (size_t i = 0; i < fl.n; i++) {
         struct tl_summary_input one;
         enum tl_err r = read_file(fl.paths[i], NULL, opts, on_record, ctx, &one, true);
@@ -242,19 +242,15 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
         info->rejected += one.rejected;
         info->bytes += one.bytes;
         for (int k = 0; k < TL_REJ_COUNT; k++) info->rejected_by[k] += one.rejected_by[k];
-        /* parser counters add up while every file has the same parser's */
-        if (one.counters && !info->counter_names && !counters) {
-            counters = calloc(one.ncounters, sizeof *counters);
-            if (counters) {
-                info->counter_names = one.counter_names;
-                info->ncounters = one.ncounters;
-            }
-        }
-        if (counters && one.counters && one.counter_names == info->counter_names)
-            for (size_t k = 0; k < one.ncounters && k < info->ncounters; k++) counters[k] += one.counters[k];
+        /* parser counters add up, by name, over the files of the first parser that has some */
+        if (one.ncounters && !counters_format && (counters = calloc(TL_MAX_COUNTERS, sizeof *counters)))
+            counters_format = one.format;
+        if (counters && one.ncounters && !strcmp(one.format, counters_format))
+            ncounters = tl_counters_merge(counters, ncounters, TL_MAX_COUNTERS, one.counters, one.ncounters);
         tl_input_info_free(&one);
     }
     info->counters = counters;
+    info->ncounters = ncounters;
     if (unknown && unknown == fl.n) { /* nothing read: an error, said even with -q, files named */
         tl_eprintf("%s: none of its %zu files is of a known format (%s%s%s%s%s%s); --format-in NAME reads "
                    "them as NAME\n", dir, fl.n, first_unknown[0], unknown > 1 ? ", " : "",

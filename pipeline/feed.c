@@ -108,13 +108,17 @@ void tl_feed_self_metrics(const struct tl_feed *f, struct tl_summary_input *in, 
     tl_output_self(tl_rt_output(f->src->rt), tl_rt_instance(f->src->rt), in, lag);
 }
 
-void tl_feed_totals(const struct tl_feed *f, struct tl_source_totals *t)
+size_t tl_source_counters(const struct tl_parse_stats *ps, uint64_t lag, struct tl_counter *out, size_t max)
 {
-    if (!tl_drive_parser(&f->drive)) return;
-    struct tl_parse_stats ps = tl_drive_stats(&f->drive);
-    t->lines += ps.lines;
-    t->records += ps.records;
-    t->rejected += ps.rejected;
+    static const char *const names[] = {"lines", "records", "parse_errors", "lag"};
+    const uint64_t values[] = {ps ? ps->lines : 0, ps ? ps->records : 0, ps ? ps->rejected : 0, lag};
+    return tl_counters_fill(out, max, names, values, 4);
+}
+
+size_t tl_feed_counters(const struct tl_feed *f, uint64_t lag, struct tl_counter *out, size_t max)
+{
+    struct tl_parse_stats ps = tl_drive_parser(&f->drive) ? tl_drive_stats(&f->drive) : (struct tl_parse_stats){0};
+    return tl_source_counters(&ps, lag, out, max);
 }
 
 void tl_feed_free(struct tl_feed *f)

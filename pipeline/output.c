@@ -324,35 +324,22 @@ bool tl_output_sync(struct tl_output *o)
     return ok;
 }
 
-size_t tl_output_sink_stats(const struct tl_output *o, struct tl_sink_stat *out, size_t max)
+size_t tl_output_sink_counters(const struct tl_output *o, struct tl_counter *out, size_t max)
 {
     size_t n = 0;
     for (int i = 0; i < o->nsinks; i++) {
-        struct tl_sink_stat one[TL_SINK_MAX_STATS];
-        size_t m = o->sinks[i].type->stats ? o->sinks[i].type->stats(o->sinks[i].state, one,
-                                                                     TL_SINK_MAX_STATS)
-                                           : 0;
-        for (size_t j = 0; j < m; j++) {
-            size_t at = 0;
-            while (at < n && strcmp(out[at].name, one[j].name)) at++;
-            if (at == n) {
-                if (n == max) continue;
-                out[n++] = one[j];
-            } else {
-                out[at].value += one[j].value;
-            }
-        }
+        struct tl_counter one[TL_MAX_COUNTERS];
+        const struct tl_sink *k = &o->sinks[i];
+        size_t m = k->type->counters ? k->type->counters(k->state, one, TL_MAX_COUNTERS) : 0;
+        n = tl_counters_merge(out, n, max, one, m);
     }
     return n;
 }
 
-uint64_t tl_output_sink_stat(const struct tl_output *o, const char *name)
+uint64_t tl_output_sink_counter(const struct tl_output *o, const char *name)
 {
-    struct tl_sink_stat st[64];
-    size_t n = tl_output_sink_stats(o, st, 64);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(st[i].name, name)) return st[i].value;
-    return 0;
+    struct tl_counter c[64];
+    return tl_counter_value(c, tl_output_sink_counters(o, c, 64), name);
 }
 
 /* The category a task point may carry: its own while fewer than max_keys
@@ -434,8 +421,8 @@ void tl_output_self(struct tl_output *o, const char *instance, const struct tl_s
                                           lag,       in->bytes,   queued};
     char keys[TL_REJ_COUNT][48];
     int n = 6;
-    struct tl_sink_stat ss[SELF_SINK_STATS];
-    size_t nss = tl_output_sink_stats(o, ss, SELF_SINK_STATS);
+    struct tl_counter ss[SELF_SINK_STATS];
+    size_t nss = tl_output_sink_counters(o, ss, SELF_SINK_STATS);
     for (size_t i = 0; i < nss; i++) {
         if (!ss[i].self) continue;
         names[n] = ss[i].name;
@@ -499,8 +486,8 @@ void tl_output_finish(struct tl_output *o)
 /* --stats FILE: the sinks' counters summed, as one JSON object. */
 static void write_stats(const struct tl_output *o, const char *path)
 {
-    struct tl_sink_stat st[64];
-    size_t n = tl_output_sink_stats(o, st, 64);
+    struct tl_counter st[64];
+    size_t n = tl_output_sink_counters(o, st, 64);
     struct tl_buf b = {0};
     tl_buf_putc(&b, '{');
     for (size_t i = 0; i < n; i++)

@@ -129,8 +129,8 @@ void tl_output_finish(struct tl_output *o);
 #define TL_OUTPUT_HELD TL_SINK_HELD
 int tl_output_close(struct tl_output *o, long drain_timeout_ms, const char *stats_path);
 /* The sinks' counters summed by name (in the order first seen), at most max. */
-size_t tl_output_sink_stats(const struct tl_output *o, struct tl_sink_stat *out, size_t max);
+size_t tl_output_sink_counters(const struct tl_output *o, struct tl_counter *out, size_t max);
 /* One summed counter (0 when no sink has it). */
-uint64_t tl_output_sink_stat(const struct tl_output *o, const char *name);
+uint64_t tl_output_sink_counter(const struct tl_output *o, const char *name);
 
 #endif

@@ -162,7 +162,10 @@ static enum tl_err check_source_entry(const struct tl_cfg_doc *d, const struct t
     snprintf(pw, sizeof pw, "%s options", where);
     if (p->config_size > sizeof scratch) return TL_ERR_INTERNAL;
     tl_options_defaults(p->options, scratch);
-    return tl_cfg_apply(d, b->parser_options, p->options, scratch, pw, NULL, err, errlen);
+    enum tl_err rc = tl_cfg_apply(d, b->parser_options, p->options, scratch, pw, NULL, err, errlen);
+    if (rc || !p->validate || !(rc = p->validate(scratch, &key, why, sizeof why))) return rc;
+    snprintf(err, errlen, "%s:%d: %s: %s", d->path, tl_cfg_key_line(b->parser_options, key), pw, why);
+    return rc;
 }
 
 /* A sink entry beyond its option table: the type's own checks. */

@@ -266,17 +266,28 @@ static enum tl_err restore_agg(struct tl_runtime *R, const struct tl_ckpt *ck)
     return TL_OK;
 }
 
+/* Opens an input (from its section; NULL: a first start), saying why
+ * when it does not. */
+static enum tl_err open_source(struct tl_runtime *R, struct tl_source *s, int version, const uint8_t *saved,
+                               size_t len)
+{
+    char err[1024] = "";
+    enum tl_err rc = s->type->open(s, version, saved, len, err, sizeof err);
+    if (rc && err[0]) tl_rt_log(R, TL_LOG_ERROR, "%s", err);
+    return rc;
+}
+
 /* One input from its section (NULL: a first start). */
 static enum tl_err restore_source(struct tl_runtime *R, struct tl_source *s,
                                   const struct tl_ckpt_section *sec)
 {
-    if (!sec) return s->type->open(s, 0, NULL, 0);
+    if (!sec) return open_source(R, s, 0, NULL, 0);
     const uint8_t *p = sec->data, *end = sec->data + sec->len;
     uint8_t ver, tag;
     if (!tl_get_u8(&p, end, &ver) || ver < 1 || ver > SRC_CKPT_VERSION ||
         !tl_get_u8(&p, end, &tag) || tag != (uint8_t)s->type->ckpt_tag)
         return TL_ERR_CORRUPT;
-    return s->type->open(s, ver, p, (size_t)(end - p));
+    return open_source(R, s, ver, p, (size_t)(end - p));
 }
 
 /* Restores what a checkpoint holds and opens every source. */
@@ -425,15 +436,19 @@ static void self_metrics(struct tl_runtime *R)
 
 static void status_line(struct tl_runtime *R)
 {
-    struct tl_source_totals t = {0};
-    for (int i = 0; i < R->nsrc; i++) R->src[i]->type->totals(R->src[i], &t);
+    struct tl_counter sum[TL_MAX_COUNTERS], one[TL_MAX_COUNTERS];
+    size_t n = 0;
+    for (int i = 0; i < R->nsrc; i++)
+        n = tl_counters_merge(sum, n, TL_MAX_COUNTERS, one, R->src[i]->type->counters(R->src[i], one, TL_MAX_COUNTERS));
     tl_eprintf(
             "tasklens: %llu lines, %llu records, %llu rejected, lag %llu bytes, %llu points "
             "acked, spool %llu bytes\n",
-            (unsigned long long)t.lines, (unsigned long long)t.records,
-            (unsigned long long)t.rejected, (unsigned long long)t.lag,
-            (unsigned long long)tl_output_sink_stat(&R->out, "points_acked"),
-            (unsigned long long)tl_output_sink_stat(&R->out, "spool_bytes"));
+            (unsigned long long)tl_counter_value(sum, n, "lines"),
+            (unsigned long long)tl_counter_value(sum, n, "records"),
+            (unsigned long long)tl_counter_value(sum, n, "parse_errors"),
+            (unsigned long long)tl_counter_value(sum, n, "lag"),
+            (unsigned long long)tl_output_sink_counter(&R->out, "points_acked"),
+            (unsigned long long)tl_output_sink_counter(&R->out, "spool_bytes"));
 }
 
 /* ---------------------------------------------------------------- SIGHUP */
@@ -488,7 +503,7 @@ static void reload_sources(struct tl_runtime *R)
             R->src[i] = old;
             for (int j = 0; j < nprev; j++)
                 if (prev[j] == old) prev[j] = NULL;
-        } else if (s->type->open(s, 0, NULL, 0)) {
+        } else if (open_source(R, s, 0, NULL, 0)) {
             s->done = true;
         }
     }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/counter.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "parsers/drive.h"
@@ -38,10 +39,6 @@
 struct tl_runtime; /* the runner, as sources see it (runner.c) */
 struct tl_source;
 
-/* What a source's inputs have parsed, summed (the status line). */
-struct tl_source_totals {
-    uint64_t lines, records, rejected, lag;
-};
 
 struct tl_source_type {
     const char *name; /* `type:` in a configuration's sources entry */
@@ -64,8 +61,10 @@ struct tl_source_type {
     enum tl_err (*expand)(struct tl_runtime *rt, const struct src_settings *cfg);
     /* Opens (or, on SIGHUP, reopens) the input. With a checkpoint, saved
      * is its section after the version byte and the tag (len bytes,
-     * written by save at that version); NULL on a first start. */
-    enum tl_err (*open)(struct tl_source *s, int version, const uint8_t *saved, size_t len);
+     * written by save at that version); NULL on a first start. err: why it
+     * would not open, one line (the runtime says it). */
+    enum tl_err (*open)(struct tl_source *s, int version, const uint8_t *saved, size_t len, char *err,
+                        size_t errcap);
     /* Reads one chunk (or one batch of messages) and feeds it. Returns the
      * bytes read, 0 when nothing is there now; sets s->done when the input
      * is over (read once to its end). */
@@ -79,7 +78,9 @@ struct tl_source_type {
     enum tl_err (*save)(struct tl_source *s, struct tl_buf *b);
     /* `tasklens` self-metrics points, one per input (or partition). */
     void (*self_metrics)(struct tl_source *s);
-    void (*totals)(const struct tl_source *s, struct tl_source_totals *t);
+    /* Its counters (core/counter.h): lines, records, parse_errors, lag
+     * (tl_source_counters), summed by name over sources for the status line. */
+    size_t (*counters)(const struct tl_source *s, struct tl_counter *out, size_t max);
     /* SIGHUP: reopen the input (a file renamed by hand). May be NULL. */
     void (*reopen)(struct tl_source *s);
     /* After a checkpoint was saved (or, without a checkpoint_dir, after the
@@ -198,8 +199,12 @@ enum tl_err tl_feed_restore(struct tl_feed *f, const char *parser, const uint8_t
  * source knows (path, bytes, open errors, gaps); the parser's counts are
  * added. Nothing before the parser is set up. */
 void tl_feed_self_metrics(const struct tl_feed *f, struct tl_summary_input *in, uint64_t lag);
-/* The parser's lines, records and rejects added to t (the status line). */
-void tl_feed_totals(const struct tl_feed *f, struct tl_source_totals *t);
+/* A source's counters from what its parsers counted (ps, NULL: nothing
+ * yet) and its lag in bytes: lines, records, parse_errors, lag -- the names
+ * of the self-metrics point's fields. */
+size_t tl_source_counters(const struct tl_parse_stats *ps, uint64_t lag, struct tl_counter *out, size_t max);
+/* tl_source_counters of f's parser. */
+size_t tl_feed_counters(const struct tl_feed *f, uint64_t lag, struct tl_counter *out, size_t max);
 void tl_feed_free(struct tl_feed *f);
 /* `tasklens check` of one file a source would read: opened, its size, the
  * format named or detected from its first bytes. */

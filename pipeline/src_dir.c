@@ -58,16 +58,13 @@ struct dir_src {
     struct tl_map64 grew_said; /* identities whose growth could not be read: said */
 };
 
-static enum tl_err dir_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+static enum tl_err dir_open(struct tl_source *s, int version, const uint8_t *saved, size_t len, char *err,
+                            size_t errcap)
 {
     struct dir_src *d = s->own;
     if (!d && !(d = s->own = calloc(1, sizeof *d))) return TL_ERR_NOMEM;
-    char err[512];
-    if (!d->dw && tl_dirwatch_open(s->path, settings(s)->recursive, 1000, settings(s)->match, &d->dw, err,
-                                   sizeof err)) {
-        tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
+    if (!d->dw && tl_dirwatch_open(s->path, settings(s)->recursive, 1000, settings(s)->match, &d->dw, err, errcap))
         return TL_ERR_OPEN;
-    }
     if (!saved) return TL_OK;
     const uint8_t *p = saved, *end = saved + len;
     if (!tl_get_varint(&p, end, &d->stats.lines) || !tl_get_varint(&p, end, &d->stats.records) ||
@@ -259,12 +256,9 @@ static void dir_self_metrics(struct tl_source *s)
     tl_output_self(tl_rt_output(s->rt), tl_rt_instance(s->rt), &in, tl_dirwatch_pending(d->dw));
 }
 
-static void dir_totals(const struct tl_source *s, struct tl_source_totals *t)
+static size_t dir_counters(const struct tl_source *s, struct tl_counter *out, size_t max)
 {
-    const struct dir_src *d = s->own;
-    t->lines += d->stats.lines;
-    t->records += d->stats.records;
-    t->rejected += d->stats.rejected;
+    return tl_source_counters(&((const struct dir_src *)s->own)->stats, 0, out, max);
 }
 
 static void dir_close(struct tl_source *s)
@@ -324,7 +318,7 @@ const struct tl_source_type tl_source_dir = {
     .woken = dir_woken,
     .save = dir_save,
     .self_metrics = dir_self_metrics,
-    .totals = dir_totals,
+    .counters = dir_counters,
     .close = dir_close,
     .check = dir_check,
 };

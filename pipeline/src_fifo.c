@@ -35,7 +35,8 @@ struct fifo_src {
     bool written; /* a writer came: an end now is its end, not "none yet" */
 };
 
-static enum tl_err fifo_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+static enum tl_err fifo_open(struct tl_source *s, int version, const uint8_t *saved, size_t len, char *err,
+                             size_t errcap)
 {
     struct fifo_src *f = s->own;
     if (!f) {
@@ -45,13 +46,13 @@ static enum tl_err fifo_open(struct tl_source *s, int version, const uint8_t *sa
     }
     struct stat st;
     if (stat(s->path, &st) || !S_ISFIFO(st.st_mode)) {
-        tl_rt_log(s->rt, TL_LOG_ERROR, "%s: %s", s->path,
-                  errno == ENOENT ? "does not exist (make it with mkfifo)" : "not a named pipe");
+        snprintf(err, errcap, "%s: %s", s->path,
+                 errno == ENOENT ? "does not exist (make it with mkfifo)" : "not a named pipe");
         return TL_ERR_OPEN;
     }
     if ((f->fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
         (follows(s) && (f->keep_fd = open(s->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)) {
-        tl_rt_log(s->rt, TL_LOG_ERROR, "%s: %s", s->path, strerror(errno));
+        snprintf(err, errcap, "%s: %s", s->path, strerror(errno));
         return TL_ERR_OPEN;
     }
     return TL_OK;
@@ -89,9 +90,9 @@ static void fifo_self_metrics(struct tl_source *s)
     tl_feed_self_metrics(&((struct fifo_src *)s->own)->feed, &in, 0);
 }
 
-static void fifo_totals(const struct tl_source *s, struct tl_source_totals *t)
+static size_t fifo_counters(const struct tl_source *s, struct tl_counter *out, size_t max)
 {
-    tl_feed_totals(&((const struct fifo_src *)s->own)->feed, t);
+    return tl_feed_counters(&((const struct fifo_src *)s->own)->feed, 0, out, max);
 }
 
 static void fifo_close(struct tl_source *s)
@@ -145,7 +146,7 @@ const struct tl_source_type tl_source_fifo = {
     .step = fifo_step,
     .wait_fd = fifo_wait_fd,
     .self_metrics = fifo_self_metrics,
-    .totals = fifo_totals,
+    .counters = fifo_counters,
     .close = fifo_close,
     .open_tasks = fifo_open_tasks,
     .check = fifo_check,

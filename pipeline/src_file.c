@@ -79,14 +79,11 @@ static void say_resume(struct tl_source *s, struct file_src *f, const struct tl_
 /* Opens the follower at `at` (NULL: per `from`). A file there but not
  * readable now (permissions, a disk error) only makes this source wait:
  * tried again every few seconds, said once. */
-static enum tl_err follow_open(struct tl_source *s, const struct tl_follow_pos *at)
+static enum tl_err follow_open(struct tl_source *s, const struct tl_follow_pos *at, char *why, size_t whycap)
 {
     struct file_src *f = s->own;
     char err[512];
-    if (!tl_followable(s->path, err, sizeof err)) {
-        tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
-        return TL_ERR_OPEN;
-    }
+    if (!tl_followable(s->path, why, whycap)) return TL_ERR_OPEN;
     struct tl_follow_opts fo = {.from_end = !strcmp(settings(s)->from, "end"), .rotated = settings(s)->rotated,
                                 .quiet_ms = settings(s)->rotate_quiet ? (int)settings(s)->rotate_quiet : -1};
     if (tl_follow_open(s->path, &fo, at, &f->fl, err, sizeof err)) {
@@ -137,18 +134,19 @@ static bool restore(struct tl_source *s, int version, const uint8_t *p, const ui
     return true;
 }
 
-static enum tl_err file_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+static enum tl_err file_open(struct tl_source *s, int version, const uint8_t *saved, size_t len, char *err,
+                             size_t errcap)
 {
     struct file_src *f = s->own;
     if (!f) {
         if (!(f = s->own = calloc(1, sizeof *f))) return TL_ERR_NOMEM;
         if (tl_feed_init(&f->feed, s, NULL)) return TL_ERR_NOMEM;
     }
-    if (!saved) return follow_open(s, NULL);
+    if (!saved) return follow_open(s, NULL, err, errcap);
     struct tl_follow_pos pos = {0};
     uint8_t flags;
     if (!restore(s, version, saved, saved + len, &pos, &flags)) return TL_ERR_CORRUPT;
-    enum tl_err rc = follow_open(s, &pos);
+    enum tl_err rc = follow_open(s, &pos, err, errcap);
     /* a file read to its end before: done, unless it is another file now */
     if (!rc && (flags & 1) && f->fl && tl_follow_stats(f->fl).resume == TL_RESUME_SAME)
         s->done = true;
@@ -181,12 +179,21 @@ static void say_follow_trouble(struct tl_source *s, struct file_src *f, size_t g
     }
 }
 
+/* follow_open again (a retry, a reopen), saying why it failed. */
+static enum tl_err follow_reopen(struct tl_source *s, const struct tl_follow_pos *at)
+{
+    char err[512];
+    enum tl_err rc = follow_open(s, at, err, sizeof err);
+    if (rc) tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
+    return rc;
+}
+
 static size_t file_step(struct tl_source *s)
 {
     struct file_src *f = s->own;
     if (!f->fl) { /* not readable yet: its time to try again? */
         if (f->reopen_ms && tl_mono_ms() >= f->reopen_ms)
-            follow_open(s, f->has_reopen_pos ? &f->reopen_pos : NULL);
+            follow_reopen(s, f->has_reopen_pos ? &f->reopen_pos : NULL);
         return 0;
     }
     char *buf = tl_rt_buf(s->rt);
@@ -267,11 +274,10 @@ static void file_self_metrics(struct tl_source *s)
     tl_feed_self_metrics(&f->feed, &in, lag);
 }
 
-static void file_totals(const struct tl_source *s, struct tl_source_totals *t)
+static size_t file_counters(const struct tl_source *s, struct tl_counter *out, size_t max)
 {
     const struct file_src *f = s->own;
-    if (f->fl) t->lag += tl_follow_stats(f->fl).lag;
-    tl_feed_totals(&f->feed, t);
+    return tl_feed_counters(&f->feed, f->fl ? tl_follow_stats(f->fl).lag : 0, out, max);
 }
 
 /* SIGHUP: the file reopened where it was (a rotation by hand). */
@@ -282,7 +288,7 @@ static void file_reopen(struct tl_source *s)
     struct tl_follow_pos pos = tl_follow_position(f->fl);
     tl_follow_close(f->fl);
     f->fl = NULL;
-    if (follow_open(s, &pos)) s->done = true;
+    if (follow_reopen(s, &pos)) s->done = true;
 }
 
 static void file_close(struct tl_source *s)
@@ -375,7 +381,7 @@ const struct tl_source_type tl_source_file = {
     .woken = file_woken,
     .save = file_save,
     .self_metrics = file_self_metrics,
-    .totals = file_totals,
+    .counters = file_counters,
     .reopen = file_reopen,
     .close = file_close,
     .open_tasks = file_open_tasks,

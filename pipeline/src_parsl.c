@@ -52,8 +52,8 @@ static enum tl_err settle_option(void *ctx, const struct tl_parser *p, void *con
     return tl_options_set(p->options, config, "settle", SETTLE_S, err, errlen);
 }
 
-static enum tl_err parsl_src_open(struct tl_source *s, int version, const uint8_t *saved,
-                                  size_t len)
+static enum tl_err parsl_src_open(struct tl_source *s, int version, const uint8_t *saved, size_t len,
+                                  char *err, size_t errcap)
 {
     struct parsl_src *p = s->own;
     if (!p) {
@@ -128,9 +128,9 @@ static void parsl_src_self_metrics(struct tl_source *s)
     tl_feed_self_metrics(&((struct parsl_src *)s->own)->feed, &in, 0);
 }
 
-static void parsl_src_totals(const struct tl_source *s, struct tl_source_totals *t)
+static size_t parsl_src_counters(const struct tl_source *s, struct tl_counter *out, size_t max)
 {
-    tl_feed_totals(&((const struct parsl_src *)s->own)->feed, t);
+    return tl_feed_counters(&((const struct parsl_src *)s->own)->feed, 0, out, max);
 }
 
 static void parsl_src_close(struct tl_source *s)
@@ -195,7 +195,7 @@ const struct tl_source_type tl_source_parsl = {
     .wait_fd = parsl_src_wait_fd,
     .save = parsl_src_save,
     .self_metrics = parsl_src_self_metrics,
-    .totals = parsl_src_totals,
+    .counters = parsl_src_counters,
     .close = parsl_src_close,
     .check = parsl_src_check,
 };

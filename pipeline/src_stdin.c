@@ -17,7 +17,8 @@ static enum tl_err stdin_expand(struct tl_runtime *rt, const struct src_settings
     return tl_rt_add_source(rt, cfg, NULL, "-");
 }
 
-static enum tl_err stdin_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+static enum tl_err stdin_open(struct tl_source *s, int version, const uint8_t *saved, size_t len, char *err,
+                              size_t errcap)
 {
     struct tl_feed *f = s->own;
     if (!f) {
@@ -56,9 +57,9 @@ static void stdin_self_metrics(struct tl_source *s)
     tl_feed_self_metrics(s->own, &in, 0);
 }
 
-static void stdin_totals(const struct tl_source *s, struct tl_source_totals *t)
+static size_t stdin_counters(const struct tl_source *s, struct tl_counter *out, size_t max)
 {
-    tl_feed_totals(s->own, t);
+    return tl_feed_counters(s->own, 0, out, max);
 }
 
 static void stdin_close(struct tl_source *s)
@@ -101,7 +102,7 @@ const struct tl_source_type tl_source_stdin = {
     .step = stdin_step,
     .wait_fd = stdin_wait_fd,
     .self_metrics = stdin_self_metrics,
-    .totals = stdin_totals,
+    .counters = stdin_counters,
     .close = stdin_close,
     .open_tasks = stdin_open_tasks,
     .check = stdin_check,

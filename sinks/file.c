@@ -96,11 +96,11 @@ static enum tl_err file_sync(void *state)
     return f->failed ? TL_ERR_IO : TL_OK;
 }
 
-static size_t file_stats(const void *state, struct tl_sink_stat *out, size_t max)
+static size_t file_counters(const void *state, struct tl_counter *out, size_t max)
 {
     const struct file_sink *f = state;
     if (max < 1) return 0;
-    out[0] = (struct tl_sink_stat){"points_written", f->points, false};
+    out[0] = (struct tl_counter){"points_written", f->points, false};
     return 1;
 }
 
@@ -144,7 +144,7 @@ const struct tl_sink_type tl_sink_file = {
     .points = file_points,
     .flush = file_flush,
     .sync = file_sync,
-    .stats = file_stats,
+    .counters = file_counters,
     .finish = file_finish,
     .close = file_close,
     .check = file_check,

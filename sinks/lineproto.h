@@ -1,4 +1,6 @@
-/* InfluxDB line protocol for tasklens's schema (shared/DESIGN.md):
+/* InfluxDB line protocol: the codec (sinks/codec.h) of the file and
+ * influxdb sinks. The points are built in core/point.c; in line protocol
+ * tasklens's schema (shared/DESIGN.md) reads:
  *
  *   task            tags source, workflow, category, host, result
  *                   fields: every present metric (float), task_id, attempt,

@@ -148,12 +148,12 @@ static enum tl_err ndjson_sync(void *state)
     return n->failed ? TL_ERR_IO : TL_OK;
 }
 
-static size_t ndjson_stats(const void *state, struct tl_sink_stat *out, size_t max)
+static size_t ndjson_counters(const void *state, struct tl_counter *out, size_t max)
 {
     const struct ndjson_sink *n = state;
     if (max < 2) return 0;
-    out[0] = (struct tl_sink_stat){"ndjson_tasks", n->tasks, false};
-    out[1] = (struct tl_sink_stat){"ndjson_windows", n->windows_written, false};
+    out[0] = (struct tl_counter){"ndjson_tasks", n->tasks, false};
+    out[1] = (struct tl_counter){"ndjson_windows", n->windows_written, false};
     return 2;
 }
 
@@ -193,7 +193,7 @@ const struct tl_sink_type tl_sink_ndjson = {
     .window = ndjson_window,
     .flush = ndjson_flush,
     .sync = ndjson_sync,
-    .stats = ndjson_stats,
+    .counters = ndjson_counters,
     .finish = ndjson_finish,
     .close = ndjson_close,
     .check = ndjson_check,

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "core/aggregate.h"
+#include "core/counter.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -50,14 +51,6 @@ struct tl_sink_env {
     const char *window_label; /* "60s": the tumbling window's `window` tag */
 };
 
-/* One counter of a sink, by name: the runtime sums counters of the same
- * name over sinks, for self-metrics (`self`), `--stats` and the status line. */
-struct tl_sink_stat {
-    const char *name;
-    uint64_t value;
-    bool self; /* also a field of the `tasklens` self-metrics point */
-};
-#define TL_SINK_MAX_STATS 32
 
 /* What a sink left behind when it closed (tl_sink_type.finish). */
 #define TL_SINK_SPOOLED 1 /* batches wait in a spool: safe on disk, sent on the next run */
@@ -95,7 +88,9 @@ struct tl_sink_type {
     enum tl_err (*drain)(void *state, long timeout_ms);
     /* Optional: points neither sent nor spooled (held in memory). */
     uint32_t (*held)(const void *state);
-    size_t (*stats)(const void *state, struct tl_sink_stat *out, size_t max);
+    /* Its counters (core/counter.h): the runtime sums them by name over
+     * sinks, for self-metrics (`self`), `--stats` and the status line. */
+    size_t (*counters)(const void *state, struct tl_counter *out, size_t max);
     /* The end: drains up to drain_ms, says what stays behind (through the
      * logger), returns TL_SINK_* flags; then close frees. */
     int (*finish)(void *state, long drain_ms);

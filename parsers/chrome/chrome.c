@@ -370,17 +370,21 @@ static void chrome_close(void *state)
     free(st);
 }
 
+static enum tl_err chrome_validate(const void *config, const char **key, char *err, size_t errcap)
+{
+    const char *category = ((const struct chrome_config *)config)->category;
+    if (!strcmp(category, "name") || !strcmp(category, "cat")) return TL_OK;
+    *key = "category";
+    snprintf(err, errcap, "chrome.category is name or cat, not '%s'", category);
+    return TL_ERR_USAGE;
+}
+
 static enum tl_err chrome_open(void **state, const void *config, const struct tl_emit *emit, char *err, size_t errcap)
 {
     struct chrome_state *st = calloc(1, sizeof *st);
     if (!st) return TL_ERR_NOMEM;
     st->cfg = *(const struct chrome_config *)config;
     st->emit = *emit;
-    if (strcmp(st->cfg.category, "name") && strcmp(st->cfg.category, "cat")) {
-        snprintf(err, errcap, "chrome.category is name or cat, not '%s'", st->cfg.category);
-        free(st);
-        return TL_ERR_USAGE;
-    }
     st->by_cat = !strcmp(st->cfg.category, "cat");
     st->names = tl_intern_new(st->cfg.max_names);
     if (!st->names || !chrome_flows_open(st)) {
@@ -436,12 +440,10 @@ static const struct tl_parse_stats *chrome_stats(const void *state)
     return &((const struct chrome_state *)state)->stats;
 }
 
-static size_t chrome_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t chrome_counters(const void *state, struct tl_counter *out, size_t max)
 {
     const struct chrome_state *st = state;
-    *names = counter_names;
-    *values = st->counters;
-    return CC_COUNT;
+    return tl_counters_fill(out, max, counter_names, st->counters, CC_COUNT);
 }
 
 /* `[` then an object with "ph", or `{` with "traceEvents" (or a first
@@ -468,6 +470,7 @@ const struct tl_parser tl_parser_chrome = {
     .probe = chrome_probe,
     .config_size = sizeof(struct chrome_config),
     .options = chrome_options,
+    .validate = chrome_validate,
     .open = chrome_open,
     .feed = chrome_feed,
     .finish = chrome_finish,

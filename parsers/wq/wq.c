@@ -99,11 +99,9 @@ static const struct tl_parse_stats *wq_stats(const void *state)
     return &((const struct wq_state *)state)->stats;
 }
 
-static size_t wq_counters(const void *state, const char *const **names, const uint64_t **values)
+static size_t wq_counters(const void *state, struct tl_counter *out, size_t max)
 {
-    *names = wq_counter_names;
-    *values = ((const struct wq_state *)state)->counters;
-    return WQC_COUNT;
+    return tl_counters_fill(out, max, wq_counter_names, ((const struct wq_state *)state)->counters, WQC_COUNT);
 }
 
 /* Sure when the first line is a cctools header, or a "<16 digits> <pid>

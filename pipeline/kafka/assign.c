@@ -180,19 +180,20 @@ static void kafka_revoke(void *ctx, const struct tl_kafka_partition *const *part
     for (int i = 0; i < n; i++) kafka_part_drop(s, parts[i]->topic, parts[i]->partition);
 }
 
-enum tl_err kafka_client_open(struct tl_source *s)
+enum tl_err kafka_client_open(struct tl_source *s, char *why, size_t whycap)
 {
     struct kafka_src *K = s->own;
+    const struct kafka_settings *ks = kafka_settings(s);
     struct tl_kafka_prop props[128];
     int np = 0;
-    const struct tl_cfg_node *pr = kafka_settings(s)->properties;
+    const struct tl_cfg_node *pr = ks->properties;
     for (size_t i = 0; pr && i < pr->n && np < 128; i++)
         props[np++] = (struct tl_kafka_prop){pr->keys[i], pr->items[i]->scalar};
-    struct tl_kafka_cfg kc = {kafka_settings(s)->brokers, kafka_settings(s)->topics, kafka_settings(s)->group, kafka_settings(s)->start, props, np};
+    struct tl_kafka_cfg kc = {ks->brokers, ks->topics, ks->group, ks->start, props, np};
     struct tl_kafka_hooks hooks = {s, kafka_revoke, kafka_assign, kafka_log};
     char err[1024];
     if (!K->stream_ids && !(K->stream_ids = tl_intern_new((size_t)64 << 20))) return TL_ERR_NOMEM;
-    for (const char *h = kafka_settings(s)->header_tags; h && *h && K->nhdr < MAX_HDR_TAGS;) {
+    for (const char *h = ks->header_tags; h && *h && K->nhdr < MAX_HDR_TAGS;) {
         size_t n = strcspn(h, ",");
         while (n && *h == ' ') h++, n--;
         size_t m = n;
@@ -201,21 +202,21 @@ enum tl_err kafka_client_open(struct tl_source *s)
         h += n;
         if (*h == ',') h++;
     }
-    if (kafka_settings(s)->state_topic && !K->store) {
-        if (tl_kstore_open(&kc, kafka_settings(s)->state_topic, &hooks, &K->store, err, sizeof err)) {
-            tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
+    if (ks->state_topic && !K->store) {
+        if (tl_kstore_open(&kc, ks->state_topic, &hooks, &K->store, err, sizeof err)) {
+            snprintf(why, whycap, "%s", err);
             return TL_ERR_OPEN;
         }
         if (tl_kstore_sync(K->store, 30000))
             tl_rt_log(s->rt, TL_LOG_WARN, "kafka: the state topic %s was not read to its end",
-                 kafka_settings(s)->state_topic);
-        tl_rt_log(s->rt, TL_LOG_INFO, "kafka: state topic %s: %zu partition states", kafka_settings(s)->state_topic,
+                 ks->state_topic);
+        tl_rt_log(s->rt, TL_LOG_INFO, "kafka: state topic %s: %zu partition states", ks->state_topic,
              tl_kstore_count(K->store));
     }
     if (tl_kafka_open(&kc, &hooks, &K->kafka, err, sizeof err)) {
-        tl_rt_log(s->rt, TL_LOG_ERROR, "%s", err);
+        snprintf(why, whycap, "%s", err);
         return TL_ERR_OPEN;
     }
-    tl_rt_log(s->rt, TL_LOG_INFO, "kafka: %s, topics %s, group %s", kafka_settings(s)->brokers, kafka_settings(s)->topics, kafka_settings(s)->group);
+    tl_rt_log(s->rt, TL_LOG_INFO, "kafka: %s, topics %s, group %s", ks->brokers, ks->topics, ks->group);
     return TL_OK;
 }

@@ -129,7 +129,7 @@ void kafka_message(void *ctx, const struct tl_kafka_msg *m);
 void kafka_log(void *ctx, int level, const char *msg);
 
 /* assign.c */
-enum tl_err kafka_client_open(struct tl_source *s);
+enum tl_err kafka_client_open(struct tl_source *s, char *err, size_t errcap);
 
 /* checkpoint.c */
 size_t kafka_state_key(char *out, size_t cap, const struct tl_source *s, const char *topic,

@@ -57,11 +57,12 @@ static enum tl_err kafka_expand(struct tl_runtime *rt, const struct src_settings
     return tl_rt_add_source(rt, entry, name, id);
 }
 
-static enum tl_err kafka_open(struct tl_source *s, int version, const uint8_t *saved, size_t len)
+static enum tl_err kafka_open(struct tl_source *s, int version, const uint8_t *saved, size_t len, char *err,
+                              size_t errcap)
 {
     if (!s->own && !(s->own = calloc(1, sizeof(struct kafka_src)))) return TL_ERR_NOMEM;
     if (saved && !kafka_restore(s, saved, saved + len)) return TL_ERR_CORRUPT;
-    return kafka_client_open(s);
+    return kafka_client_open(s, err, errcap);
 }
 
 static size_t kafka_step(struct tl_source *s)
@@ -78,13 +79,11 @@ static int kafka_wait_fd(struct tl_source *s, bool *poll_soon)
     return fd;
 }
 
-static void kafka_totals(const struct tl_source *s, struct tl_source_totals *t)
+static size_t kafka_counters(const struct tl_source *s, struct tl_counter *out, size_t max)
 {
     struct tl_parse_stats ps;
     kafka_stats(s, NULL, -1, &ps);
-    t->lines += ps.lines;
-    t->records += ps.records;
-    t->rejected += ps.rejected;
+    return tl_source_counters(&ps, 0, out, max);
 }
 
 static void kafka_commit(struct tl_source *s)
@@ -199,7 +198,7 @@ const struct tl_source_type tl_source_kafka = {
     .wait_fd = kafka_wait_fd,
     .save = kafka_save,
     .self_metrics = kafka_self_metrics,
-    .totals = kafka_totals,
+    .counters = kafka_counters,
     .publish = kafka_publish,
     .commit = kafka_commit,
     .cumulative = kafka_global,

@@ -148,10 +148,10 @@ uint32_t tl_netsink_held(const void *state)
     return tl_sender_held(((const struct tl_netsink *)state)->sink);
 }
 
-size_t tl_netsink_stats(const void *state, struct tl_sink_stat *out, size_t max)
+size_t tl_netsink_counters(const void *state, struct tl_counter *out, size_t max)
 {
     struct tl_sender_stats ss = tl_sender_stats(((const struct tl_netsink *)state)->sink);
-    const struct tl_sink_stat all[] = {
+    const struct tl_counter all[] = {
         /* the self-metrics fields, in the order the `tasklens` point had them */
         {"spool_bytes", ss.spool.bytes, true},
         {"spool_frames", ss.spool.frames, true},

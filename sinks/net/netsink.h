@@ -89,7 +89,7 @@ enum tl_err tl_netsink_flush(void *state);
 enum tl_err tl_netsink_sync(void *state);
 enum tl_err tl_netsink_drain(void *state, long timeout_ms);
 uint32_t tl_netsink_held(const void *state);
-size_t tl_netsink_stats(const void *state, struct tl_sink_stat *out, size_t max);
+size_t tl_netsink_counters(const void *state, struct tl_counter *out, size_t max);
 int tl_netsink_finish(void *state, long drain_ms);
 void tl_netsink_close(void *state);
 

@@ -32,6 +32,11 @@ here so they hold (issue 41 points 3-5):
    src_settings (pipeline/run_config.h) holds the type, the type's own
    config and where it was declared, nothing of any one type (Kafka's
    brokers, a file's rotation), as a sink's entry holds its type's config.
+10. Counters come in one form (issue 60 point 3): parsers, sources and
+   sinks each hand theirs on through a `counters` callback filling struct
+   tl_counter (core/counter.h). (A parser's `stats` -- lines, records,
+   rejects by reason -- is the fixed struct every parser keeps for the
+   drive, checkpoints and reject reports, read by field, not a list.)
 
 (The layering itself -- which room may include which -- is the compiler's:
 each room compiles against a view of the tree holding only the rooms it may
@@ -180,6 +185,14 @@ def main():
     members = re.findall(r"(\w+)\s*;", re.sub(r"/\*.*?\*/", "", body.group(1), flags=re.S)) if body else []
     check(body and sorted(members) == ["config", "line", "type"],
           "a source entry holds its type, its type's own config and its line, no type's settings (%s)" % members)
+    forms = {}
+    for h in ("parsers/parser.h", "pipeline/source.h", "sinks/sink.h"):
+        code = re.sub(r"/\*.*?\*/", "", open(os.path.join(repo, h), encoding="utf-8").read(), flags=re.S)
+        forms[h] = (re.findall(r"\(\*counters\)\(([^)]*)\)", code),
+                    [f for f in re.findall(r"\(\*(stats|totals)\)\(([^)]*)\)", code)
+                     if "tl_parse_stats" not in code.split("(*%s)" % f[0])[0].rsplit(";", 1)[-1]])
+    one_form = all(len(c) == 1 and "struct tl_counter *out" in c[0] and not other for c, other in forms.values())
+    check(one_form, "parsers, sources and sinks hand their counters on in one form, struct tl_counter (%s)" % forms)
     tracked = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True, text=True).stdout.split("\n")
     built = [t for t in tracked if t and BUILD_OUTPUT.search(t)]
     check(not built, "no build output is tracked (%s)" % built[:5])

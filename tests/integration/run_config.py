@@ -78,6 +78,10 @@ MISTAKES = [
      [":7:", "sinks[1].spool_max", "outside 65536.."]),
     ("list where one path goes", GOOD.replace("    path: {log}", "    path: [a.log, b.log]"),
      [":3:", "path", "takes a single value"]),
+    # a parser's own checks run as the file is read (issue 60: parsers validate, as sinks do)
+    ("parser option outside its values",
+     GOOD.replace("    path: {log}", "    path: {log}\n    parser: spark\n    options:\n      category: stages"),
+     [":6:", "sources[0] (file) options", "spark.category is stage or description, not 'stages'"]),
     # each source's settings are its own (issue 60): Kafka's are no file's, not even silently
     ("another source type's setting", GOOD.replace("    path: {log}", "    path: {log}\n    properties:\n      a: b"),
      [":4:", "sources[0] (file)", "unknown key 'properties'"]),

@@ -87,12 +87,11 @@ static struct digest run_chunked(const char *buf, size_t len, size_t chunk)
     for (size_t off = 0; off < len; off += chunk)
         inst.p->feed(inst.state, buf + off, len - off < chunk ? len - off : chunk);
     inst.p->finish(inst.state);
-    const char *const *names;
-    const uint64_t *values;
-    size_t n = inst.p->counters(inst.state, &names, &values);
+    struct tl_counter cs[TL_MAX_COUNTERS];
+    size_t n = inst.p->counters(inst.state, cs, TL_MAX_COUNTERS);
     for (size_t i = 0; i < n; i++) {
-        mix_str(&d, names[i]);
-        mix(&d, &values[i], sizeof values[i]);
+        mix_str(&d, cs[i].name);
+        mix(&d, &cs[i].value, sizeof cs[i].value);
     }
     tl_parser_inst_free(&inst);
     return d;
@@ -136,15 +135,14 @@ static void check_chunk_invariance(const char *name, const char *buf, size_t len
 
 struct run {
     struct collected c;
-    uint64_t counters[64];
-    const char *const *names;
+    struct tl_counter counters[TL_MAX_COUNTERS];
     size_t ncounters;
 };
 
 static uint64_t counter(const struct run *r, const char *name)
 {
     for (size_t i = 0; i < r->ncounters; i++)
-        if (!strcmp(r->names[i], name)) return r->counters[i];
+        if (!strcmp(r->counters[i].name, name)) return r->counters[i].value;
     fprintf(stderr, "no counter %s\n", name);
     return UINT64_MAX;
 }
@@ -165,10 +163,7 @@ static void run_text_opt(struct run *out, const char *text, size_t len, const ch
     }
     inst.p->feed(inst.state, text, len);
     inst.p->finish(inst.state);
-    const uint64_t *values;
-    out->ncounters = inst.p->counters(inst.state, &out->names, &values);
-    if (out->ncounters > 64) out->ncounters = 64;
-    memcpy(out->counters, values, out->ncounters * sizeof *values);
+    out->ncounters = inst.p->counters(inst.state, out->counters, TL_MAX_COUNTERS);
     tl_parser_inst_free(&inst);
 }
 

@@ -105,11 +105,10 @@ static void naive_count(const char *buf, size_t len, long out[NCOUNTERS])
 
 static uint64_t counter(const struct tl_parser *p, void *state, const char *name)
 {
-    const char *const *names;
-    const uint64_t *vals;
-    size_t n = p->counters(state, &names, &vals);
+    struct tl_counter c[TL_MAX_COUNTERS];
+    size_t n = p->counters(state, c, TL_MAX_COUNTERS);
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(names[i], name)) return vals[i];
+        if (!strcmp(c[i].name, name)) return c[i].value;
     return UINT64_MAX;
 }
 

@@ -18,10 +18,9 @@ static struct collected run_text(const char *text, const struct tl_parse_stats *
     copy = *st;
     if (stats_out) *stats_out = &copy;
     if (counters_out) {
-        const char *const *names;
-        const uint64_t *vals;
-        size_t n = wq->counters(inst.state, &names, &vals);
-        memcpy(counters_out, vals, n * sizeof *vals);
+        struct tl_counter cs[TL_MAX_COUNTERS];
+        size_t n = wq->counters(inst.state, cs, TL_MAX_COUNTERS);
+        for (size_t i = 0; i < n; i++) counters_out[i] = cs[i].value;
     }
     tl_parser_inst_free(&inst);
     return c;
@@ -863,12 +862,11 @@ static void test_superseded_runs(void)
         wq->feed(inst.state, log, strlen(log));
         wq->finish(inst.state);
         CHECK_EQ_INT(wq->stats(inst.state)->rejected, 0);
-        const char *const *names;
-        const uint64_t *vals;
-        size_t n = wq->counters(inst.state, &names, &vals);
+        struct tl_counter cs[TL_MAX_COUNTERS];
+        size_t n = wq->counters(inst.state, cs, TL_MAX_COUNTERS);
         uint64_t superseded = 99;
         for (size_t i = 0; i < n; i++)
-            if (!strcmp(names[i], "runs ended by later MANAGER STARTs")) superseded = vals[i];
+            if (!strcmp(cs[i].name, "runs ended by later MANAGER STARTs")) superseded = cs[i].value;
         CHECK_EQ_INT(superseded, keep ? 0 : 1);
         CHECK_EQ_INT(count_kind(&c, TL_REC_TASK_OPEN), 5); /* every task, once */
         const struct tl_record *a = find(&c, TL_REC_TASK_OPEN, 1, 0), *b = NULL;
