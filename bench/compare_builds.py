@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two builds of tasklens on every real input: `summary --format json`,
+"""Two builds of tasklens on every real input: `summary` (table and `--format json`),
 `lines` (without its wall-clock `tasklens` self-metrics points),
 `records -f ndjson` (without the `depends` key, new in issue 59) and the
 line protocol of `advise`, `plan` and `energy` must be the same, exit status
@@ -26,7 +26,7 @@ def run(tl, *a):
     r = subprocess.run([tl, *a], capture_output=True, timeout=300)
     return r.returncode, r.stdout
 for f in files:
-    for cmd in (["summary", "-q", "--format", "json", f], ["lines", "-q", "-o", "-", f], ["records", "-q", "-f", "ndjson", f],
+    for cmd in (["summary", "-q", "--format", "json", f], ["summary", "-q", f], ["lines", "-q", "-o", "-", f], ["records", "-q", "-f", "ndjson", f],
                 ["advise", "-q", "--format", "lp", f], ["energy", "-q", "--format", "lp", f],
                 ["plan", "-q", "--node", "cores=64,mem=256GiB", "--format", "lp", f]):
         a, b = run(old, *cmd), run(new, *cmd)

@@ -622,3 +622,87 @@ size_t tl_fmt_grouped(char *buf, uint64_t v)
     buf[at] = '\0';
     return (size_t)at;
 }
+
+/* The significant digits of v's shortest round-trip form (no leading or
+ * trailing zeros) into dig, and X with v = d1.d2d3... x 10^X. */
+static int shortest_digits(double v, char *dig, int *X)
+{
+    char s[TL_FMT_WIDE];
+    size_t n = tl_fmt_double_wide(s, fabs(v));
+    int nd = 0, point = -1, exp10 = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '.') point = nd;
+        else if (c == 'e') {
+            exp10 = atoi(s + i + 1);
+            break;
+        } else if (c != '0' || nd) dig[nd++] = c;
+        else if (point >= 0) exp10--; /* a zero after the point, before any digit */
+    }
+    int int_digits = point >= 0 ? point : nd;
+    /* leading zeros of an integer part ("0.5") were never digits */
+    while (nd && dig[nd - 1] == '0') nd--;
+    *X = int_digits - 1 + exp10;
+    return nd;
+}
+
+size_t tl_fmt_sig(char *buf, size_t cap, double v, int sig)
+{
+    /* subnormals carry fewer digits than 15: their shortest form is no %.15g */
+    if (!isfinite(v) || fabs(v) < DBL_MIN || sig < 1 || sig > 15 || cap < 32)
+        return (size_t)snprintf(buf, cap, "%.*g", sig, v);
+    char dig[40];
+    int X, nd = shortest_digits(v, dig, &X);
+    if (nd > sig) { /* round to sig digits: a tie in the shortest form is not the exact value's */
+        bool tail = false;
+        for (int i = sig + 1; i < nd; i++) tail |= dig[i] != '0';
+        if (dig[sig] == '5' && !tail) return (size_t)snprintf(buf, cap, "%.*g", sig, v);
+        bool up = dig[sig] >= '5';
+        nd = sig;
+        for (int i = sig - 1; up && i >= 0; i--) {
+            if (dig[i] == '9') {
+                dig[i] = '0';
+            } else {
+                dig[i]++;
+                up = false;
+            }
+        }
+        if (up) { /* 9.99 -> 10.0 */
+            memmove(dig + 1, dig, (size_t)nd);
+            dig[0] = '1';
+            X++;
+        }
+        while (nd > 1 && dig[nd - 1] == '0') nd--;
+    }
+    char *p = buf;
+    if (v < 0) *p++ = '-';
+    if (X < -4 || X >= sig) { /* d.ddde+XX */
+        *p++ = dig[0];
+        if (nd > 1) {
+            *p++ = '.';
+            memcpy(p, dig + 1, (size_t)nd - 1);
+            p += nd - 1;
+        }
+        *p++ = 'e';
+        *p++ = X < 0 ? '-' : '+';
+        int a = X < 0 ? -X : X;
+        if (a >= 100) *p++ = (char)('0' + a / 100);
+        *p++ = (char)('0' + a / 10 % 10);
+        *p++ = (char)('0' + a % 10);
+    } else if (X >= 0) { /* ddd.ddd */
+        for (int i = 0; i <= X; i++) *p++ = i < nd ? dig[i] : '0';
+        if (nd > X + 1) {
+            *p++ = '.';
+            memcpy(p, dig + X + 1, (size_t)(nd - X - 1));
+            p += nd - X - 1;
+        }
+    } else { /* 0.000ddd */
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -X - 1; i++) *p++ = '0';
+        memcpy(p, dig, (size_t)nd);
+        p += nd;
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
+}

@@ -18,6 +18,15 @@ size_t tl_fmt_double(char *buf, size_t cap, double v);
 /* Writes v in decimal and a NUL: at most 21 bytes. Returns the length. */
 size_t tl_fmt_i64(char *buf, int64_t v);
 
+/* Exactly snprintf(buf, cap, "%.*g", sig, v), for 1 <= sig <= 15, at a
+ * tenth of the cost: the shortest round-trip digits (tl_fmt_double) rounded
+ * to sig digits, which is the exact value's rounding unless those digits
+ * end on a tie (then, and for zeros, subnormals, non-finite values and
+ * cap < 32, snprintf itself; with fewer digits than sig, any 15 digits of
+ * a normal double read back as it: DBL_DIG). The summary tables print thousands of cells per
+ * category with %.3g. Returns the length. */
+size_t tl_fmt_sig(char *buf, size_t cap, double v, int sig);
+
 /* A count for people, "1,234,567": thousands separated by commas; buf has
  * room for 27 bytes. Its length. */
 size_t tl_fmt_grouped(char *buf, uint64_t v);

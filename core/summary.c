@@ -180,6 +180,15 @@ static void quantile_key(char *out, size_t cap, double q)
     tl_fmt_double(out, cap, q);
 }
 
+/* s right-aligned in a column of width w, after a space (as " %7s"). */
+static void put_right(struct tl_buf *b, const char *s, int w)
+{
+    size_t n = strlen(s);
+    tl_buf_putc(b, ' ');
+    for (int i = (int)n; i < w; i++) tl_buf_putc(b, ' ');
+    tl_buf_append(b, s, n);
+}
+
 static void quantile_column(char *out, size_t cap, double q)
 {
     /* percent with binary noise rounded away: 0.07 -> 7.000000000000001 -> "p007" */
@@ -431,10 +440,18 @@ uint64_t tl_summary_counter(const struct tl_summary_input *in, size_t n, const c
 
 /* Human units in at most 7 characters: 6.01s 12.3min 1.5h 243ms 1.1GiB */
 /* v in a unit; when it rounds to 60 of it (full), the next unit's 1 (next). */
-static void roll_over(char *out, size_t cap, const char *fmt, double v, const char *full,
-                      const char *next)
+/* v to sig significant digits (as %.<sig>g: tl_fmt_sig), then unit. */
+static void sig_unit(char *out, size_t cap, double v, int sig, const char *unit)
 {
-    snprintf(out, cap, fmt, v);
+    size_t n = tl_fmt_sig(out, cap, v, sig), u = strlen(unit);
+    if (n + u >= cap) u = n < cap ? cap - 1 - n : 0;
+    memcpy(out + n, unit, u); /* not snprintf: ~400 instructions a cell */
+    out[n + u] = '\0';
+}
+
+static void roll_over(char *out, size_t cap, double v, const char *unit, const char *full, const char *next)
+{
+    sig_unit(out, cap, v, 3, unit);
     const char *digits = out[0] == '-' ? out + 1 : out;
     if (!strcmp(digits, full)) snprintf(out, cap, "%s%s", v < 0 ? "-" : "", next);
 }
@@ -451,7 +468,9 @@ static void si_prefixed(char *out, size_t cap, double v, const char *unit)
     }
     while (a < 0.9995 && i > 0) a *= 1000, v *= 1000, i--;
     while (a >= 999.5 && i < 7) a /= 1000, v /= 1000, i++;
-    snprintf(out, cap, "%.3g%s%s", v, p[i], unit);
+    char u[16];
+    snprintf(u, sizeof u, "%s%s", p[i], unit);
+    sig_unit(out, cap, v, 3, u);
 }
 
 void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
@@ -466,13 +485,13 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
         /* a unit while %.3g keeps it below 1000 in it: 999.7us would print
          * as 1e+03us */
         if (a == 0) snprintf(out, cap, "0s");
-        else if (a < 999.5e-6) snprintf(out, cap, "%.3gus", v * 1e6);
-        else if (a < 0.9995) snprintf(out, cap, "%.3gms", v * 1e3);
+        else if (a < 999.5e-6) sig_unit(out, cap, v * 1e6, 3, "us");
+        else if (a < 0.9995) sig_unit(out, cap, v * 1e3, 3, "ms");
         /* and a value that rounds up to 60 at three digits is the next
          * unit: 59.97 s is 1min, not 60s (nor 0.999min) */
-        else if (a < 60) roll_over(out, cap, "%.3gs", v, "60s", "1min");
-        else if (a < 3600) roll_over(out, cap, "%.3gmin", v / 60, "60min", "1h");
-        else if (a < 999.5 * 3600) snprintf(out, cap, "%.3gh", v / 3600);
+        else if (a < 60) roll_over(out, cap, v, "s", "60s", "1min");
+        else if (a < 3600) roll_over(out, cap, v / 60, "min", "60min", "1h");
+        else if (a < 999.5 * 3600) sig_unit(out, cap, v / 3600, 3, "h");
         else snprintf(out, cap, "%.0fh", v / 3600);
         return;
     case TL_UNIT_BYTES: {
@@ -483,7 +502,7 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
             v /= 1024;
             i++;
         }
-        snprintf(out, cap, v < 1 && i > 0 ? "%.2g%s" : "%.3g%s", v, u[i]); /* 0.98GiB */
+        sig_unit(out, cap, v, v < 1 && i > 0 ? 2 : 3, u[i]); /* 0.98GiB */
         return;
     }
     case TL_UNIT_JOULES: case TL_UNIT_WATTS: case TL_UNIT_KG:
@@ -491,7 +510,7 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
                     unit == TL_UNIT_JOULES ? "J" : unit == TL_UNIT_WATTS ? "W" : "g");
         return;
     case TL_UNIT_PERCENT:
-        snprintf(out, cap, "%.3g%%", v);
+        sig_unit(out, cap, v, 3, "%");
         return;
     default: {
         static const char *const u[] = {"", "k", "M", "G", "T"};
@@ -501,7 +520,7 @@ void tl_summary_human(char *out, size_t cap, double v, enum tl_unit unit)
             v /= 1000;
             i++;
         }
-        snprintf(out, cap, "%.3g%s", v, u[i]);
+        sig_unit(out, cap, v, 3, u[i]);
     }
     }
 }
@@ -602,7 +621,13 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
         if (n > name_width) name_width = n;
     }
     char cell[64];
-    struct tl_buf part = {0};
+    struct tl_buf part = {0}, head = {0}; /* the metric table's header, the same for every group */
+    tl_buf_printf(&head, "  %-*s %6s", name_width, "metric", "n");
+    for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
+        quantile_column(cell, sizeof cell, s->opts.q[qi]);
+        put_right(&head, cell, 7);
+    }
+    tl_buf_putc(&head, '\n');
     for (size_t gi = 0; gi < ngroups; gi++) {
         struct tl_agg_group *g = order[gi];
         const char *key = g->key;
@@ -630,19 +655,14 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
              * with the default metrics; a longer name widens the column, never
              * cut (virtual_memory_bytes). The mean is in csv and json. */
             if (!header) {
-                tl_buf_printf(b, "  %-*s %6s", name_width, "metric", "n");
-                for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
-                    quantile_column(cell, sizeof cell, s->opts.q[qi]);
-                    tl_buf_printf(b, " %7s", cell);
-                }
-                tl_buf_putc(b, '\n');
+                tl_buf_append(b, head.data, head.len);
                 header = true;
             }
             /* the n column stays plain digits: 6 of them fit the 100-column table */
             tl_buf_printf(b, "  %-*s %6zu", name_width, info->name, st.count);
             for (int qi = 0; qi < s->opts.nq && qi < 9; qi++) {
                 tl_summary_human(cell, sizeof cell, tl_sketch_quantile(k, s->opts.q[qi]), info->unit);
-                tl_buf_printf(b, " %7s", cell);
+                put_right(b, cell, 7);
             }
             tl_buf_putc(b, '\n');
         }
@@ -667,6 +687,7 @@ static void write_table(struct tl_summary *s, const struct tl_summary_input *in,
                       (unsigned long long)ac.overflow_records, tl_agg_options(s->agg)->max_keys,
                       TL_AGG_OTHER);
     tl_buf_free(&part);
+    tl_buf_free(&head);
 }
 
 enum tl_err tl_summary_write(struct tl_summary *s, enum tl_summary_format fmt,

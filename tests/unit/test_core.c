@@ -772,9 +772,48 @@ static void test_glossary(void)
     }
 }
 
+/* tl_fmt_sig against snprintf("%.*g") itself: every magnitude, ties in the
+ * shortest form (0.125, 2.675, 9.995), carries (9.9999 -> 10), the
+ * exponent switch at 1e-5 and 10^sig, and 300,000 random doubles. */
+static void test_fmt_sig(void)
+{
+    static const double fixed[] = {0.125,  2.675,   9.995, 999.5,  0.9995, 1e-5,    9.9999e-5, 1e-4,  123456,
+                                   999.4,  1000,    0.001, 1e21,   1e-300, 5e-324,  1.7e308,   -2.5,  -0.00314,
+                                   59.97,  59.949,  0.5,   1.5,    2.5,    1e15,    123.456,   4.2e-7, 100,
+                                   1.0005, 1.00049, 3.14159265358979, 2.0 / 3, 0.1 + 0.2, 1e100, 6.02214076e23};
+    uint64_t bits = 0x2545F4914F6CDD1DULL;
+    int differ = 0, n = 0;
+    char got[64], want[64];
+    for (int i = 0; i < 300000 + (int)(sizeof fixed / sizeof *fixed); i++) {
+        double v;
+        if (i < (int)(sizeof fixed / sizeof *fixed)) {
+            v = fixed[i];
+        } else {
+            bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+            if (i % 3 == 0) { /* any double at all */
+                memcpy(&v, &bits, sizeof v);
+                if (!isfinite(v)) continue;
+            } else { /* few digits, as measurements are: ties in the shortest form */
+                v = (double)(bits % 100000) / pow(10, (double)((bits >> 20) % 12)) * pow(10, (double)((bits >> 30) % 8));
+                if (bits >> 63) v = -v;
+            }
+        }
+        for (int sig = 1; sig <= 6; sig++) {
+            tl_fmt_sig(got, sizeof got, v, sig);
+            snprintf(want, sizeof want, "%.*g", sig, v);
+            n++;
+            if (strcmp(got, want) && differ++ < 5)
+                fprintf(stderr, "%.17g %%.%dg: got %s, printf %s\n", v, sig, got, want);
+        }
+    }
+    CHECK_EQ_INT(differ, 0);
+    CHECK(n > 1500000);
+}
+
 int main(void)
 {
     test_glossary();
+    test_fmt_sig();
     test_json_string_utf8();
     test_human_seconds();
     test_hash_tail();
