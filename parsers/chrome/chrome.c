@@ -56,6 +56,10 @@ static const struct tl_option chrome_options[] = {
      offsetof(struct chrome_config, max_open)},
     {"max_names", TL_OPT_SIZE, "64M", "bytes of remembered names (B events, pids, threads)",
      offsetof(struct chrome_config, max_names)},
+    {"max_flow_bytes", TL_OPT_SIZE, "2G",
+     "memory for binding flow events to slices (`path`, `report`: 32 bytes a slice, 40 a flow point); "
+     "past it the trace's dependencies are left out, said",
+     offsetof(struct chrome_config, max_flow_bytes)},
     {0},
 };
 

@@ -34,6 +34,7 @@ struct chrome_config {
     size_t max_event;
     long long max_open;
     size_t max_names;
+    size_t max_flow_bytes; /* what binding flow events may hold (flows.c) */
 };
 
 #define DEFAULT_SAMPLE_ARGS                                                                        \

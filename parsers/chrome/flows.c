@@ -34,18 +34,30 @@ static void flows_free(struct chrome_flows *f)
     f->ns = f->caps = f->np = f->capp = 0;
 }
 
-/* Out of memory: no edges from this input, said once. */
-static void give_up(struct chrome_state *st)
+/* Out of memory, or past max_flow_bytes: no edges from this input, said once. */
+static void give_up(struct chrome_state *st, const char *why)
 {
     flows_free(&st->flows);
     st->flows.on = false;
-    chrome_reject(st, st->ev_line, TL_REJ_LIMIT, "out of memory for flow events: the trace's dependencies are left out");
+    chrome_reject(st, st->ev_line, TL_REJ_LIMIT, why);
 }
 
-static bool grow(void **v, size_t *cap, size_t n, size_t size)
+#define NO_MEMORY "out of memory for flow events: the trace's dependencies are left out"
+#define OVER_LIMIT "flow events need more than chrome.max_flow_bytes: the trace's dependencies are left out"
+
+/* Room for one more of n (size bytes each) in *v; false, with the reason,
+ * when memory or max_flow_bytes runs out. The arrays of both kinds count. */
+static bool grow(struct chrome_state *st, void **v, size_t *cap, size_t n, size_t size, const char **why)
 {
     if (n < *cap) return true;
+    const struct chrome_flows *f = &st->flows;
     size_t c = *cap ? *cap * 2 : 1024;
+    size_t held = f->caps * sizeof *f->s + f->capp * sizeof *f->p - *cap * size;
+    if (held + c * size > st->cfg.max_flow_bytes) {
+        *why = OVER_LIMIT;
+        return false;
+    }
+    *why = NO_MEMORY;
     void *q = realloc(*v, c * size);
     if (!q) return false;
     *v = q;
@@ -99,8 +111,9 @@ void chrome_flows_slice(struct chrome_state *st, const struct event *ev, int64_t
     struct chrome_flows *f = &st->flows;
     int32_t thread = flow_thread(f, &ev->pid, &ev->tid);
     if (thread < 0) return;
-    if (!grow((void **)&f->s, &f->caps, f->ns, sizeof *f->s)) {
-        give_up(st);
+    const char *why;
+    if (!grow(st, (void **)&f->s, &f->caps, f->ns, sizeof *f->s, &why)) {
+        give_up(st, why);
         return;
     }
     f->s[f->ns++] = (struct flow_slice){start, end, ordinal, thread};
@@ -109,8 +122,9 @@ void chrome_flows_slice(struct chrome_state *st, const struct event *ev, int64_t
 static void add_point(struct chrome_state *st, struct flow_point pt)
 {
     struct chrome_flows *f = &st->flows;
-    if (!grow((void **)&f->p, &f->capp, f->np, sizeof *f->p)) {
-        give_up(st);
+    const char *why;
+    if (!grow(st, (void **)&f->p, &f->capp, f->np, sizeof *f->p, &why)) {
+        give_up(st, why);
         return;
     }
     f->p[f->np++] = pt;
@@ -310,7 +324,7 @@ void chrome_flows_finish(struct chrome_state *st)
     if (f->on && f->np) {
         size_t n = 0;
         struct edge *e = bind(f) ? chain(f, &n) : NULL;
-        if (!e) give_up(st);
+        if (!e) give_up(st, NO_MEMORY);
         else emit_edges(st, e, n);
         free(e);
     }

@@ -19,6 +19,7 @@ import glob
 import json
 import math
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -437,6 +438,25 @@ def names_part(tmp):
           "names are data: the report's \"Where the time went\" shows a category of HTML as text")
 
 
+def flow_limit_part():
+    """Flow binding holds the trace's slices; past chrome.max_flow_bytes it
+    lets go: said with file:line, the run goes on, and the path is the one
+    of a trace without flows (each step waited for its worker)."""
+    trace = os.path.join(SHARED, "chrome", "samples", "hta_df_index_resolver.json.gz")
+    if not os.path.exists(trace):
+        print("SKIP: %s absent (the flow limit check is left out)" % trace)
+        return
+    r, got = tl_path(trace, "-O", "chrome.max_flow_bytes=64K")
+    loud = subprocess.run([TL, "path", "-O", "chrome.max_flow_bytes=64K", trace], capture_output=True, text=True)
+    said = re.search(r"hta_df_index_resolver\.json\.gz:\d+: .*chrome\.max_flow_bytes", loud.stderr)
+    check(r.returncode == 0 and got and said and got["runs"][0]["dependencies"] == 0,
+          "a trace's flows past chrome.max_flow_bytes are left out, said with file:line (%s)" % loud.stderr.strip()[:200])
+    if got:
+        want = path_ref.analyze(records(trace), None, untimed_end=decimal.Decimal(os.stat(trace).st_mtime_ns) / 10**9)
+        d = differ(got["runs"], want, "runs")
+        check(d is None, "without its flows the path is the slot rule's, number for number%s" % ("" if d is None else ": " + d))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         got = against_reference(WQ_LOG, "bundled Work Queue log")
@@ -447,6 +467,7 @@ def main():
         names_part(tmp)
         shared_part()
         flows_part(tmp)
+        flow_limit_part()
         chrome_part()
         parsl_part(tmp)
         r = subprocess.run([TL, "path", "--format", "lp", WQ_LOG], capture_output=True, text=True)
