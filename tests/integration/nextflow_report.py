@@ -99,10 +99,9 @@ def main():
             f.write(WORKFLOW)
         with open(os.path.join(work, "base.config"), "w") as f:
             f.write(CONFIG)
-        env = dict(os.environ, NXF_HOME=os.path.join(work, "home"), NXF_ANSI_LOG="false")
-        r = subprocess.run(["java", "-cp", os.path.join(jdir, "*"), "nextflow.cli.Launcher", "run", "main.nf",
-                            "-c", "base.config", "-with-trace", "trace.txt", "-with-report", "report.html"],
-                           cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        r = nextflow_jars.launch(jdir, work, ["-c", "base.config", "-with-trace", "trace.txt",
+                                              "-with-report", "report.html"],
+                                 outputs=["trace.txt", "report.html"])
         if not check(r.returncode == 0, "the workflow runs with Nextflow's report and trace (exit %d)" % r.returncode):
             print((r.stdout + r.stderr)[-1500:])
             return finish()
