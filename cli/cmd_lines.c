@@ -49,7 +49,7 @@ static void lines_usage(FILE *out)
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print in the run (default 10)\n"
             "  --strict            exit 1 if any line was rejected\n"
-            "  -q, --quiet         do not print rejected lines\n"
+            "  -q, --quiet         do not print rejected lines\n" TL_THREADS_HELP
             "\n"
             "InfluxDB (instead of stdout):\n");
     tl_sink_flags_help(out);
@@ -89,6 +89,23 @@ static enum tl_err open_sinks(struct tl_output *o, const struct tl_sink_flags *s
     if (rc) tl_eprintf("tasklens lines: %s\n", err);
     tl_sink_conf_free(&file);
     return rc ? TL_ERR_OPEN : TL_OK;
+}
+
+/* After each input: its `tasklens` point, the exit status. */
+struct inputs_read {
+    struct tl_output *o;
+    const char *instance;
+    bool strict;
+    int status;
+};
+
+static void input_read(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
+{
+    (void)i;
+    struct inputs_read *ir = ctx;
+    ir->status = tl_input_status(ir->status, rc, info, ir->strict);
+    tl_output_self(ir->o, ir->instance, info, 0); /* the `tasklens` measurement */
+    tl_input_info_free(info);
 }
 
 /* What the flags ask for. */
@@ -154,15 +171,9 @@ static int write_lines(struct lines_cmd *k, int argc, char **argv)
     argc = optind + tl_inputs_once(argv + optind, argc - optind, "tasklens lines");
     struct tl_reject_budget budget;
     tl_input_budget(&k->io, &budget);
-    for (int i = optind; i < argc; i++) {
-        struct tl_summary_input info;
-        enum tl_err rc = tl_read_input(argv[i], &k->io, tl_output_record, &o, &info);
-        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
-        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        if (k->strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        tl_output_self(&o, k->instance, &info, 0); /* the `tasklens` measurement */
-        tl_input_info_free(&info);
-    }
+    struct inputs_read ir = {.o = &o, .instance = k->instance, .strict = k->strict, .status = status};
+    tl_read_inputs(argv + optind, argc - optind, &k->io, tl_output_record, &o, input_read, &ir);
+    status = ir.status;
     tl_reject_budget_end(&budget, "tasklens lines");
     tl_output_finish(&o);
     bool output_ok = !tl_output_close(&o, k->drain_timeout_s * 1000, k->stats_path);

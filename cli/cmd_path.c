@@ -37,7 +37,7 @@ static void path_usage(FILE *out)
             "  -o, --output FILE   write there instead of stdout\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
-            "  -q, --quiet         do not print rejected lines\n");
+            "  -q, --quiet         do not print rejected lines\n" TL_THREADS_HELP);
 }
 
 struct path_out {

@@ -42,7 +42,7 @@ static void records_usage(FILE *out)
             "  -O PARSER.KEY=VAL   parser option\n"
             "  --max-errors N      rejected lines to print in the run (default 10)\n"
             "  --strict            exit 1 if any line was rejected\n"
-            "  -q, --quiet         do not print rejected lines\n"
+            "  -q, --quiet         do not print rejected lines\n" TL_THREADS_HELP
             "\n"
             "In a notebook: pd.read_csv(\"tasks.csv\"), pl.read_csv(\"tasks.csv\"),\n"
             "pd.read_json(\"tasks.ndjson\", lines=True).\n");
@@ -80,6 +80,20 @@ static void on_record(void *ctx, const struct tl_record *r)
     if (w->buf.len >= FLUSH_AT) drain(w);
 }
 
+/* The exit status over the inputs. */
+struct inputs_read {
+    bool strict;
+    int status;
+};
+
+static void input_read(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
+{
+    (void)i;
+    struct inputs_read *ir = ctx;
+    ir->status = tl_input_status(ir->status, rc, info, ir->strict);
+    tl_input_info_free(info);
+}
+
 /* Every input through the parsers' one door into rows; the exit status. */
 static int write_records(struct records_cmd *k, char **paths, int n)
 {
@@ -96,14 +110,9 @@ static int write_records(struct records_cmd *k, char **paths, int n)
     n = tl_inputs_once(paths, n, "tasklens records");
     struct tl_reject_budget budget;
     tl_input_budget(&k->io, &budget);
-    for (int i = 0; i < n; i++) {
-        struct tl_summary_input info;
-        enum tl_err rc = tl_read_input(paths[i], &k->io, on_record, &w, &info);
-        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
-        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        if (k->strict && info.rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        tl_input_info_free(&info);
-    }
+    struct inputs_read ir = {.strict = k->strict, .status = status};
+    tl_read_inputs(paths, n, &k->io, on_record, &w, input_read, &ir);
+    status = ir.status;
     tl_reject_budget_end(&budget, "tasklens records");
     drain(&w);
     if (w.buf.oom && !w.error) w.error = ENOMEM;

@@ -56,7 +56,7 @@ static void report_usage(FILE *out)
             "                      bytes_read,virtual_memory_bytes"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
-            "  -q, --quiet         do not print rejected lines\n");
+            "  -q, --quiet         do not print rejected lines\n" TL_THREADS_HELP);
 }
 
 struct fan {
@@ -83,6 +83,19 @@ static void fan_record(void *ctx, const struct tl_record *r)
     tl_report_model_add(f->model, r);
 }
 
+/* What reading the inputs gave: their infos, kept, and the exit status. */
+struct inputs_read {
+    struct tl_summary_input *infos;
+    int status;
+};
+
+static void input_read(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
+{
+    struct inputs_read *ir = ctx;
+    ir->infos[i] = *info;
+    ir->status = tl_input_status(ir->status, rc, info, false);
+}
+
 /* Reads the inputs into f; their infos into *infos (n of them). */
 static int read_inputs(char **paths, int n, struct tl_input_opts *io, struct fan *f,
                        struct tl_summary_input *infos)
@@ -90,12 +103,10 @@ static int read_inputs(char **paths, int n, struct tl_input_opts *io, struct fan
     int status = TL_EXIT_OK;
     struct tl_reject_budget budget;
     tl_input_budget(io, &budget);
-    for (int i = 0; i < n; i++) {
-        io->progress = !io->quiet && isatty(2);
-        enum tl_err rc = tl_read_input(paths[i], io, fan_record, f, &infos[i]);
-        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
-        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-    }
+    io->progress = !io->quiet && isatty(2);
+    struct inputs_read ir = {.infos = infos, .status = status};
+    tl_read_inputs(paths, n, io, fan_record, f, input_read, &ir);
+    status = ir.status;
     tl_reject_budget_end(&budget, "tasklens report");
     io->budget = NULL;
     if (f->rc) {

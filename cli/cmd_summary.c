@@ -47,7 +47,7 @@ static void summary_usage(FILE *out)
             "  --approx            sketches everywhere (bounded memory, relative error)\n"
             "  --alpha X           sketch relative accuracy (default 0.005)\n"
             "  --strict            exit 1 if any line was rejected\n"
-            "  -q, --quiet         do not print rejected lines\n"
+            "  -q, --quiet         do not print rejected lines\n" TL_THREADS_HELP
             "\n"
             "  --lsst-summary      LSST's ResourceUsageSummary table instead (see its --help)\n"
             "  --dasf-task-balance DASF's task balance table (CSV) of TracePlugin traces\n"
@@ -60,29 +60,53 @@ static void summary_usage(FILE *out)
  * the extra tags the records carried (data ids), so that a --by tag no
  * record has can be told from one some records lack. */
 #define MAX_SEEN_TAGS 64
+/* What reading gives: the summary, the tag keys seen (for --by), the first
+ * error. The whole, and each file's part (struct tl_input_parts). */
 struct reading {
     struct tl_summary *s;
     enum tl_err rc;
     char *seen[MAX_SEEN_TAGS]; /* owned: a parser's names end with its input */
     int nseen;
+    const struct tl_summary_opts *so; /* for a part's summary */
 };
 
-static void note_tags(struct reading *rd, const struct tl_record *r)
+static void note_tag(struct reading *rd, const char *key)
 {
-    for (int i = 0; i < r->n_tags; i++) {
-        int j = 0;
-        while (j < rd->nseen && strcmp(rd->seen[j], r->tags[i].key)) j++;
-        if (j == rd->nseen && rd->nseen < MAX_SEEN_TAGS && (rd->seen[j] = strdup(r->tags[i].key)))
-            rd->nseen++;
-    }
+    int j = 0;
+    while (j < rd->nseen && strcmp(rd->seen[j], key)) j++;
+    if (j == rd->nseen && rd->nseen < MAX_SEEN_TAGS && (rd->seen[j] = strdup(key))) rd->nseen++;
 }
 
 static void add_record(void *ctx, const struct tl_record *r)
 {
     struct reading *rd = ctx;
-    if (r->n_tags) note_tags(rd, r);
+    for (int i = 0; i < r->n_tags; i++) note_tag(rd, r->tags[i].key);
     enum tl_err e = tl_summary_add(rd->s, r);
     if (e && !rd->rc) rd->rc = e;
+}
+
+static void *part_open(void *ctx)
+{
+    const struct reading *whole = ctx;
+    struct reading *rd = calloc(1, sizeof *rd);
+    if (rd && !(rd->s = tl_summary_new(whole->so))) {
+        free(rd);
+        rd = NULL;
+    }
+    return rd;
+}
+
+static void part_merge(void *ctx, void *part)
+{
+    struct reading *whole = ctx, *rd = part;
+    enum tl_err e = tl_summary_merge(whole->s, rd->s);
+    if (!whole->rc) whole->rc = rd->rc ? rd->rc : e;
+    for (int i = 0; i < rd->nseen; i++) {
+        note_tag(whole, rd->seen[i]);
+        free(rd->seen[i]);
+    }
+    tl_summary_free(rd->s);
+    free(rd);
 }
 
 /* What the flags ask for. */
@@ -219,6 +243,20 @@ static bool tags_known(const struct summary_cmd *k, const struct reading *rd)
     return ok;
 }
 
+/* What reading the inputs gave: their infos, kept, and the exit status. */
+struct inputs_read {
+    struct tl_summary_input *infos;
+    bool strict;
+    int status;
+};
+
+static void input_read(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
+{
+    struct inputs_read *ir = ctx;
+    ir->infos[i] = *info;
+    ir->status = tl_input_status(ir->status, rc, info, ir->strict);
+}
+
 int tl_cmd_summary(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* a different table: its own options */
@@ -239,15 +277,13 @@ int tl_cmd_summary(int argc, char **argv)
         free(infos);
         return TL_EXIT_INPUT;
     }
-    status = TL_EXIT_OK;
-    struct reading rd = {.s = s};
-    for (int i = 0; i < ninputs; i++) {
-        k.io.progress = !k.io.quiet && isatty(2); /* a progress line for big inputs */
-        enum tl_err rc = tl_read_input(argv[optind + i], &k.io, add_record, &rd, &infos[i]);
-        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
-        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        if (k.strict && infos[i].rejected && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-    }
+    struct reading rd = {.s = s, .so = &k.so};
+    struct tl_input_parts parts = {part_open, add_record, part_merge, &rd};
+    k.io.parts = &parts; /* each file summarized apart, merged in order: the same on any threads */
+    struct inputs_read ir = {.infos = infos, .strict = k.strict, .status = TL_EXIT_OK};
+    k.io.progress = !k.io.quiet && isatty(2); /* a progress line for big inputs */
+    tl_read_inputs(argv + optind, ninputs, &k.io, add_record, &rd, input_read, &ir);
+    status = ir.status;
     tl_reject_budget_end(&budget, "tasklens summary");
     if (rd.rc) {
         tl_eprintf("tasklens: %s\n", tl_strerror(rd.rc));

@@ -1,5 +1,6 @@
 /* The input flags every batch command shares (input.h). */
 #include "cli/input.h"
+#include "cli/cli.h"
 #include "core/term.h"
 
 #include <stdio.h>
@@ -39,8 +40,26 @@ int tl_input_option(int c, char *arg, struct tl_input_opts *io,
         return 1;
     case 'e': io->max_reports = atoi(arg); return 1;
     case 'q': io->quiet = true; return 1;
+    case 'j': {
+        char *end;
+        long n = strtol(arg, &end, 10);
+        if (*end || end == arg || n < 1 || n > TL_BATCH_MAX_THREADS) {
+            tl_eprintf("%s: --threads wants a number from 1 to %d\n", cmd, TL_BATCH_MAX_THREADS);
+            return -1;
+        }
+        io->threads = (int)n;
+        return 1;
+    }
     default: return 0;
     }
+}
+
+int tl_input_status(int status, enum tl_err rc, const struct tl_summary_input *info, bool strict)
+{
+    if (rc == TL_ERR_USAGE) return TL_EXIT_USAGE;
+    if (rc && status == TL_EXIT_OK) return TL_EXIT_INPUT;
+    if (strict && info->rejected && status == TL_EXIT_OK) return TL_EXIT_INPUT;
+    return status;
 }
 
 void tl_input_budget(struct tl_input_opts *io, struct tl_reject_budget *b)

@@ -65,6 +65,21 @@ static void say_defaulted(const struct common *co, const char *cmd)
             co->requests_path, labels, mb, cpus);
 }
 
+/* After each input: the quanta whose RSS is their process's, the exit status. */
+struct inputs_read {
+    struct common *co;
+    int status;
+};
+
+static void input_read(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
+{
+    (void)i;
+    struct inputs_read *ir = ctx;
+    ir->co->process_wide_rss += tl_summary_counter(info, 1, "process_wide_rss");
+    ir->status = tl_input_status(ir->status, rc, info, false);
+    tl_input_info_free(info);
+}
+
 /* Reads every input into rs (a directory: the LSST metadata files under
  * it, else every file of a known format, as `summary` reads it); the exit
  * status so far. */
@@ -99,19 +114,11 @@ int tl_cli_read_records(struct common *co, int n, char **args, tl_record_cb add,
     struct with_requests wr = {co->requests, add, ctx};
     struct tl_reject_budget budget;
     tl_input_budget(&co->io, &budget);
-    for (size_t i = 0; i < fl.n; i++) {
-        struct tl_summary_input info;
-        memset(&info, 0, sizeof info);
-        enum tl_err rc = co->requests
-                             ? tl_read_input(fl.paths[i], &co->io, add_with_requests, &wr, &info)
-                             : tl_read_input(fl.paths[i], &co->io, add, ctx, &info);
-        co->process_wide_rss += tl_summary_counter(&info, 1, "process_wide_rss");
-        if (rc == TL_ERR_USAGE) status = TL_EXIT_USAGE;
-        else if (rc && status == TL_EXIT_OK) status = TL_EXIT_INPUT;
-        tl_input_info_free(&info);
-        free(fl.paths[i]);
-    }
-    free(fl.paths);
+    struct inputs_read ir = {.co = co, .status = status};
+    if (co->requests) tl_read_inputs(fl.paths, (int)fl.n, &co->io, add_with_requests, &wr, input_read, &ir);
+    else tl_read_inputs(fl.paths, (int)fl.n, &co->io, add, ctx, input_read, &ir);
+    status = ir.status;
+    tl_file_list_free(&fl);
     tl_reject_budget_end(&budget, cmd);
     co->io.budget = NULL;
     if (co->requests) say_defaulted(co, cmd);

@@ -42,6 +42,7 @@ struct common {
     "  --format-in NAME    input format instead of auto-detection\n"                              \
     "  -O PARSER.KEY=VAL   parser option\n"                                                        \
     "  -q, --quiet         do not print rejected lines\n"                                          \
+    TL_THREADS_HELP                                                                                \
     "  --requests BPS.yaml LSST quanta were allocated what this BPS submit YAML requests\n"        \
     "                      (pipetask: LABEL: requestMemory MB / requestCpus; else its defaults)\n"
 

@@ -715,6 +715,7 @@ enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
     dst->c.records += src->c.records;
     dst->c.late_records += src->c.late_records;
     dst->c.rejected_values += src->c.rejected_values;
+    dst->c.overflow_records += src->c.overflow_records; /* src's own past its max_keys */
     if (src->latest_ns > dst->latest_ns) dst->latest_ns = src->latest_ns;
     return TL_OK;
 }

@@ -75,6 +75,11 @@ void tl_summary_free(struct tl_summary *s)
     free(s);
 }
 
+enum tl_err tl_summary_merge(struct tl_summary *dst, const struct tl_summary *src)
+{
+    return tl_agg_merge(dst->agg, src->agg);
+}
+
 enum tl_err tl_summary_add(struct tl_summary *s, const struct tl_record *r)
 {
     return tl_agg_add(s->agg, r);

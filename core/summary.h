@@ -75,6 +75,8 @@ struct tl_summary;
 
 struct tl_summary *tl_summary_new(const struct tl_summary_opts *opts);
 void tl_summary_free(struct tl_summary *s);
+/* dst += src (tl_agg_merge): src read apart, as if dst had read it next. */
+enum tl_err tl_summary_merge(struct tl_summary *dst, const struct tl_summary *src);
 /* Takes TL_REC_TASK and TL_REC_TASK_OPEN records; ignores the rest. */
 enum tl_err tl_summary_add(struct tl_summary *s, const struct tl_record *r);
 

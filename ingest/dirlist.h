@@ -24,6 +24,13 @@ void tl_file_list_free(struct tl_file_list *fl);
  * what could be read is listed. */
 bool tl_dir_list(struct tl_file_list *fl, const char *dir, bool (*want)(const char *name));
 
+/* tl_dir_list's files one at a time, in the same order, as the walk finds
+ * them (a directory's entries sorted, a subdirectory's name read with its
+ * '/'): each(ctx, path) for each, path valid during the call; false from
+ * it stops the walk. fl holds only the problems (tl_file_list_problem). */
+bool tl_dir_walk(struct tl_file_list *fl, const char *dir, bool (*want)(const char *name),
+                 bool (*each)(void *ctx, const char *path), void *ctx);
+
 /* "DIR: Permission denied (and 2 more directories not read)" into buf, or
  * NULL when every directory was read. */
 const char *tl_file_list_problem(const struct tl_file_list *fl, char *buf, size_t cap);

@@ -22,14 +22,28 @@ struct tl_reader {
     unsigned char *raw;
     size_t raw_pos, raw_len; /* unread compressed (or plain) bytes in raw */
     uint64_t raw_offset, raw_size;
+    int64_t mtime_ns;   /* a regular file's, from the fstat at open */
+    bool size_at_open;  /* tl_reader_size_at_open: no read past raw_size */
     z_stream z;
     bool z_init;
     ZSTD_DStream *zd;
 };
 
+/* All the file held when opened is read, and the reader was told that is
+ * the end (tl_reader_size_at_open). */
+static bool at_size_at_open(const struct tl_reader *r)
+{
+    return r->size_at_open && r->raw_size && r->raw_offset >= r->raw_size;
+}
+
 static enum tl_err fill_raw(struct tl_reader *r, char *err, size_t errlen)
 {
     if (r->raw_pos < r->raw_len || r->raw_eof) return TL_OK;
+    if (at_size_at_open(r)) {
+        r->raw_pos = r->raw_len = 0;
+        r->raw_eof = true;
+        return TL_OK;
+    }
     ssize_t n;
     do n = read(r->fd, r->raw, TL_READ_CHUNK);
     while (n < 0 && errno == EINTR);
@@ -102,7 +116,10 @@ enum tl_err tl_reader_open(const char *path, struct tl_reader **out, char *err, 
                 tl_reader_close(r);
                 return TL_ERR_OPEN;
             }
-            if (S_ISREG(st.st_mode)) r->raw_size = (uint64_t)st.st_size;
+            if (S_ISREG(st.st_mode)) {
+                r->raw_size = (uint64_t)st.st_size;
+                r->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+            }
         }
         /* a file read in one chunk gains nothing from read-ahead hints (a
          * datastore tree is thousands of such files) */
@@ -160,7 +177,7 @@ static enum tl_err read_plain(struct tl_reader *r, char *buf, size_t cap, size_t
         *got = n;
         return TL_OK;
     }
-    if (r->raw_eof) {
+    if (r->raw_eof || at_size_at_open(r)) {
         *got = 0;
         return TL_OK;
     }
@@ -262,6 +279,16 @@ const char *tl_reader_codec(const struct tl_reader *r)
 uint64_t tl_reader_raw_offset(const struct tl_reader *r)
 {
     return r->raw_offset;
+}
+
+int64_t tl_reader_mtime_ns(const struct tl_reader *r)
+{
+    return r->mtime_ns;
+}
+
+void tl_reader_size_at_open(struct tl_reader *r)
+{
+    r->size_at_open = true;
 }
 
 uint64_t tl_reader_raw_size(const struct tl_reader *r)

@@ -273,21 +273,37 @@ void tl_reject_budget_end(struct tl_reject_budget *b, const char *cmd)
     tell(b, msg);
 }
 
+bool tl_reject_budget_tell(struct tl_reject_budget *b, const char *line)
+{
+    if (b->quiet) return false;
+    if (b->told >= b->max) {
+        b->untold++;
+        return false;
+    }
+    b->told++;
+    tell(b, line);
+    return true;
+}
+
+void tl_reject_budget_input(struct tl_reject_budget *b, const char *name,
+                            const struct tl_parse_stats *st, bool told_any)
+{
+    if (!st->rejected || !b || b->quiet) return;
+    if (!told_any && b->told >= b->max) return keep_unsaid(b, name, st->rejected);
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "%s: %llu of %llu lines rejected:", name,
+                     (unsigned long long)st->rejected, (unsigned long long)st->lines);
+    for (int r = 0; r < TL_REJ_COUNT && n > 0 && (size_t)n < sizeof msg; r++)
+        if (st->rejected_by[r])
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " %s=%llu",
+                          tl_reject_key((enum tl_reject)r), (unsigned long long)st->rejected_by[r]);
+    tell(b, msg);
+}
+
 void tl_drive_say_rejects(const struct tl_drive *d)
 {
     struct tl_parse_stats st = tl_drive_stats(d);
-    struct tl_reject_budget *b = d->cfg.budget;
-    if (!st.rejected || !b || b->quiet) return;
-    if (!d->told_any && b->told >= b->max)
-        return keep_unsaid(b, d->name ? d->name : "stdin", st.rejected);
-    char msg[1024];
-    int n = snprintf(msg, sizeof msg, "%s: %llu of %llu lines rejected:", d->name ? d->name : "stdin",
-                     (unsigned long long)st.rejected, (unsigned long long)st.lines);
-    for (int r = 0; r < TL_REJ_COUNT && n > 0 && (size_t)n < sizeof msg; r++)
-        if (st.rejected_by[r])
-            n += snprintf(msg + n, sizeof msg - (size_t)n, " %s=%llu",
-                          tl_reject_key((enum tl_reject)r), (unsigned long long)st.rejected_by[r]);
-    tell(d->cfg.budget, msg);
+    tl_reject_budget_input(d->cfg.budget, d->name ? d->name : "stdin", &st, d->told_any);
 }
 
 enum tl_err tl_drive_save(const struct tl_drive *d, struct tl_buf *out)

@@ -58,6 +58,14 @@ struct tl_reject_budget {
  * (--max-errors N says more)". Nothing otherwise. */
 void tl_reject_budget_end(struct tl_reject_budget *b, const char *cmd);
 
+/* For inputs parsed on another thread, whose rejected lines and count line
+ * are decided where they are said, in input order: a rejected unit's line,
+ * told if the budget lasts (true), else counted; and an input's count line
+ * as tl_drive_say_rejects says it (told_any: a line of that input was told). */
+bool tl_reject_budget_tell(struct tl_reject_budget *b, const char *line);
+void tl_reject_budget_input(struct tl_reject_budget *b, const char *name,
+                            const struct tl_parse_stats *st, bool told_any);
+
 struct tl_drive_cfg {
     const struct tl_parser *parser; /* NULL: detect from the first bytes */
     /* Applies the caller's options to the chosen parser's config; NULL:

@@ -7,9 +7,11 @@
  * said as `path:line: reason` (the first max_reports of the run, then a
  * total per input, and one line for the inputs past that budget). */
 #include "pipeline/batch.h"
+#include "pipeline/batch_input.h"
 #include "core/term.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,32 @@
 #include "parsers/drive.h"
 
 #define PROGRESS_MIN_BYTES (100ULL * 1000 * 1000)
+
+void tl_batch_say(const struct tl_batch_voice *v, const char *fmt, ...)
+{
+    va_list ap;
+    if (!v) {
+        char small[1024];
+        va_start(ap, fmt);
+        int n = vsnprintf(small, sizeof small, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < sizeof small) {
+            tl_eprintf("%s", small);
+            return;
+        }
+    }
+    struct tl_buf msg = {0};
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !tl_buf_reserve(&msg, (size_t)n + 1)) return;
+    va_start(ap, fmt);
+    vsnprintf(msg.data, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    if (v) v->text(v->ctx, msg.data);
+    else tl_eprintf("%s", msg.data);
+    tl_buf_free(&msg);
+}
 
 /* The -O settings of the chosen parser (a drive's configure callback). */
 static enum tl_err apply_settings(void *ctx, const struct tl_parser *p, void *config, char *err,
@@ -98,15 +126,17 @@ static void take_stats(const struct tl_drive *d, struct tl_summary_input *info)
     }
 }
 
-static void set_error(struct tl_summary_input *info, const char *err, enum tl_err rc)
+static void set_error(struct tl_summary_input *info, const char *err, enum tl_err rc,
+                      const struct tl_batch_voice *v)
 {
-    tl_eprintf("tasklens: %s\n", err[0] ? err : tl_strerror(rc));
+    tl_batch_say(v, "tasklens: %s\n", err[0] ? err : tl_strerror(rc));
     if (!info->error) info->error = strdup(err[0] ? err : tl_strerror(rc));
 }
 
 /* Feeds the whole input (and the parts after it) through the drive. */
 static enum tl_err feed_all(struct tl_drive *d, struct tl_reader **rd, char *const *rest, char *buf,
-                            size_t got, bool show_progress, struct tl_summary_input *info)
+                            size_t got, bool show_progress, struct tl_summary_input *info,
+                            const struct tl_batch_voice *v)
 {
     char err[512] = "";
     struct progress pr = {.on = show_progress && tl_reader_raw_size(*rd) > PROGRESS_MIN_BYTES,
@@ -122,7 +152,7 @@ static enum tl_err feed_all(struct tl_drive *d, struct tl_reader **rd, char *con
         rc = tl_reader_read(*rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
         if (!rc && !got) rc = next_part(rd, &rest, buf, &got, err, sizeof err);
         if (rc) {
-            set_error(info, err, rc);
+            set_error(info, err, rc, v);
             break;
         }
     }
@@ -130,12 +160,10 @@ static enum tl_err feed_all(struct tl_drive *d, struct tl_reader **rd, char *con
     return rc;
 }
 
-/* path, then the files of `rest` (NULL-terminated; may be NULL) as one
- * stream through one parser. in_dir: a file of no known format is skipped
- * quietly (the directory counts them). */
-static enum tl_err read_file(const char *path, char *const *rest, const struct tl_input_opts *opts,
-                             void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
-                             struct tl_summary_input *info, bool in_dir)
+enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct tl_input_opts *opts,
+                               void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                               struct tl_summary_input *info, bool in_dir,
+                               const struct tl_batch_voice *v)
 {
     memset(info, 0, sizeof *info);
     info->path = path;
@@ -143,7 +171,7 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
     struct tl_reader *rd = NULL;
     enum tl_err rc = tl_reader_open(path, &rd, err, sizeof err);
     if (rc) {
-        set_error(info, err, rc);
+        set_error(info, err, rc, v);
         return rc;
     }
     info->codec = tl_reader_codec(rd);
@@ -152,18 +180,19 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
     struct tl_drive_cfg dc = {.parser = opts->forced, .configure = apply_settings,
                               .configure_ctx = (void *)opts, .record = on_record,
                               .record_ctx = ctx, .kinds = opts->kinds,
-                              .budget = opts->budget ? opts->budget : &own};
+                              .budget = v ? v->budget : opts->budget ? opts->budget : &own};
     struct tl_drive d;
     if (!buf || tl_drive_init(&d, &dc, path)) {
         free(buf);
         tl_reader_close(rd);
         return TL_ERR_NOMEM;
     }
-    tl_drive_set_input_time(&d, tl_file_mtime_ns(path));
+    tl_reader_size_at_open(rd);
+    tl_drive_set_input_time(&d, strcmp(path, "-") ? tl_reader_mtime_ns(rd) : 0);
     size_t got = 0;
     rc = tl_reader_read(rd, buf, TL_READ_CHUNK, &got, err, sizeof err);
-    if (rc) set_error(info, err, rc);
-    if (!rc) rc = feed_all(&d, &rd, rest, buf, got, opts->progress, info);
+    if (rc) set_error(info, err, rc, v);
+    if (!rc) rc = feed_all(&d, &rd, rest, buf, got, opts->progress && (!v || v->progress), info, v);
     /* Even after a decode error, what did decode is parsed to the end. */
     enum tl_err frc = d.error[0] ? TL_OK : tl_drive_finish(&d);
     if (!rc) rc = frc;
@@ -172,17 +201,18 @@ static enum tl_err read_file(const char *path, char *const *rest, const struct t
         info->zoneless |= tl_drive_parser(&d)->zoneless_times;
         take_stats(&d, info);
         if (!opts->quiet && tl_summary_counter(info, 1, "time_anchor_fallback"))
-            tl_eprintf("%s: no wall-clock anchor (no Resource Usage event for it, nor a "
+            tl_batch_say(v, "%s: no wall-clock anchor (no Resource Usage event for it, nor a "
                             "ResourceMonitor file beside it): its monotonic timestamps are placed as "
                             "if its first event happened when the file was created, so a second "
                             "read places them the same\n", path);
-        tl_drive_say_rejects(&d);
+        if (v) v->rejects(v->ctx, &d);
+        else tl_drive_say_rejects(&d);
     } else if (in_dir && rc == TL_ERR_FORMAT) {
         /* counted by the directory */
     } else if (d.error[0] && rc != TL_ERR_USAGE) {
-        set_error(info, d.error, rc);
+        set_error(info, d.error, rc, v);
     } else if (d.error[0]) {
-        tl_eprintf("tasklens: %s\n", d.error);
+        tl_batch_say(v, "tasklens: %s\n", d.error);
     }
     tl_drive_free(&d);
     free(buf);
@@ -198,11 +228,67 @@ void tl_input_info_free(struct tl_summary_input *info)
     info->error = NULL;
 }
 
-/* The directories a listing could not read, said once. */
-static void say_unreadable(const struct tl_file_list *fl)
+void tl_batch_say_unreadable(const struct tl_file_list *fl, const struct tl_batch_voice *v)
 {
     char why[700];
-    if (tl_file_list_problem(fl, why, sizeof why)) tl_eprintf("tasklens: %s\n", why);
+    if (tl_file_list_problem(fl, why, sizeof why)) tl_batch_say(v, "tasklens: %s\n", why);
+}
+
+void tl_batch_dir_add(struct tl_batch_dir *bd, const char *file, enum tl_err r,
+                      struct tl_summary_input *one, struct tl_summary_input *info)
+{
+    if (r == TL_ERR_FORMAT && !one->format) {
+        if (bd->unknown < 3) bd->first_unknown[bd->unknown] = file;
+        bd->unknown++;
+    } else if (r) {
+        bd->failed++;
+        bd->rc = r;
+    }
+    if (one->format) {
+        info->zoneless |= one->zoneless;
+        if (!info->format) info->format = one->format;
+        else if (strcmp(info->format, one->format)) info->format = "mixed";
+        if (!info->codec) info->codec = one->codec;
+        else if (one->codec && strcmp(info->codec, one->codec)) info->codec = "mixed";
+    }
+    info->lines += one->lines;
+    info->records += one->records;
+    info->rejected += one->rejected;
+    info->bytes += one->bytes;
+    for (int k = 0; k < TL_REJ_COUNT; k++) info->rejected_by[k] += one->rejected_by[k];
+    /* parser counters add up, by name, over the files of the first parser that has some */
+    if (one->ncounters && !bd->counters_format &&
+        (bd->counters = calloc(TL_MAX_COUNTERS, sizeof *bd->counters)))
+        bd->counters_format = one->format;
+    if (bd->counters && one->ncounters && !strcmp(one->format, bd->counters_format))
+        bd->ncounters = tl_counters_merge(bd->counters, bd->ncounters, TL_MAX_COUNTERS, one->counters,
+                                          one->ncounters);
+    tl_input_info_free(one);
+}
+
+enum tl_err tl_batch_dir_end(struct tl_batch_dir *bd, const char *dir, size_t nfiles,
+                             const struct tl_input_opts *opts, struct tl_summary_input *info,
+                             const struct tl_batch_voice *v)
+{
+    enum tl_err rc = bd->rc;
+    info->counters = bd->counters;
+    info->ncounters = bd->ncounters;
+    size_t unknown = bd->unknown;
+    const char *const *first = bd->first_unknown;
+    if (unknown && unknown == nfiles) { /* nothing read: an error, said even with -q, files named */
+        tl_batch_say(v, "%s: none of its %zu files is of a known format (%s%s%s%s%s%s); --format-in NAME "
+                     "reads them as NAME\n", dir, nfiles, first[0], unknown > 1 ? ", " : "",
+                     unknown > 1 ? first[1] : "", unknown > 2 ? ", " : "", unknown > 2 ? first[2] : "",
+                     unknown > 3 ? ", ..." : "");
+        if (!rc) rc = TL_ERR_FORMAT;
+    } else if (unknown && !opts->quiet)
+        tl_batch_say(v, "%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
+                     "them as NAME)\n", dir, unknown, nfiles);
+    if (bd->failed && !opts->quiet)
+        tl_batch_say(v, "%s: %zu of %zu files could not be read (reported above)\n", dir, bd->failed,
+                     nfiles);
+    if (!info->format) info->format = "none";
+    return rc;
 }
 
 /* A directory: every file under it that is not hidden, in name order, as
@@ -213,56 +299,14 @@ static enum tl_err read_dir(const char *dir, const struct tl_input_opts *opts,
                             struct tl_summary_input *info)
 {
     struct tl_file_list fl = {0};
-    enum tl_err rc = tl_dir_list(&fl, dir, NULL) ? TL_OK : TL_ERR_IO;
-    say_unreadable(&fl);
-    size_t unknown = 0, failed = 0;
-    const char *first_unknown[3] = {0};
-    struct tl_counter *counters = NULL;
-    size_t ncounters = 0;
-    const char *counters_format = NULL;
+    struct tl_batch_dir bd = {.rc = tl_dir_list(&fl, dir, NULL) ? TL_OK : TL_ERR_IO};
+    tl_batch_say_unreadable(&fl, NULL);
     for (size_t i = 0; i < fl.n; i++) {
         struct tl_summary_input one;
-        enum tl_err r = read_file(fl.paths[i], NULL, opts, on_record, ctx, &one, true);
-        if (r == TL_ERR_FORMAT && !one.format) {
-            if (unknown < 3) first_unknown[unknown] = fl.paths[i];
-            unknown++;
-        } else if (r) {
-            failed++;
-            rc = r;
-        }
-        if (one.format) {
-            info->zoneless |= one.zoneless;
-            if (!info->format) info->format = one.format;
-            else if (strcmp(info->format, one.format)) info->format = "mixed";
-            if (!info->codec) info->codec = one.codec;
-            else if (one.codec && strcmp(info->codec, one.codec)) info->codec = "mixed";
-        }
-        info->lines += one.lines;
-        info->records += one.records;
-        info->rejected += one.rejected;
-        info->bytes += one.bytes;
-        for (int k = 0; k < TL_REJ_COUNT; k++) info->rejected_by[k] += one.rejected_by[k];
-        /* parser counters add up, by name, over the files of the first parser that has some */
-        if (one.ncounters && !counters_format && (counters = calloc(TL_MAX_COUNTERS, sizeof *counters)))
-            counters_format = one.format;
-        if (counters && one.ncounters && !strcmp(one.format, counters_format))
-            ncounters = tl_counters_merge(counters, ncounters, TL_MAX_COUNTERS, one.counters, one.ncounters);
-        tl_input_info_free(&one);
+        enum tl_err r = tl_batch_read_file(fl.paths[i], NULL, opts, on_record, ctx, &one, true, NULL);
+        tl_batch_dir_add(&bd, fl.paths[i], r, &one, info);
     }
-    info->counters = counters;
-    info->ncounters = ncounters;
-    if (unknown && unknown == fl.n) { /* nothing read: an error, said even with -q, files named */
-        tl_eprintf("%s: none of its %zu files is of a known format (%s%s%s%s%s%s); --format-in NAME reads "
-                   "them as NAME\n", dir, fl.n, first_unknown[0], unknown > 1 ? ", " : "",
-                   unknown > 1 ? first_unknown[1] : "", unknown > 2 ? ", " : "",
-                   unknown > 2 ? first_unknown[2] : "", unknown > 3 ? ", ..." : "");
-        if (!rc) rc = TL_ERR_FORMAT;
-    } else if (unknown && !opts->quiet)
-        tl_eprintf("%s: %zu of %zu files of no known format, skipped (--format-in NAME reads "
-                        "them as NAME)\n", dir, unknown, fl.n);
-    if (failed && !opts->quiet)
-        tl_eprintf("%s: %zu of %zu files could not be read (reported above)\n", dir, failed, fl.n);
-    if (!info->format) info->format = "none";
+    enum tl_err rc = tl_batch_dir_end(&bd, dir, fl.n, opts, info, NULL);
     tl_file_list_free(&fl);
     return rc;
 }
@@ -280,62 +324,78 @@ static int by_part(const void *a, const void *b, void *p)
     return (x > y) - (x < y);
 }
 
+enum tl_err tl_batch_list_parts(const struct tl_parser *p, const char *dir, struct tl_file_list *fl,
+                                const struct tl_batch_voice *v)
+{
+    if (!tl_dir_list(fl, dir, NULL)) {
+        tl_batch_say_unreadable(fl, v);
+        return TL_ERR_IO;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < fl->n; i++) {
+        if (part_index(p, fl->paths[i])) fl->paths[k++] = fl->paths[i];
+        else free(fl->paths[i]);
+    }
+    fl->n = k;
+    if (!k) {
+        tl_batch_say(v, "tasklens: %s: no parts of a %s directory in it\n", dir, p->name);
+        return TL_ERR_FORMAT;
+    }
+    qsort_r(fl->paths, fl->n, sizeof *fl->paths, by_part, (void *)p);
+    char **rest = realloc(fl->paths, (fl->n + 1) * sizeof *fl->paths);
+    if (!rest) return TL_ERR_NOMEM;
+    fl->paths = rest;
+    fl->paths[fl->n] = NULL;
+    return TL_OK;
+}
+
 /* A directory a format wrote as one input in parts (a rolling Spark event
  * log, eventlog_v2_<app>/): its parts in the format's order, as one stream
  * through one parser; other files are left. */
 static enum tl_err read_parts(const struct tl_parser *p, const char *dir,
                               const struct tl_input_opts *opts,
-                                void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
-                                struct tl_summary_input *info)
+                              void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
+                              struct tl_summary_input *info)
 {
     struct tl_file_list fl = {0};
-    if (!tl_dir_list(&fl, dir, NULL)) {
-        say_unreadable(&fl);
-        tl_file_list_free(&fl);
-        return TL_ERR_IO;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < fl.n; i++) {
-        if (part_index(p, fl.paths[i])) fl.paths[k++] = fl.paths[i];
-        else free(fl.paths[i]);
-    }
-    fl.n = k;
-    if (!k) {
-        tl_file_list_free(&fl);
-        memset(info, 0, sizeof *info);
-        info->path = dir;
-        tl_eprintf("tasklens: %s: no parts of a %s directory in it\n", dir, p->name);
-        return TL_ERR_FORMAT;
-    }
-    qsort_r(fl.paths, fl.n, sizeof *fl.paths, by_part, (void *)p);
-    char **rest = realloc(fl.paths, (fl.n + 1) * sizeof *fl.paths);
-    enum tl_err rc = TL_ERR_NOMEM;
-    if (rest) {
-        fl.paths = rest;
-        fl.paths[fl.n] = NULL;
-        rc = read_file(fl.paths[0], fl.paths + 1, opts, on_record, ctx, info, false);
-    }
+    enum tl_err rc = tl_batch_list_parts(p, dir, &fl, NULL);
+    if (rc) memset(info, 0, sizeof *info);
+    else rc = tl_batch_read_file(fl.paths[0], fl.paths + 1, opts, on_record, ctx, info, false, NULL);
     info->path = dir;
     tl_file_list_free(&fl);
     return rc;
+}
+
+enum tl_batch_kind tl_batch_kind(const char *path, const struct tl_parser **whole)
+{
+    struct stat st;
+    *whole = NULL;
+    if (!strcmp(path, "-") || stat(path, &st) || !S_ISDIR(st.st_mode)) return TL_BATCH_FILE;
+    char name[4096];
+    snprintf(name, sizeof name, "%s", path);
+    for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--) name[n - 1] = '\0';
+    const struct tl_parser *p = tl_parser_for_dir(name);
+    if (p && p->dir_part) {
+        *whole = p;
+        return TL_BATCH_PARTS;
+    }
+    return TL_BATCH_DIR;
 }
 
 enum tl_err tl_read_input(const char *path, const struct tl_input_opts *opts,
                           void (*on_record)(void *ctx, const struct tl_record *r), void *ctx,
                           struct tl_summary_input *info)
 {
-    struct stat st;
-    if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
-        char name[4096];
-        snprintf(name, sizeof name, "%s", path);
-        for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--) name[n - 1] = '\0';
-        const struct tl_parser *whole = tl_parser_for_dir(name);
-        if (whole && whole->dir_part) return read_parts(whole, path, opts, on_record, ctx, info);
+    const struct tl_parser *whole;
+    switch (tl_batch_kind(path, &whole)) {
+    case TL_BATCH_PARTS: return read_parts(whole, path, opts, on_record, ctx, info);
+    case TL_BATCH_DIR:
         memset(info, 0, sizeof *info);
         info->path = path;
         return read_dir(path, opts, on_record, ctx, info);
+    case TL_BATCH_FILE: break;
     }
-    return read_file(path, NULL, opts, on_record, ctx, info, false);
+    return tl_batch_read_file(path, NULL, opts, on_record, ctx, info, false, NULL);
 }
 
 int tl_inputs_once(char **paths, int n, const char *cmd)

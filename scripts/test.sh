@@ -22,6 +22,16 @@ cmake --build build
 echo "== tests (gcc, -Werror)"
 (cd build && ctest --output-on-failure -j "$jobs")
 
+echo "== build (clang, ThreadSanitizer): the threads of batch reading"
+# Only the program, and the one test of its threads (the other tests run
+# twice below); TSan and ASan cannot share a build.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DTL_WERROR=ON -DTL_TSAN=ON >/dev/null
+cmake --build build-tsan --target tasklens
+echo "== threads under ThreadSanitizer"
+TSAN_OPTIONS=halt_on_error=1:exitcode=66 /usr/bin/python3 tests/integration/threads_same.py \
+  build-tsan/cli/tasklens "${TL_SHARED_DIR:-$(cd .. && pwd)/shared}"
+
 echo "== build (clang, ASan + UBSan, fuzzers)"
 # Say plainly when the sanitizer runtimes are missing, before ninja fails on
 # the first link with a path deep inside llvm.
