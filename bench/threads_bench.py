@@ -51,7 +51,7 @@ def main():
     cores = len(os.sched_getaffinity(0))
     cmds = [("summary", ["summary"]), ("summary json", ["summary", "--format", "json"]),
             ("records", ["records", "-o", "/dev/null"]), ("lines", ["lines", "-o", "/dev/null"]),
-            ("report", ["report", "-o", "/dev/null"]), ("advise", ["advise"]), ("plan", ["plan"]),
+            ("report", ["report", "-o", "/dev/null"]), ("advise", ["advise"]), ("plan", ["plan", "--node", "cores=64,mem=256GiB"]),
             ("energy", ["energy"])]
     with tempfile.TemporaryDirectory(prefix="tl-threads-bench-") as tmp:
         root = os.path.join(tmp, "repo")

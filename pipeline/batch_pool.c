@@ -27,6 +27,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/record_pack.h"
@@ -39,6 +40,7 @@
 #define QUEUED_MAX 8                          /* blocks the replayed job may hold */
 #define HELD_PER_THREAD ((size_t)4 << 20)     /* bytes other jobs may hold, per thread */
 #define PART_WEIGHT ((size_t)1 << 20)         /* a part waiting counts this much of it */
+#define PART_MIN_BYTES ((off_t)1 << 20)       /* a smaller file's records go to the whole */
 
 /* EV_JOB: a job's messages begin (kept while its directory is listed) */
 enum event { EV_RECORD = 1, EV_TEXT, EV_REJECT, EV_REJECTS, EV_JOB };
@@ -94,6 +96,7 @@ struct pool {
     bool oom;
     bool inline_; /* one thread: each job read when its turn comes, said at once */
     bool single;  /* one file, parsed beside the thread that uses its records */
+    bool one_job; /* one file on one thread: a part of it would be the whole */
     struct block *spare; /* replayed blocks, their room kept: a fresh one faults its pages in */
     int nspare;
 };
@@ -198,6 +201,16 @@ static void keep_rejects(void *ctx, const struct tl_drive *d)
     after_event(j);
 }
 
+/* Whether a file gets a part of its own (opts->parts): one of 1 MiB or
+ * more; a smaller one's records are replayed into the whole in order (a
+ * datastore's quanta, one record a file: a part would cost 20x the
+ * record). Decided from the file alone, so every reading decides the same. */
+static bool wants_part(const struct tl_input_opts *o, const struct job *j)
+{
+    struct stat st;
+    return o->parts && !stat(j->path, &st) && S_ISREG(st.st_mode) && st.st_size >= PART_MIN_BYTES;
+}
+
 static void run_job(struct job *j)
 {
     const struct tl_input_opts *o = j->pool->opts;
@@ -208,8 +221,9 @@ static void run_job(struct job *j)
     pthread_mutex_lock(&j->pool->lock);
     take_spare(j->pool, j);
     pthread_mutex_unlock(&j->pool->lock);
-    if (o->parts && !(j->part = o->parts->open(o->parts->ctx))) j->rc = TL_ERR_NOMEM;
-    else if (o->parts)
+    bool part = wants_part(o, j);
+    if (part && !(j->part = o->parts->open(o->parts->ctx))) j->rc = TL_ERR_NOMEM;
+    else if (part)
         j->rc = tl_batch_read_file(j->path, j->rest, o, o->parts->record, j->part, &j->info, j->in_dir, &v);
     else j->rc = tl_batch_read_file(j->path, j->rest, o, keep_record, j, &j->info, j->in_dir, &v);
     publish(j, true);
@@ -315,8 +329,9 @@ static enum tl_err read_job(struct pool *pl, size_t i, struct replay *rp,
 {
     struct job *j = job_at(pl, i);
     const struct tl_input_parts *parts = pl->opts->parts;
-    void *part = parts ? parts->open(parts->ctx) : NULL;
-    if (parts && !part) {
+    bool wanted = wants_part(pl->opts, j) && !pl->one_job;
+    void *part = wanted ? parts->open(parts->ctx) : NULL;
+    if (wanted && !part) {
         memset(info, 0, sizeof *info);
         info->path = j->path;
         tl_eprintf("tasklens: %s: out of memory\n", j->path);
@@ -671,6 +686,7 @@ enum tl_err tl_read_inputs(char *const *paths, int n, const struct tl_input_opts
     struct input *ins = calloc((size_t)n, sizeof *ins);
     struct pool pl = {.opts = opts, .limit = HELD_PER_THREAD * (size_t)threads,
                       .inline_ = !pipelined && (threads == 1 || one_file), .single = pipelined,
+                      .one_job = one_file,
                       .chunks = calloc(MAX_CHUNKS, sizeof *pl.chunks)};
     if (!ins || !pl.chunks) { /* out of memory: one by one, as it always was */
         free(ins);

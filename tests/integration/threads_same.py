@@ -157,6 +157,11 @@ def made_inputs(tmp):
         wq_log(p, 3000 if QUICK else 12000, 100 + i, cats=40)
         big.append(p)
     same("4 Work Queue logs of %d tasks each" % (3000 if QUICK else 12000), big, tmp)
+    # summary: a file of 1 MiB or more is summarized apart and merged, a
+    # smaller one's records go straight to the whole -- in the same order
+    sizes = [os.path.getsize(p) for p in big + logs[:1]]
+    check(max(sizes) >= 1 << 20 > min(sizes), "the made logs are on both sides of 1 MiB (%s)" % sizes)
+    same("logs on both sides of 1 MiB, interleaved", [big[0], logs[0], big[1], logs[1]], tmp)
 
 
 def known(path):
