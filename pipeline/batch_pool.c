@@ -35,8 +35,8 @@
 
 #define BLOCK_BYTES (128u * 1024)             /* a block is handed on past this */
 #define SPARE_MAX 16                          /* blocks kept for reuse */
-#define CHUNK_JOBS 4096                       /* jobs are allocated this many at a time */
-#define MAX_CHUNKS 65536                      /* 268 M files in one run */
+#define CHUNK_JOBS 1024                       /* jobs are allocated this many at a time */
+#define MAX_CHUNKS 262144                     /* 268 M files in one run */
 #define QUEUED_MAX 8                          /* blocks the replayed job may hold */
 #define HELD_PER_THREAD ((size_t)4 << 20)     /* bytes other jobs may hold, per thread */
 #define PART_WEIGHT ((size_t)1 << 20)         /* a part waiting counts this much of it */
@@ -96,7 +96,6 @@ struct pool {
     bool oom;
     bool inline_; /* one thread: each job read when its turn comes, said at once */
     bool single;  /* one file, parsed beside the thread that uses its records */
-    bool one_job; /* one file on one thread: a part of it would be the whole */
     struct block *spare; /* replayed blocks, their room kept: a fresh one faults its pages in */
     int nspare;
 };
@@ -329,7 +328,7 @@ static enum tl_err read_job(struct pool *pl, size_t i, struct replay *rp,
 {
     struct job *j = job_at(pl, i);
     const struct tl_input_parts *parts = pl->opts->parts;
-    bool wanted = wants_part(pl->opts, j) && !pl->one_job;
+    bool wanted = wants_part(pl->opts, j);
     void *part = wanted ? parts->open(parts->ctx) : NULL;
     if (wanted && !part) {
         memset(info, 0, sizeof *info);
@@ -642,13 +641,11 @@ static void start(struct pool *pl, struct listing *ls, int threads, pthread_t *t
 
 static void free_pool(struct pool *pl)
 {
-    for (size_t c = 0; c < MAX_CHUNKS && pl->chunks[c]; c++) {
-        for (size_t k = 0; k < CHUNK_JOBS; k++) {
-            tl_buf_free(&pl->chunks[c][k].cur);
-            free(pl->chunks[c][k].own_path);
-        }
-        free(pl->chunks[c]);
+    for (size_t k = 0; k < pl->njobs; k++) {
+        tl_buf_free(&job_at(pl, k)->cur);
+        free(job_at(pl, k)->own_path);
     }
+    for (size_t c = 0; c < MAX_CHUNKS && pl->chunks[c]; c++) free(pl->chunks[c]);
     free(pl->chunks);
     while (pl->spare) {
         struct block *b = pl->spare;
@@ -670,12 +667,13 @@ enum tl_err tl_read_inputs(char *const *paths, int n, const struct tl_input_opts
     if (threads > TL_BATCH_MAX_THREADS - 1) threads = TL_BATCH_MAX_THREADS - 1;
     const struct tl_parser *whole;
     bool one_file = n == 1 && tl_batch_kind(paths[0], &whole) == TL_BATCH_FILE;
-    /* records in order on one thread: read as it always was */
-    if (threads == 1 && !opts->parts) return read_serially(paths, n, opts, on_record, ctx, done, dctx);
     /* one file: parsed on a thread of its own while this one uses its
      * records (a part would be the whole: the records go to on_record) */
     struct tl_input_opts whole_file;
     bool pipelined = one_file && threads > 1 && on_record;
+    /* records in order on one thread, or one file on one: read as it always was */
+    if ((threads == 1 && !opts->parts) || (one_file && !pipelined))
+        return read_serially(paths, n, opts, on_record, ctx, done, dctx);
     if (pipelined) {
         whole_file = *opts;
         whole_file.parts = NULL;
@@ -685,8 +683,7 @@ enum tl_err tl_read_inputs(char *const *paths, int n, const struct tl_input_opts
     if (opts->parts && !one_file) keep_freed_heap();
     struct input *ins = calloc((size_t)n, sizeof *ins);
     struct pool pl = {.opts = opts, .limit = HELD_PER_THREAD * (size_t)threads,
-                      .inline_ = !pipelined && (threads == 1 || one_file), .single = pipelined,
-                      .one_job = one_file,
+                      .inline_ = threads == 1 && !pipelined, .single = pipelined,
                       .chunks = calloc(MAX_CHUNKS, sizeof *pl.chunks)};
     if (!ins || !pl.chunks) { /* out of memory: one by one, as it always was */
         free(ins);
