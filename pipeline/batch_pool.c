@@ -7,18 +7,23 @@
  * starts with the first file found. Worker threads take jobs in order,
  * each with a drive and parser of its own, and write what the job yields
  * -- records (packed, core/record_pack.h), messages, rejected lines -- into
- * the job's stream of blocks; a command that aggregates (opts->parts)
- * gets a part per file instead of records. The calling thread replays the streams in job order: records
- * to the command's callback, messages to stderr, rejected lines through the
- * run's one budget. The command sees exactly the sequence it sees reading
- * the inputs one by one, so its output is the same byte for byte
- * (floating-point sums included), whatever the threads.
+ * the job's stream of blocks. The calling thread replays the streams in
+ * job order: records to the command's callback, messages to stderr,
+ * rejected lines through the run's one budget. The command sees exactly
+ * the sequence it sees reading the inputs one by one, so its output is the
+ * same byte for byte, whatever the threads.
+ *
+ * A command that aggregates (opts->parts: summary) gets a part for each
+ * file of PART_MIN_BYTES or more, filled on the worker and merged in job
+ * order; on one thread too (inline_), so its sums are the same to the last
+ * bit. One file with more than one thread is parsed on a worker beside the
+ * calling thread (single); one file on one thread is read as it always was.
  *
  * Memory is bounded: a worker whose job is not the one being replayed
  * stops while the blocks waiting exceed HELD_PER_THREAD per thread (a part
  * waiting to be merged counts PART_WEIGHT: 4 per thread); the job being
- * replayed holds at most QUEUED_MAX blocks. Workers share no
- * parser state; the stream's lock is the only thing they share. */
+ * replayed holds at most QUEUED_MAX blocks. Workers share no parser state;
+ * the pool's lock guards all they share. */
 #include "pipeline/batch.h"
 #include "pipeline/batch_input.h"
 
@@ -89,6 +94,7 @@ struct pool {
     struct job **chunks;      /* [MAX_CHUNKS]: a chunk never moves once made */
     size_t njobs, next, head; /* listed; next to take; the one being replayed */
     bool listed_all;
+    bool stopping; /* every input replayed: what is left (out of memory) is not waited for */
     /* what the calling thread waits for, so nothing else wakes it: a
      * block or the end of job `head`, or the next file of a listing */
     enum { WAIT_NONE, WAIT_JOB, WAIT_LISTING } waiting;
@@ -132,6 +138,13 @@ static void take_spare(struct pool *pl, struct job *j)
     free(s);
 }
 
+/* The job must wait before it writes more (under the lock): the replayed
+ * job holds QUEUED_MAX blocks, or the others hold the pool's limit. */
+static bool stream_full(const struct pool *pl, const struct job *j)
+{
+    return j->index == pl->head ? j->queued >= QUEUED_MAX : pl->held > pl->limit;
+}
+
 /* Hands the job's current block on (and takes a spare one for the next);
  * waits while the stream is full. */
 static void publish(struct job *j, bool last)
@@ -158,8 +171,7 @@ static void publish(struct job *j, bool last)
     if (last && j->part) pl->held += PART_WEIGHT; /* until merged */
     if (last) j->done = true;
     if (pl->waiting == WAIT_JOB && j->index == pl->head) pthread_cond_signal(&pl->ready);
-    while (!last && (j->index == pl->head ? j->queued >= QUEUED_MAX : pl->held > pl->limit))
-        pthread_cond_wait(&pl->room, &pl->lock);
+    while (!last && !pl->stopping && stream_full(pl, j)) pthread_cond_wait(&pl->room, &pl->lock);
     pthread_mutex_unlock(&pl->lock);
 }
 
@@ -221,10 +233,13 @@ static void run_job(struct job *j)
     take_spare(j->pool, j);
     pthread_mutex_unlock(&j->pool->lock);
     bool part = wants_part(o, j);
-    if (part && !(j->part = o->parts->open(o->parts->ctx))) j->rc = TL_ERR_NOMEM;
-    else if (part)
-        j->rc = tl_batch_read_file(j->path, j->rest, o, o->parts->record, j->part, &j->info, j->in_dir, &v);
-    else j->rc = tl_batch_read_file(j->path, j->rest, o, keep_record, j, &j->info, j->in_dir, &v);
+    if (part && !(j->part = o->parts->open(o->parts->ctx))) {
+        j->rc = TL_ERR_NOMEM;
+    } else {
+        void (*to)(void *, const struct tl_record *) = part ? o->parts->record : keep_record;
+        j->rc = tl_batch_read_file(j->path, j->rest, o, to, part ? j->part : (void *)j, &j->info,
+                                   j->in_dir, &v);
+    }
     publish(j, true);
 }
 
@@ -238,7 +253,9 @@ static void *worker(void *arg)
     struct pool *pl = arg;
     pthread_mutex_lock(&pl->lock);
     for (;;) {
-        if (pl->next == pl->njobs) {
+        if (pl->stopping) {
+            break;
+        } else if (pl->next == pl->njobs) {
             if (pl->listed_all) break;
             pthread_cond_wait(&pl->work, &pl->lock);
         } else if (pl->next != pl->head && pl->held > pl->limit) {
@@ -336,8 +353,8 @@ static enum tl_err read_job(struct pool *pl, size_t i, struct replay *rp,
         tl_eprintf("tasklens: %s: out of memory\n", j->path);
         return TL_ERR_NOMEM;
     }
-    enum tl_err rc = part ? tl_batch_read_file(j->path, j->rest, pl->opts, parts->record, part, info, j->in_dir, NULL)
-                          : tl_batch_read_file(j->path, j->rest, pl->opts, rp->on_record, rp->ctx, info, j->in_dir, NULL);
+    enum tl_err rc = tl_batch_read_file(j->path, j->rest, pl->opts, part ? parts->record : rp->on_record,
+                                        part ? part : rp->ctx, info, j->in_dir, NULL);
     if (part) parts->merge(parts->ctx, part);
     return rc;
 }
@@ -642,8 +659,14 @@ static void start(struct pool *pl, struct listing *ls, int threads, pthread_t *t
 static void free_pool(struct pool *pl)
 {
     for (size_t k = 0; k < pl->njobs; k++) {
-        tl_buf_free(&job_at(pl, k)->cur);
-        free(job_at(pl, k)->own_path);
+        struct job *j = job_at(pl, k);
+        for (struct block *b = j->first, *next; b; b = next) { /* never replayed: out of memory */
+            next = b->next;
+            tl_buf_free(&b->buf);
+            free(b);
+        }
+        tl_buf_free(&j->cur);
+        free(j->own_path);
     }
     for (size_t c = 0; c < MAX_CHUNKS && pl->chunks[c]; c++) free(pl->chunks[c]);
     free(pl->chunks);
@@ -703,6 +726,11 @@ enum tl_err tl_read_inputs(char *const *paths, int n, const struct tl_input_opts
     int started;
     start(&pl, &ls, threads, tid, &started);
     enum tl_err rc = replay_all(&pl, ins, n, on_record, ctx, done, dctx);
+    pthread_mutex_lock(&pl.lock);
+    pl.stopping = true;
+    pthread_cond_broadcast(&pl.room);
+    pthread_cond_broadcast(&pl.work);
+    pthread_mutex_unlock(&pl.lock);
     for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
     free_pool(&pl);
     free_inputs(ins, n);
