@@ -513,7 +513,7 @@ static void say_deferred(struct replay *rp, const struct input *in)
     if (!rp->defer) return;
     rp->defer = false;
     if (in->said.len) replay_block(rp, in->said.data, in->said.data + in->said.len);
-    replay_block(rp, rp->deferred.data, rp->deferred.data + rp->deferred.len);
+    if (rp->deferred.len) replay_block(rp, rp->deferred.data, rp->deferred.data + rp->deferred.len);
     rp->deferred.len = 0;
 }
 
