@@ -80,20 +80,6 @@ static void on_record(void *ctx, const struct tl_record *r)
     if (w->buf.len >= FLUSH_AT) drain(w);
 }
 
-/* The exit status over the inputs. */
-struct inputs_read {
-    bool strict;
-    int status;
-};
-
-static void input_read(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
-{
-    (void)i;
-    struct inputs_read *ir = ctx;
-    ir->status = tl_input_status(ir->status, rc, info, ir->strict);
-    tl_input_info_free(info);
-}
-
 /* Every input through the parsers' one door into rows; the exit status. */
 static int write_records(struct records_cmd *k, char **paths, int n)
 {
@@ -110,8 +96,8 @@ static int write_records(struct records_cmd *k, char **paths, int n)
     n = tl_inputs_once(paths, n, "tasklens records");
     struct tl_reject_budget budget;
     tl_input_budget(&k->io, &budget);
-    struct inputs_read ir = {.strict = k->strict, .status = status};
-    tl_read_inputs(paths, n, &k->io, on_record, &w, input_read, &ir);
+    struct tl_input_status_ctx ir = {.strict = k->strict, .status = status};
+    tl_read_inputs(paths, n, &k->io, on_record, &w, tl_input_status_done, &ir);
     status = ir.status;
     tl_reject_budget_end(&budget, "tasklens records");
     drain(&w);

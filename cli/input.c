@@ -62,6 +62,14 @@ int tl_input_status(int status, enum tl_err rc, const struct tl_summary_input *i
     return status;
 }
 
+void tl_input_status_done(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info)
+{
+    (void)i;
+    struct tl_input_status_ctx *st = ctx;
+    st->status = tl_input_status(st->status, rc, info, st->strict);
+    tl_input_info_free(info);
+}
+
 void tl_input_budget(struct tl_input_opts *io, struct tl_reject_budget *b)
 {
     *b = (struct tl_reject_budget){.max = io->max_reports, .quiet = io->quiet};

@@ -36,6 +36,14 @@ int tl_input_option(int c, char *arg, struct tl_input_opts *io,
  * first input error; with strict, an input with rejected lines is one. */
 int tl_input_status(int status, enum tl_err rc, const struct tl_summary_input *info, bool strict);
 
+/* The exit status over a run's inputs, for tl_read_inputs's done callback
+ * when the command keeps nothing of an input: tl_input_status_done. */
+struct tl_input_status_ctx {
+    bool strict;
+    int status;
+};
+void tl_input_status_done(void *ctx, int i, enum tl_err rc, struct tl_summary_input *info);
+
 /* The run's one budget of rejected lines (--max-errors, -q), into io:
  * call after the flags; tl_reject_budget_end says what it left unsaid. */
 void tl_input_budget(struct tl_input_opts *io, struct tl_reject_budget *b);
