@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Two builds of tasklens on every real input: `summary` (table and `--format json`),
 `lines` (without its wall-clock `tasklens` self-metrics points),
-`records -f ndjson` (without the `depends` key, new in issue 59) and the
-line protocol of `advise`, `plan` and `energy` must be the same, exit status
-too. For restructurings that must not change behaviour
+`records -f ndjson` (without the `depends` key, new in issue 59), the
+line protocol of `advise`, `plan` and `energy`, and the `report` page
+(without the minute it was made) must be the same, exit status too. For restructurings that must not change behaviour
 (issue 60).
 
 usage: bench/compare_builds.py OLD_TASKLENS NEW_TASKLENS
@@ -11,6 +11,7 @@ usage: bench/compare_builds.py OLD_TASKLENS NEW_TASKLENS
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -28,7 +29,8 @@ def run(tl, *a):
 for f in files:
     for cmd in (["summary", "-q", "--format", "json", f], ["summary", "-q", f], ["lines", "-q", "-o", "-", f], ["records", "-q", "-f", "ndjson", f],
                 ["advise", "-q", "--format", "lp", f], ["energy", "-q", "--format", "lp", f],
-                ["plan", "-q", "--node", "cores=64,mem=256GiB", "--format", "lp", f]):
+                ["plan", "-q", "--node", "cores=64,mem=256GiB", "--format", "lp", f],
+                ["report", "-q", "-o", "-", f]):
         a, b = run(old, *cmd), run(new, *cmd)
         x, y = a[1], b[1]
         if cmd[0] == "records":  # the new depends column, apart
@@ -44,6 +46,9 @@ for f in files:
         if cmd[0] == "lines":  # the self-metrics points carry the wall clock
             x = [l for l in x.splitlines() if not l.startswith(b"tasklens,")]
             y = [l for l in y.splitlines() if not l.startswith(b"tasklens,")]
+        if cmd[0] == "report":  # the page says when it was made, to the minute
+            made = re.compile(rb", made \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+            x, y = made.sub(b"", x), made.sub(b"", y)
         if a[0] == b[0] and x == y:
             same += 1
         else:
