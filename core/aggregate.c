@@ -266,7 +266,12 @@ struct tl_agg_group *agg_group_new(struct tl_agg *a, int32_t id)
     struct tl_sketch_opts co = a->o.sketch;
     co.exact_limit = 0; /* a coarse window is only ever buckets */
     for (int L = 0; L < a->o.ncoarse; L++) {
-        if (!(g->coarse[L] = calloc((size_t)a->o.nmetrics, sizeof *g->coarse[L]))) return NULL;
+        if (!(g->coarse[L] = calloc((size_t)a->o.nmetrics, sizeof *g->coarse[L]))) {
+            for (int k = 0; k < L; k++) free(g->coarse[k]);
+            free(g->cum);
+            free(g->win);
+            return NULL;
+        }
         for (int m = 0; m < a->o.nmetrics; m++) tl_sketch_init(&g->coarse[L][m], &co);
     }
     struct tl_sketch_opts wo = a->o.sketch;
@@ -283,6 +288,14 @@ struct tl_agg_group *agg_group_new(struct tl_agg *a, int32_t id)
     return g;
 }
 
+/* The group of interned key id: made now when its making failed before
+ * (out of memory: the key was interned, its group not), so a key never
+ * points at a group that is not there. */
+static struct tl_agg_group *group_at(struct tl_agg *a, int32_t id)
+{
+    return (size_t)id < a->ngroups ? &a->groups[id] : agg_group_new(a, id);
+}
+
 static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *r)
 {
     int32_t id;
@@ -291,7 +304,7 @@ static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *
     bool plain = a->o.nby == 1 && (!v1 || key_plain_len(v1, &n1));
     if (plain) { /* the usual: the key is the tag itself, found without a copy */
         id = v1 ? tl_intern_find(a->keys, v1, n1) : tl_intern_find(a->keys, "\x1e", 1);
-        if (id >= 0) return &a->groups[id];
+        if (id >= 0) return group_at(a, id);
     }
     struct tl_buf *k = &a->keybuf;
     k->len = 0;
@@ -301,7 +314,7 @@ static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *
     }
     if (k->oom) return NULL;
     id = plain ? -1 : tl_intern_find(a->keys, k->data, k->len);
-    if (id >= 0) return &a->groups[id];
+    if (id >= 0) return group_at(a, id);
     if (a->ngroups >= a->o.max_keys) {
         a->c.overflow_records++;
         k->len = 0;
@@ -310,7 +323,7 @@ static struct tl_agg_group *group_for(struct tl_agg *a, const struct tl_record *
             tl_buf_puts(k, TL_AGG_OTHER);
         }
         id = tl_intern_find(a->keys, k->data, k->len);
-        if (id >= 0) return &a->groups[id];
+        if (id >= 0) return group_at(a, id);
     }
     id = tl_intern(a->keys, k->data, k->len);
     if (id < 0) return NULL;
@@ -335,12 +348,18 @@ bool agg_count_add(struct tl_count **arr, size_t *n, const char *name, uint64_t 
 }
 
 /* Adds v to a sketch, keeping the global count of exact values within the
- * budget: a sketch that would pass it gives its exact values up. */
+ * budget: a sketch that would pass it gives its exact values up. A value the
+ * sketch had no memory for is counted apart (tl_agg_add says it), unlike
+ * one it refuses. */
 static void sketch_add(struct tl_agg *a, struct tl_sketch *s, double v)
 {
     uint32_t before = s->nexact;
     if (!s->exact_dropped && a->c.exact_values >= a->o.exact_budget) tl_sketch_drop_exact(s);
-    if (tl_sketch_add(s, v)) a->c.rejected_values++;
+    enum tl_err rc = tl_sketch_add(s, v);
+    if (rc) {
+        a->c.rejected_values++;
+        a->nomem_values += rc == TL_ERR_NOMEM;
+    }
     a->c.exact_values = a->c.exact_values - before + s->nexact;
 }
 
@@ -572,14 +591,16 @@ static void add_values(struct tl_agg *a, struct tl_agg_group *g, const struct tl
     }
     /* a late record within the allowed lateness: also into its kept window */
     struct tl_agg_kept *kept = late ? kept_late(a, g, floor_div(r->time_ns, a->o.window_ns)) : NULL;
+    enum tl_err rc;
     for (; places; places &= places - 1) {
         int i = __builtin_ctzll(places), m = a->o.metrics[i];
         sketch_add(a, &g->cum[i], r->v[m]);
         if (in_window) {
             sketch_add(a, &g->win[i], r->v[m]);
             g->win_dirty = true;
-        } else if (late && tl_sketch_add(&late->s[i], r->v[m])) {
+        } else if (late && (rc = tl_sketch_add(&late->s[i], r->v[m]))) {
             a->c.rejected_values++;
+            a->nomem_values += rc == TL_ERR_NOMEM;
         }
         if (kept) {
             sketch_add(a, &kept->s[i], r->v[m]);
@@ -617,8 +638,9 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
     if (!g) return TL_ERR_NOMEM;
     if (r->kind == TL_REC_SAMPLE) {
         g->samples++;
+        uint64_t lost = a->nomem_values;
         add_values(a, g, r);
-        return TL_OK;
+        return a->nomem_values == lost ? TL_OK : TL_ERR_NOMEM;
     }
     if (r->kind == TL_REC_TASK_OPEN) {
         g->open++;
@@ -647,7 +669,9 @@ enum tl_err tl_agg_add(struct tl_agg *a, const struct tl_record *r)
     }
     if (tl_record_has(r, TL_M_CPU_TIME_S) && !a->verdict.cached)
         kahan_add(&g->cpu_s, &g->cpu_c, r->v[TL_M_CPU_TIME_S]);
+    uint64_t lost = a->nomem_values;
     add_values(a, g, r);
+    ok &= a->nomem_values == lost; /* a value no sketch had room for: out of memory, said */
     return ok ? TL_OK : TL_ERR_NOMEM;
 }
 
@@ -668,7 +692,7 @@ enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
         int32_t id = tl_intern_find(dst->keys, sg->key, klen);
         struct tl_agg_group *g;
         if (id >= 0) {
-            g = &dst->groups[id];
+            g = group_at(dst, id);
         } else if (dst->ngroups >= dst->o.max_keys) {
             struct tl_buf *k = &dst->keybuf; /* as group_for: into "_other" */
             k->len = 0;
@@ -679,7 +703,7 @@ enum tl_err tl_agg_merge(struct tl_agg *dst, const struct tl_agg *src)
             if (k->oom) return TL_ERR_NOMEM;
             id = tl_intern_find(dst->keys, k->data, k->len);
             if (id < 0 && (id = tl_intern(dst->keys, k->data, k->len)) < 0) return TL_ERR_NOMEM;
-            g = (size_t)id < dst->ngroups ? &dst->groups[id] : agg_group_new(dst, id);
+            g = group_at(dst, id);
             dst->c.overflow_records += sg->tasks + sg->open + sg->samples;
         } else {
             if ((id = tl_intern(dst->keys, sg->key, klen)) < 0) return TL_ERR_NOMEM;

@@ -25,6 +25,7 @@ struct tl_agg {
     struct tl_verdict_memo verdict; /* the last result's verdict (glossary.h) */
     struct tl_buf keybuf;
     struct tl_agg_counters c;
+    uint64_t nomem_values; /* values no sketch had memory for (not kept: said by the caller) */
     /* late parts: records of windows already closed, per (group, window),
      * until tl_agg_flush_late emits them */
     struct late_part {

@@ -244,9 +244,9 @@ __attribute__((noinline)) static enum tl_err ensure_bucket(struct tl_sketch *s, 
             if (rc) return rc;
             continue;
         }
-        s->kmin = dlo;
-        s->kmax = dhi;
         if (s->nbuckets && k >= s->offset && k < s->offset + (int64_t)s->nbuckets) {
+            s->kmin = dlo;
+            s->kmax = dhi;
             *kout = k;
             return TL_OK;
         }
@@ -261,13 +261,15 @@ __attribute__((noinline)) static enum tl_err ensure_bucket(struct tl_sketch *s, 
         else hi += room;
         uint32_t n = (uint32_t)(hi - lo + 1);
         uint64_t *c = calloc(n, sizeof *c);
-        if (!c) return TL_ERR_NOMEM;
+        if (!c) return TL_ERR_NOMEM; /* the data span as it was: the array covers it */
         for (uint32_t i = 0; i < s->nbuckets; i++)
             if (s->counts[i]) c[s->offset + i - lo] = s->counts[i];
         free(s->counts);
         s->counts = c;
         s->offset = lo;
         s->nbuckets = n;
+        s->kmin = dlo;
+        s->kmax = dhi;
         *kout = k;
         return TL_OK;
     }
