@@ -171,6 +171,7 @@ enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct
     struct tl_reader *rd = NULL;
     enum tl_err rc = tl_reader_open(path, &rd, err, sizeof err);
     if (rc) {
+        if (!err[0]) snprintf(err, sizeof err, "%s: %s", path, tl_strerror(rc)); /* out of memory */
         set_error(info, err, rc, v);
         return rc;
     }
@@ -185,6 +186,8 @@ enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct
     if (!buf || tl_drive_init(&d, &dc, path)) {
         free(buf);
         tl_reader_close(rd);
+        snprintf(err, sizeof err, "%s: %s", path, tl_strerror(TL_ERR_NOMEM));
+        set_error(info, err, TL_ERR_NOMEM, v); /* said, as every input that is not read */
         return TL_ERR_NOMEM;
     }
     tl_reader_size_at_open(rd);
@@ -207,6 +210,10 @@ enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct
                             "read places them the same\n", path);
         if (v) v->rejects(v->ctx, &d);
         else tl_drive_say_rejects(&d);
+        if (rc == TL_ERR_NOMEM && !info->error) { /* the parser left lines out for lack of memory */
+            snprintf(err, sizeof err, "%s: %s", path, tl_strerror(rc));
+            set_error(info, err, rc, v);
+        }
     } else if (in_dir && rc == TL_ERR_FORMAT) {
         /* counted by the directory */
     } else if (d.error[0] && rc != TL_ERR_USAGE) {
