@@ -959,7 +959,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
         tl_report_strips(o, pg);
         tl_report_usage(o, pg);
-        tl_report_tasks_section(o, pg);
+        ok = tl_report_tasks_section(o, pg); /* else out of memory: no page with its rows cut */
         groups_section(o, pg, &doc);
     }
     if (ok) {

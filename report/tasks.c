@@ -259,12 +259,13 @@ static double first_submit(const struct tl_report_tasks *t)
 struct chunk {
     FILE *o;
     size_t n;
+    bool short_write; /* a write that did not take all it was given (a memory stream out of memory) */
     char b[1 << 16];
 };
 
 static void chunk_flush(struct chunk *k)
 {
-    fwrite(k->b, 1, k->n, k->o);
+    if (fwrite(k->b, 1, k->n, k->o) != k->n) k->short_write = true;
     k->n = 0;
 }
 
@@ -272,7 +273,7 @@ static void chunk_put(struct chunk *k, const void *p, size_t len)
 {
     if (k->n + len > sizeof k->b) chunk_flush(k);
     if (len > sizeof k->b) {
-        fwrite(p, 1, len, k->o);
+        if (fwrite(p, 1, len, k->o) != len) k->short_write = true;
         return;
     }
     memcpy(k->b + k->n, p, len);
@@ -396,12 +397,15 @@ static void text_column(struct chunk *k, const struct tl_report_tasks *t, const 
     chunk_c(k, ']');
 }
 
-static void data_script(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show)
+/* The rows' data, whole; false when it could not be (out of memory: a
+ * memory stream that stopped taking it, or no room for the chunk). */
+static bool data_script(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show)
 {
     struct chunk *k = malloc(sizeof *k);
-    if (!k) return;
+    if (!k) return false;
     k->o = o;
     k->n = 0;
+    k->short_write = false;
     fputs("<script type=\"application/json\" id=\"task-data\">{", o);
     fprintf(o, "\"n\":%zu,\"t0\":", t->n);
     if (isfinite(t0)) fprintf(o, "%.6f", t0);
@@ -413,8 +417,9 @@ static void data_script(FILE *o, const struct tl_report_tasks *t, double t0, con
     for (int c = 0; c < C_COUNT; c++)
         if (show[c]) number_column(k, t, c, t0);
     chunk_flush(k);
+    bool whole = !k->short_write;
     free(k);
-    fputs("}</script>\n", o);
+    return fputs("}</script>\n", o) >= 0 && whole;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -664,8 +669,9 @@ static void *encode_main(void *arg)
     bool show[C_COUNT];
     shown_columns(t, show);
     double t0 = first_submit(t);
-    data_script(m, t, t0, show);
-    t->enc->ok = !ferror(m);
+    /* glibc's memory stream, out of memory, cuts what it is given short
+     * without setting its error: the writes' own counts say so */
+    t->enc->ok = data_script(m, t, t0, show) && !ferror(m);
     t->enc->ok &= fclose(m) == 0;
     if ((t->enc->order = malloc((t->n + 1) * sizeof *t->enc->order))) /* the timeline's order, too */
         t->enc->norder = timed_order(t, isfinite(t0) ? t0 : 0, t->enc->order);
@@ -681,8 +687,9 @@ void tl_report_tasks_start(struct tl_report_tasks *t)
     }
 }
 
-/* The rows' data: the second thread's buffer when it made one, else written here. */
-static void data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool *show)
+/* The rows' data: the second thread's buffer when it made one, else written
+ * here; false when it could not be written whole. */
+static bool data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool *show)
 {
     if (t->enc) {
         pthread_join(t->enc->thread, NULL);
@@ -691,15 +698,15 @@ static void data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool 
         if (ok) fwrite(t->enc->buf, 1, t->enc->len, o);
         free(t->enc->buf);
         t->enc->buf = NULL;
-        if (ok) return;
+        if (ok) return true;
     }
-    data_script(o, t, t0, show);
+    return data_script(o, t, t0, show);
 }
 
-void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
+bool tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
 {
     struct tl_report_tasks *t = pg->tasks;
-    if (!t || !t->n) return;
+    if (!t || !t->n) return true;
     double t0 = first_submit(t);
     bool show[C_COUNT] = {0};
     shown_columns(t, show);
@@ -709,10 +716,11 @@ void tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
                "tooltip holds its exact value.</p>",
             t->n, t->n);
     table(o, t, t0, show);
-    data_here(o, t, t0, show);
+    bool whole = data_here(o, t, t0, show);
     fprintf(o, "<script id=\"task-script\">%s</script>", tl_report_tasks_js);
     fputs("<h3>Timeline</h3>", o);
     timeline(o, t, isfinite(t0) ? t0 : 0);
     encoding_end(t);
     fputs("</section>\n", o);
+    return whole;
 }
