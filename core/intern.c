@@ -106,12 +106,17 @@ static char *store(struct tl_intern *in, const char *s, size_t len)
     return p;
 }
 
+bool tl_intern_full(const struct tl_intern *in, size_t len)
+{
+    return in->bytes + len + 1 > in->max_bytes || in->n >= INT32_MAX - 1;
+}
+
 int32_t tl_intern(struct tl_intern *in, const char *s, size_t len)
 {
     uint32_t h = (uint32_t)tl_hash_bytes(s, len);
     size_t slot = slot_of(in, s, len, h);
     if (in->slots[slot] >= 0) return in->slots[slot];
-    if (in->bytes + len + 1 > in->max_bytes || in->n >= INT32_MAX - 1) return -1;
+    if (tl_intern_full(in, len)) return -1;
     if ((in->n + 1) * 2 > in->nslots) {
         if (!grow_slots(in)) return -1;
         slot = slot_of(in, s, len, h);

@@ -21,6 +21,9 @@ void tl_intern_free(struct tl_intern *in);
 /* Id of the string [s, s+len), inserting it if new; -1 when over the limit
  * or out of memory. */
 int32_t tl_intern(struct tl_intern *in, const char *s, size_t len);
+/* Whether a new name of len bytes is past the bound (tl_intern's -1 for
+ * it then means the bound, not a lack of memory). */
+bool tl_intern_full(const struct tl_intern *in, size_t len);
 /* Id if present, else -1; never inserts. */
 int32_t tl_intern_find(const struct tl_intern *in, const char *s, size_t len);
 const char *tl_intern_str(const struct tl_intern *in, int32_t id);

@@ -17,6 +17,19 @@ void wq_reject(struct wq_state *st, enum tl_reject why, const char *detail)
     if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
 }
 
+void wq_reject_nomem(struct wq_state *st)
+{
+    st->nomem = true;
+    wq_reject(st, TL_REJ_LIMIT, "out of memory");
+}
+
+void wq_reject_no_task(struct wq_state *st)
+{
+    if ((long long)st->open.n >= st->cfg.max_open_tasks)
+        wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+    else wq_reject_nomem(st);
+}
+
 
 /* A line holding values no measurement has (negative, past the double
  * range): rejected, naming the first; what else it says is used. */
@@ -41,9 +54,19 @@ void wq_emit(struct wq_state *st, struct tl_record *r)
     st->emit.record(st->emit.ctx, r);
 }
 
+/* A name's id; -1 when it could not be kept: past the names' bound
+ * (max_names: the caller rejects the line), or out of memory (the input
+ * then fails at its end, as its records lack the name). */
+static int32_t intern(struct wq_state *st, const char *s, size_t n)
+{
+    int32_t id = tl_intern(st->names, s, n);
+    if (id < 0 && !tl_intern_full(st->names, n)) st->nomem = true;
+    return id;
+}
+
 int32_t wq_intern_span(struct wq_state *st, struct span s)
 {
-    return tl_intern(st->names, s.p, s.n);
+    return intern(st, s.p, s.n);
 }
 
 const char *wq_name_of(const struct wq_state *st, int32_t id)
@@ -51,12 +74,27 @@ const char *wq_name_of(const struct wq_state *st, int32_t id)
     return id >= 0 ? tl_intern_str(st->names, id) : NULL;
 }
 
+/* No run could be made: past the names' bound (names_full), else out of
+ * memory; wq_reject_no_run says which. */
+static struct run *run_failed(struct wq_state *st, bool names_full)
+{
+    st->run_names_full = names_full;
+    if (!names_full) st->nomem = true;
+    return NULL;
+}
+
+void wq_reject_no_run(struct wq_state *st)
+{
+    if (st->run_names_full) wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
+    else wq_reject(st, TL_REJ_LIMIT, "out of memory");
+}
+
 static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
 {
     if (st->nruns == st->cap_runs) {
         size_t cap = st->cap_runs ? st->cap_runs * 2 : 4;
         struct run *r = realloc(st->runs, cap * sizeof *r);
-        if (!r) return NULL;
+        if (!r) return run_failed(st, false);
         st->runs = r;
         st->cap_runs = cap;
     }
@@ -68,13 +106,13 @@ static struct run *run_new(struct wq_state *st, int64_t pid, int64_t start_us)
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
                      tm.tm_sec);
     int32_t wf = tl_intern(st->names, name, (size_t)n);
-    if (wf < 0) return NULL;
+    if (wf < 0) return run_failed(st, tl_intern_full(st->names, (size_t)n));
     struct run *r = &st->runs[st->nruns];
     memset(r, 0, sizeof *r);
     r->pid = pid;
     r->start_us = start_us;
     r->workflow = wf;
-    if (!tl_map64_put(&st->pid_to_run, (uint64_t)pid, st->nruns)) return NULL;
+    if (!tl_map64_put(&st->pid_to_run, (uint64_t)pid, st->nruns)) return run_failed(st, false);
     st->nruns++;
     st->last_pid = pid;
     st->last_run = st->nruns;
@@ -122,7 +160,7 @@ int32_t wq_host_of_addr(struct wq_state *st, int32_t addr)
     if (h) return (int32_t)*h;
     const char *s = tl_intern_str(st->names, addr);
     const char *colon = strrchr(s, ':');
-    int32_t host = tl_intern(st->names, s, colon ? (size_t)(colon - s) : strlen(s));
+    int32_t host = intern(st, s, colon ? (size_t)(colon - s) : strlen(s));
     if (host >= 0) tl_map64_put(&st->host_of, (uint64_t)addr, (uint64_t)host);
     return host;
 }
@@ -132,7 +170,7 @@ static int32_t intern_result(struct wq_state *st, struct span r)
     if (st->last_result >= 0 && tl_intern_len(st->names, st->last_result) == r.n &&
         !memcmp(tl_intern_str(st->names, st->last_result), r.p, r.n))
         return st->last_result;
-    return st->last_result = tl_intern(st->names, r.p, r.n);
+    return st->last_result = intern(st, r.p, r.n);
 }
 
 uint32_t wq_run_index(const struct wq_state *st, const struct run *r)
@@ -168,8 +206,12 @@ struct task *wq_task_new(struct wq_state *st, uint32_t run, int64_t id)
         }
         ix = (uint32_t)st->ntasks_alloc++;
     }
-    if (!tl_map64_put(&st->open, task_key(run, id), ix)) return NULL;
     struct task *t = &st->tasks[ix];
+    if (!tl_map64_put(&st->open, task_key(run, id), ix)) { /* the slot back, free */
+        t->next_free = st->task_free;
+        st->task_free = ix + 1;
+        return NULL;
+    }
     memset(t, 0, sizeof *t);
     t->run = run;
     t->id = id;
@@ -410,14 +452,14 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
                 continue;
             }
             st->counters[WQC_RUN_SUPERSEDED]++;
-            if (end_run(st, old)) return wq_reject(st, TL_REJ_LIMIT, "out of memory");
+            if (end_run(st, old)) return wq_reject_nomem(st);
         }
         run = run_new(st, pid, ts);
     } else {
         st->counters[WQC_MANAGER_END]++;
         run = wq_run_for(st, pid, ts);
     }
-    if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
+    if (!run) return wq_reject_no_run(st);
     if (!wq_skip_kind(st, TL_REC_MANAGER)) {
         struct tl_record *r = &st->rec;
         tl_record_init(r, TL_REC_MANAGER);
@@ -429,7 +471,7 @@ static void parse_manager(struct wq_state *st, int64_t ts, int64_t pid, const ch
     if (!start) {
         emit_workflow(st, run, ts); /* the final state, whatever the second */
         st->line_run = 0;
-        if (end_run(st, run)) return wq_reject(st, TL_REJ_LIMIT, "out of memory");
+        if (end_run(st, run)) return wq_reject_nomem(st);
     }
 }
 
@@ -513,10 +555,12 @@ static void task_waiting(struct wq_state *st, struct run *run, int64_t ts, int64
         t->attempt = attempt > 0 ? (int32_t)attempt : t->attempt + (t->state != ST_WAITING);
     } else {
         t = wq_task_new(st, ri, id);
-        if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+        if (!t) return wq_reject_no_task(st);
         t->attempt = attempt > 0 ? (int32_t)attempt : 1;
     }
-    t->category = tl_intern(st->names, cb, (size_t)(e - cb));
+    t->category = intern(st, cb, (size_t)(e - cb));
+    if (t->category < 0 && cb < e && tl_intern_full(st->names, (size_t)(e - cb)))
+        wq_reject(st, TL_REJ_LIMIT, "too many names (max_names): the task's category is left out");
     t->req = req;
     set_state(st, t, ST_WAITING);
     t->t_waiting = ts;
@@ -608,13 +652,13 @@ static void task_finished(struct wq_state *st, struct run *run, int64_t ts, int6
 
     st->counters[done ? WQC_TASK_DONE : WQC_TASK_RETRIEVED]++;
     struct task *t = task_for_state(st, run, id);
-    if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+    if (!t) return wq_reject_no_task(st);
     /* TaskVine's DONE carries no JSON: the RETRIEVED measurement stands. */
     if (!(done && t->state == ST_RETRIEVED && njson == 0)) {
         struct box prev_limits = {0};
         if (t->measured) prev_limits = st->meas[t->measured - 1].limits;
         struct measured *dst = wq_measured_get(st, t);
-        if (!dst) return wq_reject(st, TL_REJ_LIMIT, "out of memory");
+        if (!dst) return wq_reject_nomem(st);
         uint32_t link = dst->next_free;
         *dst = *m;
         dst->next_free = link;
@@ -660,7 +704,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
         if (!span_i64(idw, &id)) return wq_reject(st, TL_REJ_BAD_FIELDS, "task id");
     }
     struct run *run = wq_run_for(st, pid, ts);
-    if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
+    if (!run) return wq_reject_no_run(st);
 
     switch (state.p[0]) {
     case 'W':
@@ -668,7 +712,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
         if (SPAN_IS(state, "WAITING_RETRIEVAL")) {
             st->counters[WQC_TASK_WAITING_RETRIEVAL]++;
             struct task *t = task_for_state(st, run, id);
-            if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+            if (!t) return wq_reject_no_task(st);
             struct span w;
             if (next_word(&p, end, &w) && t->worker < 0) task_set_worker(st, run, t, w);
             t->t_wret = ts;
@@ -695,7 +739,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             }
             st->counters[WQC_TASK_RUNNING]++;
             struct task *t = task_for_state(st, run, id);
-            if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+            if (!t) return wq_reject_no_task(st);
             if (t->state == ST_RUNNING || t->state == ST_WAITING_RETRIEVAL) {
                 /* RUNNING again without going back to the queue: treat the
                  * earlier attempt as lost. */
@@ -722,7 +766,7 @@ static void parse_task(struct wq_state *st, int64_t ts, int64_t pid, const char 
             if (!wq_task_find(st, wq_run_index(st, run), id) && recently_closed(st, wq_run_index(st, run), id))
                 return; /* the repeated line of one cancel */
             struct task *t = task_for_state(st, run, id);
-            if (!t) return wq_reject(st, TL_REJ_LIMIT, "open task table full (max_open_tasks)");
+            if (!t) return wq_reject_no_task(st);
             struct tl_record *r = wq_task_record(st, t, TL_REC_TASK, ts);
             r->result = "CANCELED";
             r->has_exit_code = false;
@@ -901,5 +945,6 @@ enum tl_err wq_finish(void *state)
         process_line(st, st->partial.data, st->partial.len);
     }
     st->partial.len = 0;
-    return close_open_tasks(st, NULL);
+    enum tl_err rc = close_open_tasks(st, NULL);
+    return rc ? rc : st->nomem ? TL_ERR_NOMEM : TL_OK;
 }

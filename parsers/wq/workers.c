@@ -155,8 +155,9 @@ static bool worker_host(struct wq_state *st, struct run *run, int32_t wid, struc
         }
         r->host = wq_name_of(st, wq_host_of_addr(st, aid));
         if (wid >= 0) {
-            tl_map64_put(&run->addr_to_worker, (uint64_t)aid, (uint64_t)wid);
-            tl_map64_put(&run->worker_to_addr, (uint64_t)wid, (uint64_t)aid);
+            if (!tl_map64_put(&run->addr_to_worker, (uint64_t)aid, (uint64_t)wid) ||
+                !tl_map64_put(&run->worker_to_addr, (uint64_t)wid, (uint64_t)aid))
+                st->nomem = true; /* its tasks' worker unknown: the input fails at its end */
         }
     } else if (wid >= 0) {
         uint64_t *a = tl_map64_get(&run->worker_to_addr, (uint64_t)wid);
@@ -172,7 +173,7 @@ void wq_parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p
     if (!next_word(&p, end, &id) || !next_word(&p, end, &w))
         return wq_reject(st, TL_REJ_BAD_FIELDS, "WORKER line too short");
     struct run *run = wq_run_for(st, pid, ts);
-    if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
+    if (!run) return wq_reject_no_run(st);
     bool null_id = SPAN_IS(id, "(null)");
     struct span addr = {NULL, 0};
     /* WQ layout: WORKER id host:port  CONNECTION|DISCONNECTION [reason] */
@@ -214,7 +215,7 @@ void wq_parse_worker(struct wq_state *st, int64_t ts, int64_t pid, const char *p
         r->state = "CONNECTION";
         if (wid >= 0 && !tl_map64_get(&run->worker_cores, (uint64_t)wid)) {
             run->workers++;
-            tl_map64_put(&run->worker_cores, (uint64_t)wid, 0); /* 0.0's bits */
+            if (!tl_map64_put(&run->worker_cores, (uint64_t)wid, 0)) st->nomem = true; /* 0.0's bits */
         }
         break;
     case EV_DISCONNECTION:
@@ -262,7 +263,7 @@ void wq_parse_transfer(struct wq_state *st, int64_t ts, int64_t pid, const char 
         return wq_reject(st, TL_REJ_BAD_FIELDS, "TRANSFER numbers");
     st->counters[input ? WQC_TRANSFER_INPUT : WQC_TRANSFER_OUTPUT]++;
     struct run *run = wq_run_for(st, pid, ts);
-    if (!run) return wq_reject(st, TL_REJ_LIMIT, "too many runs or names");
+    if (!run) return wq_reject_no_run(st);
     if (used && (!transfer_number_possible(mib) || !transfer_number_possible(s))) imp_size = true;
     if (imp_size || imp_secs) wq_reject(st, TL_REJ_BAD_VALUE, "transfer size or time");
     if (wq_skip_kind(st, TL_REC_TRANSFER)) return;

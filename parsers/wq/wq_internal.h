@@ -176,6 +176,8 @@ struct wq_state {
 
     struct tl_buf partial; /* bytes of a line split across feed() calls */
     bool skipping;         /* inside a line longer than max_line */
+    bool nomem;            /* a line was left out for lack of memory: the input fails at its end */
+    bool run_names_full;   /* the last run that could not be made was past max_names (else: memory) */
     bool chunk_has_nul;
     /* The last line's manager pid as written, with the space after it
      * (pid_n digits, 7-15): the next line's pid is compared, not converted. */
@@ -376,6 +378,14 @@ static inline double mib_bytes(double mib)
 
 /* events.c */
 void wq_reject(struct wq_state *st, enum tl_reject why, const char *detail);
+/* A line left out for lack of memory: rejected, and the input fails when it
+ * ends (wq_finish: out of memory), as its answer is not whole. */
+void wq_reject_nomem(struct wq_state *st);
+/* A task that could not be made: the open table full (max_open_tasks, a
+ * configured bound) or no memory for it. */
+void wq_reject_no_task(struct wq_state *st);
+/* A run that could not be made (run_new): past max_names, or no memory. */
+void wq_reject_no_run(struct wq_state *st);
 struct task *wq_task_new(struct wq_state *st, uint32_t run, int64_t id);
 struct measured *wq_measured_get(struct wq_state *st, struct task *t);
 enum tl_err wq_feed(void *state, const char *buf, size_t len);
