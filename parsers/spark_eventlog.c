@@ -63,6 +63,7 @@ struct spark_state {
     struct tl_parse_stats stats;
     uint64_t counters[SC_COUNT];
     struct tl_buf partial;    /* a line not complete yet */
+    bool nomem;               /* an event left out for lack of memory: the input fails at its end */
     struct tl_buf skimmed;    /* the line being read, without what is never read */
     bool skipping;            /* inside a line over max_line */
     struct tl_intern *names;  /* stage names, descriptions, hosts, executors, series */
@@ -464,6 +465,12 @@ static void line(struct spark_state *st, const char *p, size_t n)
     }
     json_error_t e;
     json_t *ev = json_loadb(p, n, 0, &e);
+    /* out of memory is not the input's fault: Jansson says so by its code,
+     * or (where it ran out before it could) with no text at all */
+    if (!ev && (json_error_code(&e) == json_error_out_of_memory || !e.text[0])) {
+        st->nomem = true;
+        return reject(st, TL_REJ_LIMIT, "out of memory");
+    }
     const char *type = json_string_value(json_object_get(ev, "Event"));
     if (!ev || !type) {
         json_decref(ev);
@@ -525,7 +532,7 @@ static enum tl_err spark_finish(void *state)
         json_decref(ev);
         st->partial.len = 0;
     }
-    return TL_OK;
+    return st->nomem ? TL_ERR_NOMEM : TL_OK;
 }
 
 /* ---------------------------------------------------------------- checkpoints */
