@@ -108,6 +108,7 @@ struct lsst_state {
     struct tl_parse_stats stats;
     struct tl_buf doc;
     bool too_big;
+    bool nomem; /* the document left out for lack of memory: finish fails it (not the input's fault) */
     char *name;
     pcre2_code *re;
     pcre2_match_data *md;
@@ -361,6 +362,12 @@ static void reject(struct lsst_state *st, enum tl_reject why, const char *detail
     if (st->emit.reject) st->emit.reject(st->emit.ctx, st->stats.lines, why, detail);
 }
 
+static void reject_nomem(struct lsst_state *st)
+{
+    st->nomem = true;
+    reject(st, TL_REJ_LIMIT, "out of memory");
+}
+
 
 static void emit_quantum(struct lsst_state *st, struct quantum *q, int attempt, bool final)
 {
@@ -438,7 +445,7 @@ static void tree_reject(struct lsst_state *st, enum md_rc rc)
 {
     if (rc == MD_TOO_MANY) reject(st, TL_REJ_TOO_LARGE, "more nodes than max_nodes");
     else if (rc == MD_TOO_DEEP) reject(st, TL_REJ_TOO_LARGE, "nested deeper than 64 levels");
-    else reject(st, TL_REJ_LIMIT, "out of memory");
+    else reject_nomem(st);
 }
 
 static void reset_tree(struct lsst_state *st)
@@ -487,10 +494,12 @@ static void parse_json_doc(struct lsst_state *st, const char *p, size_t n)
         return reject(st, TL_REJ_TOO_LARGE, "more nodes than max_nodes");
     size_t len;
     char *fixed = md_json_constants_to_null(p, n, &len);
-    if (!fixed) return reject(st, TL_REJ_LIMIT, "out of memory");
+    if (!fixed) return reject_nomem(st);
     json_error_t je;
     json_t *root = json_loadb(fixed, len, JSON_REJECT_DUPLICATES, &je);
     free(fixed);
+    /* Jansson out of memory: its code says so, or no text where it could not */
+    if (!root && (json_error_code(&je) == json_error_out_of_memory || !je.text[0])) return reject_nomem(st);
     if (!root) {
         char detail[200];
         snprintf(detail, sizeof detail, "JSON line %d: %s", je.line, je.text);
@@ -568,9 +577,13 @@ static void parse_yaml_doc(struct lsst_state *st, const char *p, size_t n)
     if (!yaml_nodes_within(p, n, st->cfg.max_nodes)) return reject(st, TL_REJ_TOO_LARGE, "more nodes than max_nodes");
     yaml_parser_t yp;
     yaml_document_t d;
-    if (!yaml_parser_initialize(&yp)) return reject(st, TL_REJ_LIMIT, "out of memory");
+    if (!yaml_parser_initialize(&yp)) return reject_nomem(st);
     yaml_parser_set_input_string(&yp, (const unsigned char *)p, n);
     if (!yaml_parser_load(&yp, &d)) {
+        if (yp.error == YAML_MEMORY_ERROR) { /* not the document's fault */
+            yaml_parser_delete(&yp);
+            return reject_nomem(st);
+        }
         char detail[200];
         snprintf(detail, sizeof detail, "YAML line %d: %s", (int)yp.problem_mark.line + 1,
                  yp.problem ? yp.problem : "syntax error");
@@ -725,7 +738,9 @@ static enum tl_err lsst_finish(void *state)
     }
     st->doc.len = 0;
     st->too_big = false;
-    return TL_OK;
+    bool nomem = st->nomem;
+    st->nomem = false;
+    return nomem ? TL_ERR_NOMEM : TL_OK;
 }
 
 static void lsst_close(void *state)
