@@ -409,9 +409,9 @@ static enum tl_err replay_job(struct pool *pl, size_t i, struct replay *rp,
         pthread_cond_broadcast(&pl->room);
         pthread_mutex_unlock(&pl->lock);
     }
-    if (rp->lost && !j->rc) {
+    if (rp->lost) { /* said even when the job failed: what it said may be in what was lost */
         tl_eprintf("tasklens: %s: out of memory passing its records on: some are left out\n", j->path);
-        return TL_ERR_NOMEM;
+        return j->rc ? j->rc : TL_ERR_NOMEM;
     }
     return j->rc;
 }
