@@ -14,10 +14,16 @@ had no room (within alpha, as `--format json` says with "approx": true) --
 its tasks, attempts, results and the count of values per metric are the same.
 Exit 1 means stderr said "out of memory".
 
+Then `records` reads each samples directory of ../shared (every format's
+parser, its real files) under limits the same way: the answer of the run
+without a limit (its exit status too), or exit 1 and "out of memory" -- a
+parser must not take its own lack of memory for bad input (Spark's events
+were rejected as "malformed JSON" with exit 0).
+
 Under a sanitizer it is skipped: ASan's and TSan's shadow memory need
 terabytes of address space, which the limit forbids.
 
-usage: memory_limit.py TASKLENS GEN_WQ
+usage: memory_limit.py TASKLENS GEN_WQ [SHARED]
 """
 import os
 import re
@@ -30,6 +36,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
 
 TL, GEN = sys.argv[1:3]
+SHARED = sys.argv[3] if len(sys.argv) > 3 else None
 MB = 1 << 20
 MADE = re.compile(rb", made \d{4}-\d\d-\d\d \d\d:\d\d UTC")
 
@@ -75,6 +82,31 @@ def same_answer(name, got, want):
     return got == want
 
 
+def samples_under_limits():
+    """records of each real samples directory, under limits from 16 to 80 MB."""
+    if not SHARED or not os.path.isdir(SHARED):
+        print("SKIP part: no ../shared: the parsers' real samples are not read under limits")
+        return
+    for fmt in sorted(os.listdir(SHARED)):
+        d = os.path.join(SHARED, fmt, "samples")
+        if not os.path.isdir(d):
+            continue
+        args = ["records", "-q", "-f", "csv", "--threads", "3", d]
+        want = run(args)
+        bad, failed, answered = [], 0, 0
+        for mb in range(16, 81, 2):
+            r = run(args, mb)
+            if r and r.returncode == want.returncode and r.stdout == want.stdout:
+                answered += 1
+            elif r and r.returncode == 1 and re.search(rb"out of memory|Cannot allocate memory", r.stderr):
+                failed += 1
+            else:
+                bad.append((mb, r and r.returncode, r and r.stderr[-160:]))
+        print("%s samples: %d limits: %d answered whole, %d said out of memory" % (fmt, 33, answered, failed))
+        check(not bad, "%s samples: under a memory limit, records gives the whole answer or says out of memory "
+              "(%s)" % (fmt, bad[:2]))
+
+
 def main():
     if os.environ.get("TL_SANITIZED") == "1":
         print("SKIP: a sanitizer's shadow memory needs more address space than any limit here allows")
@@ -113,6 +145,7 @@ def main():
             check(not silent, "%s: a run that fails for memory says so (%s)" % (name, silent[:3]))
             check(not cut, "%s: exit 0 under a limit is the whole answer (MB: %s)" % (name, cut))
             check(failed and answered, "%s: the limits reach both sides: some runs fail, some answer" % name)
+    samples_under_limits()
     return finish()
 
 
