@@ -77,6 +77,7 @@ struct sm_state {
     struct tl_table_cb cb;
     int col[NCOL];
     bool no_columns;
+    bool nomem; /* something left out for lack of memory: the input fails at its end */
     bool jsonl; /* the input is JSON lines (its first row was an object) */
     struct tl_intern *names;
     char rule[256];     /* from the path, or the option */
@@ -94,6 +95,7 @@ static void reject(struct sm_state *st, uint64_t line, enum tl_reject why, const
 static const char *intern(struct sm_state *st, const char *s, size_t n)
 {
     int32_t id = tl_intern(st->names, s, n);
+    if (id < 0 && !tl_intern_full(st->names, n)) st->nomem = true;
     return id >= 0 ? tl_intern_str(st->names, id) : NULL;
 }
 
@@ -255,7 +257,13 @@ static bool on_raw(void *ctx, const char *p, size_t n, uint64_t line)
     if (!n || *p != '{') return false;
     st->stats.lines = line;
     st->jsonl = true;
-    json_t *o = json_loadb(p, n, 0, NULL);
+    json_error_t e;
+    json_t *o = json_loadb(p, n, 0, &e);
+    if (!o && (json_error_code(&e) == json_error_out_of_memory || !e.text[0])) { /* not the line's fault */
+        st->nomem = true;
+        reject(st, line, TL_REJ_LIMIT, "out of memory");
+        return true;
+    }
     if (!json_is_object(o)) {
         json_decref(o);
         reject(st, line, TL_REJ_BAD_JSON, NULL);
@@ -268,7 +276,9 @@ static bool on_raw(void *ctx, const char *p, size_t n, uint64_t line)
         else if (c == C_HMS && json_is_string(v)) snprintf(w.hms, sizeof w.hms, "%s", json_string_value(v));
         else if (c != C_RULE && c != C_HMS && c != C_RESOURCES) w.c[c] = cell_json(v);
     }
-    char *res = json_dumps(json_object_get(o, "resources"), JSON_COMPACT);
+    json_t *resources = json_object_get(o, "resources");
+    char *res = resources ? json_dumps(resources, JSON_COMPACT) : NULL;
+    if (resources && !res) st->nomem = true; /* the row goes without them: the input fails at its end */
     w.resources = res;
     w.resources_len = res ? strlen(res) : 0;
     st->counters[SK_JSON_ROWS]++;
@@ -306,7 +316,9 @@ static enum tl_err sm_finish(void *state)
     struct sm_state *st = state;
     tl_table_finish(&st->table, &st->cb);
     st->stats.lines = st->table.lines;
-    return TL_OK;
+    bool nomem = st->nomem;
+    st->nomem = false;
+    return nomem ? TL_ERR_NOMEM : TL_OK;
 }
 
 #define SM_SAVE_MAGIC "TLK1"
