@@ -94,8 +94,11 @@ int tl_cli_read_records(struct common *co, int n, char **args, tl_record_cb add,
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (!stat(args[i], &st) && S_ISDIR(st.st_mode)) {
-            size_t before = fl.n;
-            if (!tl_dir_list(&fl, args[i], tl_parser_find("lsst")->member)) status = TL_EXIT_INPUT;
+            size_t before = fl.n, unreadable = fl.unreadable;
+            if (!tl_dir_list(&fl, args[i], tl_parser_find("lsst")->member)) {
+                status = TL_EXIT_INPUT;
+                oom |= fl.unreadable == unreadable; /* no directory it could not read: memory */
+            }
             /* no LSST metadata under it: the directory as `summary` reads it */
             if (fl.n == before && !tl_file_list_add(&fl, args[i])) oom = true;
         } else if (!tl_file_list_add(&fl, args[i])) {

@@ -27,27 +27,28 @@
 
 void tl_batch_say(const struct tl_batch_voice *v, const char *fmt, ...)
 {
+    /* formatted on the stack: a message that could find no memory was lost,
+     * and an input failed for lack of memory said nothing */
+    char small[1024];
     va_list ap;
-    if (!v) {
-        char small[1024];
-        va_start(ap, fmt);
-        int n = vsnprintf(small, sizeof small, fmt, ap);
-        va_end(ap);
-        if (n >= 0 && (size_t)n < sizeof small) {
-            tl_eprintf("%s", small);
-            return;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    const char *text = small;
+    struct tl_buf msg = {0};
+    if ((size_t)n >= sizeof small) {
+        if (tl_buf_reserve(&msg, (size_t)n + 1)) {
+            va_start(ap, fmt);
+            vsnprintf(msg.data, (size_t)n + 1, fmt, ap);
+            va_end(ap);
+            text = msg.data;
+        } else {
+            text = "tasklens: (a message lost: out of memory)\n";
         }
     }
-    struct tl_buf msg = {0};
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || !tl_buf_reserve(&msg, (size_t)n + 1)) return;
-    va_start(ap, fmt);
-    vsnprintf(msg.data, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    if (v) v->text(v->ctx, msg.data);
-    else tl_eprintf("%s", msg.data);
+    if (v) v->text(v->ctx, text);
+    else tl_eprintf("%s", text);
     tl_buf_free(&msg);
 }
 

@@ -27,9 +27,11 @@
 #include "pipeline/batch.h"
 #include "pipeline/batch_input.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -234,7 +236,10 @@ static void run_job(struct job *j)
     pthread_mutex_unlock(&j->pool->lock);
     bool part = wants_part(o, j);
     if (part && !(j->part = o->parts->open(o->parts->ctx))) {
-        j->rc = TL_ERR_NOMEM;
+        j->rc = TL_ERR_NOMEM; /* said, as every input that is not read */
+        char msg[PATH_MAX + 64];
+        snprintf(msg, sizeof msg, "tasklens: %s: %s\n", j->path, tl_strerror(TL_ERR_NOMEM));
+        keep_text(j, msg);
     } else {
         void (*to)(void *, const struct tl_record *) = part ? o->parts->record : keep_record;
         j->rc = tl_batch_read_file(j->path, j->rest, o, to, part ? j->part : (void *)j, &j->info,
@@ -448,6 +453,14 @@ static bool add_dir_file(void *ctx, const char *path)
     return add_job(ctx, path, NULL, true, true);
 }
 
+/* Listing ran out of memory: said as it is replayed, straight (a message
+ * kept in a buffer for it could itself find no memory). */
+static enum tl_err say_listing_nomem(void)
+{
+    tl_eprintf("tasklens: out of memory listing the inputs\n");
+    return TL_ERR_NOMEM;
+}
+
 /* An input's jobs, its listing's messages kept for its turn. */
 static void list_input(struct pool *pl, struct input *in)
 {
@@ -466,10 +479,9 @@ static void list_input(struct pool *pl, struct input *in)
     } else {
         ok = add_job(pl, in->path, NULL, false, false);
     }
-    if (!ok || in->said.oom) {
+    if (!ok || in->said.oom) { /* said when replayed (say_listing_nomem): no buffer to hold it */
         in->listed = TL_ERR_NOMEM;
         tl_buf_free(&in->said);
-        put_event(&in->said, EV_TEXT, "tasklens: out of memory listing the inputs\n");
     }
     pthread_mutex_lock(&pl->lock);
     in->njobs = pl->njobs - in->first;
@@ -534,7 +546,7 @@ static enum tl_err replay_dir_listing(struct pool *pl, struct input *in, struct 
         tl_batch_dir_add(&bd, one.path, r, &one, info);
     }
     say_deferred(rp, in);
-    if (in->listed == TL_ERR_NOMEM) return TL_ERR_NOMEM;
+    if (in->listed == TL_ERR_NOMEM) return say_listing_nomem();
     if (!bd.rc) bd.rc = in->listed;
     return tl_batch_dir_end(&bd, in->path, in->njobs, pl->opts, info, NULL);
 }
@@ -554,7 +566,7 @@ static enum tl_err replay_input(struct pool *pl, struct input *in, struct replay
     memset(info, 0, sizeof *info);
     if (in->listed == TL_ERR_NOMEM) {
         info->path = in->path;
-        return TL_ERR_NOMEM;
+        return say_listing_nomem();
     }
     if (in->kind == TL_BATCH_FILE) return replay_job(pl, in->first, rp, info);
     if (in->kind == TL_BATCH_PARTS) {
