@@ -11,6 +11,7 @@
 #include "core/term.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,16 @@ static void set_error(struct tl_summary_input *info, const char *err, enum tl_er
     if (!info->error) info->error = strdup(err[0] ? err : tl_strerror(rc));
 }
 
+/* path's failure that came with no words of its own (out of memory): said
+ * as "path: reason", as every input that is not read. */
+static void set_error_of(struct tl_summary_input *info, const char *path, enum tl_err rc,
+                         const struct tl_batch_voice *v)
+{
+    char err[PATH_MAX + 64];
+    snprintf(err, sizeof err, "%s: %s", path, tl_strerror(rc));
+    set_error(info, err, rc, v);
+}
+
 /* Feeds the whole input (and the parts after it) through the drive. */
 static enum tl_err feed_all(struct tl_drive *d, struct tl_reader **rd, char *const *rest, char *buf,
                             size_t got, bool show_progress, struct tl_summary_input *info,
@@ -172,8 +183,8 @@ enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct
     struct tl_reader *rd = NULL;
     enum tl_err rc = tl_reader_open(path, &rd, err, sizeof err);
     if (rc) {
-        if (!err[0]) snprintf(err, sizeof err, "%s: %s", path, tl_strerror(rc)); /* out of memory */
-        set_error(info, err, rc, v);
+        if (err[0]) set_error(info, err, rc, v);
+        else set_error_of(info, path, rc, v); /* out of memory */
         return rc;
     }
     info->codec = tl_reader_codec(rd);
@@ -187,8 +198,7 @@ enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct
     if (!buf || tl_drive_init(&d, &dc, path)) {
         free(buf);
         tl_reader_close(rd);
-        snprintf(err, sizeof err, "%s: %s", path, tl_strerror(TL_ERR_NOMEM));
-        set_error(info, err, TL_ERR_NOMEM, v); /* said, as every input that is not read */
+        set_error_of(info, path, TL_ERR_NOMEM, v);
         return TL_ERR_NOMEM;
     }
     tl_reader_size_at_open(rd);
@@ -211,10 +221,7 @@ enum tl_err tl_batch_read_file(const char *path, char *const *rest, const struct
                             "read places them the same\n", path);
         if (v) v->rejects(v->ctx, &d);
         else tl_drive_say_rejects(&d);
-        if (rc == TL_ERR_NOMEM && !info->error) { /* the parser left lines out for lack of memory */
-            snprintf(err, sizeof err, "%s: %s", path, tl_strerror(rc));
-            set_error(info, err, rc, v);
-        }
+        if (rc == TL_ERR_NOMEM && !info->error) set_error_of(info, path, rc, v); /* lines left out */
     } else if (in_dir && rc == TL_ERR_FORMAT) {
         /* counted by the directory */
     } else if (d.error[0] && rc != TL_ERR_USAGE) {
