@@ -3,15 +3,12 @@
  * submission, wait, wall time, CPU time, memory, I/O and what it asked for
  * -- searchable and sortable, and a timeline of waiting and running.
  *
- * The rows travel as compact columns in a JSON script element: a number
- * column is one comma-separated string of integers (times in microseconds,
- * as a profiler's slices need; a submission after the run's first; bytes
- * as they are). A small inline script draws only the rows in view, so a
- * million attempts stay a page a browser opens; without it the first
- * TASKS_STATIC rows are plain HTML. Every name is data: the JSON escapes
- * '<', '>' and '&' (nothing in it can close the script element) and the
- * script sets text, never markup. The data is written on a second thread
- * while the rest of the page is made (struct encoding).
+ * The rows travel as compact columns in a JSON script element (made by
+ * tasks_data.c). A small inline script (tasks_js.c) draws only the rows in
+ * view, so a million attempts stay a page a browser opens; without it the
+ * first TASKS_STATIC rows are plain HTML. Every name is data: the script
+ * sets text, never markup. The data is made on a second thread while the
+ * rest of the page is (struct encoding).
  *
  * The timeline is inline SVG, one bar per attempt in order of submission:
  * waiting (submission to start) and running (start to end), as the report's
@@ -26,40 +23,13 @@
 
 #include "core/glossary.h"
 #include "core/intern.h"
-#include "core/numfmt.h"
-#include "core/utf8.h"
 #include "report/report.h"
 #include "report/svg.h"
+#include "report/tasks_impl.h"
 
 #define TASKS_STATIC 100   /* rows written as HTML for a reader without the script */
 #define TIMELINE_ROWS 1000 /* bars drawn at most; past it every k-th attempt */
-#define US 1e6             /* times travel in microseconds: a profiler's slices last a few */
 #define LEGEND_MAX 16      /* categories named under the timeline */
-
-struct trow {
-    int64_t id;          /* the input's task id, -1 none */
-    size_t label, tag;   /* offset + 1 into the text arena; 0: none */
-    int32_t cat, status; /* interned */
-    int32_t exit, attempt;
-    bool has_exit, untimed;
-    double end, wall, queue, cpu, rss, read, written, req_cores, req_mem, req_time, alloc_cores, alloc_mem;
-};
-
-struct tl_report_tasks {
-    struct trow *r;
-    size_t n, cap;
-    char *text; /* labels and tags, NUL-terminated */
-    size_t ntext, captext;
-    struct tl_intern *cats, *status;
-    /* the last category and result kept (interned copies): most records
-     * repeat the previous one, and a compare is cheaper than the hash */
-    const char *last_cat, *last_status;
-    uint32_t present; /* bit c: some row has column c */
-    int32_t empty_status; /* the id of "" (no result): a column of those is not shown */
-    int32_t last_cat_id, last_status_id;
-    bool has_label, has_tag, oom;
-    struct encoding *enc; /* the data being written on another thread, or NULL */
-};
 
 /* The rows' data, written on a second thread while the rest of the page is
  * made (tl_report_tasks_start): it reads the rows, which no longer change,
@@ -67,8 +37,7 @@ struct tl_report_tasks {
  * there; without a thread it writes the data itself. */
 struct encoding {
     pthread_t thread;
-    char *buf;
-    size_t len;
+    struct tl_tasks_blocks data; /* the script element, in blocks */
     bool ok, joined;
     size_t *order, norder; /* the timeline's attempts in order of submission, when made there */
 };
@@ -91,7 +60,7 @@ static void encoding_end(struct tl_report_tasks *t)
     if (!t->enc) return;
     if (!t->enc->joined) pthread_join(t->enc->thread, NULL);
     free(t->enc->order);
-    free(t->enc->buf);
+    tl_tasks_blocks_free(&t->enc->data);
     free(t->enc);
     t->enc = NULL;
 }
@@ -139,27 +108,6 @@ static size_t keep_text(struct tl_report_tasks *t, const char *s)
 }
 
 /* ------------------------------------------------------------ times */
-
-static double start_of(const struct trow *w)
-{
-    return w->end - (isfinite(w->wall) ? w->wall : 0);
-}
-
-static double submit_of(const struct trow *w)
-{
-    return start_of(w) - (isfinite(w->queue) ? w->queue : 0);
-}
-
-/* The columns, each one string of integers, "" where absent (times in us,
- * cores in millicores, bytes as they are); what was asked for (Nextflow's
- * cpus, memory, time) and what was allocated (Work Queue's) apart. */
-enum col { C_CAT, C_STATUS, C_EXIT, C_ATTEMPT, C_ID, C_SUBMIT, C_QUEUE, C_WALL, C_CPU, C_RSS, C_READ, C_WRITTEN,
-           C_REQ_CORES, C_REQ_MEM, C_REQ_TIME, C_ALLOC_CORES, C_ALLOC_MEM, C_COUNT };
-static const char *const col_key[C_COUNT] = {"cat", "status", "exit", "attempt", "id", "submit", "queue", "wall",
-                                             "cpu", "rss", "read", "written", "req_cores", "req_mem", "req_time",
-                                             "alloc_cores", "alloc_mem"};
-
-#define ALL_COLUMNS ((1u << C_COUNT) - 1)
 
 static double column_value(const struct trow *w, int c, double t0)
 {
@@ -253,175 +201,6 @@ static double first_submit(const struct tl_report_tasks *t)
 
 /* ------------------------------------------------------------ the data */
 
-/* Output gathered in a block and written when full: a million rows write
- * fifteen million numbers, and a stdio call each cost a third of the page's
- * time (perf, 1 M attempts). */
-struct chunk {
-    FILE *o;
-    size_t n;
-    bool short_write; /* a write that did not take all it was given (a memory stream out of memory) */
-    char b[1 << 16];
-};
-
-static void chunk_flush(struct chunk *k)
-{
-    if (fwrite(k->b, 1, k->n, k->o) != k->n) k->short_write = true;
-    k->n = 0;
-}
-
-static void chunk_put(struct chunk *k, const void *p, size_t len)
-{
-    if (k->n + len > sizeof k->b) chunk_flush(k);
-    if (len > sizeof k->b) {
-        if (fwrite(p, 1, len, k->o) != len) k->short_write = true;
-        return;
-    }
-    memcpy(k->b + k->n, p, len);
-    k->n += len;
-}
-
-static void chunk_c(struct chunk *k, char c)
-{
-    if (k->n == sizeof k->b) chunk_flush(k);
-    k->b[k->n++] = c;
-}
-
-/* A JSON string that can sit in a <script> element: '<', '>' and '&' as
- * \u escapes, bytes that are not UTF-8 as U+FFFD. Runs of plain bytes are
- * copied whole. */
-static void json_html_str(struct chunk *k, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s), run = 0;
-    char esc[8];
-    chunk_c(k, '"');
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        bool plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
-        int len = c >= 0x80 ? tl_utf8_len(p + i, n - i, NULL) : 1;
-        if (plain || (c >= 0x80 && len)) {
-            i += (size_t)len;
-            run += (size_t)len;
-            continue;
-        }
-        chunk_put(k, p + i - run, run);
-        run = 0;
-        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
-        else if (c < 0x80) snprintf(esc, sizeof esc, "\\u%04x", c);
-        else snprintf(esc, sizeof esc, "\\ufffd");
-        chunk_put(k, esc, strlen(esc));
-        i++;
-    }
-    chunk_put(k, p + n - run, run);
-    chunk_c(k, '"');
-}
-
-static void key_open(struct chunk *k, const char *key, char bracket)
-{
-    chunk_put(k, ",\"", 2);
-    chunk_put(k, key, strlen(key));
-    chunk_put(k, "\":", 2);
-    chunk_c(k, bracket);
-}
-
-static void names_array(struct chunk *k, const char *key, const struct tl_intern *in)
-{
-    key_open(k, key, '[');
-    for (size_t i = 0; i < tl_intern_count(in); i++) {
-        if (i) chunk_c(k, ',');
-        json_html_str(k, tl_intern_str(in, (int32_t)i));
-    }
-    chunk_c(k, ']');
-}
-
-/* v rounded half away from zero and written, nothing when absent; straight
- * into the block (the wide writer may use 64 bytes of room). */
-static inline void put_rounded(struct chunk *k, double v)
-{
-    if (!(fabs(v) < 9e18)) return; /* absent (NAN) or past int64 */
-    int64_t x = v >= 0 ? (int64_t)(v + 0.5) : -(int64_t)(0.5 - v);
-    if (k->n + TL_FMT_WIDE > sizeof k->b) chunk_flush(k);
-    k->n += tl_fmt_i64_wide(k->b + k->n, x);
-}
-
-/* Integers a column writes: rounded; fractions of a microsecond, a byte or
- * a millicore are below what the table shows. One loop per column, the
- * field chosen outside it (a switch per value cost a tenth of the page). */
-static void number_column(struct chunk *k, const struct tl_report_tasks *t, int c, double t0)
-{
-    key_open(k, col_key[c], '"');
-#define COLUMN(expr)                                                                                               \
-    for (size_t i = 0; i < t->n; i++) {                                                                            \
-        const struct trow *w = &t->r[i];                                                                           \
-        if (i) chunk_c(k, ',');                                                                                    \
-        put_rounded(k, (expr));                                                                                    \
-    }                                                                                                              \
-    break
-    switch (c) {
-    case C_CAT: COLUMN(w->cat);
-    case C_STATUS: COLUMN(w->status);
-    case C_EXIT: COLUMN(w->has_exit ? w->exit : NAN);
-    case C_ATTEMPT: COLUMN(w->attempt > 0 ? w->attempt : NAN);
-    case C_ID: COLUMN(w->id >= 0 ? (double)w->id : NAN);
-    case C_SUBMIT: COLUMN(w->untimed ? NAN : (submit_of(w) - t0) * US);
-    case C_QUEUE: COLUMN(w->queue * US);
-    case C_WALL: COLUMN(w->wall * US);
-    case C_CPU: COLUMN(w->cpu * US);
-    case C_RSS: COLUMN(w->rss);
-    case C_READ: COLUMN(w->read);
-    case C_WRITTEN: COLUMN(w->written);
-    case C_REQ_CORES: COLUMN(w->req_cores * 1000);
-    case C_REQ_MEM: COLUMN(w->req_mem);
-    case C_ALLOC_CORES: COLUMN(w->alloc_cores * 1000);
-    case C_ALLOC_MEM: COLUMN(w->alloc_mem);
-    default: COLUMN(w->req_time * US);
-    }
-#undef COLUMN
-    chunk_c(k, '"');
-}
-
-static bool column_present(const struct tl_report_tasks *t, int c)
-{
-    return (t->present >> c) & 1;
-}
-
-static void text_column(struct chunk *k, const struct tl_report_tasks *t, const char *key, bool tag)
-{
-    key_open(k, key, '[');
-    for (size_t i = 0; i < t->n; i++) {
-        if (i) chunk_c(k, ',');
-        size_t at = tag ? t->r[i].tag : t->r[i].label;
-        if (at) json_html_str(k, t->text + at - 1);
-        else chunk_put(k, "null", 4);
-    }
-    chunk_c(k, ']');
-}
-
-/* The rows' data, whole; false when it could not be (out of memory: a
- * memory stream that stopped taking it, or no room for the chunk). */
-static bool data_script(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show)
-{
-    struct chunk *k = malloc(sizeof *k);
-    if (!k) return false;
-    k->o = o;
-    k->n = 0;
-    k->short_write = false;
-    fputs("<script type=\"application/json\" id=\"task-data\">{", o);
-    fprintf(o, "\"n\":%zu,\"t0\":", t->n);
-    if (isfinite(t0)) fprintf(o, "%.6f", t0);
-    else fputs("null", o);
-    names_array(k, "cats", t->cats);
-    names_array(k, "statuses", t->status);
-    if (t->has_label) text_column(k, t, "label", false);
-    if (t->has_tag) text_column(k, t, "tag", true);
-    for (int c = 0; c < C_COUNT; c++)
-        if (show[c]) number_column(k, t, c, t0);
-    chunk_flush(k);
-    bool whole = !k->short_write;
-    free(k);
-    return fputs("}</script>\n", o) >= 0 && whole;
-}
-
 /* ------------------------------------------------------------ the table */
 
 static const char *const head_label[C_COUNT] = {
@@ -483,7 +262,7 @@ static void table(FILE *o, const struct tl_report_tasks *t, double t0, const boo
     fputs("<th class=\"t\" data-col=\"cat\">category</th>", o);
     for (int c = C_STATUS; c < C_COUNT; c++)
         if (show[c] && c != C_ID)
-            fprintf(o, "<th%s data-col=\"%s\">%s</th>", c == C_STATUS ? " class=\"t\"" : "", col_key[c], head_label[c]);
+            fprintf(o, "<th%s data-col=\"%s\">%s</th>", c == C_STATUS ? " class=\"t\"" : "", tl_tasks_col_key[c], head_label[c]);
     fputs("</tr></thead><tbody>\n", o);
     size_t n = t->n < TASKS_STATIC ? t->n : TASKS_STATIC;
     for (size_t i = 0; i < n; i++) static_row(o, t, &t->r[i], t0, show);
@@ -664,15 +443,10 @@ static void shown_columns(const struct tl_report_tasks *t, bool *show)
 static void *encode_main(void *arg)
 {
     struct tl_report_tasks *t = arg;
-    FILE *m = open_memstream(&t->enc->buf, &t->enc->len);
-    if (!m) return NULL;
     bool show[C_COUNT];
     shown_columns(t, show);
     double t0 = first_submit(t);
-    /* glibc's memory stream, out of memory, cuts what it is given short
-     * without setting its error: the writes' own counts say so */
-    t->enc->ok = data_script(m, t, t0, show) && !ferror(m);
-    t->enc->ok &= fclose(m) == 0;
+    t->enc->ok = tl_tasks_data_keep(&t->enc->data, t, t0, show);
     if ((t->enc->order = malloc((t->n + 1) * sizeof *t->enc->order))) /* the timeline's order, too */
         t->enc->norder = timed_order(t, isfinite(t0) ? t0 : 0, t->enc->order);
     return NULL;
@@ -694,13 +468,13 @@ static bool data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool 
     if (t->enc) {
         pthread_join(t->enc->thread, NULL);
         t->enc->joined = true;
-        bool ok = t->enc->ok;
-        if (ok) fwrite(t->enc->buf, 1, t->enc->len, o);
-        free(t->enc->buf);
-        t->enc->buf = NULL;
-        if (ok) return true;
+        bool made = t->enc->ok, ok = made;
+        const struct tl_tasks_blocks *kp = &t->enc->data;
+        for (size_t i = 0; ok && i < kp->n; i++) ok = fwrite(kp->b[i], 1, kp->len[i], o) == kp->len[i];
+        tl_tasks_blocks_free(&t->enc->data);
+        if (made) return ok; /* a write that fell short is not made again */
     }
-    return data_script(o, t, t0, show);
+    return tl_tasks_data_write(o, t, t0, show);
 }
 
 bool tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)

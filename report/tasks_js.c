@@ -10,8 +10,13 @@ const char tl_report_tasks_js[] =
     "(function(){'use strict';"
     "var el=document.getElementById('task-data');if(!el)return;"
     "var d=JSON.parse(el.textContent),n=d.n;"
-    "function num(k){var s=d[k];if(s===undefined)return null;var a=s.split(','),v=new Float64Array(n);"
-    "for(var i=0;i<n;i++){var x=a[i];v[i]=x===''?NaN:+x;}return v;}"
+    /* a column: comma-separated values, "v*k" a run of k, "" absent; in a
+     * delta column each present value adds to the previous one */
+    "var D={};(d.deltas||[]).forEach(function(k){D[k]=1;});"
+    "function num(k){var s=d[k];if(s===undefined)return null;var a=s.split(','),v=new Float64Array(n),i=0;"
+    "for(var j=0;j<a.length&&i<n;j++){var x=a[j],p=x.indexOf('*'),r=p<0?1:+x.slice(p+1);if(p>=0)x=x.slice(0,p);"
+    "var y=x===''?NaN:+x;while(r-->0&&i<n)v[i++]=y;}"
+    "if(D[k]){var acc=0;for(i=0;i<n;i++)if(v[i]===v[i])v[i]=acc+=v[i];}return v;}"
     "var C={cat:num('cat'),status:num('status'),exit:num('exit'),attempt:num('attempt'),id:num('id'),"
     "submit:num('submit'),queue:num('queue'),wall:num('wall'),cpu:num('cpu'),rss:num('rss'),read:num('read'),"
     "written:num('written'),req_cores:num('req_cores'),req_mem:num('req_mem'),req_time:num('req_time'),"

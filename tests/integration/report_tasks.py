@@ -94,7 +94,9 @@ def expected(recs):
 
 # what the page's data holds, read back in the browser: one object per attempt
 READ = """(function(){var d=JSON.parse(document.getElementById('task-data').textContent),n=d.n,out=[];
-function col(k){if(d[k]===undefined)return null;return d[k].split(',').map(function(x){return x===''?null:+x;});}
+function col(k){if(d[k]===undefined)return null;var out=[],acc=0,delta=(d.deltas||[]).indexOf(k)>=0;
+d[k].split(',').forEach(function(t){var m=/^(-?[0-9]*)(?:[*]([0-9]+))?$/.exec(t),r=m[2]===undefined?1:+m[2];
+for(var j=0;j<r;j++){var v=m[1]===''?null:+m[1];if(v!==null&&delta)v=acc+=v;out.push(v);}});return out;}
 var K=['cat','status','exit','attempt','id','submit','queue','wall','cpu','rss','read','written','req_cores','req_mem',
 'req_time','alloc_cores','alloc_mem'],C={};K.forEach(function(k){C[k]=col(k);});
 for(var i=0;i<n;i++){var o={task:d.label&&d.label[i]!==null?d.label[i]:(C.id&&C.id[i]!==null?String(C.id[i]):''),
@@ -155,6 +157,17 @@ def interact(label, b, want):
     check(b.eval("+document.getElementById('task-table').getAttribute('data-shown')") == n
           and 0 < drawn <= min(n, 200),
           "%s: the table says %d attempts and draws the %d in view" % (label, n, drawn))
+    # what the page's own script decoded (runs, differences) and drew, against `records`
+    cells = b.eval("Array.from(document.querySelectorAll('#task-table tbody tr[data-i]')).map(tr=>"
+                   "[+tr.getAttribute('data-i')].concat(Array.from(tr.cells).map(td=>td.textContent)))")
+    heads = b.eval("Array.from(document.querySelectorAll('#task-table th')).map(t=>t.getAttribute('data-col'))")
+    plain = {"task": lambda w: w["task"], "cat": lambda w: w["cat"], "status": lambda w: w["status"],
+             "exit": lambda w: "" if w["exit"] is None else str(w["exit"]),
+             "attempt": lambda w: "" if w["attempt"] is None else str(w["attempt"])}
+    wrong = [(row[0], col, row[1 + c], plain[col](want[row[0]])) for row in cells for c, col in enumerate(heads)
+             if col in plain and row[1 + c] != plain[col](want[row[0]])]
+    check(cells and not wrong, "%s: the %d rows drawn show each attempt's name, category, status, exit and attempt "
+          "as `records` says (differ: %s)" % (label, len(cells), wrong[:3]))
     word = want[n // 2]["cat"]
     got = search(b, word.upper())
     check(got == sum(1 for w in want if word.lower() in haystack(w)),
