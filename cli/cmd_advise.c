@@ -396,7 +396,7 @@ int tl_cmd_advise(int argc, char **argv)
         tl_eprintf("tasklens advise: note: " TL_NOTE_PROCESS_RSS "; memory advice for their "
                         "categories is from those bounds\n",
                 (unsigned long long)rs.process_wide_rss);
-    double *tmp = malloc((rs.n ? rs.n : 1) * sizeof *tmp);
+    double *tmp = malloc(tl_advise_tmp_len(&rs) * sizeof *tmp);
     struct tl_cat_advice *ca = calloc(rs.cats.n ? rs.cats.n : 1, sizeof *ca);
     if (!tmp || !ca) {
         tl_eprintf("tasklens advise: out of memory\n");

@@ -141,7 +141,9 @@ struct tl_cat_advice {
     double ex_core_h, ex_gib_h, ex_wall_h;
 };
 
-/* The advice for category cat; tmp has room for every row. */
+/* The advice for category cat; tmp has room for tl_advise_tmp_len(rs)
+ * doubles (the columns of the category with most rows). */
+size_t tl_advise_tmp_len(const struct tl_task_rows *rs);
 void tl_advise_category(const struct tl_task_rows *rs, int32_t cat, const struct tl_advise_opts *o,
                         double *tmp, struct tl_cat_advice *ca);
 

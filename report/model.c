@@ -766,7 +766,7 @@ bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_op
     if (!tl_task_rows_done(&m->rows)) return false;
     pg->tasks = m->tasks;
     m->out = calloc(m->ng + 1, sizeof *m->out);
-    double *tmp = malloc((m->rows.n + 1) * sizeof *tmp);
+    double *tmp = malloc(tl_advise_tmp_len(&m->rows) * sizeof *tmp); /* advice_of's columns */
     if (!m->out || !tmp) {
         free(tmp);
         return false;

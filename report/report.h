@@ -256,7 +256,8 @@ void tl_report_line_sources(struct tl_report_line *lines, size_t n, const struct
  * Nextflow's report computes them, beside the raw values of the summary. */
 void tl_report_usage(FILE *o, const struct tl_report_page *pg);
 /* The usage of category k of rows (its attempts, cached and library ones
- * apart) into u; tmp has room for every row. */
+ * apart) into u; tmp has room for TL_USAGE_COUNT columns of its rows (as
+ * tl_advise_tmp_len gives). */
 void tl_report_usage_of(const struct tl_task_rows *rows, size_t k, double *tmp,
                         struct tl_report_usage u[TL_USAGE_COUNT]);
 

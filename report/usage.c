@@ -36,22 +36,28 @@ static double usage_pct(const struct tl_task_row *r, int kind)
     return wall > 0 && r->v[TL_V_REQ_TIME] > 0 ? wall / r->v[TL_V_REQ_TIME] * 100 : NAN;
 }
 
+/* The category's rows read once, each kind's percentages into a column of
+ * tmp (kind k at tmp + k * m), then each column sorted: a pass per kind
+ * over rows scattered through memory cost three times the reading. */
 void tl_report_usage_of(const struct tl_task_rows *rows, size_t k, double *tmp,
                         struct tl_report_usage u[TL_USAGE_COUNT])
 {
-    for (int kind = 0; kind < TL_USAGE_COUNT; kind++) {
-        size_t n = 0;
-        double sum = 0;
-        for (size_t j = rows->at[k]; j < rows->at[k + 1]; j++) {
-            const struct tl_task_row *r = &rows->r[rows->by_cat[j]];
-            if (r->cached || r->library) continue;
+    size_t m = rows->at[k + 1] - rows->at[k], n[TL_USAGE_COUNT] = {0};
+    double sum[TL_USAGE_COUNT] = {0};
+    for (size_t j = rows->at[k]; j < rows->at[k + 1]; j++) {
+        const struct tl_task_row *r = &rows->r[rows->by_cat[j]];
+        if (r->cached || r->library) continue;
+        for (int kind = 0; kind < TL_USAGE_COUNT; kind++) {
             double p = usage_pct(r, kind);
-            if (isfinite(p)) tmp[n++] = p, sum += p;
+            if (isfinite(p)) tmp[kind * m + n[kind]++] = p, sum[kind] += p;
         }
-        tl_sort_doubles(tmp, n);
-        u[kind] = n ? (struct tl_report_usage){n, tmp[0], tl_quantile_sorted(tmp, n, 0.25),
-                                               tl_quantile_sorted(tmp, n, 0.5), tl_quantile_sorted(tmp, n, 0.75),
-                                               tmp[n - 1], sum / (double)n}
+    }
+    for (int kind = 0; kind < TL_USAGE_COUNT; kind++) {
+        double *v = tmp + kind * m;
+        size_t c = n[kind];
+        tl_sort_doubles(v, c);
+        u[kind] = c ? (struct tl_report_usage){c, v[0], tl_quantile_sorted(v, c, 0.25), tl_quantile_sorted(v, c, 0.5),
+                                               tl_quantile_sorted(v, c, 0.75), v[c - 1], sum[kind] / (double)c}
                     : (struct tl_report_usage){0};
     }
 }
