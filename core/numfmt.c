@@ -611,6 +611,22 @@ bool tl_parse_double(const char *p, const char *end, double *out)
     return tl_scan_double(p, end, out) == end;
 }
 
+size_t tl_fmt_fixed1(char *buf, size_t cap, double v)
+{
+    if (!(fabs(v) < 0x1p48) || cap < 20) return (size_t)snprintf(buf, cap, "%.1f", v);
+    double p = v * 10, e = fma(v, 10, -p); /* v * 10 == p + e exactly */
+    double r = nearbyint(p);                /* ties to even */
+    if (fabs(p - r) == 0.5 && e != 0) r = e > 0 ? p + 0.5 : p - 0.5; /* p a tie the exact product is not */
+    uint64_t tenths = (uint64_t)fabs(r);
+    char *o = buf;
+    if (signbit(v)) *o++ = '-'; /* as printf: -0.04 is "-0.0" */
+    o += tl_fmt_i64(o, (int64_t)(tenths / 10));
+    *o++ = '.';
+    *o++ = (char)('0' + tenths % 10);
+    *o = '\0';
+    return (size_t)(o - buf);
+}
+
 size_t tl_fmt_grouped(char *buf, uint64_t v)
 {
     char d[24];

@@ -721,9 +721,17 @@ static void cdf_line(FILE *o, const struct tl_plot *p, const struct tl_report_di
     while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
     fprintf(o, "<polyline class=\"%s\" points=\"", cls);
     size_t step = ds->n > 400 ? ds->n / 400 : 1;
-    for (size_t i = zeros; i < ds->n; i += step)
-        fprintf(o, "%.1f,%.1f ", tl_plot_x(p, ds->v[i]), tl_plot_y(p, (double)(i + 1) / (double)ds->n));
-    if (ds->n > zeros) fprintf(o, "%.1f,%.1f", tl_plot_x(p, ds->v[ds->n - 1]), tl_plot_y(p, 1));
+    for (size_t i = zeros; i < ds->n; i += step) {
+        tl_svg_num(o, tl_plot_x(p, ds->v[i]));
+        putc(',', o);
+        tl_svg_num(o, tl_plot_y(p, (double)(i + 1) / (double)ds->n));
+        putc(' ', o);
+    }
+    if (ds->n > zeros) {
+        tl_svg_num(o, tl_plot_x(p, ds->v[ds->n - 1]));
+        putc(',', o);
+        tl_svg_num(o, tl_plot_y(p, 1));
+    }
     fputs("\"/>", o);
 }
 
@@ -824,10 +832,12 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
         }
         tl_plot_fmt(hx, sizeof hx, sc->p[i].x, unit);
         tl_plot_fmt(hy, sizeof hy, sc->p[i].y, unit);
-        fprintf(o, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"><title>%s %s, used %s"
-                   "</title></circle>",
-                tl_plot_x(&p, sc->p[i].x), tl_plot_y(&p, sc->p[i].y),
-                sc->requested ? "requested" : "allocated", hx, hy);
+        fputs("<circle class=\"pt\" cx=\"", o);
+        tl_svg_num(o, tl_plot_x(&p, sc->p[i].x));
+        fputs("\" cy=\"", o);
+        tl_svg_num(o, tl_plot_y(&p, sc->p[i].y));
+        fprintf(o, "\" r=\"2.5\"><title>%s %s, used %s</title></circle>", sc->requested ? "requested" : "allocated",
+                hx, hy);
     }
     tl_plot_end(&p);
     char nth[32];

@@ -97,6 +97,12 @@ static double axis_pos(double v, double lo, double hi, bool logs)
     return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
+void tl_svg_num(FILE *o, double v)
+{
+    char b[400];
+    fwrite(b, 1, tl_fmt_fixed1(b, sizeof b, v), o);
+}
+
 double tl_plot_x(const struct tl_plot *p, double x)
 {
     return p->ml + axis_pos(x, p->x0, p->x1, p->logx) * (p->w - p->ml - p->mr);

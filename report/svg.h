@@ -29,6 +29,9 @@ void tl_plot_end(struct tl_plot *p);
 /* Data to pixel coordinates (clamped to the frame). */
 double tl_plot_x(const struct tl_plot *p, double x);
 double tl_plot_y(const struct tl_plot *p, double y);
+/* A coordinate, as "%.1f" writes it (tl_fmt_fixed1): a page's plots write
+ * tens of thousands, and fprintf's float formatting was a tenth of it. */
+void tl_svg_num(FILE *o, double v);
 /* A count for people: 4 significant digits, whole numbers past 10,000 with
  * thousands separators, "<0.001" below: never an exponent. */
 void tl_fmt_count(char *buf, size_t cap, double v);

@@ -810,10 +810,48 @@ static void test_fmt_sig(void)
     CHECK(n > 1500000);
 }
 
+/* tl_fmt_fixed1 against snprintf("%.1f"): exact ties both ways (0.25,
+ * 0.75, -0.25), products that round onto a tie (0.15, 0.45: below it,
+ * 1.05: above), negative values that round to zero, the 2^48 switch,
+ * 400,000 random doubles of every size and of a drawing's size. */
+static void test_fmt_fixed1(void)
+{
+    static const double fixed[] = {0.25, 0.75, -0.25, -0.75, 0.15, 0.45, 1.05, 2.675, 0.05, -0.05, -0.04, -0.0,
+                                   0.0, 1e-300, -1e-300, 0.95, 9.95, 99.95, 999.95, 0x1p48, -0x1p48, 0x1p48 - 0.5,
+                                   1e300, 123.45, 1099.95, 4.2e-7, 5e-324, 0.05000000000000001};
+    uint64_t bits = 0x9E3779B97F4A7C15ULL;
+    int differ = 0, n = 0;
+    char got[400], want[400];
+    for (int i = 0; i < 400000 + (int)(sizeof fixed / sizeof *fixed); i++) {
+        double v;
+        if (i < (int)(sizeof fixed / sizeof *fixed)) {
+            v = fixed[i];
+        } else {
+            bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+            if (i % 4 == 0) {
+                memcpy(&v, &bits, sizeof v);
+                if (!isfinite(v)) continue;
+            } else if (i % 4 == 1) { /* hundredths and thousandths: ties in the decimal, not in binary */
+                v = (double)(bits % 2000000) / (i % 8 == 1 ? 100 : 1000);
+                if (bits >> 63) v = -v;
+            } else { /* where a drawing's coordinates fall */
+                v = (double)(bits >> 11) / 0x1p53 * 1400 - 100;
+            }
+        }
+        tl_fmt_fixed1(got, sizeof got, v);
+        snprintf(want, sizeof want, "%.1f", v);
+        n++;
+        if (strcmp(got, want) && differ++ < 5) fprintf(stderr, "%.17g %%.1f: got %s, printf %s\n", v, got, want);
+    }
+    CHECK_EQ_INT(differ, 0);
+    CHECK(n > 350000);
+}
+
 int main(void)
 {
     test_glossary();
     test_fmt_sig();
+    test_fmt_fixed1();
     test_json_string_utf8();
     test_human_seconds();
     test_hash_tail();
