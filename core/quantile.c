@@ -1,6 +1,7 @@
 #include "core/quantile.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,9 +130,20 @@ static void comparison_sort(double *v, size_t n)
     tl_sort_doubles_budget(v, n, depth);
 }
 
+/* v already in the sort's order: a constant column (what every attempt of
+ * a category was allocated) or values that came sorted need no sort --
+ * equal keys are equal bits, so the sorted array is v itself. Unsorted
+ * input leaves at its first descent. */
+static bool keys_ascending(const double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (sort_key(v[i - 1]) > sort_key(v[i])) return false;
+    return true;
+}
+
 void tl_sort_doubles(double *v, size_t n)
 {
-    if (n < 2) return;
+    if (n < 2 || keys_ascending(v, n)) return;
     if (n < RADIX_MIN || n > UINT32_MAX) {
         comparison_sort(v, n);
         return;
