@@ -327,10 +327,13 @@ int tl_cmd_report(int argc, char **argv)
                (ro.nbaseline && (!base_fan.sum || !base_fan.model)) || !infos || !binfos) {
         tl_eprintf("tasklens report: out of memory\n");
     } else {
+        io.idle = tl_report_model_idle; /* a parsing thread waiting for this one encodes the task table */
+        io.idle_ctx = main_fan.model;
         status = read_inputs(argv + optind, n, &io, &main_fan, infos);
         if (status == TL_EXIT_OK && ro.nbaseline) {
             struct tl_input_opts bio = io;
             bio.kinds = TL_AGG_KINDS;
+            bio.idle = NULL;
             status = read_inputs(ro.baseline, ro.nbaseline, &bio, &base_fan, binfos);
         }
         if (status == TL_EXIT_OK)

@@ -45,6 +45,13 @@ struct tl_input_opts {
     int threads;
     /* NULL: records go to tl_read_inputs's on_record, in order */
     const struct tl_input_parts *parts;
+    /* Work for a parsing thread that waits for the calling thread to take
+     * its records (tl_read_inputs, more than one thread): a small piece of
+     * it per call, true when there was some. Called on any parsing thread,
+     * never two at once with the same ctx unless it guards itself; NULL:
+     * none. The report encodes its finished task rows there. */
+    bool (*idle)(void *ctx);
+    void *idle_ctx;
 };
 
 /* Reads path through its parser, passing records to on_record. Fills info

@@ -173,7 +173,17 @@ static void publish(struct job *j, bool last)
     if (last && j->part) pl->held += PART_WEIGHT; /* until merged */
     if (last) j->done = true;
     if (pl->waiting == WAIT_JOB && j->index == pl->head) pthread_cond_signal(&pl->ready);
-    while (!last && !pl->stopping && stream_full(pl, j)) pthread_cond_wait(&pl->room, &pl->lock);
+    bool idle = pl->opts->idle != NULL; /* the command's work while the calling thread catches up */
+    while (!last && !pl->stopping && stream_full(pl, j)) {
+        if (idle) {
+            pthread_mutex_unlock(&pl->lock);
+            idle = pl->opts->idle(pl->opts->idle_ctx);
+            pthread_mutex_lock(&pl->lock);
+            continue; /* the room may have come meanwhile, its signal to no one: look again */
+        }
+        pthread_cond_wait(&pl->room, &pl->lock);
+        idle = pl->opts->idle != NULL;
+    }
     pthread_mutex_unlock(&pl->lock);
 }
 

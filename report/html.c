@@ -962,14 +962,14 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_stages(o, pg);
         if (pg->workflows) workflows_section(o, &wf);
         tl_report_time_section(o, pg);
-        tl_report_where_section(o, pg);
+        ok = tl_report_where_section(o, pg); /* else out of memory: no page without where the time went */
         tl_report_samples_section(o, pg);
         outliers_section(o, pg);
         failures_section(o, pg, &doc);
         if (pg->baseline) baseline_section(o, pg, &doc, &base);
         tl_report_strips(o, pg);
         tl_report_usage(o, pg);
-        ok = tl_report_tasks_section(o, pg); /* else out of memory: no page with its rows cut */
+        ok = ok && tl_report_tasks_section(o, pg); /* else out of memory: no page with its rows cut */
         groups_section(o, pg, &doc);
     }
     if (ok) {

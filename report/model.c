@@ -645,6 +645,12 @@ static bool all_series(struct tl_report_model *m, struct tl_report_page *pg)
     return true;
 }
 
+bool tl_report_model_idle(void *ctx)
+{
+    struct tl_report_model *m = ctx;
+    return m->tasks && tl_report_tasks_idle(m->tasks);
+}
+
 /* ---------------------------------------------------------------- the page */
 
 /* Every k-th point, so the drawing keeps the shape of all of them. */

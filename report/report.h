@@ -298,14 +298,21 @@ struct tl_report_where *tl_report_where_new(void);
 void tl_report_where_add(struct tl_report_where *w, const struct tl_record *r);
 bool tl_report_where_oom(const struct tl_report_where *w);
 void tl_report_where_start(struct tl_report_where *w);
-void tl_report_where_section(FILE *o, const struct tl_report_page *pg);
+/* false when the analysis could not be made (out of memory): the page is
+ * not written without it. */
+bool tl_report_where_section(FILE *o, const struct tl_report_page *pg);
 void tl_report_where_free(struct tl_report_where *w);
 void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r);
 bool tl_report_tasks_oom(const struct tl_report_tasks *t);
 size_t tl_report_tasks_count(const struct tl_report_tasks *t);
 void tl_report_tasks_free(struct tl_report_tasks *t);
-/* Starts writing the rows' data on a second thread (every row is in); the
- * section takes it. Without a thread the section writes it itself. */
+/* Encodes a piece of the rows added so far (a parsing thread's idle work,
+ * struct tl_input_opts's idle); true when there was some. Any thread, while
+ * another adds rows. */
+bool tl_report_tasks_idle(struct tl_report_tasks *t);
+/* Starts writing the rows' data on a second thread (every row is in; what
+ * tl_report_tasks_idle encoded is taken as it is); the section takes it.
+ * Without a thread the section writes it itself. */
 void tl_report_tasks_start(struct tl_report_tasks *t);
 /* The section "Tasks": the table (its script draws the rows in view; the
  * first rows are plain HTML without it) and the timeline. false when the
@@ -324,6 +331,10 @@ struct tl_report_model;
 struct tl_report_model *tl_report_model_new(size_t scatter_cap, size_t nbins, bool task_list);
 /* A record callback (ctx = the model). */
 void tl_report_model_add(void *ctx, const struct tl_record *r);
+/* The model's work for a parsing thread that waits for the records to be
+ * taken (struct tl_input_opts's idle; ctx = the model): the task table's
+ * rows encoded as they come. */
+bool tl_report_model_idle(void *ctx);
 /* Fills pg's groups, series and outliers (pointing into the model, which
  * must outlive pg). false when out of memory. */
 bool tl_report_model_finish(struct tl_report_model *m, const struct tl_advise_opts *ao,

@@ -46,9 +46,13 @@ struct tl_report_tasks *tl_report_tasks_new(void)
 {
     struct tl_report_tasks *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    pthread_mutex_init(&t->stream_lock, NULL);
+    t->chunk = calloc(ROWS_CHUNKS, sizeof *t->chunk); /* untouched pages cost nothing */
     t->cats = tl_intern_new((size_t)1 << 30);
     t->status = tl_intern_new((size_t)1 << 20);
-    if (!t->cats || !t->status || (t->empty_status = tl_intern(t->status, "", 0)) < 0) {
+    t->stream = tl_tasks_stream_new(); /* NULL: the columns are all encoded at the end */
+    t->first_submit = NAN;
+    if (!t->chunk || !t->cats || !t->status || (t->empty_status = tl_intern(t->status, "", 0)) < 0) {
         tl_report_tasks_free(t);
         return NULL;
     }
@@ -71,7 +75,10 @@ void tl_report_tasks_free(struct tl_report_tasks *t)
     encoding_end(t);
     if (t->cats) tl_intern_free(t->cats);
     if (t->status) tl_intern_free(t->status);
-    free(t->r);
+    for (size_t c = 0; t->chunk && c < ROWS_CHUNKS && t->chunk[c]; c++) free(t->chunk[c]);
+    free(t->chunk);
+    tl_tasks_stream_free(t->stream);
+    pthread_mutex_destroy(&t->stream_lock);
     free(t->text);
     free(t);
 }
@@ -149,15 +156,10 @@ static void note_present(struct tl_report_tasks *t, const struct trow *w)
 void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
 {
     if (t->oom) return;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 1024;
-        struct trow *p = realloc(t->r, cap * sizeof *p);
-        if (!p) {
-            t->oom = true;
-            return;
-        }
-        t->r = p;
-        t->cap = cap;
+    size_t c = t->n >> ROWS_SHIFT;
+    if (c == ROWS_CHUNKS || (!t->chunk[c] && !(t->chunk[c] = malloc(ROWS_CHUNK * sizeof **t->chunk)))) {
+        t->oom = true;
+        return;
     }
     const char *cat = r->category ? r->category : "(none)";
     const char *st = r->result ? r->result : "";
@@ -169,7 +171,7 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
         t->last_status_id = tl_intern(t->status, st, strlen(st));
         t->last_status = t->last_status_id >= 0 ? tl_intern_str(t->status, t->last_status_id) : NULL;
     }
-    struct trow *w = &t->r[t->n];
+    struct trow *w = &t->chunk[c][t->n & (ROWS_CHUNK - 1)];
     *w = (struct trow){
         .id = r->task_id, .label = keep_text(t, r->name ? r->name : r->task_key), .tag = keep_text(t, r->tag),
         .cat = t->last_cat_id, .status = t->last_status_id,
@@ -186,18 +188,26 @@ void tl_report_tasks_add(struct tl_report_tasks *t, const struct tl_record *r)
     }
     t->has_label |= w->label != 0;
     t->has_tag |= w->tag != 0;
+    if (!w->untimed && !(submit_of(w) >= t->first_submit)) t->first_submit = submit_of(w);
     t->n++;
+    atomic_store_explicit(&t->ready, t->n, memory_order_release); /* the row, complete, to tl_report_tasks_idle */
     if (t->present != ALL_COLUMNS) note_present(t, w);
 }
 
-/* The first submission of the timed attempts; NAN when none is timed. */
-static double first_submit(const struct tl_report_tasks *t)
+/* Rows a parsing thread encodes per call: about a millisecond, so it is
+ * soon back to parsing when the reader has caught up. */
+#define IDLE_ROWS 4096
+
+bool tl_report_tasks_idle(struct tl_report_tasks *t)
 {
-    double t0 = NAN;
-    for (size_t i = 0; i < t->n; i++)
-        if (!t->r[i].untimed && !(submit_of(&t->r[i]) >= t0)) t0 = submit_of(&t->r[i]);
-    return t0;
+    if (!t->stream || pthread_mutex_trylock(&t->stream_lock)) return false; /* another thread at it */
+    size_t ready = atomic_load_explicit(&t->ready, memory_order_acquire);
+    bool some = ready > tl_tasks_stream_done(t->stream);
+    if (some) tl_tasks_stream_feed(t->stream, t, ready, IDLE_ROWS);
+    pthread_mutex_unlock(&t->stream_lock);
+    return some;
 }
+
 
 /* ------------------------------------------------------------ the data */
 
@@ -265,7 +275,7 @@ static void table(FILE *o, const struct tl_report_tasks *t, double t0, const boo
             fprintf(o, "<th%s data-col=\"%s\">%s</th>", c == C_STATUS ? " class=\"t\"" : "", tl_tasks_col_key[c], head_label[c]);
     fputs("</tr></thead><tbody>\n", o);
     size_t n = t->n < TASKS_STATIC ? t->n : TASKS_STATIC;
-    for (size_t i = 0; i < n; i++) static_row(o, t, &t->r[i], t0, show);
+    for (size_t i = 0; i < n; i++) static_row(o, t, trow_at(t, i), t0, show);
     fputs("</tbody></table></div>", o);
     if (t->n > n)
         fprintf(o, "<p class=\"note\" id=\"task-static-note\">The first %zu of %zu attempts, in input order; the "
@@ -314,8 +324,8 @@ static size_t timed_order(const struct tl_report_tasks *t, double t0, size_t *id
     if (!key) return 0;
     size_t n = 0;
     for (size_t i = 0; i < t->n; i++) {
-        if (t->r[i].untimed) continue;
-        double us = (submit_of(&t->r[i]) - t0) * 1e6; /* >= 0: t0 is the first submission */
+        if (trow_at(t, i)->untimed) continue;
+        double us = (submit_of(trow_at(t, i)) - t0) * 1e6; /* >= 0: t0 is the first submission */
         key[n] = us < 0 ? 0 : us < 0x1p48 ? (uint64_t)llround(us) : ((uint64_t)1 << 48) - 1;
         idx[n++] = i;
     }
@@ -348,7 +358,7 @@ static void legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, 
 {
     size_t ncat = tl_intern_count(t->cats), *count = calloc(ncat + 1, sizeof *count);
     if (!count) return;
-    for (size_t i = 0; i < n; i++) count[t->r[idx[i]].cat]++;
+    for (size_t i = 0; i < n; i++) count[trow_at(t, idx[i])->cat]++;
     for (int shown = 0; shown < LEGEND_MAX; shown++) {
         size_t best = ncat;
         for (size_t c = 0; c < ncat; c++)
@@ -380,7 +390,7 @@ static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
     size_t k = n > TIMELINE_ROWS ? (n + TIMELINE_ROWS - 1) / TIMELINE_ROWS : 1;
     size_t rows = (n + k - 1) / k;
     double t1 = t0;
-    for (size_t i = 0; i < n; i++) t1 = fmax(t1, t->r[idx[i]].end);
+    for (size_t i = 0; i < n; i++) t1 = fmax(t1, trow_at(t, idx[i])->end);
     if (!n || !(t1 > t0)) {
         fprintf(o, "<p class=\"note\" data-timeline=\"0\">No timeline: %s.</p>",
                 n ? "the attempts' times span no time" : "no attempt records a time of its own (a file's time is "
@@ -395,7 +405,7 @@ static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
     tl_plot_begin(&p, "task-timeline", "each attempt: waiting, then running", "time since the first submission",
                   "attempts");
     for (size_t j = 0; j < rows; j++) {
-        const struct trow *w = &t->r[idx[j * k]];
+        const struct trow *w = trow_at(t, idx[j * k]);
         double s = submit_of(w) - t0, a = start_of(w) - t0, e = w->end - t0;
         double y = tl_plot_y(&p, (double)(rows - j)), xs = tl_plot_x(&p, s), xa = tl_plot_x(&p, a), xe = tl_plot_x(&p, e);
         fputs("<g class=\"tb\">", o);
@@ -445,8 +455,10 @@ static void *encode_main(void *arg)
     struct tl_report_tasks *t = arg;
     bool show[C_COUNT];
     shown_columns(t, show);
-    double t0 = first_submit(t);
-    t->enc->ok = tl_tasks_data_keep(&t->enc->data, t, t0, show);
+    double t0 = t->first_submit;
+    pthread_mutex_lock(&t->stream_lock); /* what the parsing threads began */
+    t->enc->ok = tl_tasks_data_keep(&t->enc->data, t, t0, show, t->stream);
+    pthread_mutex_unlock(&t->stream_lock);
     if ((t->enc->order = malloc((t->n + 1) * sizeof *t->enc->order))) /* the timeline's order, too */
         t->enc->norder = timed_order(t, isfinite(t0) ? t0 : 0, t->enc->order);
     return NULL;
@@ -481,7 +493,7 @@ bool tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
 {
     struct tl_report_tasks *t = pg->tasks;
     if (!t || !t->n) return true;
-    double t0 = first_submit(t);
+    double t0 = t->first_submit;
     bool show[C_COUNT] = {0};
     shown_columns(t, show);
     fputs(TASKS_CSS, o);

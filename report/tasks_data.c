@@ -232,16 +232,14 @@ static bool delta_column(int c)
     return c == C_ID || c == C_SUBMIT;
 }
 
-/* One loop per column, the field chosen outside it (a switch per value cost
- * a tenth of the page). */
-static void number_column(struct chunk *k, const struct tl_report_tasks *t, int c, double t0)
+/* Rows [from, to) of column c into r: one loop per column, the field
+ * chosen outside it (a switch per value cost a tenth of the page). */
+static void encode_range(struct runs *r, const struct tl_report_tasks *t, int c, double t0, size_t from, size_t to)
 {
-    key_open(k, tl_tasks_col_key[c], '"');
-    struct runs r = {.k = k, .delta = delta_column(c)};
 #define COLUMN(expr)                                                                                               \
-    for (size_t i = 0; i < t->n; i++) {                                                                            \
-        const struct trow *w = &t->r[i];                                                                           \
-        run_add(&r, (expr));                                                                                       \
+    for (size_t i = from; i < to; i++) {                                                                           \
+        const struct trow *w = trow_at(t, i);                                                                      \
+        run_add(r, (expr));                                                                                        \
     }                                                                                                              \
     break
     switch (c) {
@@ -264,7 +262,112 @@ static void number_column(struct chunk *k, const struct tl_report_tasks *t, int 
     default: COLUMN(w->req_time * US);
     }
 #undef COLUMN
-    run_end(&r);
+}
+
+/* ------------------------------------------------------------ the stream */
+
+/* The submissions count from the first, known only once every row is in. */
+static bool streamed(int c)
+{
+    return c != C_SUBMIT;
+}
+
+struct tl_tasks_stream {
+    struct chunk k[C_COUNT];
+    struct tl_tasks_blocks blocks[C_COUNT];
+    struct runs r[C_COUNT];
+    size_t done; /* rows encoded */
+    bool oom;
+};
+
+struct tl_tasks_stream *tl_tasks_stream_new(void)
+{
+    struct tl_tasks_stream *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    for (int c = 0; c < C_COUNT; c++) {
+        if (!streamed(c)) continue;
+        if (!chunk_open(&s->k[c], NULL, &s->blocks[c])) {
+            tl_tasks_stream_free(s);
+            return NULL;
+        }
+        s->r[c] = (struct runs){.k = &s->k[c], .delta = delta_column(c)};
+    }
+    return s;
+}
+
+void tl_tasks_stream_feed(struct tl_tasks_stream *s, const struct tl_report_tasks *t, size_t upto, size_t most)
+{
+    size_t to = upto - s->done > most ? s->done + most : upto;
+    if (to <= s->done) return;
+    for (int c = 0; c < C_COUNT; c++)
+        if (streamed(c)) encode_range(&s->r[c], t, c, 0, s->done, to);
+    s->done = to;
+}
+
+size_t tl_tasks_stream_done(const struct tl_tasks_stream *s)
+{
+    return s->done;
+}
+
+void tl_tasks_stream_free(struct tl_tasks_stream *s)
+{
+    if (!s) return;
+    for (int c = 0; c < C_COUNT; c++) {
+        free(s->k[c].b);
+        tl_tasks_blocks_free(&s->blocks[c]);
+    }
+    free(s);
+}
+
+/* Column c's blocks put after what k holds: moved when k keeps blocks,
+ * written when it writes a file. */
+static void chunk_splice(struct chunk *k, struct tl_tasks_blocks *from)
+{
+    if (k->o) {
+        for (size_t i = 0; i < from->n; i++) chunk_put(k, from->b[i], from->len[i]);
+        tl_tasks_blocks_free(from);
+        return;
+    }
+    char *next = k->n ? malloc(k->size) : NULL;
+    if (k->n && (!next || !keep_block(k->kept, k->b, k->n))) {
+        free(next);
+        k->short_write = true;
+        k->n = 0;
+        tl_tasks_blocks_free(from);
+        return;
+    }
+    if (next) k->b = next, k->n = 0;
+    for (size_t i = 0; i < from->n; i++) {
+        if (!keep_block(k->kept, from->b[i], from->len[i])) {
+            k->short_write = true;
+            break; /* the rest freed below */
+        }
+        from->b[i] = NULL;
+    }
+    tl_tasks_blocks_free(from);
+}
+
+/* Column c, the stream's part of it and the rows it has not reached. */
+static void streamed_column(struct chunk *k, struct tl_tasks_stream *s, const struct tl_report_tasks *t, int c)
+{
+    encode_range(&s->r[c], t, c, 0, s->done, t->n);
+    run_end(&s->r[c]);
+    s->r[c].count = 0;
+    if (!chunk_close(&s->k[c])) s->oom = true;
+    chunk_splice(k, &s->blocks[c]);
+}
+
+static void number_column(struct chunk *k, const struct tl_report_tasks *t, int c, double t0,
+                          struct tl_tasks_stream *s)
+{
+    key_open(k, tl_tasks_col_key[c], '"');
+    if (s && streamed(c)) {
+        streamed_column(k, s, t, c);
+    } else {
+        struct runs r = {.k = k, .delta = delta_column(c)};
+        encode_range(&r, t, c, t0, 0, t->n);
+        run_end(&r);
+    }
     chunk_c(k, '"');
 }
 
@@ -273,7 +376,7 @@ static void text_column(struct chunk *k, const struct tl_report_tasks *t, const 
     key_open(k, key, '[');
     for (size_t i = 0; i < t->n; i++) {
         if (i) chunk_c(k, ',');
-        size_t at = tag ? t->r[i].tag : t->r[i].label;
+        size_t at = tag ? trow_at(t, i)->tag : trow_at(t, i)->label;
         if (at) json_html_str(k, t->text + at - 1);
         else chunk_put(k, "null", 4);
     }
@@ -282,7 +385,8 @@ static void text_column(struct chunk *k, const struct tl_report_tasks *t, const 
 
 /* The rows' data, whole, into k; false when it could not be (a write that
  * fell short, or no memory for a block). */
-static bool data_script(struct chunk *k, const struct tl_report_tasks *t, double t0, const bool *show)
+static bool data_script(struct chunk *k, const struct tl_report_tasks *t, double t0, const bool *show,
+                        struct tl_tasks_stream *s)
 {
     char head[128];
     int len = snprintf(head, sizeof head, "<script type=\"application/json\" id=\"task-data\">{\"n\":%zu,\"t0\":", t->n);
@@ -301,19 +405,20 @@ static bool data_script(struct chunk *k, const struct tl_report_tasks *t, double
     if (t->has_label) text_column(k, t, "label", false);
     if (t->has_tag) text_column(k, t, "tag", true);
     for (int c = 0; c < C_COUNT; c++)
-        if (show[c]) number_column(k, t, c, t0);
+        if (show[c]) number_column(k, t, c, t0, s);
     chunk_put(k, "}</script>\n", 11);
-    return chunk_close(k);
+    return chunk_close(k) && !(s && s->oom);
 }
 
 bool tl_tasks_data_write(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show)
 {
     struct chunk k;
-    return chunk_open(&k, o, NULL) && data_script(&k, t, t0, show);
+    return chunk_open(&k, o, NULL) && data_script(&k, t, t0, show, NULL);
 }
 
-bool tl_tasks_data_keep(struct tl_tasks_blocks *out, const struct tl_report_tasks *t, double t0, const bool *show)
+bool tl_tasks_data_keep(struct tl_tasks_blocks *out, const struct tl_report_tasks *t, double t0, const bool *show,
+                        struct tl_tasks_stream *s)
 {
     struct chunk k;
-    return chunk_open(&k, NULL, out) && data_script(&k, t, t0, show);
+    return chunk_open(&k, NULL, out) && data_script(&k, t, t0, show, s);
 }

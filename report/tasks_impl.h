@@ -6,7 +6,9 @@
 #define TL_REPORT_TASKS_IMPL_H
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,9 +25,18 @@ struct trow {
     double end, wall, queue, cpu, rss, read, written, req_cores, req_mem, req_time, alloc_cores, alloc_mem;
 };
 
+/* The rows sit in chunks that never move, so a parsing thread may encode
+ * the full ones while more are added (tl_report_tasks_idle). */
+#define ROWS_SHIFT 12                   /* 4,096 rows a chunk */
+#define ROWS_CHUNK ((size_t)1 << ROWS_SHIFT)
+#define ROWS_CHUNKS ((size_t)1 << 19)   /* 2^31 rows at most */
+
+struct tl_tasks_stream; /* the columns encoded as rows come (tasks_data.c) */
+
 struct tl_report_tasks {
-    struct trow *r;
-    size_t n, cap;
+    struct trow **chunk; /* [ROWS_CHUNKS] */
+    size_t n;
+    _Atomic size_t ready; /* rows complete: stored (release) after each, read by the encoding thread */
     char *text; /* labels and tags, NUL-terminated */
     size_t ntext, captext;
     struct tl_intern *cats, *status;
@@ -35,9 +46,17 @@ struct tl_report_tasks {
     uint32_t present; /* bit c: some row has column c */
     int32_t empty_status; /* the id of "" (no result): a column of those is not shown */
     int32_t last_cat_id, last_status_id;
+    double first_submit; /* of the timed attempts, NAN while none is */
     bool has_label, has_tag, oom;
     struct encoding *enc; /* the data being written on another thread, or NULL */
+    struct tl_tasks_stream *stream; /* NULL: the columns are encoded at the end */
+    pthread_mutex_t stream_lock;    /* whoever encodes holds it: a parsing thread, then the encoding one */
 };
+
+static inline const struct trow *trow_at(const struct tl_report_tasks *t, size_t i)
+{
+    return &t->chunk[i >> ROWS_SHIFT][i & (ROWS_CHUNK - 1)];
+}
 
 /* When an attempt started and was submitted (the concurrency plot's rule:
  * end - wall time, then - queue time). */
@@ -77,6 +96,19 @@ void tl_tasks_blocks_free(struct tl_tasks_blocks *kp);
  * written to o, or kept in blocks; false when it could not be made whole
  * (no memory, a write that fell short). */
 bool tl_tasks_data_write(FILE *o, const struct tl_report_tasks *t, double t0, const bool *show);
-bool tl_tasks_data_keep(struct tl_tasks_blocks *out, const struct tl_report_tasks *t, double t0, const bool *show);
+/* The same kept in blocks, taking the columns stream s encoded so far (NULL:
+ * none) and encoding the rest. */
+bool tl_tasks_data_keep(struct tl_tasks_blocks *out, const struct tl_report_tasks *t, double t0, const bool *show,
+                        struct tl_tasks_stream *s);
+
+/* Columns encoded as rows come: every number column but the submissions
+ * (they count from the first, known at the end), in the runs the data is
+ * written in. NULL without memory. */
+struct tl_tasks_stream *tl_tasks_stream_new(void);
+/* Rows [done, upto) encoded -- at most `most` of them; the rows no longer
+ * change. Out of memory, the stream says so when the data is made. */
+void tl_tasks_stream_feed(struct tl_tasks_stream *s, const struct tl_report_tasks *t, size_t upto, size_t most);
+size_t tl_tasks_stream_done(const struct tl_tasks_stream *s);
+void tl_tasks_stream_free(struct tl_tasks_stream *s);
 
 #endif

@@ -297,12 +297,14 @@ static int cmp_run_tasks(const void *a, const void *b)
     return x->tasks > y->tasks ? -1 : x->tasks < y->tasks ? 1 : x->wf - y->wf;
 }
 
-void tl_report_where_section(FILE *o, const struct tl_report_page *pg)
+bool tl_report_where_section(FILE *o, const struct tl_report_page *pg)
 {
     struct tl_report_where *w = pg->where;
-    if (!w || !where_join(w) || !w->res.nruns) return;
+    if (!w || !w->in.na) return true; /* no attempt: nothing was analyzed */
+    if (!where_join(w)) return false;  /* the analysis ran out of memory */
+    if (!w->res.nruns) return true;
     const struct tl_path_run **by = malloc(w->res.nruns * sizeof *by);
-    if (!by) return;
+    if (!by) return false;
     for (size_t i = 0; i < w->res.nruns; i++) by[i] = &w->res.runs[i];
     qsort(by, w->res.nruns, sizeof *by, cmp_run_tasks);
     size_t shown = w->res.nruns < MAX_RUNS_SHOWN ? w->res.nruns : MAX_RUNS_SHOWN;
@@ -314,4 +316,5 @@ void tl_report_where_section(FILE *o, const struct tl_report_page *pg)
     fputs("<p class=\"note\"><code>tasklens path</code> lists every step, the slack, waves and stragglers.</p>"
           "</section>\n", o);
     free(by);
+    return true;
 }
