@@ -841,9 +841,11 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
     }
     tl_plot_end(&p);
     char nth[32];
+    char total[32];
+    tl_fmt_grouped(total, sc->total);
     if (sc->n < sc->total)
-        fprintf(o, "<p class=\"note\">%zu of %zu attempts drawn (every %s).</p>", sc->n,
-                sc->total, ordinal((sc->total + sc->n - 1) / sc->n, nth, sizeof nth));
+        fprintf(o, "<p class=\"note\">%zu of %s attempts drawn (every %s).</p>", sc->n, total,
+                ordinal((sc->total + sc->n - 1) / sc->n, nth, sizeof nth));
     if (at_zero)
         fprintf(o, "<p class=\"note\" data-zero=\"%zu\">%zu drawn attempt%s at 0, which a log axis has no "
                    "place for, left out.</p>", at_zero, at_zero, at_zero == 1 ? "" : "s");

@@ -23,6 +23,7 @@
 
 #include "core/glossary.h"
 #include "core/intern.h"
+#include "core/numfmt.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "report/tasks_impl.h"
@@ -277,10 +278,12 @@ static void table(FILE *o, const struct tl_report_tasks *t, double t0, const boo
     size_t n = t->n < TASKS_STATIC ? t->n : TASKS_STATIC;
     for (size_t i = 0; i < n; i++) static_row(o, t, trow_at(t, i), t0, show);
     fputs("</tbody></table></div>", o);
+    char all[32];
+    tl_fmt_grouped(all, t->n);
     if (t->n > n)
-        fprintf(o, "<p class=\"note\" id=\"task-static-note\">The first %zu of %zu attempts, in input order; the "
+        fprintf(o, "<p class=\"note\" id=\"task-static-note\">The first %zu of %s attempts, in input order; the "
                    "page's script shows every one, with search and sort.</p>",
-                n, t->n);
+                n, all);
 }
 
 /* ------------------------------------------------------------ the timeline */
@@ -366,7 +369,9 @@ static void legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, 
         if (best == ncat) break;
         fprintf(o, " <span class=\"swatch\" style=\"background:hsl(%d,55%%,42%%)\"></span>", category_hue((int32_t)best));
         tl_html_esc(o, tl_intern_str(t->cats, (int32_t)best));
-        fprintf(o, " (%zu)", count[best]);
+        char c[32];
+        tl_fmt_grouped(c, count[best]);
+        fprintf(o, " (%s)", c);
         count[best] = 0;
     }
     size_t rest = 0;
@@ -417,17 +422,20 @@ static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
                 w->cat, category_hue(w->cat), xa, y, fmax(xe - xa, 0.5), h * 0.8);
     }
     tl_plot_end(&p);
+    char timed[32], untimed[32];
+    tl_fmt_grouped(timed, n);
+    tl_fmt_grouped(untimed, t->n - n);
     fprintf(o, "<p class=\"note\" data-timeline=\"%zu\" data-every=\"%zu\">", rows, k);
     if (k > 1)
-        fprintf(o, "Every %zu%s attempt of %zu in order of submission: %zu bars (the table holds them all).", k,
+        fprintf(o, "Every %zu%s attempt of %s in order of submission: %zu bars (the table holds them all).", k,
                 k % 10 == 1 && k % 100 != 11 ? "st" : k % 10 == 2 && k % 100 != 12 ? "nd"
                                                   : k % 10 == 3 && k % 100 != 13 ? "rd" : "th",
-                n, rows);
-    else fprintf(o, "Each of the %zu attempts in order of submission.", n);
+                timed, rows);
+    else fprintf(o, "Each of the %s attempts in order of submission.", timed);
     fputs(" Grey: waiting (submitted, not started); coloured: running, by category:", o);
     legend(o, t, idx, n);
-    if (n < t->n) fprintf(o, " %zu attempts with no time of their own (cached, or timed by their file) are not drawn.",
-                          t->n - n);
+    if (n < t->n) fprintf(o, " %s attempts with no time of their own (cached, or timed by their file) are not drawn.",
+                          untimed);
     fputs("</p>", o);
     free(idx);
 }
@@ -497,10 +505,12 @@ bool tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
     bool show[C_COUNT] = {0};
     shown_columns(t, show);
     fputs(TASKS_CSS, o);
-    fprintf(o, "<section id=\"tasks\" data-tasks=\"%zu\"><h2>Tasks</h2><p class=\"note\">Every attempt (%zu), as "
+    char count[32];
+    tl_fmt_grouped(count, t->n);
+    fprintf(o, "<section id=\"tasks\" data-tasks=\"%zu\"><h2>Tasks</h2><p class=\"note\">Every attempt (%s), as "
                "the input recorded it: a retried task has a row per attempt. Times are to the microsecond; a cell's "
                "tooltip holds its exact value.</p>",
-            t->n, t->n);
+            t->n, count);
     table(o, t, t0, show);
     bool whole = data_here(o, t, t0, show);
     fprintf(o, "<script id=\"task-script\">%s</script>", tl_report_tasks_js);
