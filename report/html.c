@@ -852,6 +852,17 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
     (void)pg;
 }
 
+/* The share of attempts over the recommendation as `advise` prints it
+ * ("2.8%"), the fraction itself in data-v (advise's exceed_fraction). */
+static void exceed_cell(FILE *o, double f)
+{
+    if (!isfinite(f)) {
+        num_cell(o, f, TL_UNIT_COUNT, false, "data-k=\"exceed_fraction\"");
+        return;
+    }
+    fprintf(o, "<td data-k=\"exceed_fraction\" data-v=\"%.17g\" title=\"%.17g\">%.1f%%</td>", f, f, 100.0 * f);
+}
+
 static void advice_table(FILE *o, const struct tl_report_page *pg, const struct tl_report_group *g)
 {
     fprintf(o, "<table data-table=\"advice\" data-g=\"");
@@ -867,7 +878,7 @@ static void advice_table(FILE *o, const struct tl_report_page *pg, const struct 
         num_cell(o, a->alloc, unit, false, "data-k=\"allocated_p50\"");
         num_cell(o, a->used_q, unit, false, "data-k=\"used_q\"");
         num_cell(o, a->rec, unit, false, "data-k=\"recommend\"");
-        num_cell(o, a->exceed_fraction, TL_UNIT_COUNT, false, "data-k=\"exceed_fraction\"");
+        exceed_cell(o, a->exceed_fraction);
         num_cell(o, a->n_waste ? a->waste : NAN, TL_UNIT_COUNT, false, "data-k=\"waste\"");
         num_cell(o, a->n_waste ? a->waste - a->waste_rec : NAN, TL_UNIT_COUNT, false,
                  "data-k=\"saves\"");

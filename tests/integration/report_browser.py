@@ -98,7 +98,8 @@ PAGE_FACTS = """(() => {
   const advice = [...document.querySelectorAll('table[data-table=advice]')].map(t => ({
     g: t.dataset.g,
     rows: [...t.querySelectorAll('tr[data-res]')].map(tr => [tr.dataset.res,
-      Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v]))]),
+      Object.fromEntries([...tr.querySelectorAll('td[data-k]')].map(td => [td.dataset.k, td.dataset.v])),
+      tr.querySelector('td[data-k=exceed_fraction]')?.textContent]),
   }));
   const reasons = [...document.querySelectorAll('span[data-reason]')].map(s => [s.dataset.reason, s.dataset.v]);
   const base = [...document.querySelectorAll('table[data-table=baseline] td[data-m]')].map(td =>
@@ -260,15 +261,19 @@ def advice_checks(facts, advise):
     cats = {c["category"]: c for c in advise["categories"]}
     keymap = {"allocated_p50": "allocated_p50", "used_q": "used_p95", "recommend": "recommend",
               "exceed_fraction": "exceed_fraction", "waste": "waste"}
-    bad, n = [], 0
+    bad, n, shown = [], 0, []
     for t in facts["advice"]:
-        for res, vals in t["rows"]:
+        for res, vals, text in t["rows"]:
+            v = num(vals["exceed_fraction"])
+            if v is not None and text != "%.1f%%" % (100 * v):
+                shown.append((t["g"], res, text, v))
             a = cats[t["g"]]["resources"][res]
             for k, jk in keymap.items():
                 n += 1
                 if not same(num(vals[k]), a[jk]):
                     bad.append((t["g"], res, k, vals[k], a[jk]))
     check(n and not bad, "advice cells equal advise --format json (%d; differ: %s)" % (n, bad[:3]))
+    check(not shown, "the share over the recommendation reads as advise prints it, a percentage (%s)" % shown[:3])
 
 
 GLANCE_FACTS = """(() => {
