@@ -316,7 +316,7 @@ bool tl_report_tasks_idle(struct tl_report_tasks *t);
 void tl_report_tasks_start(struct tl_report_tasks *t);
 /* The section "Tasks": the table (its script draws the rows in view; the
  * first rows are plain HTML without it) and the timeline. false when the
- * rows' data could not be written whole (out of memory). */
+ * rows' data or the timeline could not be written whole (out of memory). */
 bool tl_report_tasks_section(FILE *o, const struct tl_report_page *pg);
 
 /* ------------------------------------------------------------ model (model.c) */

@@ -319,22 +319,22 @@ static bool radix_sort48(uint64_t *key, size_t *idx, size_t n)
 }
 
 /* The timed attempts' indices in order of submission to the microsecond,
- * ties in input order (the same page from the same input); the count, or
- * 0 without memory. */
-static size_t timed_order(const struct tl_report_tasks *t, double t0, size_t *idx)
+ * ties in input order (the same page from the same input), into idx and
+ * their count into *n; false without memory. */
+static bool timed_order(const struct tl_report_tasks *t, double t0, size_t *idx, size_t *n)
 {
     uint64_t *key = malloc((t->n + 1) * sizeof *key);
-    if (!key) return 0;
-    size_t n = 0;
+    if (!key) return false;
+    *n = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (trow_at(t, i)->untimed) continue;
         double us = (submit_of(trow_at(t, i)) - t0) * 1e6; /* >= 0: t0 is the first submission */
-        key[n] = us < 0 ? 0 : us < 0x1p48 ? (uint64_t)llround(us) : ((uint64_t)1 << 48) - 1;
-        idx[n++] = i;
+        key[*n] = us < 0 ? 0 : us < 0x1p48 ? (uint64_t)llround(us) : ((uint64_t)1 << 48) - 1;
+        idx[(*n)++] = i;
     }
-    if (!radix_sort48(key, idx, n)) n = 0;
+    bool ok = radix_sort48(key, idx, *n);
     free(key);
-    return n;
+    return ok;
 }
 
 static void bar_title(FILE *o, const struct tl_report_tasks *t, const struct trow *w)
@@ -356,11 +356,12 @@ static int category_hue(int32_t cat)
     return (int)fmod((double)cat * 137.508 + 210, 360);
 }
 
-/* The categories on the timeline with their colours, most attempts first. */
-static void legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, size_t n)
+/* The categories on the timeline with their colours, most attempts first;
+ * false without memory. */
+static bool legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, size_t n)
 {
     size_t ncat = tl_intern_count(t->cats), *count = calloc(ncat + 1, sizeof *count);
-    if (!count) return;
+    if (!count) return false;
     for (size_t i = 0; i < n; i++) count[trow_at(t, idx[i])->cat]++;
     for (int shown = 0; shown < LEGEND_MAX; shown++) {
         size_t best = ncat;
@@ -379,18 +380,21 @@ static void legend(FILE *o, const struct tl_report_tasks *t, const size_t *idx, 
     if (rest) fprintf(o, "; %zu more categories", rest);
     fputc('.', o);
     free(count);
+    return true;
 }
 
-static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
+/* The timeline; false when it could not be drawn for memory (never a page
+ * that says no attempt was timed because the sort found no room). */
+static bool timeline(FILE *o, struct tl_report_tasks *t, double t0)
 {
     size_t *idx, n;
     if (t->enc && t->enc->order) { /* made on the second thread */
         idx = t->enc->order;
         n = t->enc->norder;
         t->enc->order = NULL;
-    } else {
-        if (!(idx = malloc((t->n + 1) * sizeof *idx))) return;
-        n = timed_order(t, t0, idx);
+    } else if (!(idx = malloc((t->n + 1) * sizeof *idx)) || !timed_order(t, t0, idx, &n)) {
+        free(idx);
+        return false;
     }
     size_t k = n > TIMELINE_ROWS ? (n + TIMELINE_ROWS - 1) / TIMELINE_ROWS : 1;
     size_t rows = (n + k - 1) / k;
@@ -401,7 +405,7 @@ static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
                 n ? "the attempts' times span no time" : "no attempt records a time of its own (a file's time is "
                                                           "not when its task ran)");
         free(idx);
-        return;
+        return true;
     }
     double h = fmin(10, fmax(2, 1000.0 / (double)rows)); /* 1,000 bars: 2 px each, one above the next */
     struct tl_plot p = {.out = o, .w = 1100, .h = (int)ceil(h * (double)rows) + 60, .ml = 60, .mr = 20, .mt = 10,
@@ -433,11 +437,12 @@ static void timeline(FILE *o, struct tl_report_tasks *t, double t0)
                 timed, rows);
     else fprintf(o, "Each of the %s attempts in order of submission.", timed);
     fputs(" Grey: waiting (submitted, not started); coloured: running, by category:", o);
-    legend(o, t, idx, n);
+    bool ok = legend(o, t, idx, n);
     if (n < t->n) fprintf(o, " %s attempts with no time of their own (cached, or timed by their file) are not drawn.",
                           untimed);
     fputs("</p>", o);
     free(idx);
+    return ok;
 }
 
 /* ------------------------------------------------------------ the section */
@@ -467,8 +472,12 @@ static void *encode_main(void *arg)
     pthread_mutex_lock(&t->stream_lock); /* what the parsing threads began */
     t->enc->ok = tl_tasks_data_keep(&t->enc->data, t, t0, show, t->stream);
     pthread_mutex_unlock(&t->stream_lock);
-    if ((t->enc->order = malloc((t->n + 1) * sizeof *t->enc->order))) /* the timeline's order, too */
-        t->enc->norder = timed_order(t, isfinite(t0) ? t0 : 0, t->enc->order);
+    size_t *order = malloc((t->n + 1) * sizeof *order); /* the timeline's order, too */
+    if (order && !timed_order(t, isfinite(t0) ? t0 : 0, order, &t->enc->norder)) {
+        free(order); /* the section tries again */
+        order = NULL;
+    }
+    t->enc->order = order;
     return NULL;
 }
 
@@ -515,7 +524,7 @@ bool tl_report_tasks_section(FILE *o, const struct tl_report_page *pg)
     bool whole = data_here(o, t, t0, show);
     fprintf(o, "<script id=\"task-script\">%s</script>", tl_report_tasks_js);
     fputs("<h3>Timeline</h3>", o);
-    timeline(o, t, isfinite(t0) ? t0 : 0);
+    whole = timeline(o, t, isfinite(t0) ? t0 : 0) && whole;
     encoding_end(t);
     fputs("</section>\n", o);
     return whole;
