@@ -992,6 +992,6 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
     view_close(&doc);
     view_close(&base);
     view_close(&wf);
-    if (!ok) return TL_ERR_NOMEM;
-    return ferror(o) ? TL_ERR_IO : TL_OK;
+    if (ferror(o)) return TL_ERR_IO; /* a full disk, said as such, before a section that stopped for it */
+    return ok ? TL_OK : TL_ERR_NOMEM;
 }

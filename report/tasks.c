@@ -501,7 +501,7 @@ static bool data_here(FILE *o, struct tl_report_tasks *t, double t0, const bool 
         const struct tl_tasks_blocks *kp = &t->enc->data;
         for (size_t i = 0; ok && i < kp->n; i++) ok = fwrite(kp->b[i], 1, kp->len[i], o) == kp->len[i];
         tl_tasks_blocks_free(&t->enc->data);
-        if (made) return ok; /* a write that fell short is not made again */
+        if (made) return true; /* a write that fell short is the page's error (ferror), not made again */
     }
     return tl_tasks_data_write(o, t, t0, show);
 }
