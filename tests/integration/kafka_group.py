@@ -125,6 +125,18 @@ def wait_for(outs, want, timeout=120):
     return False
 
 
+def holding(err):
+    """The partitions a member holds after its log's rebalances: each
+    assignment adds one, a revocation (eager: all of them) clears them."""
+    held = set()
+    for m in re.finditer(r"kafka: assigned wq4/(\d+)|kafka: (?:the|one of the) partitions? revoked", err):
+        if m.group(1) is None:
+            held.clear()
+        else:
+            held.add(int(m.group(1)))
+    return held
+
+
 def final_global(text):
     """series -> fields of the newest scope=global points."""
     pts = [l for l in text.splitlines() if l.startswith("task_quantiles,") and ",scope=global" in l]
@@ -160,10 +172,16 @@ with kafka_harness.Kafka(partitions=4) as k:
     pa = run(A[0])
     time.sleep(2)
     pb = run(B[0])
-    # the data goes in once both are members: the partitions split between them
+    # the data goes in once both members hold partitions (B's first assignment
+    # alone does not prove A is still in the group: it may hold all four)
     deadline = time.time() + 60
-    while time.time() < deadline and "kafka: assigned" not in read(pb.errpath):
+    while time.time() < deadline:
+        ha, hb = holding(read(pa.errpath)), holding(read(pb.errpath))
+        if ha and hb and not ha & hb and len(ha | hb) == 4:
+            break
         time.sleep(0.2)
+    else:
+        fail("the group never split the partitions: A holds %s, B holds %s" % (sorted(ha), sorted(hb)))
     time.sleep(1)
     for i, key in enumerate(logs):
         k.produce("wq4", parts[key][0], key=key.encode(), partition=i, headers={"workflow": "wf-" + key})
