@@ -293,6 +293,7 @@ static int make_page(const struct report_opts *ro, const char *first, int n, str
     }
     pg.base_groups = bpg.groups;
     pg.nbase_groups = bpg.ngroups;
+    pg.base_group_names = bpg.group_names;
     return write_page(ro, &pg);
 }
 

@@ -143,22 +143,18 @@ static struct tl_agg_group *baseline_group(const struct tl_report_page *pg, stru
     return id >= 0 ? base->g[base->norm_at[id]] : NULL;
 }
 
-/* The baseline's distributions of a category, found the same way. */
-static const struct tl_report_group *baseline_dists(const struct tl_report_page *pg, const char *name)
+/* The baseline's distributions of a category: those of the baseline group
+ * its table row is compared with (baseline_group), found by that group's
+ * name -- by hash, where a scan of every baseline name (normalized again
+ * per plot) made a page of n categories against n baseline ones quadratic. */
+static const struct tl_report_group *baseline_dists(const struct tl_report_page *pg, struct view *base,
+                                                    const char *name)
 {
-    for (size_t i = 0; i < pg->nbase_groups; i++)
-        if (!strcmp(pg->base_groups[i].name, name)) return &pg->base_groups[i];
-    if (pg->exact_names) return NULL;
-    struct tl_buf want = {0}, got = {0};
-    const struct tl_report_group *found = NULL;
-    normalized(name, &want);
-    for (size_t i = 0; !found && i < pg->nbase_groups; i++) {
-        normalized(pg->base_groups[i].name, &got);
-        if (!want.oom && !got.oom && !strcmp(got.data, want.data)) found = &pg->base_groups[i];
-    }
-    tl_buf_free(&want);
-    tl_buf_free(&got);
-    return found;
+    const struct tl_agg_group *b = baseline_group(pg, base, name);
+    if (!b || !pg->base_group_names) return NULL;
+    const char *bn = group_name(base, b);
+    int32_t id = tl_intern_find(pg->base_group_names, bn, strlen(bn));
+    return id >= 0 && (size_t)id < pg->nbase_groups ? &pg->base_groups[id] : NULL;
 }
 
 static struct tl_sketch *metric_of(const struct view *v, const struct tl_agg_group *g,
@@ -898,7 +894,8 @@ static int cmp_by_tasks(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static void groups_section(FILE *o, const struct tl_report_page *pg, const struct view *sum)
+static void groups_section(FILE *o, const struct tl_report_page *pg, const struct view *sum,
+                           struct view *base)
 {
     fputs("<h2 id=\"groups\">Per category</h2>", o);
     const struct tl_report_group **v = malloc((pg->ngroups + 1) * sizeof *v);
@@ -943,7 +940,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
                 continue;
             }
             histogram(o, g->name, d, ds);
-            const struct tl_report_group *bg = pg->base_groups ? baseline_dists(pg, g->name) : NULL;
+            const struct tl_report_group *bg = base->s ? baseline_dists(pg, base, g->name) : NULL;
             cdf(o, g->name, d, &g->dist[d], metric_of(sum, sg, tl_report_dist_metric[d]),
                 bg ? &bg->dist[d] : NULL);
         }
@@ -983,7 +980,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_strips(o, pg);
         tl_report_usage(o, pg);
         ok = ok && tl_report_tasks_section(o, pg); /* else out of memory: no page with its rows cut */
-        groups_section(o, pg, &doc);
+        groups_section(o, pg, &doc, &base);
     }
     if (ok) {
         if (!pg->profile_only) tl_report_words(o); /* a profile's page links no term of a run's */

@@ -197,6 +197,7 @@ struct tl_report_page {
     size_t nbaseline_inputs;
     const struct tl_report_group *base_groups; /* the baseline's distributions, for overlays */
     size_t nbase_groups;
+    const struct tl_intern *base_group_names; /* a name -> its place in base_groups */
     bool exact_names; /* match baseline categories by their exact names, not normalized */
     double threshold;          /* a quantile shift beyond it (fraction) is highlighted */
     struct tl_report_group *groups;

@@ -509,6 +509,12 @@ def baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text):
               "baseline%s: a category whose name carries a per-run hash %s (not matched: %s)"
               % (" --exact-names" if extra else "", "stays apart" if extra else "matches its baseline",
                  sorted(set(f["missing"]))))
+        # its plots overlay the baseline's CDF exactly when its table row has the baseline
+        hashed_overlays = [p for p in f["overlays"] if " compute-" in p]
+        check(bool(hashed_overlays) == (not want_missing),
+              "baseline%s: the hashed category's CDFs %s the baseline's (%d overlaid)"
+              % (" --exact-names" if extra else "", "stand alone, without" if extra else "overlay",
+                 len(hashed_overlays)))
 
 
 STRIP_FACTS = """[...document.querySelectorAll('svg[data-plot^="strips "] g[data-g]')].map(g => [g.dataset.g,
