@@ -772,6 +772,42 @@ static void test_glossary(void)
     }
 }
 
+/* The i-th value a formatter is checked against snprintf on: the fixed
+ * cases first, then xorshift64 draws -- every `anyof`-th any finite double
+ * at all, the others as `shaped` makes them. False: a draw to skip. */
+static bool nth_test_double(int i, const double *fixed, int nfixed, uint64_t *bits, int anyof,
+                            double (*shaped)(uint64_t bits, int i), double *v)
+{
+    if (i < nfixed) {
+        *v = fixed[i];
+        return true;
+    }
+    *bits ^= *bits << 13, *bits ^= *bits >> 7, *bits ^= *bits << 17;
+    if (i % anyof == 0) {
+        memcpy(v, bits, sizeof *v);
+        return isfinite(*v);
+    }
+    *v = shaped(*bits, i);
+    return true;
+}
+
+/* Few digits, as measurements are: ties in the shortest form. */
+static double few_digits(uint64_t bits, int i)
+{
+    (void)i;
+    double v = (double)(bits % 100000) / pow(10, (double)((bits >> 20) % 12)) * pow(10, (double)((bits >> 30) % 8));
+    return bits >> 63 ? -v : v;
+}
+
+/* Hundredths and thousandths (ties in the decimal, not in binary), or
+ * where a drawing's coordinates fall. */
+static double decimals_or_coordinates(uint64_t bits, int i)
+{
+    if (i % 4 != 1) return (double)(bits >> 11) / 0x1p53 * 1400 - 100;
+    double v = (double)(bits % 2000000) / (i % 8 == 1 ? 100 : 1000);
+    return bits >> 63 ? -v : v;
+}
+
 /* tl_fmt_sig against snprintf("%.*g") itself: every magnitude, ties in the
  * shortest form (0.125, 2.675, 9.995), carries (9.9999 -> 10), the
  * exponent switch at 1e-5 and 10^sig, and 300,000 random doubles. */
@@ -784,20 +820,10 @@ static void test_fmt_sig(void)
     uint64_t bits = 0x2545F4914F6CDD1DULL;
     int differ = 0, n = 0;
     char got[64], want[64];
-    for (int i = 0; i < 300000 + (int)(sizeof fixed / sizeof *fixed); i++) {
+    const int nfixed = (int)(sizeof fixed / sizeof *fixed);
+    for (int i = 0; i < 300000 + nfixed; i++) {
         double v;
-        if (i < (int)(sizeof fixed / sizeof *fixed)) {
-            v = fixed[i];
-        } else {
-            bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
-            if (i % 3 == 0) { /* any double at all */
-                memcpy(&v, &bits, sizeof v);
-                if (!isfinite(v)) continue;
-            } else { /* few digits, as measurements are: ties in the shortest form */
-                v = (double)(bits % 100000) / pow(10, (double)((bits >> 20) % 12)) * pow(10, (double)((bits >> 30) % 8));
-                if (bits >> 63) v = -v;
-            }
-        }
+        if (!nth_test_double(i, fixed, nfixed, &bits, 3, few_digits, &v)) continue;
         for (int sig = 1; sig <= 6; sig++) {
             tl_fmt_sig(got, sizeof got, v, sig);
             snprintf(want, sizeof want, "%.*g", sig, v);
@@ -822,22 +848,10 @@ static void test_fmt_fixed1(void)
     uint64_t bits = 0x9E3779B97F4A7C15ULL;
     int differ = 0, n = 0;
     char got[400], want[400];
-    for (int i = 0; i < 400000 + (int)(sizeof fixed / sizeof *fixed); i++) {
+    const int nfixed = (int)(sizeof fixed / sizeof *fixed);
+    for (int i = 0; i < 400000 + nfixed; i++) {
         double v;
-        if (i < (int)(sizeof fixed / sizeof *fixed)) {
-            v = fixed[i];
-        } else {
-            bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
-            if (i % 4 == 0) {
-                memcpy(&v, &bits, sizeof v);
-                if (!isfinite(v)) continue;
-            } else if (i % 4 == 1) { /* hundredths and thousandths: ties in the decimal, not in binary */
-                v = (double)(bits % 2000000) / (i % 8 == 1 ? 100 : 1000);
-                if (bits >> 63) v = -v;
-            } else { /* where a drawing's coordinates fall */
-                v = (double)(bits >> 11) / 0x1p53 * 1400 - 100;
-            }
-        }
+        if (!nth_test_double(i, fixed, nfixed, &bits, 4, decimals_or_coordinates, &v)) continue;
         tl_fmt_fixed1(got, sizeof got, v);
         snprintf(want, sizeof want, "%.1f", v);
         n++;
