@@ -319,15 +319,10 @@ void tl_tasks_stream_free(struct tl_tasks_stream *s)
     free(s);
 }
 
-/* Column c's blocks put after what k holds: moved when k keeps blocks,
- * written when it writes a file. */
+/* Column c's blocks moved after what k keeps (a stream is only ever
+ * spliced into kept blocks: tl_tasks_data_keep). */
 static void chunk_splice(struct chunk *k, struct tl_tasks_blocks *from)
 {
-    if (k->o) {
-        for (size_t i = 0; i < from->n; i++) chunk_put(k, from->b[i], from->len[i]);
-        tl_tasks_blocks_free(from);
-        return;
-    }
     char *next = k->n ? malloc(k->size) : NULL;
     if (k->n && (!next || !keep_block(k->kept, k->b, k->n))) {
         free(next);
