@@ -293,13 +293,13 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
 
 /* The closing line of a collapsed section that holds only its first
  * DETAILS_MAX rows. */
-static void details_more(FILE *o, size_t rest, const char *cmd)
+static void details_more(FILE *o, size_t rest, const char *cmd, const char *of)
 {
     if (rest <= DETAILS_MAX) return;
     char n[32];
     tl_fmt_grouped(n, rest - DETAILS_MAX);
     fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more categories are left off this page "
-               "(it lists 1,000 of them): <code>%s</code> has them all.</p>", rest - DETAILS_MAX, n, cmd);
+               "(it lists 1,000 of them): <code>%s</code>%s has them all.</p>", rest - DETAILS_MAX, n, cmd, of);
 }
 
 /* One of the four metrics the page always shows. */
@@ -384,7 +384,7 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
         summary_head(o, pg);
         summary_rows(o, pg, v, g + top, shown);
         fputs("</table></div>", o);
-        details_more(o, n - top, "tasklens summary --format csv");
+        details_more(o, n - top, "tasklens summary --format csv", "");
         fputs("</details>\n", o);
     }
     free(g);
@@ -590,79 +590,183 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         failures_head(o);
         for (size_t i = top; i < top + shown; i++) failure_row(o, v, &f[i]);
         fputs("</table></div>", o);
-        details_more(o, k - top, "tasklens summary --format json");
+        details_more(o, k - top, "tasklens summary --format json", "");
         fputs("</details>\n", o);
     }
     free(f);
     free(g);
 }
 
+/* A shift of now from was (this run / baseline - 1); NAN when there is
+ * none to tell. */
+static double shift_of(double now, double was)
+{
+    return was > 0 && isfinite(now) ? now / was - 1 : NAN;
+}
+
+static const double baseline_q[] = {0.5, 0.95};
+
+/* Whether any metric of g moved past the threshold from b at p50 or p95. */
+static bool baseline_shifted(const struct tl_report_page *pg, const struct view *v, const struct view *base,
+                             const struct tl_agg_group *g, const struct tl_agg_group *b)
+{
+    for (int d = 0; d < TL_REPORT_NDIST; d++)
+        for (int k = 0; k < 2; k++) {
+            enum tl_metric metric = tl_report_dist_metric[d];
+            double shift = shift_of(quantile_of(metric_of(v, g, metric), baseline_q[k]),
+                                    quantile_of(metric_of(base, b, metric), baseline_q[k]));
+            if (isfinite(shift) && fabs(shift) > pg->threshold) return true;
+        }
+    return false;
+}
+
+static void baseline_head(FILE *o)
+{
+    fputs("<div class=\"wide\"><table data-table=\"baseline\"><tr><th class=\"n\">category</th>"
+          "<th>tasks</th><th>baseline</th><th class=\"n\">metric</th><th>p50 baseline</th>"
+          "<th>p50 now</th><th>shift</th><th>p95 baseline</th><th>p95 now</th><th>shift</th></tr>\n",
+          o);
+}
+
+/* One metric's p50 and p95, baseline, now and shift: six cells. */
+static void baseline_cells(FILE *o, const struct tl_report_page *pg, const struct view *v, const struct view *base,
+                           const struct tl_agg_group *g, const struct tl_agg_group *b, enum tl_metric metric)
+{
+    static const char *const qs[] = {"0.5", "0.95"};
+    for (int k = 0; k < 2; k++) {
+        double now = quantile_of(metric_of(v, g, metric), baseline_q[k]);
+        double was = quantile_of(metric_of(base, b, metric), baseline_q[k]);
+        double shift = shift_of(now, was);
+        bool hl = isfinite(shift) && fabs(shift) > pg->threshold;
+        char was_h[32], now_h[32], sv[32] = "null";
+        tl_plot_fmt(was_h, sizeof was_h, was, tl_metric_info[metric].unit);
+        tl_plot_fmt(now_h, sizeof now_h, now, tl_metric_info[metric].unit);
+        if (isfinite(shift)) snprintf(sv, sizeof sv, "%.17g", shift);
+        fprintf(o, "<td data-was=\"%.17g\">%s</td><td data-now=\"%.17g\">%s</td>", was, was_h, now, now_h);
+        fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\"%s>", tl_metric_info[metric].name,
+                qs[k], sv, hl, !hl ? "" : shift > 0 ? " class=\"shift worse\"" : " class=\"shift better\"");
+        if (isfinite(shift)) /* every metric here costs more as it grows: up is worse */
+            fprintf(o, "%s%+.1f %%", !hl ? "" : shift > 0 ? "&#9650; " : "&#9660; ", shift * 100);
+        else fputs("-", o);
+        fputs("</td>", o);
+    }
+}
+
+/* A category's rows: one per metric against its baseline group b, or one
+ * saying it has none. */
+static void baseline_rows(FILE *o, const struct tl_report_page *pg, const struct view *v, const struct view *base,
+                          const struct tl_agg_group *g, const struct tl_agg_group *b)
+{
+    if (!b) {
+        group_row(o, v, g);
+        count_cell(o, g->tasks, "tasks");
+        fputs("<td colspan=\"8\" class=\"n\">not in the baseline</td></tr>\n", o);
+        return;
+    }
+    for (int d = 0; d < TL_REPORT_NDIST; d++) {
+        fputs("<tr data-g=\"", o);
+        tl_html_esc(o, group_name(v, g));
+        fputs("\">", o);
+        if (d == 0) { /* the category and its counts, once for its four rows */
+            fprintf(o, "<td class=\"n\" rowspan=\"%d\">", TL_REPORT_NDIST);
+            tl_html_esc(o, group_name(v, g));
+            fprintf(o, "</td><td rowspan=\"%d\" data-k=\"tasks\" data-v=\"%llu\">%llu</td>"
+                       "<td rowspan=\"%d\" data-k=\"baseline_tasks\" data-v=\"%llu\">%llu</td>",
+                    TL_REPORT_NDIST, (unsigned long long)g->tasks, (unsigned long long)g->tasks, TL_REPORT_NDIST,
+                    (unsigned long long)b->tasks, (unsigned long long)b->tasks);
+        }
+        fprintf(o, "<td class=\"n\">%s</td>", dist_label[d]);
+        baseline_cells(o, pg, v, base, g, b, tl_report_dist_metric[d]);
+        fputs("</tr>\n", o);
+    }
+}
+
+/* The categories past `top` reordered in one pass, those that shifted
+ * first (sh[i]), each part still in cost order; false for no memory. */
+static bool shifted_first(struct tl_agg_group **g, const struct tl_agg_group **b, const bool *sh, size_t top,
+                          size_t n)
+{
+    struct tl_agg_group **g2 = malloc((n + 1) * sizeof *g2);
+    const struct tl_agg_group **b2 = malloc((n + 1) * sizeof *b2);
+    if (!g2 || !b2) {
+        free(g2);
+        free(b2);
+        return false;
+    }
+    size_t k = top;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = top; i < n; i++)
+            if (sh[i] == !pass) g2[k] = g[i], b2[k++] = b[i];
+    memcpy(g + top, g2 + top, (n - top) * sizeof *g);
+    memcpy(b + top, b2 + top, (n - top) * sizeof *b);
+    free(g2);
+    free(b2);
+    return true;
+}
+
 /* Per category and metric, p50 and p95 against the baseline's; a shift
- * beyond the threshold is highlighted. */
-static void baseline_section(FILE *o, const struct tl_report_page *pg, const struct view *v,
+ * beyond the threshold is highlighted. The categories that cost most
+ * first, SUMMARY_TOP of them, then DETAILS_MAX collapsed, those that
+ * shifted first, as the summary does (every category's four rows made a
+ * page of 20,000 categories 40 MB); how many categories shifted is counted
+ * over all of them. */
+static bool baseline_section(FILE *o, const struct tl_report_page *pg, const struct view *v,
                              struct view *base)
 {
+    struct tl_agg_group **g;
+    size_t n = tl_report_by_cost(pg->summary, &g), shifted = 0, missing = 0;
+    size_t top = n > SUMMARY_TOP + 1 ? SUMMARY_TOP : n;
+    const struct tl_agg_group **b = g ? malloc((n + 1) * sizeof *b) : NULL;
+    bool *sh = b ? malloc(n + 1) : NULL;
+    for (size_t i = 0; sh && i < n; i++) {
+        b[i] = baseline_group(pg, base, group_name(v, g[i]));
+        sh[i] = b[i] && baseline_shifted(pg, v, base, g[i], b[i]);
+        missing += !b[i];
+        shifted += sh[i];
+    }
+    bool ok = sh && shifted_first(g, b, sh, top, n);
+    free(sh);
+    if (!ok) { /* out of memory: no page without the comparison asked for */
+        free(b);
+        free(g);
+        return false;
+    }
     fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
     tl_html_esc(o, pg->baseline_label);
+    char ns[32], ss[32], ms[32];
+    tl_fmt_grouped(ns, n);
+    tl_fmt_grouped(ss, shifted);
+    tl_fmt_grouped(ms, missing);
     fprintf(o, ". Per category and metric, the baseline's p50 and p95 beside this run's; shift = "
                "this run / baseline - 1, beyond ±%.3g %% highlighted: <span class=\"shift worse\">&#9650; more</span> "
                "(worse: every metric here costs more as it grows), <span class=\"shift better\">&#9660; less</span>. "
-               "%s</p><div class=\"wide\"><table data-table=\"baseline\"><tr><th class=\"n\">category</th>"
-               "<th>tasks</th><th>baseline</th><th class=\"n\">metric</th><th>p50 baseline</th>"
-               "<th>p50 now</th><th>shift</th><th>p95 baseline</th><th>p95 now</th><th>shift</th></tr>\n",
+               "%s The categories that hold the most wall-hours first.</p>"
+               "<p data-shifted=\"%zu\" data-missing=\"%zu\"><b>%s of %s</b> %s shifted beyond ±%.3g %% at p50 or "
+               "p95%s%s%s.</p>",
             pg->threshold * 100,
             pg->exact_names ? "Categories match by exact name."
                             : "Categories match by name, a run of 8 or more hex digits (a hash, an "
-                              "address) matching any other (<code>--exact-names</code>: exact).");
-    for (size_t i = 0; i < v->n; i++) {
-        const struct tl_agg_group *g = v->g[i];
-        if (!g->tasks) continue;
-        const struct tl_agg_group *b = baseline_group(pg, base, group_name(v, g));
-        if (!b) {
-            group_row(o, v, g);
-            count_cell(o, g->tasks, "tasks");
-            fputs("<td colspan=\"8\" class=\"n\">not in the baseline</td></tr>\n", o);
-            continue;
-        }
-        for (int d = 0; d < TL_REPORT_NDIST; d++) {
-            enum tl_metric metric = tl_report_dist_metric[d];
-            fputs("<tr data-g=\"", o);
-            tl_html_esc(o, group_name(v, g));
-            fputs("\">", o);
-            if (d == 0) { /* the category and its counts, once for its four rows */
-                fprintf(o, "<td class=\"n\" rowspan=\"%d\">", TL_REPORT_NDIST);
-                tl_html_esc(o, group_name(v, g));
-                fprintf(o, "</td><td rowspan=\"%d\" data-k=\"tasks\" data-v=\"%llu\">%llu</td>"
-                           "<td rowspan=\"%d\" data-k=\"baseline_tasks\" data-v=\"%llu\">%llu</td>",
-                        TL_REPORT_NDIST, (unsigned long long)g->tasks, (unsigned long long)g->tasks,
-                        TL_REPORT_NDIST, (unsigned long long)b->tasks, (unsigned long long)b->tasks);
-            }
-            fprintf(o, "<td class=\"n\">%s</td>", dist_label[d]);
-            static const char *const qs[] = {"0.5", "0.95"};
-            static const double qv[] = {0.5, 0.95};
-            for (int k = 0; k < 2; k++) {
-                double now = quantile_of(metric_of(v, g, metric), qv[k]);
-                double was = quantile_of(metric_of(base, b, metric), qv[k]);
-                double shift = was > 0 && isfinite(now) ? now / was - 1 : NAN;
-                bool hl = isfinite(shift) && fabs(shift) > pg->threshold;
-                char was_h[32], now_h[32], sv[32] = "null";
-                tl_plot_fmt(was_h, sizeof was_h, was, tl_metric_info[metric].unit);
-                tl_plot_fmt(now_h, sizeof now_h, now, tl_metric_info[metric].unit);
-                if (isfinite(shift)) snprintf(sv, sizeof sv, "%.17g", shift);
-                fprintf(o, "<td data-was=\"%.17g\">%s</td><td data-now=\"%.17g\">%s</td>", was, was_h,
-                        now, now_h);
-                fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\"%s>",
-                        tl_metric_info[metric].name, qs[k], sv, hl,
-                        !hl ? "" : shift > 0 ? " class=\"shift worse\"" : " class=\"shift better\"");
-                if (isfinite(shift)) /* every metric here costs more as it grows: up is worse */
-                    fprintf(o, "%s%+.1f %%", !hl ? "" : shift > 0 ? "&#9650; " : "&#9660; ", shift * 100);
-                else fputs("-", o);
-                fputs("</td>", o);
-            }
-            fputs("</tr>\n", o);
-        }
-    }
+                              "address) matching any other (<code>--exact-names</code>: exact).",
+            shifted, missing, ss, ns, n == 1 ? "category" : "categories", pg->threshold * 100,
+            missing ? "; " : "", missing ? ms : "", missing ? " not in the baseline" : "");
+    baseline_head(o);
+    for (size_t i = 0; i < top; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
     fputs("</table></div>\n", o);
+    if (top < n) {
+        size_t shown = n - top < DETAILS_MAX ? n - top : DETAILS_MAX;
+        char rest[32];
+        tl_fmt_grouped(rest, n - top);
+        fprintf(o, "<details><summary>the %s other categories, those that shifted first%s</summary>", rest,
+                shown < n - top ? " (the first 1,000 of them)" : "");
+        baseline_head(o);
+        for (size_t i = top; i < top + shown; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
+        fputs("</table></div>", o);
+        details_more(o, n - top, "tasklens summary --format csv", " of this run and of the baseline");
+        fputs("</details>\n", o);
+    }
+    free(b);
+    free(g);
+    return true;
 }
 
 /* ---------------------------------------------------------------- per category */
@@ -976,7 +1080,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_samples_section(o, pg);
         outliers_section(o, pg);
         failures_section(o, pg, &doc);
-        if (pg->baseline) baseline_section(o, pg, &doc, &base);
+        if (pg->baseline) ok = baseline_section(o, pg, &doc, &base) && ok;
         tl_report_strips(o, pg);
         tl_report_usage(o, pg);
         ok = ok && tl_report_tasks_section(o, pg); /* else out of memory: no page with its rows cut */

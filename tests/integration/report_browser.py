@@ -473,6 +473,9 @@ BASE_FACTS = """(() => ({
     s.querySelector('polyline.cdf.base')).map(s => s.dataset.plot),
   missing: [...document.querySelectorAll('table[data-table=baseline] tr[data-g]')].filter(tr =>
     tr.textContent.includes('not in the baseline')).map(tr => tr.dataset.g),
+  hl: [...new Set([...document.querySelectorAll('table[data-table=baseline] td[data-hl="1"]')].map(td =>
+    td.closest('tr').dataset.g))],
+  said: (p => p && [+p.dataset.shifted, +p.dataset.missing, p.textContent])(document.querySelector('p[data-shifted]')),
 }))()"""
 
 
@@ -494,6 +497,11 @@ def baseline_checks(c, tasklens, demo, base_log, new, old, tmp, text):
           "baseline's input in the Inputs table (differ: %s; %s)" % (bad[:2], f["inputs"]))
     check(len(f["overlays"]) >= 4, "baseline: the baseline's CDFs drawn under the run's (%d plots)"
           % len(f["overlays"]))
+    said = f["said"]
+    check(said and said[:2] == [len(f["hl"]), len(set(f["missing"]))] and
+          said[2].startswith("%d of %d " % (said[0], len({p[0] for p in f["pairs"]} | set(f["missing"])))),
+          "baseline: the count of shifted categories is the table's highlighted ones (%s; highlighted %s, "
+          "missing %s)" % (said, f["hl"], sorted(set(f["missing"]))))
     # a category named with a per-run hash, as Dask and TaskVine name them
     hashed = os.path.join(tmp, "hashed.log")
     hashed_base = os.path.join(tmp, "hashed-base.log")

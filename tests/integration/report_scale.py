@@ -60,7 +60,47 @@ def main():
             check(rows == 20 + 1000, "%s: 20 rows and 1,000 collapsed (%d)" % (table, rows))
             check(left and int(left.group(1)) == total - 1020 and cmd in part[left.start():left.start() + 400],
                   "%s: %d more said to be left off, with the command that lists them" % (table, total - 1020))
+        baseline_checks(tmp, trace, page)
     return finish()
+
+
+def baseline_checks(tmp, trace, page):
+    """--baseline at 30,000 categories: the comparison shows the top 20 and
+    1,000 collapsed, says how many more it leaves off, and counts the
+    categories that shifted over all of them (the table held every one:
+    40 MB at 20,000)."""
+    base = os.path.join(tmp, "base.txt")
+    changed = 0
+    with open(trace) as f, open(base, "w") as g:
+        for i, line in enumerate(f):
+            c = line.split("\t")
+            if i and (i - 1) % 7 == 0:  # a third of the time in the baseline: this run took 3x
+                c[6], c[7] = "%dms" % (int(c[6][:-2]) // 3), "%dms" % (int(c[7][:-2]) // 3)
+                changed += 1
+            g.write("\t".join(c))
+    r = subprocess.run([TL, "report", "-q", "--baseline", base, "-o", page, trace], capture_output=True,
+                       text=True, timeout=600)
+    if not check(r.returncode == 0, "baseline: report writes the page (%s)" % r.stderr.strip()[-200:]):
+        return
+    html = open(page, encoding="utf-8").read()
+    at = html.find('<h2 id="baseline"')
+    part = html[at:html.find("</details>", at)]
+    rows = len(set(re.findall(r'<tr data-g="([^"]*)"', part)))
+    left = re.search(r'data-left-out="(\d+)"', part)
+    shifted = re.search(r'data-shifted="(\d+)" data-missing="(\d+)"', part)
+    check(rows == 20 + 1000, "baseline: 20 categories and 1,000 collapsed (%d)" % rows)
+    check(left and int(left.group(1)) == N - 1020 and "tasklens summary --format csv" in part[left.start():],
+          "baseline: %d more said to be left off, with the command that lists them" % (N - 1020))
+    check(shifted and (int(shifted.group(1)), int(shifted.group(2))) == (changed, 0),
+          "baseline: %d of %d categories counted as shifted (the ones made 3x slower), none missing (%s)"
+          % (changed, N, shifted.groups() if shifted else None))
+    details = part[part.find("<details>"):]
+    collapsed = re.findall(r'<tr data-g="([^"]*)">(?:(?!</tr>).)*</tr>', details)
+    marked = set(re.findall(r'<tr data-g="([^"]*)">(?:(?!</tr>).)*data-hl="1"', details))
+    check(collapsed and set(collapsed) == marked,
+          "baseline: the 1,000 collapsed are those that shifted first (%d of %d marked)"
+          % (len(marked), len(set(collapsed))))
+    check(len(part.encode()) < 3e6, "baseline: its section is %.1f MB (under 3)" % (len(part.encode()) / 1e6))
 
 
 if __name__ == "__main__":
