@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numfmt.h"
 #include "report/report.h"
 #include "report/svg.h"
 
@@ -62,30 +63,17 @@ static int by_energy(const void *a, const void *b)
     return strcmp(x->c->name, y->c->name);
 }
 
-static void category_table(FILE *o, const struct tl_report_page *pg)
+static void category_head(FILE *o, struct unit eu, struct unit cu)
 {
-    const struct tl_power *pw = &pg->power;
-    struct row *v = calloc(pg->nenergy + 1, sizeof *v);
-    if (!v) return;
-    double max_j = 0, max_kg = 0;
-    for (size_t k = 0; k < pg->nenergy; k++) {
-        const struct tl_energy *e = &pg->energy[k].e;
-        size_t covered = e->attempts - (e->no_cpu > e->no_mem ? e->no_cpu : e->no_mem);
-        double kwh = covered ? (e->cpu_kwh + e->mem_kwh) * pw->pue : NAN; /* none: not 0 J */
-        v[k] = (struct row){&pg->energy[k], e->measured ? e->measured_kwh * 3.6e6 : NAN,
-                            e->measured ? e->measured_kg : NAN, kwh * 3.6e6, kwh * pw->g_kwh / 1000, covered};
-        max_j = fmax(max_j, fmax(isfinite(v[k].measured_j) ? v[k].measured_j : 0,
-                                 isfinite(v[k].estimated_j) ? v[k].estimated_j : 0));
-        max_kg = fmax(max_kg, fmax(isfinite(v[k].measured_kg) ? v[k].measured_kg : 0,
-                                   isfinite(v[k].estimated_kg) ? v[k].estimated_kg : 0));
-    }
-    qsort(v, pg->nenergy, sizeof *v, by_energy);
-    struct unit eu = energy_unit(max_j), cu = co2_unit(max_kg);
     fprintf(o, "<table data-table=\"energy\" data-energy-unit=\"%s\" data-co2-unit=\"%s\"><tr><th class=\"n\">"
                "category</th><th>attempts</th><th>measured energy (%s)</th><th>measured CO<sub>2</sub>eq (%s)</th>"
                "<th>estimated energy (%s)</th><th>estimated CO<sub>2</sub>eq (%s)</th><th>estimate covers</th></tr>",
             eu.name, cu.name, eu.name, cu.name, eu.name, cu.name);
-    for (size_t k = 0; k < pg->nenergy; k++) {
+}
+
+static void category_rows(FILE *o, const struct row *v, size_t n, struct unit eu, struct unit cu)
+{
+    for (size_t k = 0; k < n; k++) {
         fputs("<tr>", o);
         tl_html_name_cell(o, v[k].c->name);
         fprintf(o, "<td data-k=\"attempts\" data-v=\"%zu\">%zu</td>", v[k].c->e.attempts, v[k].c->e.attempts);
@@ -96,7 +84,47 @@ static void category_table(FILE *o, const struct tl_report_page *pg)
         fprintf(o, "<td data-k=\"covered\" data-v=\"%zu\">%zu of %zu</td></tr>", v[k].covered, v[k].covered,
                 v[k].c->e.attempts);
     }
+}
+
+/* Most energy first: TL_REPORT_TOP categories, then the next ones
+ * collapsed, as the other per-category tables; `tasklens energy` lists
+ * every one. The units are chosen over all of them. */
+static void category_table(FILE *o, const struct tl_report_page *pg)
+{
+    const struct tl_power *pw = &pg->power;
+    size_t n = pg->nenergy;
+    struct row *v = calloc(n + 1, sizeof *v);
+    if (!v) return;
+    double max_j = 0, max_kg = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct tl_energy *e = &pg->energy[k].e;
+        size_t covered = e->attempts - (e->no_cpu > e->no_mem ? e->no_cpu : e->no_mem);
+        double kwh = covered ? (e->cpu_kwh + e->mem_kwh) * pw->pue : NAN; /* none: not 0 J */
+        v[k] = (struct row){&pg->energy[k], e->measured ? e->measured_kwh * 3.6e6 : NAN,
+                            e->measured ? e->measured_kg : NAN, kwh * 3.6e6, kwh * pw->g_kwh / 1000, covered};
+        max_j = fmax(max_j, fmax(isfinite(v[k].measured_j) ? v[k].measured_j : 0,
+                                 isfinite(v[k].estimated_j) ? v[k].estimated_j : 0));
+        max_kg = fmax(max_kg, fmax(isfinite(v[k].measured_kg) ? v[k].measured_kg : 0,
+                                   isfinite(v[k].estimated_kg) ? v[k].estimated_kg : 0));
+    }
+    qsort(v, n, sizeof *v, by_energy);
+    struct unit eu = energy_unit(max_j), cu = co2_unit(max_kg);
+    size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
+    category_head(o, eu, cu);
+    category_rows(o, v, top, eu, cu);
     fputs("</table>\n", o);
+    if (top < n) {
+        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
+        char rest[32];
+        tl_fmt_grouped(rest, n - top);
+        fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
+                shown < n - top ? " (the first 1,000 of them)" : "");
+        category_head(o, eu, cu);
+        category_rows(o, v + top, shown, eu, cu);
+        fputs("</table>", o);
+        tl_report_details_more(o, n - top, "tasklens energy", "");
+        fputs("</details>\n", o);
+    }
     free(v);
 }
 

@@ -285,21 +285,14 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
     fputs("</td>", o);
 }
 
-#define SUMMARY_TOP 20
-/* Rows of a collapsed "others" section at most: past them the page says
- * how many it leaves to `tasklens summary` (a page of a million categories
- * would be 1.6 GB; this keeps it to a few MB). */
-#define DETAILS_MAX 1000
-
-/* The closing line of a collapsed section that holds only its first
- * DETAILS_MAX rows. */
-static void details_more(FILE *o, size_t rest, const char *cmd, const char *of)
+void tl_report_details_more(FILE *o, size_t rest, const char *cmd, const char *of)
 {
-    if (rest <= DETAILS_MAX) return;
+    if (rest <= TL_REPORT_DETAILS_MAX) return;
     char n[32];
-    tl_fmt_grouped(n, rest - DETAILS_MAX);
+    tl_fmt_grouped(n, rest - TL_REPORT_DETAILS_MAX);
     fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more categories are left off this page "
-               "(it lists 1,000 of them): <code>%s</code>%s has them all.</p>", rest - DETAILS_MAX, n, cmd, of);
+               "(it lists 1,000 of them): <code>%s</code>%s has them all.</p>", rest - TL_REPORT_DETAILS_MAX, n, cmd,
+            of);
 }
 
 /* One of the four metrics the page always shows. */
@@ -337,7 +330,7 @@ static void summary_rows(FILE *o, const struct tl_report_page *pg, const struct 
     }
 }
 
-/* The categories that cost most first; past SUMMARY_TOP, one "others" row
+/* The categories that cost most first; past TL_REPORT_TOP, one "others" row
  * with their sums, and their own rows in a collapsed section (no script:
  * <details>). */
 static void summary_section(FILE *o, const struct tl_report_page *pg, const struct view *v)
@@ -350,7 +343,7 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
     struct tl_agg_group **g;
     size_t n = tl_report_by_cost(pg->summary, &g), series = v->n - n;
     if (!g) return;
-    size_t top = n > SUMMARY_TOP + 1 ? SUMMARY_TOP : n;
+    size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
     summary_head(o, pg);
     summary_rows(o, pg, v, g, top);
     if (top < n) {
@@ -376,7 +369,7 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
                    "not tasks) are left out of this table; <code>tasklens summary --format json</code> "
                    "has their values.</p>\n", series, series);
     if (top < n) {
-        size_t shown = n - top < DETAILS_MAX ? n - top : DETAILS_MAX;
+        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
         char rest[32];
         tl_fmt_grouped(rest, n - top);
         fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
@@ -384,7 +377,7 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
         summary_head(o, pg);
         summary_rows(o, pg, v, g + top, shown);
         fputs("</table></div>", o);
-        details_more(o, n - top, "tasklens summary --format csv", "");
+        tl_report_details_more(o, n - top, "tasklens summary --format csv", "");
         fputs("</details>\n", o);
     }
     free(g);
@@ -570,7 +563,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         k++;
     }
     if (f) qsort(f, k, sizeof *f, by_failed);
-    size_t top = k > SUMMARY_TOP + 1 ? SUMMARY_TOP : k;
+    size_t top = k > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : k;
     failures_head(o);
     for (size_t i = 0; i < top; i++) failure_row(o, v, &f[i]);
     if (top < k) {
@@ -582,7 +575,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     }
     fputs("</table></div>\n", o);
     if (top < k) {
-        size_t shown = k - top < DETAILS_MAX ? k - top : DETAILS_MAX;
+        size_t shown = k - top < TL_REPORT_DETAILS_MAX ? k - top : TL_REPORT_DETAILS_MAX;
         char rest[32];
         tl_fmt_grouped(rest, k - top);
         fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
@@ -590,7 +583,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         failures_head(o);
         for (size_t i = top; i < top + shown; i++) failure_row(o, v, &f[i]);
         fputs("</table></div>", o);
-        details_more(o, k - top, "tasklens summary --format json", "");
+        tl_report_details_more(o, k - top, "tasklens summary --format json", "");
         fputs("</details>\n", o);
     }
     free(f);
@@ -706,16 +699,15 @@ static bool shifted_first(struct tl_agg_group **g, const struct tl_agg_group **b
 
 /* Per category and metric, p50 and p95 against the baseline's; a shift
  * beyond the threshold is highlighted. The categories that cost most
- * first, SUMMARY_TOP of them, then DETAILS_MAX collapsed, those that
- * shifted first, as the summary does (every category's four rows made a
- * page of 20,000 categories 40 MB); how many categories shifted is counted
- * over all of them. */
+ * first, as the summary (TL_REPORT_TOP, then the next collapsed, those
+ * that shifted first): every category's four rows made a page of 20,000
+ * categories 40 MB. How many shifted is counted over all of them. */
 static bool baseline_section(FILE *o, const struct tl_report_page *pg, const struct view *v,
                              struct view *base)
 {
     struct tl_agg_group **g;
     size_t n = tl_report_by_cost(pg->summary, &g), shifted = 0, missing = 0;
-    size_t top = n > SUMMARY_TOP + 1 ? SUMMARY_TOP : n;
+    size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
     const struct tl_agg_group **b = g ? malloc((n + 1) * sizeof *b) : NULL;
     bool *sh = b ? malloc(n + 1) : NULL;
     for (size_t i = 0; sh && i < n; i++) {
@@ -753,7 +745,7 @@ static bool baseline_section(FILE *o, const struct tl_report_page *pg, const str
     for (size_t i = 0; i < top; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
     fputs("</table></div>\n", o);
     if (top < n) {
-        size_t shown = n - top < DETAILS_MAX ? n - top : DETAILS_MAX;
+        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
         char rest[32];
         tl_fmt_grouped(rest, n - top);
         fprintf(o, "<details><summary>the %s other categories, those that shifted first%s</summary>", rest,
@@ -761,7 +753,7 @@ static bool baseline_section(FILE *o, const struct tl_report_page *pg, const str
         baseline_head(o);
         for (size_t i = top; i < top + shown; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
         fputs("</table></div>", o);
-        details_more(o, n - top, "tasklens summary --format csv", " of this run and of the baseline");
+        tl_report_details_more(o, n - top, "tasklens summary --format csv", " of this run and of the baseline");
         fputs("</details>\n", o);
     }
     free(b);

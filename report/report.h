@@ -273,6 +273,16 @@ void tl_report_strips(FILE *o, const struct tl_report_page *pg);
  * most core-hours first; *out to free. */
 size_t tl_report_by_cost(struct tl_summary *s, struct tl_agg_group ***out);
 
+/* A per-category table shows TL_REPORT_TOP rows, then at most
+ * TL_REPORT_DETAILS_MAX collapsed (no script: <details>); past them the
+ * page says how many it leaves to the command that lists them all (a page
+ * of a million categories would be gigabytes; this keeps it to a few MB). */
+#define TL_REPORT_TOP 20
+#define TL_REPORT_DETAILS_MAX 1000
+/* The closing line of a collapsed section of `rest` categories: how many it
+ * leaves off, and that `cmd`, followed by `of`, has them all. */
+void tl_report_details_more(FILE *o, size_t rest, const char *cmd, const char *of);
+
 /* A label that is a glossary term (core/glossary.h): a link to its entry in
  * the page's "Words on this page", with the sense as its tooltip. */
 void tl_report_term(FILE *o, const char *term, const char *text);

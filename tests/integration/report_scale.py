@@ -61,7 +61,44 @@ def main():
             check(left and int(left.group(1)) == total - 1020 and cmd in part[left.start():left.start() + 400],
                   "%s: %d more said to be left off, with the command that lists them" % (table, total - 1020))
         baseline_checks(tmp, trace, page)
+        energy_checks(tmp)
     return finish()
+
+
+def energy_checks(tmp):
+    """codecarbon rows of 30,000 projects: the energy table shows the 20 that
+    used most (as their energy_consumed says), 1,000 collapsed, and leaves
+    the rest to `tasklens energy` (it held every one)."""
+    csv = os.path.join(tmp, "emissions.csv")
+    kwh = {}
+    with open(csv, "w") as f:
+        f.write("timestamp,project_name,run_id,experiment_id,duration,emissions,emissions_rate,cpu_power,"
+                "gpu_power,ram_power,cpu_energy,gpu_energy,ram_energy,energy_consumed\n")
+        for i in range(N):
+            e = (i * 7919 % 30011 + 1) * 1e-7
+            kwh["proj%d" % i] = e
+            f.write("2026-11-26T14:%02d:%02d,proj%d,%08x-0000-4000-8000-000000000000,"
+                    "5b0fa12a-3dd7-45bb-9766-cc326314d9f1,%.3f,%.6e,1e-7,4.0,0.0,20.0,%.6e,0.0,%.6e,%r\n"
+                    % (i // 60 % 60, i % 60, i, i, 2.0 + i % 10, e * 0.056, e / 3, e * 2 / 3, e))
+    page = os.path.join(tmp, "energy.html")
+    r = subprocess.run([TL, "report", "-q", "-o", page, csv], capture_output=True, text=True, timeout=600)
+    if not check(r.returncode == 0, "energy: report writes the page (%s)" % r.stderr.strip()[-200:]):
+        return
+    html = open(page, encoding="utf-8").read()
+    at = html.find('data-table="energy"')
+    part = html[at:html.find("</details>", at)]
+    first = part[:part.find("</table>")]
+    names = re.findall(r'<tr><td class="n"[^>]*>([^<]*)</td>', first)
+    joules = [float(x) for x in re.findall(r'data-k="measured_j" data-v="([^"]+)"', first)]
+    want = sorted(kwh, key=lambda k: -kwh[k])[:20]
+    check(names == want and all(abs(j - kwh[k] * 3.6e6) <= 1e-9 * j for j, k in zip(joules, want)),
+          "energy: the 20 projects that used most, by their energy_consumed, first (%s vs %s)"
+          % (names[:3], want[:3]))
+    rows = len(re.findall(r'data-k="measured_j"', part))
+    left = re.search(r'data-left-out="(\d+)"', part)
+    check(rows == 20 + 1000, "energy: 20 rows and 1,000 collapsed (%d)" % rows)
+    check(left and int(left.group(1)) == N - 1020 and "tasklens energy" in part[left.start():],
+          "energy: %d more said to be left off, with the command that lists them" % (N - 1020))
 
 
 def baseline_checks(tmp, trace, page):
