@@ -122,7 +122,7 @@ static void category_table(FILE *o, const struct tl_report_page *pg)
         category_head(o, eu, cu);
         category_rows(o, v + top, shown, eu, cu);
         fputs("</table>", o);
-        tl_report_details_more(o, n - top, "tasklens energy", "");
+        tl_report_details_more(o, n - top, "categories", "tasklens energy", "");
         fputs("</details>\n", o);
     }
     free(v);

@@ -285,14 +285,14 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
     fputs("</td>", o);
 }
 
-void tl_report_details_more(FILE *o, size_t rest, const char *cmd, const char *of)
+void tl_report_details_more(FILE *o, size_t rest, const char *what, const char *cmd, const char *of)
 {
     if (rest <= TL_REPORT_DETAILS_MAX) return;
     char n[32];
     tl_fmt_grouped(n, rest - TL_REPORT_DETAILS_MAX);
-    fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more categories are left off this page "
-               "(it lists 1,000 of them): <code>%s</code>%s has them all.</p>", rest - TL_REPORT_DETAILS_MAX, n, cmd,
-            of);
+    fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more %s are left off this page "
+               "(it lists 1,000 of them): <code>%s</code>%s has them all.</p>", rest - TL_REPORT_DETAILS_MAX, n, what,
+            cmd, of);
 }
 
 /* One of the four metrics the page always shows. */
@@ -377,7 +377,7 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
         summary_head(o, pg);
         summary_rows(o, pg, v, g + top, shown);
         fputs("</table></div>", o);
-        tl_report_details_more(o, n - top, "tasklens summary --format csv", "");
+        tl_report_details_more(o, n - top, "categories", "tasklens summary --format csv", "");
         fputs("</details>\n", o);
     }
     free(g);
@@ -414,20 +414,20 @@ static void outliers_section(FILE *o, const struct tl_report_page *pg)
     fputs("</div>\n", o);
 }
 
-/* Per source and workflow (a manager run, an LSST run, a trace file). */
-static void workflows_section(FILE *o, const struct view *wf)
+static void workflows_head(FILE *o)
 {
-    fputs("<h2 id=\"workflows\">Per source and workflow</h2><p class=\"note\">The numbers of "
-          "<code>tasklens summary --by source,workflow --format json</code>.</p>"
-          "<div class=\"wide\"><table data-table=\"workflows\"><tr><th class=\"n\">source</th>"
+    fputs("<div class=\"wide\"><table data-table=\"workflows\"><tr><th class=\"n\">source</th>"
           "<th class=\"n\">workflow</th>", o);
     counts_head(o);
     fputs("<th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n", o);
+}
+
+static void workflow_rows(FILE *o, const struct view *wf, struct tl_agg_group *const *g, size_t n)
+{
     struct tl_buf sb = {0}, nb = {0};
-    for (size_t i = 0; i < wf->n; i++) {
-        const struct tl_agg_group *g = wf->g[i];
-        const char *src = tl_summary_group_tag(wf->s, g, "source", &sb);
-        const char *name = tl_summary_group_tag(wf->s, g, "workflow", &nb);
+    for (size_t i = 0; i < n; i++) {
+        const char *src = tl_summary_group_tag(wf->s, g[i], "source", &sb);
+        const char *name = tl_summary_group_tag(wf->s, g[i], "workflow", &nb);
         fputs("<tr data-wf=\"", o);
         tl_html_esc(o, src ? src : "");
         fputc('|', o);
@@ -435,22 +435,50 @@ static void workflows_section(FILE *o, const struct view *wf)
         fputs("\">", o);
         tl_html_name_cell(o, src ? src : "-");
         tl_html_name_cell(o, name ? name : "-");
-        group_counts(o, g);
-        struct tl_sketch *m = metric_of(wf, g, TL_M_WALL_TIME_S);
-        num_cell(o, quantile_of(m, 0.5), TL_UNIT_SECONDS, approx_of(m),
-                 "data-m=\"wall_time_s\" data-q=\"0.5\"");
-        num_cell(o, quantile_of(m, 0.95), TL_UNIT_SECONDS, approx_of(m),
-                 "data-m=\"wall_time_s\" data-q=\"0.95\"");
+        group_counts(o, g[i]);
+        struct tl_sketch *m = metric_of(wf, g[i], TL_M_WALL_TIME_S);
+        num_cell(o, quantile_of(m, 0.5), TL_UNIT_SECONDS, approx_of(m), "data-m=\"wall_time_s\" data-q=\"0.5\"");
+        num_cell(o, quantile_of(m, 0.95), TL_UNIT_SECONDS, approx_of(m), "data-m=\"wall_time_s\" data-q=\"0.95\"");
         fputs("<td class=\"n\">", o);
-        for (size_t r = 0; r < g->nresults; r++) {
-            tl_html_esc(o, g->results[r].name);
-            fprintf(o, " %llu ", (unsigned long long)g->results[r].n);
+        for (size_t r = 0; r < g[i]->nresults; r++) {
+            tl_html_esc(o, g[i]->results[r].name);
+            fprintf(o, " %llu ", (unsigned long long)g[i]->results[r].n);
         }
         fputs("</td></tr>\n", o);
     }
     tl_buf_free(&sb);
     tl_buf_free(&nb);
+}
+
+/* Per source and workflow (a manager run, an LSST run, a trace file): the
+ * ones that hold the most wall-hours first, TL_REPORT_TOP, then the next
+ * collapsed (a directory of a million trace files is a million workflows). */
+static bool workflows_section(FILE *o, struct tl_summary *workflows, const struct view *wf)
+{
+    struct tl_agg_group **g;
+    size_t n = tl_report_by_cost(workflows, &g);
+    if (!g) return false;
+    fputs("<h2 id=\"workflows\">Per source and workflow</h2><p class=\"note\">The numbers of "
+          "<code>tasklens summary --by source,workflow --format json</code>; the workflows that hold the most "
+          "wall-hours first.</p>", o);
+    size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
+    workflows_head(o);
+    workflow_rows(o, wf, g, top);
     fputs("</table></div>\n", o);
+    if (top < n) {
+        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
+        char rest[32];
+        tl_fmt_grouped(rest, n - top);
+        fprintf(o, "<details><summary>the %s other workflows%s</summary>", rest,
+                shown < n - top ? " (the first 1,000 of them)" : "");
+        workflows_head(o);
+        workflow_rows(o, wf, g + top, shown);
+        fputs("</table></div>", o);
+        tl_report_details_more(o, n - top, "workflows", "tasklens summary --by source,workflow --format json", "");
+        fputs("</details>\n", o);
+    }
+    free(g);
+    return true;
 }
 
 /* "SUCCESS 1,000 · SIGNAL 3": a group's results or exit codes, each with
@@ -583,7 +611,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
         failures_head(o);
         for (size_t i = top; i < top + shown; i++) failure_row(o, v, &f[i]);
         fputs("</table></div>", o);
-        tl_report_details_more(o, k - top, "tasklens summary --format json", "");
+        tl_report_details_more(o, k - top, "categories", "tasklens summary --format json", "");
         fputs("</details>\n", o);
     }
     free(f);
@@ -753,7 +781,7 @@ static bool baseline_section(FILE *o, const struct tl_report_page *pg, const str
         baseline_head(o);
         for (size_t i = top; i < top + shown; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
         fputs("</table></div>", o);
-        tl_report_details_more(o, n - top, "tasklens summary --format csv", " of this run and of the baseline");
+        tl_report_details_more(o, n - top, "categories", "tasklens summary --format csv", " of this run and of the baseline");
         fputs("</details>\n", o);
     }
     free(b);
@@ -1066,7 +1094,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_inputs_section(o, pg);
         summary_section(o, pg, &doc);
         tl_report_stages(o, pg);
-        if (pg->workflows) workflows_section(o, &wf);
+        if (pg->workflows) ok = workflows_section(o, pg->workflows, &wf) && ok;
         tl_report_time_section(o, pg);
         ok = tl_report_where_section(o, pg); /* else out of memory: no page without where the time went */
         tl_report_samples_section(o, pg);

@@ -279,9 +279,10 @@ size_t tl_report_by_cost(struct tl_summary *s, struct tl_agg_group ***out);
  * of a million categories would be gigabytes; this keeps it to a few MB). */
 #define TL_REPORT_TOP 20
 #define TL_REPORT_DETAILS_MAX 1000
-/* The closing line of a collapsed section of `rest` categories: how many it
- * leaves off, and that `cmd`, followed by `of`, has them all. */
-void tl_report_details_more(FILE *o, size_t rest, const char *cmd, const char *of);
+/* The closing line of a collapsed section of `rest` rows (`what`: their
+ * noun, "categories"): how many it leaves off, and that `cmd`, followed by
+ * `of`, has them all. */
+void tl_report_details_more(FILE *o, size_t rest, const char *what, const char *cmd, const char *of);
 
 /* A label that is a glossary term (core/glossary.h): a link to its entry in
  * the page's "Words on this page", with the sense as its tooltip. */

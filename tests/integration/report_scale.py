@@ -4,8 +4,10 @@ generated Nextflow trace) make a page of a few MB: the summary and the
 failures each show the top 20, one "others" row with the sums of all the
 rest, the next 1,000 collapsed, and a note saying how many more are left
 off and which command lists them (the page used to hold every category:
-58 MB here, 1.6 GB at a million). Time against `summary` is measured in
-bench/RESULTS.md, not here.
+58 MB here, 1.6 GB at a million). So do the comparison with a baseline,
+the energy table (codecarbon projects) and the workflows (a directory of
+trace files). Time against `summary` is measured in bench/RESULTS.md
+(bench/category_scale.py), not here.
 
 usage: report_scale.py TASKLENS
 """
@@ -62,7 +64,39 @@ def main():
                   "%s: %d more said to be left off, with the command that lists them" % (table, total - 1020))
         baseline_checks(tmp, trace, page)
         energy_checks(tmp)
+        workflow_checks(tmp)
     return finish()
+
+
+def workflow_checks(tmp):
+    """A directory of 1,100 trace files is 1,100 workflows: the table shows
+    the 20 that hold the most wall-hours, 1,000 collapsed, and says the 80
+    it leaves off are in `tasklens summary --by source,workflow`."""
+    d = os.path.join(tmp, "runs")
+    os.mkdir(d)
+    hours = {}
+    for w in range(1100):
+        realtime = 900 + (w * 389) % 1100
+        hours["run%04d_trace.txt" % w] = realtime
+        with open(os.path.join(d, "run%04d_trace.txt" % w), "w") as f:
+            f.write("task_id\thash\tname\tstatus\texit\tsubmit\tduration\trealtime\t%cpu\tpeak_rss\tprocess\n")
+            f.write("1\taa/%06x\tP (1)\tCOMPLETED\t0\t2020-03-26 13:32:23.000\t%dms\t%dms\t95.0%%\t10 MB\tP\n"
+                    % (w, realtime + 100, realtime))
+    page = os.path.join(tmp, "runs.html")
+    r = subprocess.run([TL, "report", "-q", "-o", page, d], capture_output=True, text=True, timeout=600)
+    if not check(r.returncode == 0, "workflows: report writes the page (%s)" % r.stderr.strip()[-200:]):
+        return
+    html = open(page, encoding="utf-8").read()
+    at = html.find('<h2 id="workflows"')
+    part = html[at:html.find("</details>", at)]
+    first = re.findall(r'<tr data-wf="nextflow\|([^"]*)"', part[:part.find("</table>")])
+    want = sorted(hours, key=lambda k: -hours[k])[:20]
+    check(first == want, "workflows: the 20 that hold the most wall-hours first (%s vs %s)" % (first[:3], want[:3]))
+    rows = part.count("<tr data-wf=")
+    left = re.search(r'data-left-out="(\d+)">[^<]*workflows', part)
+    check(rows == 1020, "workflows: 20 rows and 1,000 collapsed (%d)" % rows)
+    check(left and int(left.group(1)) == 80 and "--by source,workflow" in part[left.start():],
+          "workflows: 80 more said to be left off, with the command that lists them")
 
 
 def energy_checks(tmp):
