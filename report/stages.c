@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numfmt.h"
 #include "core/quantile.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -57,6 +58,17 @@ static void stage_row(FILE *o, const struct tl_report_group *g)
     fputs("</tr>\n", o);
 }
 
+static void stages_table(FILE *o, const struct tl_report_group *const *v, size_t n)
+{
+    fputs("<div class=\"wide\"><table data-table=\"stages\"><tr>"
+          "<th class=\"n\">stage</th><th>tasks</th><th>run time</th><th>GC time</th><th>GC share</th>"
+          "<th>shuffle read</th><th>shuffle write</th><th>input</th><th>output</th><th>median task</th>"
+          "<th>longest task</th><th>skew</th></tr>\n",
+          o);
+    for (size_t i = 0; i < n; i++) stage_row(o, v[i]);
+    fputs("</table></div>\n", o);
+}
+
 static int by_run_time(const void *a, const void *b)
 {
     const struct tl_report_group *x = *(const struct tl_report_group *const *)a,
@@ -79,13 +91,20 @@ void tl_report_stages(FILE *o, const struct tl_report_page *pg)
               "are one row), over each task's last attempt: the Executor Run Time and JVM GC Time it took, GC's "
               "share of it, shuffle read and write, input and output, the median and longest task, and the skew "
               "-- longest / median, marked past 2: one partition much larger than the others keeps the stage "
-              "waiting. The most run time first.</p><div class=\"wide\"><table data-table=\"stages\"><tr>"
-              "<th class=\"n\">stage</th><th>tasks</th><th>run time</th><th>GC time</th><th>GC share</th>"
-              "<th>shuffle read</th><th>shuffle write</th><th>input</th><th>output</th><th>median task</th>"
-              "<th>longest task</th><th>skew</th></tr>\n",
+              "waiting. The most run time first.</p>",
               o);
-        for (size_t i = 0; i < n; i++) stage_row(o, v[i]);
-        fputs("</table></div>\n", o);
+        size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
+        stages_table(o, v, top);
+        if (top < n) { /* a page of a million stage names stays a few MB */
+            size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
+            char rest[32];
+            tl_fmt_grouped(rest, n - top);
+            fprintf(o, "<details><summary>the %s other stages%s</summary>", rest,
+                    shown < n - top ? " (the first 1,000 of them)" : "");
+            stages_table(o, v + top, shown);
+            tl_report_details_more(o, n - top, "stages", "tasklens summary --format json", "");
+            fputs("</details>\n", o);
+        }
     }
     free(v);
 }

@@ -11,6 +11,7 @@ trace files). Time against `summary` is measured in bench/RESULTS.md
 
 usage: report_scale.py TASKLENS
 """
+import json
 import os
 import re
 import subprocess
@@ -22,6 +23,9 @@ from checks import check, finish  # noqa: E402
 
 TL = sys.argv[1]
 N = 30000
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.environ.get("TL_SHARED_DIR") or os.path.join(os.path.dirname(REPO), "shared")
+SPARK = os.path.join(SHARED, "spark", "samples", "local-1795570335358")
 
 
 def main():
@@ -65,7 +69,63 @@ def main():
         baseline_checks(tmp, trace, page)
         energy_checks(tmp)
         workflow_checks(tmp)
+        stage_checks(tmp)
     return finish()
+
+
+def stage_checks(tmp):
+    """The real Spark sample's first stage, copied 1,100 times under as many
+    call sites: the stage table shows the 20 with most run time, 1,000
+    collapsed, and says how many it leaves off."""
+    if not os.path.exists(SPARK):
+        print("skip: stages: %s is absent (../shared not beside the repository)" % SPARK)
+        return
+    events = [json.loads(line) for line in open(SPARK)]
+    kept = ("SparkListenerLogStart", "SparkListenerResourceProfileAdded", "SparkListenerBlockManagerAdded",
+            "SparkListenerEnvironmentUpdate", "SparkListenerApplicationStart", "SparkListenerExecutorAdded")
+    stage = ("SparkListenerStageSubmitted", "SparkListenerTaskStart", "SparkListenerTaskEnd",
+             "SparkListenerStageCompleted")
+    first = [e for e in events if e["Event"] in stage and
+             (e.get("Stage ID") == 0 or e.get("Stage Info", {}).get("Stage ID") == 0)]
+    log = os.path.join(tmp, "spark-1100")
+    run_ms = {}
+    with open(log, "w") as f:
+        def put(e):
+            f.write(json.dumps(e, separators=(",", ":")) + "\n")
+        for e in events:
+            if e["Event"] in kept:
+                put(e)
+        for k in range(1100):
+            name = "stage%d at job.py:%d" % (k, k)
+            for e in first:
+                e = json.loads(json.dumps(e))
+                if "Stage Info" in e:
+                    e["Stage Info"].update({"Stage ID": 1000 + k, "Stage Name": name})
+                else:
+                    e["Stage ID"] = 1000 + k
+                    e["Task Info"]["Task ID"] += 100000 + 10 * k
+                    if e["Event"] == "SparkListenerTaskEnd":  # run time apart per stage
+                        e["Task Metrics"]["Executor Run Time"] = 1000 + (k * 389) % 1100
+                        run_ms[name] = run_ms.get(name, 0) + e["Task Metrics"]["Executor Run Time"]
+                put(e)
+        for e in events:
+            if e["Event"] == "SparkListenerApplicationEnd":
+                put(e)
+    page = os.path.join(tmp, "spark.html")
+    r = subprocess.run([TL, "report", "-q", "-o", page, log], capture_output=True, text=True, timeout=600)
+    if not check(r.returncode == 0, "stages: report writes the page (%s)" % r.stderr.strip()[-200:]):
+        return
+    html = open(page, encoding="utf-8").read()
+    at = html.find('<h2 id="stages"')
+    part = html[at:html.find("</details>", at)]
+    top = re.findall(r'<tr><td class="n"[^>]*>([^<]*)</td>', part[:part.find("</table>")])
+    want = sorted(run_ms, key=lambda k: -run_ms[k])[:20]
+    check(top == want, "stages: the 20 with most run time first (%s vs %s)" % (top[:3], want[:3]))
+    rows = part.count('data-k="skew"')
+    left = re.search(r'data-left-out="(\d+)">[^<]*stages', part)
+    check(rows == 1020, "stages: 20 rows and 1,000 collapsed (%d)" % rows)
+    check(left and int(left.group(1)) == 80 and "tasklens summary" in part[left.start():],
+          "stages: 80 more said to be left off, with the command that lists them")
 
 
 def workflow_checks(tmp):
