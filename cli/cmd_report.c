@@ -53,7 +53,7 @@ static void report_usage(FILE *out)
             "  --requests BPS.yaml LSST quanta were allocated what this BPS submit YAML requests\n"
             "                      (as `advise --requests`): their waste and savings are shown\n"
             "  --metrics LIST      more metrics in the summary table (p50 · p95 · p99), e.g.\n"
-            "                      bytes_read,virtual_memory_bytes"
+            "                      bytes_read,virtual_memory_bytes\n"
             "  --format-in NAME    input format instead of auto-detection\n"
             "  -O PARSER.KEY=VAL   parser option\n"
             "  -q, --quiet         do not print rejected lines\n" TL_THREADS_HELP);

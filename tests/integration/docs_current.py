@@ -37,11 +37,14 @@ def main():
     page1 = open(os.path.join(man, "tasklens.1")).read()
     page5 = open(os.path.join(man, "tasklens.yaml.5")).read()
     flags = set()
+    joined = []
     for c in cmds:
         if c == "formats":
             continue
         h = subprocess.run([tasklens, c, "--help"], capture_output=True, text=True).stdout
         flags |= set(re.findall(r"--[a-z][a-z0-9-]+", h))
+        joined += ["%s: %s" % (c, l.strip()) for l in h.splitlines() if re.search(r"\S  +-(-[a-z]|[a-zA-Z] )", l)]
+    check(not joined, "every option of every --help starts its own line (run on: %s)" % joined[:3])
     lost = sorted(f for f in flags if f.replace("-", "\\-") not in page1 and f not in page1)
     check(flags and not lost, "tasklens.1 holds every command's %d flags (lost: %s)" % (len(flags), lost[:5]))
     cfg = subprocess.run([tasklens, "run", "--help-config"], capture_output=True, text=True).stdout
