@@ -138,10 +138,13 @@ void tl_report_time_section(FILE *o, const struct tl_report_page *pg)
         return;
     }
     if (pg->nruns < 2) return time_plots(o, &pg->series);
-    fprintf(o, "<p class=\"note\" data-runs=\"%zu\">%zu runs, each on its own clock (time since "
-               "its first submission)%s.</p>\n",
-            pg->nruns, pg->nruns + pg->runs_more,
-            pg->runs_more ? "; the ones with fewest tasks are not drawn apart" : "");
+    char all[32], drawn[32];
+    tl_fmt_grouped(all, pg->nruns + pg->runs_more);
+    tl_fmt_grouped(drawn, pg->nruns);
+    fprintf(o, "<p class=\"note\" data-runs=\"%zu\">%s runs, each on its own clock (time since "
+               "its first submission)%s%s%s.</p>\n",
+            pg->nruns, all, pg->runs_more ? "; the " : "", pg->runs_more ? drawn : "",
+            pg->runs_more ? " with most tasks are drawn apart" : "");
     for (size_t i = 0; i < pg->nruns; i++) {
         char n[32];
         tl_fmt_count(n, sizeof n, (double)pg->run_tasks[i]);
@@ -149,7 +152,7 @@ void tl_report_time_section(FILE *o, const struct tl_report_page *pg)
         tl_html_esc(o, pg->run_names[i]);
         fputs("\"><h3>run ", o);
         tl_html_esc(o, pg->run_names[i]);
-        fprintf(o, " <small>(%s tasks)</small></h3>", n);
+        fprintf(o, " <small>(%s task%s)</small></h3>", n, pg->run_tasks[i] == 1 ? "" : "s");
         time_plots(o, &pg->runs[i]);
         fputs("</section>\n", o);
     }

@@ -157,6 +157,13 @@ def workflow_checks(tmp):
     check(rows == 1020, "workflows: 20 rows and 1,000 collapsed (%d)" % rows)
     check(left and int(left.group(1)) == 80 and "--by source,workflow" in part[left.start():],
           "workflows: 80 more said to be left off, with the command that lists them")
+    note = re.search(r'<p class="note" data-runs="(\d+)">([^<]*)</p>', html)
+    drawn = html.count('<section class="run"')
+    heads = re.findall(r'<section class="run"[^>]*><h3>[^<]*<small>\(([^)]*)\)</small>', html)
+    check(note and "1,100 runs" in note.group(2) and "the %d with most tasks are drawn apart" % drawn in note.group(2)
+          and int(note.group(1)) == drawn and heads and set(heads) == {"1 task"},
+          "timeline: says the 1,100 runs and which of them it draws (%s; %d drawn, heads %s)"
+          % (note.group(2) if note else None, drawn, sorted(set(heads))))
 
 
 def energy_checks(tmp):
