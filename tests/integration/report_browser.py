@@ -65,8 +65,13 @@ import glossary_ref  # noqa: E402
 DRAWN = ["wall_time_s", "cpu_time_s", "max_rss_bytes", "queue_time_s"]
 
 
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, **kw)
+def run(args, check=False, **kw):
+    """args run; with check, a nonzero exit stops the test saying what the
+    command said (a bare CalledProcessError hides it)."""
+    r = subprocess.run(args, capture_output=True, text=True, **kw)
+    if check and r.returncode:
+        sys.exit("%s exited %d:\n%s" % (" ".join(args), r.returncode, r.stderr[-3000:]))
+    return r
 
 
 def same(a, b):
