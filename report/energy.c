@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/numfmt.h"
 #include "report/report.h"
 #include "report/svg.h"
 
@@ -114,16 +113,11 @@ static void category_table(FILE *o, const struct tl_report_page *pg)
     category_rows(o, v, top, eu, cu);
     fputs("</table>\n", o);
     if (top < n) {
-        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
-        char rest[32];
-        tl_fmt_grouped(rest, n - top);
-        fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
-                shown < n - top ? " (the first 1,000 of them)" : "");
+        size_t shown = tl_report_collapsed_open(o, n - top, "categories", "");
         category_head(o, eu, cu);
         category_rows(o, v + top, shown, eu, cu);
         fputs("</table>", o);
-        tl_report_details_more(o, n - top, "categories", "tasklens energy", "");
-        fputs("</details>\n", o);
+        tl_report_collapsed_close(o, n - top, "categories", "tasklens energy", "");
     }
     free(v);
 }

@@ -285,14 +285,25 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
     fputs("</td>", o);
 }
 
-void tl_report_details_more(FILE *o, size_t rest, const char *what, const char *cmd, const char *of)
+size_t tl_report_collapsed_open(FILE *o, size_t rest, const char *what, const char *order)
 {
-    if (rest <= TL_REPORT_DETAILS_MAX) return;
+    size_t shown = rest < TL_REPORT_DETAILS_MAX ? rest : TL_REPORT_DETAILS_MAX;
     char n[32];
-    tl_fmt_grouped(n, rest - TL_REPORT_DETAILS_MAX);
-    fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more %s are left off this page "
-               "(it lists 1,000 of them): <code>%s</code>%s has them all.</p>", rest - TL_REPORT_DETAILS_MAX, n, what,
-            cmd, of);
+    tl_fmt_grouped(n, rest);
+    fprintf(o, "<details><summary>the %s other %s%s%s</summary>", n, what, order,
+            shown < rest ? " (the first 1,000 of them)" : "");
+    return shown;
+}
+
+void tl_report_collapsed_close(FILE *o, size_t rest, const char *what, const char *cmd, const char *of)
+{
+    if (rest > TL_REPORT_DETAILS_MAX) {
+        char n[32];
+        tl_fmt_grouped(n, rest - TL_REPORT_DETAILS_MAX);
+        fprintf(o, "<p class=\"note\" data-left-out=\"%zu\">%s more %s are left off this page (it lists 1,000 "
+                   "of them): <code>%s</code>%s has them all.</p>", rest - TL_REPORT_DETAILS_MAX, n, what, cmd, of);
+    }
+    fputs("</details>\n", o);
 }
 
 /* One of the four metrics the page always shows. */
@@ -369,16 +380,11 @@ static void summary_section(FILE *o, const struct tl_report_page *pg, const stru
                    "not tasks) are left out of this table; <code>tasklens summary --format json</code> "
                    "has their values.</p>\n", series, series);
     if (top < n) {
-        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
-        char rest[32];
-        tl_fmt_grouped(rest, n - top);
-        fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
-                shown < n - top ? " (the first 1,000 of them)" : "");
+        size_t shown = tl_report_collapsed_open(o, n - top, "categories", "");
         summary_head(o, pg);
         summary_rows(o, pg, v, g + top, shown);
         fputs("</table></div>", o);
-        tl_report_details_more(o, n - top, "categories", "tasklens summary --format csv", "");
-        fputs("</details>\n", o);
+        tl_report_collapsed_close(o, n - top, "categories", "tasklens summary --format csv", "");
     }
     free(g);
 }
@@ -466,16 +472,11 @@ static bool workflows_section(FILE *o, struct tl_summary *workflows, const struc
     workflow_rows(o, wf, g, top);
     fputs("</table></div>\n", o);
     if (top < n) {
-        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
-        char rest[32];
-        tl_fmt_grouped(rest, n - top);
-        fprintf(o, "<details><summary>the %s other workflows%s</summary>", rest,
-                shown < n - top ? " (the first 1,000 of them)" : "");
+        size_t shown = tl_report_collapsed_open(o, n - top, "workflows", "");
         workflows_head(o);
         workflow_rows(o, wf, g + top, shown);
         fputs("</table></div>", o);
-        tl_report_details_more(o, n - top, "workflows", "tasklens summary --by source,workflow --format json", "");
-        fputs("</details>\n", o);
+        tl_report_collapsed_close(o, n - top, "workflows", "tasklens summary --by source,workflow --format json", "");
     }
     free(g);
     return true;
@@ -603,16 +604,11 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     }
     fputs("</table></div>\n", o);
     if (top < k) {
-        size_t shown = k - top < TL_REPORT_DETAILS_MAX ? k - top : TL_REPORT_DETAILS_MAX;
-        char rest[32];
-        tl_fmt_grouped(rest, k - top);
-        fprintf(o, "<details><summary>the %s other categories%s</summary>", rest,
-                shown < k - top ? " (the first 1,000 of them)" : "");
+        size_t shown = tl_report_collapsed_open(o, k - top, "categories", "");
         failures_head(o);
         for (size_t i = top; i < top + shown; i++) failure_row(o, v, &f[i]);
         fputs("</table></div>", o);
-        tl_report_details_more(o, k - top, "categories", "tasklens summary --format json", "");
-        fputs("</details>\n", o);
+        tl_report_collapsed_close(o, k - top, "categories", "tasklens summary --format json", "");
     }
     free(f);
     free(g);
@@ -773,16 +769,12 @@ static bool baseline_section(FILE *o, const struct tl_report_page *pg, const str
     for (size_t i = 0; i < top; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
     fputs("</table></div>\n", o);
     if (top < n) {
-        size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
-        char rest[32];
-        tl_fmt_grouped(rest, n - top);
-        fprintf(o, "<details><summary>the %s other categories, those that shifted first%s</summary>", rest,
-                shown < n - top ? " (the first 1,000 of them)" : "");
+        size_t shown = tl_report_collapsed_open(o, n - top, "categories", ", those that shifted first");
         baseline_head(o);
         for (size_t i = top; i < top + shown; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
         fputs("</table></div>", o);
-        tl_report_details_more(o, n - top, "categories", "tasklens summary --format csv", " of this run and of the baseline");
-        fputs("</details>\n", o);
+        tl_report_collapsed_close(o, n - top, "categories", "tasklens summary --format csv",
+                                  " of this run and of the baseline");
     }
     free(b);
     free(g);

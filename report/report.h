@@ -279,10 +279,13 @@ size_t tl_report_by_cost(struct tl_summary *s, struct tl_agg_group ***out);
  * of a million categories would be gigabytes; this keeps it to a few MB). */
 #define TL_REPORT_TOP 20
 #define TL_REPORT_DETAILS_MAX 1000
-/* The closing line of a collapsed section of `rest` rows (`what`: their
- * noun, "categories"): how many it leaves off, and that `cmd`, followed by
- * `of`, has them all. */
-void tl_report_details_more(FILE *o, size_t rest, const char *what, const char *cmd, const char *of);
+/* Opens the collapsed section of the `rest` rows past a table's top ones
+ * ("the 29,980 other categories`order` (the first 1,000 of them)"), and
+ * says how many rows it holds; the caller writes them, then closes it with
+ * the line of how many it leaves off and that `cmd`, followed by `of`, has
+ * them all (`what`: the rows' noun, "categories"). */
+size_t tl_report_collapsed_open(FILE *o, size_t rest, const char *what, const char *order);
+void tl_report_collapsed_close(FILE *o, size_t rest, const char *what, const char *cmd, const char *of);
 
 /* A label that is a glossary term (core/glossary.h): a link to its entry in
  * the page's "Words on this page", with the sense as its tooltip. */

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/numfmt.h"
 #include "core/quantile.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -96,14 +95,9 @@ void tl_report_stages(FILE *o, const struct tl_report_page *pg)
         size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
         stages_table(o, v, top);
         if (top < n) { /* a page of a million stage names stays a few MB */
-            size_t shown = n - top < TL_REPORT_DETAILS_MAX ? n - top : TL_REPORT_DETAILS_MAX;
-            char rest[32];
-            tl_fmt_grouped(rest, n - top);
-            fprintf(o, "<details><summary>the %s other stages%s</summary>", rest,
-                    shown < n - top ? " (the first 1,000 of them)" : "");
+            size_t shown = tl_report_collapsed_open(o, n - top, "stages", "");
             stages_table(o, v + top, shown);
-            tl_report_details_more(o, n - top, "stages", "tasklens summary --format json", "");
-            fputs("</details>\n", o);
+            tl_report_collapsed_close(o, n - top, "stages", "tasklens summary --format json", "");
         }
     }
     free(v);
