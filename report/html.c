@@ -16,163 +16,20 @@
 #include "core/aggregate.h"
 #include "core/glossary.h"
 #include "core/intern.h"
-#include "core/map64.h"
 #include "core/numfmt.h"
-#include "core/sketch.h"
 #include "report/report.h"
 #include "report/svg.h"
+#include "report/view.h"
 
 const enum tl_metric tl_report_dist_metric[TL_REPORT_NDIST] = {
     TL_M_WALL_TIME_S, TL_M_CPU_TIME_S, TL_M_MAX_RSS_BYTES, TL_M_QUEUE_TIME_S};
-static const char *const dist_label[TL_REPORT_NDIST] = {"wall time", "CPU time",
-                                                         "peak memory (RSS)", "queue time"};
 static const char *const rank_title[TL_RANK_COUNT] = {"longest wall time", "most memory",
                                                       "most attempts"};
 static const char *const res_title[TL_REPORT_NRES] = {"cores", "memory"};
 
-/* ---------------------------------------------------------------- the summary */
-
 /* A plot's label and id hold a name shortened to this (its table row and
  * its hover text have it whole). */
 #define NAME_CAP 1024
-
-/* A summary's groups, in the order `summary` prints them, each with its
- * category whole, and indexes from a name (and from a normalized name, for
- * the baseline) to its place: a lookup is a hash, not a walk of every
- * group, so a page of many categories is not quadratic in them. */
-struct view {
-    struct tl_summary *s;
-    struct tl_agg_group **g;
-    size_t n;
-    struct tl_intern *names;      /* name -> id == place in g */
-    struct tl_map64 place;        /* a group's address -> its place in g */
-    struct tl_intern *normalized; /* normalized name -> id; first place in norm_at */
-    size_t *norm_at;
-};
-
-/* indexed: by category (the run's and the baseline's groups) */
-static bool view_open(struct view *v, struct tl_summary *s, bool indexed)
-{
-    *v = (struct view){.s = s};
-    v->n = tl_summary_groups(s, &v->g);
-    if (!v->g) return false;
-    if (!indexed) return true;
-    v->names = tl_intern_new(SIZE_MAX);
-    struct tl_buf scratch = {0};
-    bool ok = v->names != NULL;
-    for (size_t i = 0; ok && i < v->n; i++) {
-        const char *c = tl_summary_group_tag(v->s, v->g[i], "category", &scratch);
-        if (!c) c = "(none)";
-        ok = tl_intern(v->names, c, strlen(c)) >= 0 && /* ids in the order of g: one per group */
-             tl_map64_put(&v->place, (uint64_t)(uintptr_t)v->g[i], i);
-    }
-    tl_buf_free(&scratch);
-    return ok && tl_intern_count(v->names) == v->n;
-}
-
-static void view_close(struct view *v)
-{
-    free(v->g);
-    tl_intern_free(v->names);
-    tl_map64_free(&v->place);
-    tl_intern_free(v->normalized);
-    free(v->norm_at);
-}
-
-static const char *group_name(const struct view *v, const struct tl_agg_group *g)
-{
-    const uint64_t *i = tl_map64_get(&v->place, (uint64_t)(uintptr_t)g);
-    return i ? tl_intern_str(v->names, (int32_t)*i) : "(none)";
-}
-
-static struct tl_agg_group *find_group(const struct view *v, const char *name)
-{
-    int32_t id = tl_intern_find(v->names, name, strlen(name));
-    return id >= 0 ? v->g[id] : NULL;
-}
-
-/* A category name as runs share it: every run of 8 or more hexadecimal
- * digits (with its 0x) becomes '#', so "subgraph_callable-3f2a...9c",
- * "<function f at 0x7f3a2b1c4d50>" and a Dask key's token match the same
- * category of another run. */
-static void normalized(const char *name, struct tl_buf *out)
-{
-    out->len = 0;
-    for (const char *p = name; *p;) {
-        const char *q = p + (p[0] == '0' && p[1] == 'x' ? 2 : 0);
-        size_t h = strspn(q, "0123456789abcdefABCDEF");
-        if (h >= 8) {
-            tl_buf_putc(out, '#');
-            p = q + h;
-        } else {
-            tl_buf_putc(out, *p++);
-        }
-    }
-    tl_buf_cstr(out);
-}
-
-/* The normalized index of a view, made when first asked for. */
-static bool normalized_index(struct view *v)
-{
-    if (v->normalized) return true;
-    struct tl_buf n = {0};
-    v->normalized = tl_intern_new(SIZE_MAX);
-    v->norm_at = malloc((v->n + 1) * sizeof *v->norm_at);
-    bool ok = v->normalized && v->norm_at;
-    for (size_t i = 0; ok && i < v->n; i++) {
-        normalized(tl_intern_str(v->names, (int32_t)i), &n);
-        int32_t id = tl_intern(v->normalized, n.data, n.len);
-        if (id < 0) ok = false;
-        else if ((size_t)id + 1 == tl_intern_count(v->normalized)) v->norm_at[id] = i; /* first seen */
-    }
-    tl_buf_free(&n);
-    return ok && !n.oom;
-}
-
-/* The baseline's group for a category of the run: the same name, or with
- * --exact-names off (the default) the same normalized name. */
-static struct tl_agg_group *baseline_group(const struct tl_report_page *pg, struct view *base,
-                                           const char *name)
-{
-    struct tl_agg_group *g = find_group(base, name);
-    if (g || pg->exact_names || !normalized_index(base)) return g;
-    struct tl_buf want = {0};
-    normalized(name, &want);
-    int32_t id = want.oom ? -1 : tl_intern_find(base->normalized, want.data, want.len);
-    tl_buf_free(&want);
-    return id >= 0 ? base->g[base->norm_at[id]] : NULL;
-}
-
-/* The baseline's distributions of a category: those of the baseline group
- * its table row is compared with (baseline_group), found by that group's
- * name -- by hash, where a scan of every baseline name (normalized again
- * per plot) made a page of n categories against n baseline ones quadratic. */
-static const struct tl_report_group *baseline_dists(const struct tl_report_page *pg, struct view *base,
-                                                    const char *name)
-{
-    const struct tl_agg_group *b = baseline_group(pg, base, name);
-    if (!b || !pg->base_group_names) return NULL;
-    const char *bn = group_name(base, b);
-    int32_t id = tl_intern_find(pg->base_group_names, bn, strlen(bn));
-    return id >= 0 && (size_t)id < pg->nbase_groups ? &pg->base_groups[id] : NULL;
-}
-
-static struct tl_sketch *metric_of(const struct view *v, const struct tl_agg_group *g,
-                                   enum tl_metric m)
-{
-    return g ? tl_summary_sketch(v->s, g, m) : NULL;
-}
-
-/* A quantile of a group's metric, as the summary prints it. */
-static double quantile_of(struct tl_sketch *k, double q)
-{
-    return k ? tl_sketch_quantile(k, q) : NAN;
-}
-
-static bool approx_of(const struct tl_sketch *k)
-{
-    return k && !tl_sketch_is_exact(k);
-}
 
 /* "1st", "2nd", "3rd", "4th", "11th", "22nd": an ordinal in English. */
 static const char *ordinal(size_t n, char *out, size_t cap)
@@ -181,57 +38,6 @@ static const char *ordinal(size_t n, char *out, size_t cap)
                       : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
     snprintf(out, cap, "%zu%s", n, sfx);
     return out;
-}
-
-/* A table cell with its exact value (data-v, tooltip) and human text. */
-static void num_cell(FILE *o, double v, enum tl_unit unit, bool approx, const char *attrs)
-{
-    char h[48], exact[48];
-    tl_plot_fmt(h, sizeof h, v, unit);
-    if (isfinite(v)) snprintf(exact, sizeof exact, "%.17g", v);
-    else snprintf(exact, sizeof exact, "null");
-    fprintf(o, "<td %s data-v=\"%s\" title=\"%s%s\"%s>%s%s</td>", attrs ? attrs : "", exact,
-            approx ? "within alpha: " : "", exact, approx ? " class=\"approx\"" : "",
-            approx && isfinite(v) ? "≈" : "", h);
-}
-
-static void count_cell(FILE *o, uint64_t n, const char *what)
-{
-    fprintf(o, "<td data-k=\"%s\" data-v=\"%llu\">%llu</td>", what, (unsigned long long)n,
-            (unsigned long long)n);
-}
-
-/* A table row for a summary group, opened with its name. */
-static void group_row(FILE *o, const struct view *v, const struct tl_agg_group *g)
-{
-    const char *name = group_name(v, g);
-    fputs("<tr data-g=\"", o);
-    tl_html_esc(o, name);
-    fputs("\">", o);
-    tl_html_name_cell(o, name);
-}
-
-/* A summary group's tasks, attempts, open tasks, wall-hours and core-hours, as cells. */
-static void group_counts(FILE *o, const struct tl_agg_group *g)
-{
-    count_cell(o, g->tasks, "tasks");
-    count_cell(o, g->attempts, "attempts");
-    count_cell(o, g->open, "open");
-    num_cell(o, tl_summary_runtime_hours(g), TL_UNIT_COUNT, false, "data-k=\"wall_hours\"");
-    num_cell(o, g->core_s > 0 ? tl_summary_core_hours(g) : NAN, TL_UNIT_COUNT, false,
-             "data-k=\"core_hours\"");
-}
-
-/* The heads of group_counts' cells, each linked to its glossary entry. */
-static void counts_head(FILE *o)
-{
-    static const char *const terms[][2] = {{"task", "tasks"}, {"attempt", "attempts"}, {"open", "open"},
-                                           {"wall-hours", "wall-hours"}, {"core-hours", "core-hours"}};
-    for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
-        fputs("<th class=\"wrap\">", o); /* "wall-hours" may break at its hyphen: the tables fit 1400 px */
-        tl_report_term(o, terms[i][0], terms[i][1]);
-        fputs("</th>", o);
-    }
 }
 
 /* ---------------------------------------------------------------- sections */
@@ -269,10 +75,10 @@ static void quantiles_cell(FILE *o, struct tl_sketch *m, enum tl_metric metric)
 {
     static const char *const qs[] = {"0.5", "0.95", "0.99"};
     static const double qv[] = {0.5, 0.95, 0.99};
-    bool approx = approx_of(m);
+    bool approx = tl_view_approx(m);
     fputs("<td class=\"qs\">", o); /* wraps between its numbers when the page is narrow, never inside one */
     for (int k = 0; k < 3; k++) {
-        double v = quantile_of(m, qv[k]);
+        double v = tl_view_quantile(m, qv[k]);
         char h[48], exact[48];
         tl_plot_fmt(h, sizeof h, v, tl_metric_info[metric].unit);
         if (isfinite(v)) snprintf(exact, sizeof exact, "%.17g", v);
@@ -317,9 +123,9 @@ static bool drawn_metric(int m)
 static void summary_head(FILE *o, const struct tl_report_page *pg)
 {
     fputs("<div class=\"wide\"><table data-table=\"summary\"><tr><th class=\"n\">category</th>", o);
-    counts_head(o);
+    tl_cell_counts_head(o);
     for (int d = 0; d < TL_REPORT_NDIST; d++)
-        fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", dist_label[d]);
+        fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", tl_report_dist_label[d]);
     for (size_t k = 0; k < pg->nextra; k++)
         if (!drawn_metric(pg->extra[k]))
             fprintf(o, "<th>%s<br><small>p50 · p95 · p99</small></th>", tl_metric_info[pg->extra[k]].name);
@@ -330,13 +136,13 @@ static void summary_rows(FILE *o, const struct tl_report_page *pg, const struct 
                          struct tl_agg_group *const *g, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        group_row(o, v, g[i]);
-        group_counts(o, g[i]);
+        tl_cell_group_row(o, v, g[i]);
+        tl_cell_group_counts(o, g[i]);
         for (int d = 0; d < TL_REPORT_NDIST; d++)
-            quantiles_cell(o, metric_of(v, g[i], tl_report_dist_metric[d]), tl_report_dist_metric[d]);
+            quantiles_cell(o, tl_view_metric(v, g[i], tl_report_dist_metric[d]), tl_report_dist_metric[d]);
         for (size_t k = 0; k < pg->nextra; k++)
             if (!drawn_metric(pg->extra[k]))
-                quantiles_cell(o, metric_of(v, g[i], (enum tl_metric)pg->extra[k]), (enum tl_metric)pg->extra[k]);
+                quantiles_cell(o, tl_view_metric(v, g[i], (enum tl_metric)pg->extra[k]), (enum tl_metric)pg->extra[k]);
         fputs("</tr>\n", o);
     }
 }
@@ -403,7 +209,7 @@ static void outliers_section(FILE *o, const struct tl_report_page *pg)
             fputs("<tr>", o);
             tl_html_name_cell(o, t->id);
             tl_html_name_cell(o, t->group);
-            num_cell(o, t->value, r == TL_RANK_WALL ? TL_UNIT_SECONDS
+            tl_cell_num(o, t->value, r == TL_RANK_WALL ? TL_UNIT_SECONDS
                                   : r == TL_RANK_MEM ? TL_UNIT_BYTES
                                                      : TL_UNIT_COUNT,
                      false, NULL);
@@ -424,7 +230,7 @@ static void workflows_head(FILE *o)
 {
     fputs("<div class=\"wide\"><table data-table=\"workflows\"><tr><th class=\"n\">source</th>"
           "<th class=\"n\">workflow</th>", o);
-    counts_head(o);
+    tl_cell_counts_head(o);
     fputs("<th>wall time p50</th><th>p95</th><th class=\"n\">results</th></tr>\n", o);
 }
 
@@ -441,10 +247,10 @@ static void workflow_rows(FILE *o, const struct view *wf, struct tl_agg_group *c
         fputs("\">", o);
         tl_html_name_cell(o, src ? src : "-");
         tl_html_name_cell(o, name ? name : "-");
-        group_counts(o, g[i]);
-        struct tl_sketch *m = metric_of(wf, g[i], TL_M_WALL_TIME_S);
-        num_cell(o, quantile_of(m, 0.5), TL_UNIT_SECONDS, approx_of(m), "data-m=\"wall_time_s\" data-q=\"0.5\"");
-        num_cell(o, quantile_of(m, 0.95), TL_UNIT_SECONDS, approx_of(m), "data-m=\"wall_time_s\" data-q=\"0.95\"");
+        tl_cell_group_counts(o, g[i]);
+        struct tl_sketch *m = tl_view_metric(wf, g[i], TL_M_WALL_TIME_S);
+        tl_cell_num(o, tl_view_quantile(m, 0.5), TL_UNIT_SECONDS, tl_view_approx(m), "data-m=\"wall_time_s\" data-q=\"0.5\"");
+        tl_cell_num(o, tl_view_quantile(m, 0.95), TL_UNIT_SECONDS, tl_view_approx(m), "data-m=\"wall_time_s\" data-q=\"0.95\"");
         fputs("<td class=\"n\">", o);
         for (size_t r = 0; r < g[i]->nresults; r++) {
             tl_html_esc(o, g[i]->results[r].name);
@@ -540,12 +346,12 @@ static void failure_row(FILE *o, const struct view *v, const struct failing *f)
 {
     const struct tl_agg_group *g = f->g;
     fputs("<tr data-g=\"", o);
-    tl_html_esc(o, group_name(v, g));
+    tl_html_esc(o, tl_view_name(v, g));
     fputs("\">", o);
-    tl_html_name_cell(o, group_name(v, g));
-    count_cell(o, g->tasks, "tasks");
+    tl_html_name_cell(o, tl_view_name(v, g));
+    tl_cell_count(o, g->tasks, "tasks");
     if (f->known) {
-        count_cell(o, f->failed, "failed");
+        tl_cell_count(o, f->failed, "failed");
         fprintf(o, "<td data-k=\"failure_rate\" data-v=\"%.17g\"%s>%.1f %%</td>",
                 (double)f->failed / (double)f->known, f->failed ? " class=\"bad\"" : "",
                 100.0 * (double)f->failed / (double)f->known);
@@ -553,7 +359,7 @@ static void failure_row(FILE *o, const struct view *v, const struct failing *f)
         fputs("<td data-k=\"failed\" data-v=\"null\">-</td><td data-k=\"failure_rate\" "
               "data-v=\"null\">-</td>", o);
     }
-    count_cell(o, g->attempts - g->tasks, "retried");
+    tl_cell_count(o, g->attempts - g->tasks, "retried");
     fputs("<td class=\"n\" data-k=\"causes\">", o);
     tl_report_causes(o, g);
     fputs("</td><td class=\"n\">", o);
@@ -581,7 +387,7 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     struct failing *f = g ? calloc(n + 1, sizeof *f) : NULL;
     for (size_t i = 0; f && i < n; i++) {
         if (!g[i]->tasks) continue; /* a sample series */
-        const struct tl_report_group *rg = report_group(pg, group_name(v, g[i]));
+        const struct tl_report_group *rg = report_group(pg, tl_view_name(v, g[i]));
         uint64_t known = 0;
         for (size_t j = 0; j < g[i]->nresults; j++)
             known += strcmp(g[i]->results[j].name, "(none)") ? g[i]->results[j].n : 0;
@@ -614,172 +420,6 @@ static void failures_section(FILE *o, const struct tl_report_page *pg, const str
     free(g);
 }
 
-/* A shift of now from was (this run / baseline - 1); NAN when there is
- * none to tell. */
-static double shift_of(double now, double was)
-{
-    return was > 0 && isfinite(now) ? now / was - 1 : NAN;
-}
-
-static const double baseline_q[] = {0.5, 0.95};
-
-/* Whether any metric of g moved past the threshold from b at p50 or p95. */
-static bool baseline_shifted(const struct tl_report_page *pg, const struct view *v, const struct view *base,
-                             const struct tl_agg_group *g, const struct tl_agg_group *b)
-{
-    for (int d = 0; d < TL_REPORT_NDIST; d++)
-        for (int k = 0; k < 2; k++) {
-            enum tl_metric metric = tl_report_dist_metric[d];
-            double shift = shift_of(quantile_of(metric_of(v, g, metric), baseline_q[k]),
-                                    quantile_of(metric_of(base, b, metric), baseline_q[k]));
-            if (isfinite(shift) && fabs(shift) > pg->threshold) return true;
-        }
-    return false;
-}
-
-static void baseline_head(FILE *o)
-{
-    fputs("<div class=\"wide\"><table data-table=\"baseline\"><tr><th class=\"n\">category</th>"
-          "<th>tasks</th><th>baseline</th><th class=\"n\">metric</th><th>p50 baseline</th>"
-          "<th>p50 now</th><th>shift</th><th>p95 baseline</th><th>p95 now</th><th>shift</th></tr>\n",
-          o);
-}
-
-/* One metric's p50 and p95, baseline, now and shift: six cells. */
-static void baseline_cells(FILE *o, const struct tl_report_page *pg, const struct view *v, const struct view *base,
-                           const struct tl_agg_group *g, const struct tl_agg_group *b, enum tl_metric metric)
-{
-    static const char *const qs[] = {"0.5", "0.95"};
-    for (int k = 0; k < 2; k++) {
-        double now = quantile_of(metric_of(v, g, metric), baseline_q[k]);
-        double was = quantile_of(metric_of(base, b, metric), baseline_q[k]);
-        double shift = shift_of(now, was);
-        bool hl = isfinite(shift) && fabs(shift) > pg->threshold;
-        char was_h[32], now_h[32], sv[32] = "null";
-        tl_plot_fmt(was_h, sizeof was_h, was, tl_metric_info[metric].unit);
-        tl_plot_fmt(now_h, sizeof now_h, now, tl_metric_info[metric].unit);
-        if (isfinite(shift)) snprintf(sv, sizeof sv, "%.17g", shift);
-        fprintf(o, "<td data-was=\"%.17g\">%s</td><td data-now=\"%.17g\">%s</td>", was, was_h, now, now_h);
-        fprintf(o, "<td data-m=\"%s\" data-q=\"%s\" data-v=\"%s\" data-hl=\"%d\"%s>", tl_metric_info[metric].name,
-                qs[k], sv, hl, !hl ? "" : shift > 0 ? " class=\"shift worse\"" : " class=\"shift better\"");
-        if (isfinite(shift)) /* every metric here costs more as it grows: up is worse */
-            fprintf(o, "%s%+.1f %%", !hl ? "" : shift > 0 ? "&#9650; " : "&#9660; ", shift * 100);
-        else fputs("-", o);
-        fputs("</td>", o);
-    }
-}
-
-/* A category's rows: one per metric against its baseline group b, or one
- * saying it has none. */
-static void baseline_rows(FILE *o, const struct tl_report_page *pg, const struct view *v, const struct view *base,
-                          const struct tl_agg_group *g, const struct tl_agg_group *b)
-{
-    if (!b) {
-        group_row(o, v, g);
-        count_cell(o, g->tasks, "tasks");
-        fputs("<td colspan=\"8\" class=\"n\">not in the baseline</td></tr>\n", o);
-        return;
-    }
-    for (int d = 0; d < TL_REPORT_NDIST; d++) {
-        fputs("<tr data-g=\"", o);
-        tl_html_esc(o, group_name(v, g));
-        fputs("\">", o);
-        if (d == 0) { /* the category and its counts, once for its four rows */
-            fprintf(o, "<td class=\"n\" rowspan=\"%d\">", TL_REPORT_NDIST);
-            tl_html_esc(o, group_name(v, g));
-            fprintf(o, "</td><td rowspan=\"%d\" data-k=\"tasks\" data-v=\"%llu\">%llu</td>"
-                       "<td rowspan=\"%d\" data-k=\"baseline_tasks\" data-v=\"%llu\">%llu</td>",
-                    TL_REPORT_NDIST, (unsigned long long)g->tasks, (unsigned long long)g->tasks, TL_REPORT_NDIST,
-                    (unsigned long long)b->tasks, (unsigned long long)b->tasks);
-        }
-        fprintf(o, "<td class=\"n\">%s</td>", dist_label[d]);
-        baseline_cells(o, pg, v, base, g, b, tl_report_dist_metric[d]);
-        fputs("</tr>\n", o);
-    }
-}
-
-/* The categories past `top` reordered in one pass, those that shifted
- * first (sh[i]), each part still in cost order; false for no memory. */
-static bool shifted_first(struct tl_agg_group **g, const struct tl_agg_group **b, const bool *sh, size_t top,
-                          size_t n)
-{
-    struct tl_agg_group **g2 = malloc((n + 1) * sizeof *g2);
-    const struct tl_agg_group **b2 = malloc((n + 1) * sizeof *b2);
-    if (!g2 || !b2) {
-        free(g2);
-        free(b2);
-        return false;
-    }
-    size_t k = top;
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = top; i < n; i++)
-            if (sh[i] == !pass) g2[k] = g[i], b2[k++] = b[i];
-    memcpy(g + top, g2 + top, (n - top) * sizeof *g);
-    memcpy(b + top, b2 + top, (n - top) * sizeof *b);
-    free(g2);
-    free(b2);
-    return true;
-}
-
-/* Per category and metric, p50 and p95 against the baseline's; a shift
- * beyond the threshold is highlighted. The categories that cost most
- * first, as the summary (TL_REPORT_TOP, then the next collapsed, those
- * that shifted first): every category's four rows made a page of 20,000
- * categories 40 MB. How many shifted is counted over all of them. */
-static bool baseline_section(FILE *o, const struct tl_report_page *pg, const struct view *v,
-                             struct view *base)
-{
-    struct tl_agg_group **g;
-    size_t n = tl_report_by_cost(pg->summary, &g), shifted = 0, missing = 0;
-    size_t top = n > TL_REPORT_TOP + 1 ? TL_REPORT_TOP : n;
-    const struct tl_agg_group **b = g ? malloc((n + 1) * sizeof *b) : NULL;
-    bool *sh = b ? malloc(n + 1) : NULL;
-    for (size_t i = 0; sh && i < n; i++) {
-        b[i] = baseline_group(pg, base, group_name(v, g[i]));
-        sh[i] = b[i] && baseline_shifted(pg, v, base, g[i], b[i]);
-        missing += !b[i];
-        shifted += sh[i];
-    }
-    bool ok = sh && shifted_first(g, b, sh, top, n);
-    free(sh);
-    if (!ok) { /* out of memory: no page without the comparison asked for */
-        free(b);
-        free(g);
-        return false;
-    }
-    fprintf(o, "<h2 id=\"baseline\">Against the baseline</h2><p class=\"note\">Baseline: ");
-    tl_html_esc(o, pg->baseline_label);
-    char ns[32], ss[32], ms[32];
-    tl_fmt_grouped(ns, n);
-    tl_fmt_grouped(ss, shifted);
-    tl_fmt_grouped(ms, missing);
-    fprintf(o, ". Per category and metric, the baseline's p50 and p95 beside this run's; shift = "
-               "this run / baseline - 1, beyond ±%.3g %% highlighted: <span class=\"shift worse\">&#9650; more</span> "
-               "(worse: every metric here costs more as it grows), <span class=\"shift better\">&#9660; less</span>. "
-               "%s The categories that hold the most wall-hours first.</p>"
-               "<p data-shifted=\"%zu\" data-missing=\"%zu\"><b>%s of %s</b> %s shifted beyond ±%.3g %% at p50 or "
-               "p95%s%s%s.</p>",
-            pg->threshold * 100,
-            pg->exact_names ? "Categories match by exact name."
-                            : "Categories match by name, a run of 8 or more hex digits (a hash, an "
-                              "address) matching any other (<code>--exact-names</code>: exact).",
-            shifted, missing, ss, ns, n == 1 ? "category" : "categories", pg->threshold * 100,
-            missing ? "; " : "", missing ? ms : "", missing ? " not in the baseline" : "");
-    baseline_head(o);
-    for (size_t i = 0; i < top; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
-    fputs("</table></div>\n", o);
-    if (top < n) {
-        size_t shown = tl_report_collapsed_open(o, n - top, "categories", ", those that shifted first");
-        baseline_head(o);
-        for (size_t i = top; i < top + shown; i++) baseline_rows(o, pg, v, base, g[i], b[i]);
-        fputs("</table></div>", o);
-        tl_report_collapsed_close(o, n - top, "categories", "tasklens summary --format csv",
-                                  " of this run and of the baseline");
-    }
-    free(b);
-    free(g);
-    return true;
-}
 
 /* ---------------------------------------------------------------- per category */
 
@@ -790,7 +430,7 @@ static void histogram(FILE *o, const char *gname, int d, const struct tl_report_
     while (zeros < ds->n && !(ds->v[zeros] > 0)) zeros++;
     enum tl_unit unit = tl_metric_info[tl_report_dist_metric[d]].unit;
     char label[NAME_CAP + 160], plot[NAME_CAP + 64];
-    snprintf(label, sizeof label, "%s of %s: histogram, log axis (%zu tasks%s)", dist_label[d],
+    snprintf(label, sizeof label, "%s of %s: histogram, log axis (%zu tasks%s)", tl_report_dist_label[d],
              gname, ds->n, zeros ? ", those at 0 left out" : "");
     snprintf(plot, sizeof plot, "hist %s %s", tl_metric_info[tl_report_dist_metric[d]].name, gname);
     size_t n = ds->n - zeros;
@@ -810,7 +450,7 @@ static void histogram(FILE *o, const char *gname, int d, const struct tl_report_
     for (int b = 0; b < NB; b++) top = cnt[b] > top ? cnt[b] : top;
     struct tl_plot p = {o, 300, 170, 46, 22, 8, 32, lo, hi, 0, (double)top, true, false, unit,
                         TL_UNIT_COUNT, false};
-    tl_plot_begin(&p, plot, label, dist_label[d], "tasks");
+    tl_plot_begin(&p, plot, label, tl_report_dist_label[d], "tasks");
     for (int b = 0; b < NB; b++) {
         if (!cnt[b]) continue;
         double a = pow(10, llo + (lhi - llo) * b / NB), z = pow(10, llo + (lhi - llo) * (b + 1) / NB);
@@ -856,19 +496,19 @@ static void cdf(FILE *o, const char *gname, int d, const struct tl_report_dist *
     double lo = zeros < ds->n ? ds->v[zeros] : 1, hi = ds->n ? ds->v[ds->n - 1] : 10;
     char label[NAME_CAP + 160], plot[NAME_CAP + 64];
     snprintf(label, sizeof label, "%s of %s: cumulative distribution, log axis, p50 p95 p99 "
-             "marked", dist_label[d], gname);
+             "marked", tl_report_dist_label[d], gname);
     snprintf(plot, sizeof plot, "cdf %s %s", tl_metric_info[tl_report_dist_metric[d]].name, gname);
     struct tl_plot p = {o, 300, 170, 46, 22, 8, 32, lo, hi > lo ? hi : lo * 2, 0, 1, true, false,
                         unit, TL_UNIT_COUNT, false};
-    tl_plot_begin(&p, plot, label, dist_label[d], "fraction of tasks");
+    tl_plot_begin(&p, plot, label, tl_report_dist_label[d], "fraction of tasks");
     if (base && base->n) cdf_line(o, &p, base, "cdf base"); /* under the run's, gray */
     cdf_line(o, &p, ds, "cdf");
     static const char *const qs[] = {"0.5", "0.95", "0.99"}, *const qn[] = {"p50", "p95", "p99"},
                              *const qcls[] = {"q50", "q95", "q99"};
     static const double qv[] = {0.5, 0.95, 0.99};
-    bool approx = approx_of(m);
+    bool approx = tl_view_approx(m);
     for (int k = 0; m && k < 3; k++) {
-        double q = quantile_of(m, qv[k]);
+        double q = tl_view_quantile(m, qv[k]);
         if (!(q > 0)) continue;
         double x = tl_plot_x(&p, q);
         char h[32];
@@ -969,7 +609,7 @@ static void scatter(FILE *o, const struct tl_report_page *pg, const struct tl_re
 static void exceed_cell(FILE *o, double f)
 {
     if (!isfinite(f)) {
-        num_cell(o, f, TL_UNIT_COUNT, false, "data-k=\"exceed_fraction\"");
+        tl_cell_num(o, f, TL_UNIT_COUNT, false, "data-k=\"exceed_fraction\"");
         return;
     }
     fprintf(o, "<td data-k=\"exceed_fraction\" data-v=\"%.17g\" title=\"%.17g\">%.1f%%</td>", f, f, 100.0 * f);
@@ -987,12 +627,12 @@ static void advice_table(FILE *o, const struct tl_report_page *pg, const struct 
         if (!a->has) continue;
         enum tl_unit unit = r == TL_REPORT_MEM ? TL_UNIT_BYTES : TL_UNIT_COUNT;
         fprintf(o, "<tr data-res=\"%s\"><td class=\"n\">%s</td>", res_title[r], res_title[r]);
-        num_cell(o, a->alloc, unit, false, "data-k=\"allocated_p50\"");
-        num_cell(o, a->used_q, unit, false, "data-k=\"used_q\"");
-        num_cell(o, a->rec, unit, false, "data-k=\"recommend\"");
+        tl_cell_num(o, a->alloc, unit, false, "data-k=\"allocated_p50\"");
+        tl_cell_num(o, a->used_q, unit, false, "data-k=\"used_q\"");
+        tl_cell_num(o, a->rec, unit, false, "data-k=\"recommend\"");
         exceed_cell(o, a->exceed_fraction);
-        num_cell(o, a->n_waste ? a->waste : NAN, TL_UNIT_COUNT, false, "data-k=\"waste\"");
-        num_cell(o, a->n_waste ? a->waste - a->waste_rec : NAN, TL_UNIT_COUNT, false,
+        tl_cell_num(o, a->n_waste ? a->waste : NAN, TL_UNIT_COUNT, false, "data-k=\"waste\"");
+        tl_cell_num(o, a->n_waste ? a->waste - a->waste_rec : NAN, TL_UNIT_COUNT, false,
                  "data-k=\"saves\"");
         fputs("</tr>", o);
     }
@@ -1021,7 +661,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
     size_t nc = tl_report_by_cost(pg->summary, &cg), k = 0;
     bool *taken = calloc(pg->ngroups + 1, sizeof *taken);
     for (size_t i = 0; taken && cg && i < nc; i++) {
-        const struct tl_report_group *rg = report_group(pg, group_name(sum, cg[i]));
+        const struct tl_report_group *rg = report_group(pg, tl_view_name(sum, cg[i]));
         if (rg && !taken[rg - pg->groups]) {
             taken[rg - pg->groups] = true;
             v[k++] = rg;
@@ -1039,7 +679,7 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
                    "other %zu are in the tables above.</p>", shown, k - shown);
     for (size_t i = 0; i < shown; i++) {
         const struct tl_report_group *g = v[i];
-        const struct tl_agg_group *sg = find_group(sum, g->name);
+        const struct tl_agg_group *sg = tl_view_find(sum, g->name);
         fputs("<section class=\"group\" data-g=\"", o);
         tl_html_esc(o, g->name);
         fputs("\"><h3>", o);
@@ -1051,13 +691,13 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
             if (!(ds->v[ds->n - 1] > 0)) { /* nothing for a log axis */
                 fprintf(o, ds->n == 1 ? "<p class=\"note\">%s: its one task measured 0.</p>"
                                        : "<p class=\"note\">%s: all %zu tasks measured 0.</p>",
-                        dist_label[d],
+                        tl_report_dist_label[d],
                         ds->n);
                 continue;
             }
             histogram(o, g->name, d, ds);
-            const struct tl_report_group *bg = base->s ? baseline_dists(pg, base, g->name) : NULL;
-            cdf(o, g->name, d, &g->dist[d], metric_of(sum, sg, tl_report_dist_metric[d]),
+            const struct tl_report_group *bg = base->s ? tl_view_baseline_dists(pg, base, g->name) : NULL;
+            cdf(o, g->name, d, &g->dist[d], tl_view_metric(sum, sg, tl_report_dist_metric[d]),
                 bg ? &bg->dist[d] : NULL);
         }
         fputs("</div><div class=\"row\">", o);
@@ -1072,8 +712,8 @@ static void groups_section(FILE *o, const struct tl_report_page *pg, const struc
 enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
 {
     struct view doc, base = {0}, wf = {0};
-    bool ok = view_open(&doc, pg->summary, true) && (!pg->baseline || view_open(&base, pg->baseline, true)) &&
-              (!pg->workflows || view_open(&wf, pg->workflows, false));
+    bool ok = tl_view_open(&doc, pg->summary, true) && (!pg->baseline || tl_view_open(&base, pg->baseline, true)) &&
+              (!pg->workflows || tl_view_open(&wf, pg->workflows, false));
     if (ok) head(o, pg);
     if (ok && pg->profile_only) { /* lines, not tasks: nothing task-shaped */
         tl_report_profile_card(o, pg);
@@ -1092,7 +732,7 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         tl_report_samples_section(o, pg);
         outliers_section(o, pg);
         failures_section(o, pg, &doc);
-        if (pg->baseline) ok = baseline_section(o, pg, &doc, &base) && ok;
+        if (pg->baseline) ok = tl_report_baseline_section(o, pg, &doc, &base) && ok;
         tl_report_strips(o, pg);
         tl_report_usage(o, pg);
         ok = ok && tl_report_tasks_section(o, pg); /* else out of memory: no page with its rows cut */
@@ -1102,9 +742,9 @@ enum tl_err tl_report_write_html(const struct tl_report_page *pg, FILE *o)
         if (!pg->profile_only) tl_report_words(o); /* a profile's page links no term of a run's */
         fputs("</body></html>\n", o);
     }
-    view_close(&doc);
-    view_close(&base);
-    view_close(&wf);
+    tl_view_close(&doc);
+    tl_view_close(&base);
+    tl_view_close(&wf);
     if (ferror(o)) return TL_ERR_IO; /* a full disk, said as such, before a section that stopped for it */
     return ok ? TL_OK : TL_ERR_NOMEM;
 }
