@@ -73,6 +73,27 @@ def main():
     return finish()
 
 
+def section_of(what, args, page, start):
+    """`report ARGS -o PAGE`, and the page's section from `start` to the end
+    of its collapsed part; None (said) when the report fails."""
+    r = subprocess.run([TL, "report", "-q", "-o", page] + args, capture_output=True, text=True, timeout=600)
+    if not check(r.returncode == 0, "%s: report writes the page (%s)" % (what, r.stderr.strip()[-200:])):
+        return None, None
+    html = open(page, encoding="utf-8").read()
+    at = html.find(start)
+    return html, html[at:html.find("</details>", at)]
+
+
+def collapsed_checks(what, rows, part, total, cmd, noun=""):
+    """rows drawn: the top 20 and 1,000 collapsed; the rest of total said to
+    be left off, with cmd, the command that lists them."""
+    left = re.search(r'data-left-out="(\d+)">[^<]*%s' % noun, part)
+    check(rows == 20 + 1000, "%s: 20 %s and 1,000 collapsed (%d)" % (what, "categories" if what == "baseline"
+                                                                       else "rows", rows))
+    check(left and int(left.group(1)) == total - 1020 and cmd in part[left.start():],
+          "%s: %d more said to be left off, with the command that lists them" % (what, total - 1020))
+
+
 def stage_checks(tmp):
     """The real Spark sample's first stage, copied 1,100 times under as many
     call sites: the stage table shows the 20 with most run time, 1,000
@@ -111,21 +132,13 @@ def stage_checks(tmp):
         for e in events:
             if e["Event"] == "SparkListenerApplicationEnd":
                 put(e)
-    page = os.path.join(tmp, "spark.html")
-    r = subprocess.run([TL, "report", "-q", "-o", page, log], capture_output=True, text=True, timeout=600)
-    if not check(r.returncode == 0, "stages: report writes the page (%s)" % r.stderr.strip()[-200:]):
+    html, part = section_of("stages", [log], os.path.join(tmp, "spark.html"), '<h2 id="stages"')
+    if html is None:
         return
-    html = open(page, encoding="utf-8").read()
-    at = html.find('<h2 id="stages"')
-    part = html[at:html.find("</details>", at)]
     top = re.findall(r'<tr><td class="n"[^>]*>([^<]*)</td>', part[:part.find("</table>")])
     want = sorted(run_ms, key=lambda k: -run_ms[k])[:20]
     check(top == want, "stages: the 20 with most run time first (%s vs %s)" % (top[:3], want[:3]))
-    rows = part.count('data-k="skew"')
-    left = re.search(r'data-left-out="(\d+)">[^<]*stages', part)
-    check(rows == 1020, "stages: 20 rows and 1,000 collapsed (%d)" % rows)
-    check(left and int(left.group(1)) == 80 and "tasklens summary" in part[left.start():],
-          "stages: 80 more said to be left off, with the command that lists them")
+    collapsed_checks("stages", part.count('data-k="skew"'), part, 1100, "tasklens summary", "stages")
 
 
 def workflow_checks(tmp):
@@ -142,21 +155,13 @@ def workflow_checks(tmp):
             f.write("task_id\thash\tname\tstatus\texit\tsubmit\tduration\trealtime\t%cpu\tpeak_rss\tprocess\n")
             f.write("1\taa/%06x\tP (1)\tCOMPLETED\t0\t2020-03-26 13:32:23.000\t%dms\t%dms\t95.0%%\t10 MB\tP\n"
                     % (w, realtime + 100, realtime))
-    page = os.path.join(tmp, "runs.html")
-    r = subprocess.run([TL, "report", "-q", "-o", page, d], capture_output=True, text=True, timeout=600)
-    if not check(r.returncode == 0, "workflows: report writes the page (%s)" % r.stderr.strip()[-200:]):
+    html, part = section_of("workflows", [d], os.path.join(tmp, "runs.html"), '<h2 id="workflows"')
+    if html is None:
         return
-    html = open(page, encoding="utf-8").read()
-    at = html.find('<h2 id="workflows"')
-    part = html[at:html.find("</details>", at)]
     first = re.findall(r'<tr data-wf="nextflow\|([^"]*)"', part[:part.find("</table>")])
     want = sorted(hours, key=lambda k: -hours[k])[:20]
     check(first == want, "workflows: the 20 that hold the most wall-hours first (%s vs %s)" % (first[:3], want[:3]))
-    rows = part.count("<tr data-wf=")
-    left = re.search(r'data-left-out="(\d+)">[^<]*workflows', part)
-    check(rows == 1020, "workflows: 20 rows and 1,000 collapsed (%d)" % rows)
-    check(left and int(left.group(1)) == 80 and "--by source,workflow" in part[left.start():],
-          "workflows: 80 more said to be left off, with the command that lists them")
+    collapsed_checks("workflows", part.count("<tr data-wf="), part, 1100, "--by source,workflow", "workflows")
     note = re.search(r'<p class="note" data-runs="(\d+)">([^<]*)</p>', html)
     drawn = html.count('<section class="run"')
     heads = re.findall(r'<section class="run"[^>]*><h3>[^<]*<small>\(([^)]*)\)</small>', html)
@@ -181,13 +186,9 @@ def energy_checks(tmp):
             f.write("2026-11-26T14:%02d:%02d,proj%d,%08x-0000-4000-8000-000000000000,"
                     "5b0fa12a-3dd7-45bb-9766-cc326314d9f1,%.3f,%.6e,1e-7,4.0,0.0,20.0,%.6e,0.0,%.6e,%r\n"
                     % (i // 60 % 60, i % 60, i, i, 2.0 + i % 10, e * 0.056, e / 3, e * 2 / 3, e))
-    page = os.path.join(tmp, "energy.html")
-    r = subprocess.run([TL, "report", "-q", "-o", page, csv], capture_output=True, text=True, timeout=600)
-    if not check(r.returncode == 0, "energy: report writes the page (%s)" % r.stderr.strip()[-200:]):
+    html, part = section_of("energy", [csv], os.path.join(tmp, "energy.html"), 'data-table="energy"')
+    if html is None:
         return
-    html = open(page, encoding="utf-8").read()
-    at = html.find('data-table="energy"')
-    part = html[at:html.find("</details>", at)]
     first = part[:part.find("</table>")]
     names = re.findall(r'<tr><td class="n"[^>]*>([^<]*)</td>', first)
     joules = [float(x) for x in re.findall(r'data-k="measured_j" data-v="([^"]+)"', first)]
@@ -195,11 +196,7 @@ def energy_checks(tmp):
     check(names == want and all(abs(j - kwh[k] * 3.6e6) <= 1e-9 * j for j, k in zip(joules, want)),
           "energy: the 20 projects that used most, by their energy_consumed, first (%s vs %s)"
           % (names[:3], want[:3]))
-    rows = len(re.findall(r'data-k="measured_j"', part))
-    left = re.search(r'data-left-out="(\d+)"', part)
-    check(rows == 20 + 1000, "energy: 20 rows and 1,000 collapsed (%d)" % rows)
-    check(left and int(left.group(1)) == N - 1020 and "tasklens energy" in part[left.start():],
-          "energy: %d more said to be left off, with the command that lists them" % (N - 1020))
+    collapsed_checks("energy", len(re.findall(r'data-k="measured_j"', part)), part, N, "tasklens energy")
 
 
 def baseline_checks(tmp, trace, page):
@@ -216,19 +213,12 @@ def baseline_checks(tmp, trace, page):
                 c[6], c[7] = "%dms" % (int(c[6][:-2]) // 3), "%dms" % (int(c[7][:-2]) // 3)
                 changed += 1
             g.write("\t".join(c))
-    r = subprocess.run([TL, "report", "-q", "--baseline", base, "-o", page, trace], capture_output=True,
-                       text=True, timeout=600)
-    if not check(r.returncode == 0, "baseline: report writes the page (%s)" % r.stderr.strip()[-200:]):
+    html, part = section_of("baseline", ["--baseline", base, trace], page, '<h2 id="baseline"')
+    if html is None:
         return
-    html = open(page, encoding="utf-8").read()
-    at = html.find('<h2 id="baseline"')
-    part = html[at:html.find("</details>", at)]
-    rows = len(set(re.findall(r'<tr data-g="([^"]*)"', part)))
-    left = re.search(r'data-left-out="(\d+)"', part)
+    collapsed_checks("baseline", len(set(re.findall(r'<tr data-g="([^"]*)"', part))), part, N,
+                     "tasklens summary --format csv")
     shifted = re.search(r'data-shifted="(\d+)" data-missing="(\d+)"', part)
-    check(rows == 20 + 1000, "baseline: 20 categories and 1,000 collapsed (%d)" % rows)
-    check(left and int(left.group(1)) == N - 1020 and "tasklens summary --format csv" in part[left.start():],
-          "baseline: %d more said to be left off, with the command that lists them" % (N - 1020))
     check(shifted and (int(shifted.group(1)), int(shifted.group(2))) == (changed, 0),
           "baseline: %d of %d categories counted as shifted (the ones made 3x slower), none missing (%s)"
           % (changed, N, shifted.groups() if shifted else None))
